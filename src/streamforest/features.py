@@ -1,0 +1,255 @@
+"""Input handling shared by every model: feature names, nominal encoding and validation.
+
+A :class:`FeatureSpace` maps feature names (dict keys, DataFrame columns, or column positions of
+a plain array) to the columns of the float matrix the compiled core reads.  Rules:
+
+- **Missing values**: an absent key, ``None`` or NaN is *missing* (NaN in the core); each model
+  documents how it routes missing values.
+- **Numeric features**: int, float, bool and numpy numbers.  ``inf`` is an error.
+- **Nominal features**: a feature whose first seen value is a ``str`` (or one listed in the
+  model's ``nominal_features``) is nominal.  Its categories are coded 0, 1, 2, ... in order of first
+  appearance while learning; at prediction a category never learnt is coded -1 ("unseen").
+- **Emerging features**: a new name met while learning gets the next column; met while
+  predicting it is ignored (the model knows nothing of it).
+- Errors are raised *before* anything is recorded, so a rejected call changes nothing:
+  ``TypeError`` for a value of the wrong kind (a string for a numeric feature, a non-numeric
+  array), ``ValueError`` for a wrong array width or shape, ``inf`` in x, a NaN or infinite target,
+  or a negative/NaN/infinite weight.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Hashable, Iterable, Mapping
+
+import numpy as np
+
+_MISSING = float("nan")
+
+
+def _is_missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+class FeatureSpace:
+    """Names, kinds and category codes of a model's features (see module docstring)."""
+
+    def __init__(self, nominal: Iterable[Hashable] | None = None):
+        self.names: list[Hashable] = []
+        self.index: dict[Hashable, int] = {}
+        self.nominal: list[bool] = []
+        self.categories: list[dict[Hashable, int]] = []
+        self.forced_nominal = frozenset(nominal or ())
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def max_categories(self) -> int:
+        return max((len(c) for c in self.categories), default=0)
+
+    # ---------------------------------------------------------------------------------------------
+    def _plan_feature(self, name, value, new: dict) -> bool:
+        """Kind of a feature not seen yet (recorded in ``new``); returns is-nominal."""
+        if name in new:
+            return new[name]
+        nominal = name in self.forced_nominal or isinstance(value, str)
+        new[name] = nominal
+        return nominal
+
+    def _commit(self, new: dict, new_cats: list) -> None:
+        for name, nominal in new.items():
+            self.index[name] = len(self.names)
+            self.names.append(name)
+            self.nominal.append(nominal)
+            self.categories.append({})
+        for j, v in new_cats:
+            cats = self.categories[j]
+            if v not in cats:
+                cats[v] = len(cats)
+
+    @staticmethod
+    def _numeric(name, v) -> float:
+        if isinstance(v, (bool, np.bool_)):
+            return float(v)
+        if isinstance(v, numbers.Real):
+            f = float(v)
+            if math.isinf(f):
+                raise ValueError(f"feature {name!r} is infinite ({v!r}); use NaN or None for missing")
+            return f
+        raise TypeError(f"feature {name!r} is numeric but got {type(v).__name__} {v!r}")
+
+    def encode_dict(self, x: Mapping, learn: bool) -> np.ndarray:
+        """One row of the core's matrix for dict ``x``; with ``learn``, new names are added."""
+        if not isinstance(x, Mapping):
+            raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
+        new: dict = {}
+        new_cats: list = []
+        known = len(self.names)
+        vals: list[tuple[int, float]] = []
+        extra: list[float] = []
+        for name, v in x.items():
+            j = self.index.get(name)
+            if j is None:
+                if not learn:
+                    continue
+                if _is_missing(v):
+                    continue  # a new feature only arrives with a value
+                if self._plan_feature(name, v, new):
+                    if not isinstance(v, Hashable):
+                        raise TypeError(f"category of feature {name!r} is not hashable: {v!r}")
+                    new_cats.append((known + len(new) - 1, v))
+                    extra.append(0.0)  # the first category of a new feature has code 0
+                else:
+                    extra.append(self._numeric(name, v))
+                continue
+            if _is_missing(v):
+                continue
+            if self.nominal[j]:
+                if not isinstance(v, Hashable):
+                    raise TypeError(f"category of feature {name!r} is not hashable: {v!r}")
+                code = self.categories[j].get(v)
+                if code is None:
+                    if learn:
+                        new_cats.append((j, v))
+                        code = len(self.categories[j])
+                    else:
+                        code = -1
+                vals.append((j, float(code)))
+            else:
+                vals.append((j, self._numeric(name, v)))
+        row = np.full(known + len(new), _MISSING)
+        for j, f in vals:
+            row[j] = f
+        row[known:] = extra
+        if learn:
+            self._commit(new, new_cats)
+        return row
+
+    def encode_array(self, X, learn: bool) -> np.ndarray:
+        """The core's matrix for a 2-d array or a pandas DataFrame."""
+        if hasattr(X, "columns") and hasattr(X, "iloc"):  # pandas DataFrame
+            return self._encode_frame(X, learn)
+        try:
+            A = np.asarray(X)
+        except Exception as e:  # ragged input and the like
+            raise TypeError(f"X must be a 2-d numeric array: {e}") from None
+        if A.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional (n_samples, n_features), got shape {A.shape}")
+        if not self.names:
+            if not learn:
+                return np.full((A.shape[0], 0), _MISSING)
+            names = list(range(A.shape[1]))
+        else:
+            names = self.names
+            if A.shape[1] != len(names):
+                raise ValueError(
+                    f"X has {A.shape[1]} columns but the model was trained with {len(names)} "
+                    f"features; pass a DataFrame or dicts to use named features")
+        return self._encode_columns(names, [A[:, j] for j in range(A.shape[1])], A.shape[0], learn)
+
+    def _encode_frame(self, df, learn: bool) -> np.ndarray:
+        names = list(df.columns)
+        cols = [df[c].to_numpy() for c in names]
+        if not learn:
+            keep = [(n, c) for n, c in zip(names, cols, strict=True) if n in self.index]
+            names = [n for n, _ in keep]
+            cols = [c for _, c in keep]
+        return self._encode_columns(names, cols, len(df), learn)
+
+    def _encode_columns(self, names, cols, n, learn: bool) -> np.ndarray:
+        new: dict = {}
+        new_cats: list = []
+        known = len(self.names)
+        order = []
+        for name, col in zip(names, cols, strict=True):
+            j = self.index.get(name)
+            if j is None:
+                sample = next((v for v in col if not _is_missing(v)), None)
+                if sample is None:
+                    continue
+                self._plan_feature(name, sample, new)
+                j = known + len(new) - 1
+            order.append((name, j, col))
+        out = np.full((n, known + len(new)), _MISSING)
+        for name, j, col in order:
+            nominal = self.nominal[j] if j < known else new[name]
+            if nominal:
+                cats = dict(self.categories[j]) if j < known else {}
+                codes = np.empty(n)
+                for i, v in enumerate(col):
+                    if _is_missing(v):
+                        codes[i] = _MISSING
+                        continue
+                    if not isinstance(v, Hashable):
+                        raise TypeError(f"category of feature {name!r} is not hashable: {v!r}")
+                    c = cats.get(v)
+                    if c is None:
+                        if learn:
+                            c = cats[v] = len(cats)
+                            new_cats.append((j, v))
+                        else:
+                            c = -1
+                    codes[i] = c
+                out[:, j] = codes
+            else:
+                out[:, j] = self._numeric_column(name, col)
+        if learn:
+            self._commit(new, new_cats)
+        return out
+
+    @staticmethod
+    def _numeric_column(name, col) -> np.ndarray:
+        col = np.asarray(col)
+        if col.dtype.kind in "biuf":
+            a = col.astype(np.float64)
+        elif col.dtype.kind == "O":
+            a = np.empty(col.shape[0])
+            for i, v in enumerate(col):
+                a[i] = _MISSING if _is_missing(v) else FeatureSpace._numeric(name, v)
+        else:
+            raise TypeError(f"feature {name!r} is numeric but the column has dtype {col.dtype}")
+        if np.isinf(a).any():
+            raise ValueError(f"feature {name!r} has infinite values; use NaN for missing")
+        return a
+
+
+def check_targets(y, n: int) -> np.ndarray:
+    try:
+        a = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("y must be numeric") from None
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if a.ndim != 1 or a.shape[0] != n:
+        raise ValueError(f"y must have shape ({n},), got {a.shape}")
+    if not np.isfinite(a).all():
+        bad = int(np.flatnonzero(~np.isfinite(a))[0])
+        raise ValueError(f"y must be finite; y[{bad}] = {a[bad]}")
+    return a
+
+
+def check_weights(w, n: int) -> np.ndarray:
+    if w is None:
+        return np.ones(n)
+    try:
+        a = np.asarray(w, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("sample weights must be numeric") from None
+    if a.ndim == 0:
+        a = np.full(n, float(a))
+    if a.ndim != 1 or a.shape[0] != n:
+        raise ValueError(f"w must have shape ({n},), got {a.shape}")
+    if not (np.isfinite(a).all() and (a >= 0).all()):
+        raise ValueError("sample weights must be finite and >= 0")
+    return a
+
+
+def check_target(y) -> float:
+    if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Real):
+        raise TypeError(f"y must be a real number, got {type(y).__name__} {y!r}")
+    f = float(y)
+    if not math.isfinite(f):
+        raise ValueError(f"y must be finite, got {y!r}")
+    return f

@@ -1,0 +1,409 @@
+"""Compiled learning and prediction loops of the Hoeffding (FIMT-style) regression tree.
+
+Routing rules
+- numeric split: ``x <= threshold`` goes left;
+- nominal split: the categories listed for the node go left (sorted, binary-searched);
+- a missing value (NaN) and a category the split never saw go to the child that received more
+  weight when the split was made (ties: left).  Learning routes the same way, so the statistics a
+  child starts with are exactly those of the examples that route to it (missing ones included).
+
+Split decision (every ``grace`` weight at a leaf, if its targets vary): each observed feature's
+best variance reduction is found (:mod:`.observers`); with the best ``VR1`` and the runner-up
+feature's ``VR2`` the leaf splits when ``VR2 / VR1 < 1 - eps`` or ``eps < tau``, with
+``eps = sqrt(ln(1 / delta) / (2 n))`` (range R = 1 for the ratio) and ``n`` the leaf's weight.
+
+Memory: leaves at ``max_depth`` do not observe; when the bin pool reached ``max_bins`` the least
+promising active leaves (smallest sum of squared target deviations, the VFDT/FIMT criterion) are
+deactivated, their observers freed, until an eighth of the pool is free again; a deactivated leaf
+keeps predicting and learning its leaf model but no longer splits.  When ``max_leaves`` is reached
+every observer is freed and the structure is frozen.
+
+A kernel that needs more room than the state has returns the index of the example it stopped
+*before*; the Python side grows the arrays and calls again from there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..rng import next_below
+from ..stats import chan_merge, chan_subtract, welford_update
+from ._state import (
+    I_CAT_USED,
+    I_FROZEN,
+    I_LAST_SPLIT_LEAF,
+    I_LEAF_HW,
+    I_LEAF_NFREE,
+    I_MAXCAT,
+    I_NATTEMPTS,
+    I_NDEACT,
+    I_NFEAT,
+    I_NLEAVES,
+    I_NNODES,
+    I_NSPLITS,
+    OBS_QO,
+    S_HI,
+    S_LO,
+    S_M2,
+    S_W,
+)
+from .leaf_models import inherit_linear, learn_leaf_model, predict_leaf, target_mean_sd
+from .observers import (
+    best_cut,
+    bin_key,
+    cut_threshold,
+    free_bins,
+    free_observers,
+    merged_stat,
+    observe,
+    sorted_bins,
+)
+
+
+# ------------------------------------------------------------------------------------------------
+# routing
+@njit(cache=True, inline="always")
+def _in_cats(cats, off, n, v):
+    lo = off
+    hi = off + n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cats[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < off + n and cats[lo] == v
+
+
+@njit(cache=True)
+def route(st, x):
+    """Node id of the leaf that row ``x`` reaches."""
+    node = 0
+    while st.nd_feat[node] >= 0:
+        f = st.nd_feat[node]
+        v = x[f] if f < x.shape[0] else np.nan
+        if np.isnan(v):
+            go_left = st.nd_miss_left[node] == 1
+        elif st.ft_nominal[f]:
+            off = st.nd_cat_off[node]
+            nl = st.nd_cat_len[node]
+            if _in_cats(st.cats, off, nl, v):
+                go_left = True
+            elif _in_cats(st.cats, off + nl, st.nd_cat_nr[node], v):
+                go_left = False
+            else:  # a category this split never saw
+                go_left = st.nd_miss_left[node] == 1
+        else:
+            go_left = v <= st.nd_thr[node]
+        node = st.nd_left[node] if go_left else st.nd_right[node]
+    return node
+
+
+# ------------------------------------------------------------------------------------------------
+# leaves
+@njit(cache=True)
+def _new_leaf_slot(st):
+    ints = st.ints
+    if ints[I_LEAF_NFREE] > 0:
+        ints[I_LEAF_NFREE] -= 1
+        return st.lf_free[ints[I_LEAF_NFREE]]
+    s = ints[I_LEAF_HW]
+    ints[I_LEAF_HW] += 1
+    return s
+
+
+@njit(cache=True)
+def _choose_features(st, prm, leaf):
+    """Feature mask of a new leaf: all features, or a random subspace of ``max_features``."""
+    p = st.ints[I_NFEAT]
+    k = prm.max_features
+    if k <= 0 or k >= p:
+        st.lf_mask[leaf, :] = 1
+        return
+    st.lf_mask[leaf, :] = 0
+    perm = np.arange(p)
+    for i in range(k):
+        j = i + next_below(st.rng, p - i)
+        t = perm[i]
+        perm[i] = perm[j]
+        perm[j] = t
+        st.lf_mask[leaf, perm[i]] = 1
+    # features that emerge later are observed by every existing leaf
+    st.lf_mask[leaf, p:] = 1
+
+
+@njit(cache=True)
+def _set_radius(st, prm, leaf):
+    """QO radius of each observer of ``leaf``, fixed for the observer's life."""
+    for j in range(st.lf_radius.shape[1]):
+        r = prm.qo_radius
+        if prm.qo_sigma > 0.0:
+            w = st.lf_x[leaf, j, S_W]
+            m2 = st.lf_x[leaf, j, S_M2]
+            if w > 1.0 and m2 > 0.0:
+                r = np.sqrt(m2 / w) / prm.qo_sigma
+        st.lf_radius[leaf, j] = r
+
+
+@njit(cache=True)
+def _init_leaf(st, prm, leaf, node, depth):
+    st.lf_node[leaf] = node
+    st.nd_leaf[node] = leaf
+    st.nd_feat[node] = -1
+    st.nd_left[node] = -1
+    st.nd_right[node] = -1
+    st.nd_depth[node] = depth
+    st.lf_last[leaf] = st.lf_stat[leaf, S_W]
+    st.lf_active[leaf] = 1 if depth < prm.max_depth and st.ints[I_FROZEN] == 0 else 0
+    st.lf_head[leaf, :] = -1
+    st.lf_nb[leaf, :] = 0
+    _choose_features(st, prm, leaf)
+    if prm.observer == OBS_QO:
+        _set_radius(st, prm, leaf)
+
+
+@njit(cache=True)
+def init_root(st, prm):
+    st.ints[I_NNODES] = 1
+    st.ints[I_NLEAVES] = 1
+    leaf = _new_leaf_slot(st)
+    st.lf_stat[leaf, :] = 0.0
+    st.lf_coef[leaf, :] = 0.0
+    st.lf_rms[leaf, :] = 0.0
+    st.lf_x[leaf, :, :] = 0.0
+    st.lf_err[leaf, :] = 0.0
+    _init_leaf(st, prm, leaf, 0, 0)
+
+
+@njit(cache=True)
+def _deactivate(st, leaf):
+    free_observers(st, leaf)
+    st.lf_active[leaf] = 0
+    st.ints[I_NDEACT] += 1
+
+
+@njit(cache=True)
+def _enforce_bin_budget(st, need):
+    """Deactivate the least promising active leaves until ``need`` bins (or 1/8 of the pool) are
+    free.  Returns False if that is impossible (no active leaf left to deactivate)."""
+    target = max(need, st.bn_leaf.shape[0] // 8)
+    while free_bins(st) < target:
+        worst = -1
+        worst_m2 = np.inf
+        for s in range(st.ints[I_LEAF_HW]):
+            if st.lf_node[s] >= 0 and st.lf_active[s] == 1 and st.lf_nb[s, :].sum() > 0:
+                if st.lf_stat[s, S_M2] < worst_m2:
+                    worst_m2 = st.lf_stat[s, S_M2]
+                    worst = s
+        if worst < 0:
+            return free_bins(st) >= need
+        _deactivate(st, worst)
+    return True
+
+
+@njit(cache=True)
+def _freeze(st):
+    st.ints[I_FROZEN] = 1
+    for s in range(st.ints[I_LEAF_HW]):
+        if st.lf_node[s] >= 0 and st.lf_active[s] == 1:
+            free_observers(st, s)
+            st.lf_active[s] = 0
+
+
+# ------------------------------------------------------------------------------------------------
+# splitting
+@njit(cache=True)
+def _attempt_split(st, prm, leaf):
+    st.ints[I_NATTEMPTS] += 1
+    st.lf_last[leaf] = st.lf_stat[leaf, S_W]
+    nfeat = st.ints[I_NFEAT]
+    best1 = -1.0
+    best2 = 0.0
+    f1 = -1
+    for j in range(nfeat):
+        if st.lf_nb[leaf, j] < 2:
+            continue
+        idx = sorted_bins(st, leaf, j, st.ft_nominal[j] == 1)
+        vr, k = best_cut(st, idx, prm.min_branch)
+        if k < 0:
+            continue
+        if vr > best1:
+            best2 = best1 if best1 > 0.0 else 0.0
+            best1 = vr
+            f1 = j
+        elif vr > best2:
+            best2 = vr
+    if f1 < 0 or best1 <= 0.0:
+        return
+    n = st.lf_stat[leaf, S_W]
+    eps = np.sqrt(np.log(1.0 / prm.delta) / (2.0 * n))
+    if best2 / best1 < 1.0 - eps or eps < prm.tau:
+        if st.ints[I_NLEAVES] >= prm.max_leaves:
+            _freeze(st)
+            return
+        _split(st, prm, leaf, f1)
+
+
+@njit(cache=True)
+def _split(st, prm, leaf, f):
+    nominal = st.ft_nominal[f] == 1
+    idx = sorted_bins(st, leaf, f, nominal)
+    _, k = best_cut(st, idx, prm.min_branch)
+    n = idx.shape[0]
+    lw, lh, ll, lm2 = merged_stat(st, idx, 0, k + 1)
+    rw, rh, rl, rm2 = merged_stat(st, idx, k + 1, n)
+    # examples the observer did not see (missing value of f) follow the heavier side
+    tw, th, tl, tm2 = chan_merge(lw, lh, ll, lm2, rw, rh, rl, rm2)
+    s = st.lf_stat
+    mw, mh, ml, mm2 = chan_subtract(s[leaf, S_W], s[leaf, S_HI], s[leaf, S_LO], s[leaf, S_M2],
+                                    tw, th, tl, tm2)
+    miss_left = lw >= rw
+    if mw > 0.0:
+        if miss_left:
+            lw, lh, ll, lm2 = chan_merge(lw, lh, ll, lm2, mw, mh, ml, mm2)
+        else:
+            rw, rh, rl, rm2 = chan_merge(rw, rh, rl, rm2, mw, mh, ml, mm2)
+
+    node = st.lf_node[leaf]
+    depth = st.nd_depth[node]
+    p_mean, p_sd = target_mean_sd(st, leaf)
+    if nominal:
+        off = st.ints[I_CAT_USED]
+        nl = k + 1
+        for q in range(nl):
+            st.cats[off + q] = st.bn_key[idx[q]]
+        st.cats[off:off + nl].sort()
+        for q in range(n - nl):
+            st.cats[off + nl + q] = st.bn_key[idx[nl + q]]
+        st.cats[off + nl:off + n].sort()
+        st.ints[I_CAT_USED] = off + n
+        st.nd_cat_off[node] = off
+        st.nd_cat_len[node] = nl
+        st.nd_cat_nr[node] = n - nl
+        st.nd_thr[node] = np.nan
+    else:
+        st.nd_thr[node] = cut_threshold(st, idx, k)
+    free_observers(st, leaf)
+
+    left = st.ints[I_NNODES]
+    right = left + 1
+    st.ints[I_NNODES] += 2
+    st.ints[I_NLEAVES] += 1
+    st.ints[I_NSPLITS] += 1
+    st.ints[I_LAST_SPLIT_LEAF] = node
+    st.nd_feat[node] = f
+    st.nd_left[node] = left
+    st.nd_right[node] = right
+    st.nd_miss_left[node] = 1 if miss_left else 0
+    st.nd_leaf[node] = -1
+
+    rslot = _new_leaf_slot(st)
+    lslot = leaf
+    st.lf_stat[lslot, S_W], st.lf_stat[lslot, S_HI] = lw, lh
+    st.lf_stat[lslot, S_LO], st.lf_stat[lslot, S_M2] = ll, lm2
+    st.lf_stat[rslot, S_W], st.lf_stat[rslot, S_HI] = rw, rh
+    st.lf_stat[rslot, S_LO], st.lf_stat[rslot, S_M2] = rl, rm2
+    inherit_linear(st, leaf, rslot, p_mean, p_sd)  # copies from the parent's slot first
+    inherit_linear(st, leaf, lslot, p_mean, p_sd)
+    _init_leaf(st, prm, lslot, left, depth + 1)
+    _init_leaf(st, prm, rslot, right, depth + 1)
+
+
+# ------------------------------------------------------------------------------------------------
+# learning and prediction loops
+@njit(cache=True)
+def _room(st, prm):
+    """True if one more example can be learnt without growing any array."""
+    nfeat = st.ints[I_NFEAT]
+    if st.ints[I_NNODES] + 2 > st.nd_feat.shape[0]:
+        return False
+    if st.ints[I_LEAF_NFREE] == 0 and st.ints[I_LEAF_HW] + 1 > st.lf_node.shape[0]:
+        return False
+    if st.ints[I_CAT_USED] + st.ints[I_MAXCAT] > st.cats.shape[0]:
+        return False
+    if free_bins(st) < nfeat:
+        if st.bn_leaf.shape[0] < prm.max_bins:
+            return False
+        _enforce_bin_budget(st, nfeat)
+    return True
+
+
+@njit(cache=True)
+def _learn_row(st, prm, x, y, w):
+    nfeat = st.ints[I_NFEAT]
+    node = route(st, x)
+    leaf = st.nd_leaf[node]
+    learn_leaf_model(st, prm, leaf, x, y, w, nfeat)
+    s = st.lf_stat
+    s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3] = welford_update(
+        s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3], y, w)
+    if st.lf_active[leaf] == 0:
+        return
+    if free_bins(st) < nfeat:  # budget reached, nothing else to deactivate: stop observing here
+        _deactivate(st, leaf)
+        return
+    for j in range(nfeat):
+        xj = x[j]
+        if st.lf_mask[leaf, j] == 1 and not np.isnan(xj):
+            nominal = st.ft_nominal[j] == 1
+            key = bin_key(xj, prm.observer, prm.tebst_scale, st.lf_radius[leaf, j], nominal)
+            observe(st, leaf, j, key, xj, y, w)
+    if s[leaf, S_W] - st.lf_last[leaf] >= prm.grace and s[leaf, S_M2] > 0.0:
+        _attempt_split(st, prm, leaf)
+
+
+@njit(cache=True)
+def learn_batch(st, prm, X, y, w, start):
+    """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all)."""
+    for i in range(start, X.shape[0]):
+        if w[i] <= 0.0:
+            continue
+        if not _room(st, prm):
+            return i
+        _learn_row(st, prm, X[i], y[i], w[i])
+    return X.shape[0]
+
+
+@njit(cache=True)
+def predict_batch(st, prm, X, out):
+    nfeat = st.ints[I_NFEAT]
+    for i in range(X.shape[0]):
+        node = route(st, X[i])
+        out[i] = predict_leaf(st, prm, st.nd_leaf[node], X[i], nfeat)
+
+
+@njit(cache=True)
+def predict_learn_batch(st, prm, X, y, w, start, out):
+    """Prequential loop: ``out[i]`` is the prediction for row i made before learning it."""
+    nfeat = st.ints[I_NFEAT]
+    for i in range(start, X.shape[0]):
+        if not _room(st, prm):
+            return i
+        x = X[i]
+        node = route(st, x)
+        out[i] = predict_leaf(st, prm, st.nd_leaf[node], x, nfeat)
+        if w[i] > 0.0:
+            _learn_row(st, prm, x, y[i], w[i])
+    return X.shape[0]
+
+
+@njit(cache=True)
+def apply_batch(st, X, out):
+    """Leaf node id reached by each row."""
+    for i in range(X.shape[0]):
+        out[i] = route(st, X[i])
+
+
+@njit(cache=True)
+def leaf_target_stats(st, node):
+    leaf = st.nd_leaf[node]
+    return (st.lf_stat[leaf, S_W], st.lf_stat[leaf, S_HI] + st.lf_stat[leaf, S_LO],
+            st.lf_stat[leaf, S_M2])
+
+
+@njit(cache=True)
+def observer_totals(st, leaf, f):
+    """Statistic of all bins of observer (leaf, f) (used by tests and diagnostics)."""
+    idx = sorted_bins(st, leaf, f, st.ft_nominal[f] == 1)
+    return merged_stat(st, idx, 0, idx.shape[0])

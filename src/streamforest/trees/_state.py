@@ -1,0 +1,233 @@
+"""Array layout of a compiled online regression tree.
+
+A tree is a :class:`TreeState` (a named tuple of numpy arrays, passed as one argument to numba
+kernels) plus a :class:`TreeParams` (a named tuple of scalar hyper-parameters).  Growing an array
+happens in Python (:func:`grow`) when a kernel reports that it needs room; kernels never allocate
+state, so a whole stream can run inside one compiled call.
+
+Three pools live in the state:
+
+- nodes (``nd_*``): the routing structure; a node is a leaf when ``nd_feat < 0``;
+- leaves (``lf_*``), indexed by a leaf *slot* reused after a split: target statistics, the leaf's
+  linear model and its normaliser, and one attribute observer per feature;
+- bins (``bn_*``): the observers' contents (one bin per distinct key of an observer), chained per
+  observer and found through one open-addressing hash table per tree (``ht``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+# --- indices into TreeState.ints -----------------------------------------------------------------
+I_NNODES = 0  # nodes in use
+I_NLEAVES = 1  # live leaves
+I_LEAF_HW = 2  # leaf slots ever used (high-water mark)
+I_LEAF_NFREE = 3  # entries on the free leaf-slot stack
+I_BINS_LIVE = 4  # bins in use
+I_BIN_HW = 5  # bins ever used (high-water mark)
+I_BIN_FREE = 6  # head of the free-bin list (-1: empty)
+I_CAT_USED = 7  # entries used in the category pool
+I_NSPLITS = 8  # splits made
+I_NDEACT = 9  # leaves deactivated to respect the memory budget
+I_NFEAT = 10  # number of features known
+I_MAXCAT = 11  # 1 + largest category code seen (bounds a nominal split's category list)
+I_FROZEN = 12  # 1 when max_leaves was reached: no more splits, no observers
+I_NATTEMPTS = 13  # split attempts
+I_LAST_SPLIT_LEAF = 14  # node id of the last leaf that split (-1: none yet)
+N_INTS = 16
+
+# leaf models
+LEAF_MEAN = 0
+LEAF_LINEAR = 1
+LEAF_ADAPTIVE = 2
+LEAF_MODELS = {"mean": LEAF_MEAN, "linear": LEAF_LINEAR, "adaptive": LEAF_ADAPTIVE}
+
+# numeric attribute observers
+OBS_EBST = 0
+OBS_TEBST = 1
+OBS_QO = 2
+OBSERVERS = {"ebst": OBS_EBST, "tebst": OBS_TEBST, "qo": OBS_QO}
+
+# statistic columns (see streamforest.stats)
+S_W, S_HI, S_LO, S_M2 = 0, 1, 2, 3
+
+
+class TreeParams(NamedTuple):
+    grace: float
+    delta: float
+    tau: float
+    max_depth: int
+    min_branch: float
+    leaf_model: int
+    lr: float
+    rms_decay: float
+    rms_eps: float
+    fading: float
+    observer: int
+    tebst_scale: float  # 10 ** decimals
+    qo_sigma: float  # 0: fixed radius; k > 0: radius = sigma / k
+    qo_radius: float  # fixed radius, or the cold-start radius when qo_sigma > 0
+    max_features: int  # features observed per leaf (0: all)
+    max_leaves: int
+    max_bins: int
+
+
+class TreeState(NamedTuple):
+    ints: np.ndarray
+    rng: np.ndarray
+    ft_nominal: np.ndarray  # (Pc,) int8
+    # nodes
+    nd_feat: np.ndarray
+    nd_thr: np.ndarray
+    nd_left: np.ndarray
+    nd_right: np.ndarray
+    nd_miss_left: np.ndarray  # missing / unseen category goes left?
+    nd_leaf: np.ndarray  # leaf slot of a leaf node, -1 for a split node
+    nd_cat_off: np.ndarray
+    nd_cat_len: np.ndarray  # nominal split: number of categories sent left (listed first)
+    nd_cat_nr: np.ndarray  # ... and right (listed next); any other category is 'unseen'
+    nd_depth: np.ndarray
+    # leaves
+    lf_node: np.ndarray  # node id, -1 for a free slot
+    lf_stat: np.ndarray  # (L, 4) target statistic
+    lf_last: np.ndarray  # weight at the last split attempt
+    lf_active: np.ndarray  # int8: observers on?
+    lf_err: np.ndarray  # (L, 2) faded absolute error of the mean and linear models
+    lf_coef: np.ndarray  # (L, Pc + 1) linear model: bias then one weight per feature
+    lf_rms: np.ndarray  # (L, Pc + 1) RMSProp running mean of squared gradients
+    lf_x: np.ndarray  # (L, Pc, 4) feature statistics (normaliser and QO radius)
+    lf_radius: np.ndarray  # (L, Pc) QO radius of each observer
+    lf_head: np.ndarray  # (L, Pc) first bin of each observer's chain
+    lf_nb: np.ndarray  # (L, Pc) bins in each observer
+    lf_mask: np.ndarray  # (L, Pc) int8: feature observed at this leaf
+    lf_free: np.ndarray  # stack of free leaf slots
+    # bins
+    bn_leaf: np.ndarray
+    bn_feat: np.ndarray
+    bn_key: np.ndarray
+    bn_next: np.ndarray
+    bn_hash: np.ndarray  # uint64
+    bn_stat: np.ndarray  # (B, 4) target statistic of the bin
+    bn_xsum: np.ndarray  # weighted sum of x (prototype = xsum / w)
+    bn_xmin: np.ndarray
+    bn_xmax: np.ndarray
+    ht: np.ndarray  # hash table of bin ids, -1 empty
+    cats: np.ndarray  # category pool of nominal splits (sorted per split)
+
+
+def _hash_capacity(bins: int) -> int:
+    h = 16
+    while h < 2 * bins:
+        h *= 2
+    return h
+
+
+def allocate(n_features: int, rng: np.ndarray, nodes: int = 64, leaves: int = 32,
+             bins: int = 1024, cats: int = 64) -> TreeState:
+    """A fresh state with capacity for ``n_features`` features; node 0 is the (empty) root leaf."""
+    pc = max(1, n_features)
+    ints = np.zeros(N_INTS, dtype=np.int64)
+    ints[I_BIN_FREE] = -1
+    ints[I_NFEAT] = n_features
+    ints[I_LAST_SPLIT_LEAF] = -1
+    f = np.float64
+    st = TreeState(
+        ints=ints,
+        rng=rng.copy(),
+        ft_nominal=np.zeros(pc, np.int8),
+        nd_feat=np.full(nodes, -1, np.int64),
+        nd_thr=np.zeros(nodes, f),
+        nd_left=np.full(nodes, -1, np.int64),
+        nd_right=np.full(nodes, -1, np.int64),
+        nd_miss_left=np.zeros(nodes, np.int8),
+        nd_leaf=np.full(nodes, -1, np.int64),
+        nd_cat_off=np.zeros(nodes, np.int64),
+        nd_cat_len=np.zeros(nodes, np.int64),
+        nd_cat_nr=np.zeros(nodes, np.int64),
+        nd_depth=np.zeros(nodes, np.int64),
+        lf_node=np.full(leaves, -1, np.int64),
+        lf_stat=np.zeros((leaves, 4), f),
+        lf_last=np.zeros(leaves, f),
+        lf_active=np.zeros(leaves, np.int8),
+        lf_err=np.zeros((leaves, 2), f),
+        lf_coef=np.zeros((leaves, pc + 1), f),
+        lf_rms=np.zeros((leaves, pc + 1), f),
+        lf_x=np.zeros((leaves, pc, 4), f),
+        lf_radius=np.zeros((leaves, pc), f),
+        lf_head=np.full((leaves, pc), -1, np.int64),
+        lf_nb=np.zeros((leaves, pc), np.int64),
+        lf_mask=np.zeros((leaves, pc), np.int8),
+        lf_free=np.zeros(leaves, np.int64),
+        bn_leaf=np.full(bins, -1, np.int64),
+        bn_feat=np.zeros(bins, np.int64),
+        bn_key=np.zeros(bins, f),
+        bn_next=np.full(bins, -1, np.int64),
+        bn_hash=np.zeros(bins, np.uint64),
+        bn_stat=np.zeros((bins, 4), f),
+        bn_xsum=np.zeros(bins, f),
+        bn_xmin=np.zeros(bins, f),
+        bn_xmax=np.zeros(bins, f),
+        ht=np.full(_hash_capacity(bins), -1, np.int64),
+        cats=np.zeros(cats, f),
+    )
+    return st
+
+
+_NODE_FILL = {"nd_feat": -1, "nd_left": -1, "nd_right": -1, "nd_leaf": -1}
+_LEAF_FILL = {"lf_node": -1, "lf_head": -1}
+_BIN_FILL = {"bn_leaf": -1, "bn_next": -1}
+
+
+def _resized(a: np.ndarray, n0: int, fill=0, p_new: int | None = None) -> np.ndarray:
+    """Copy of ``a`` with first dimension ``n0`` (and second ``p_new`` for per-feature arrays)."""
+    shape = list(a.shape)
+    shape[0] = n0
+    if p_new is not None and a.ndim >= 2:
+        shape[1] = p_new
+    out = np.full(shape, fill, dtype=a.dtype)
+    sl = tuple(slice(0, min(s, t)) for s, t in zip(a.shape, shape, strict=True))
+    out[sl] = a[sl]
+    return out
+
+
+def grow(st: TreeState, *, nodes: int = 0, leaves: int = 0, bins: int = 0, cats: int = 0,
+         features: int = 0) -> TreeState:
+    """A state with at least the given capacities (0: keep), contents preserved.
+
+    ``features`` is the feature capacity (second dimension of the per-feature leaf arrays).  When
+    the bin capacity changes the hash table is resized; the caller must rebuild it
+    (:func:`streamforest.trees.observers.rebuild_hash`).
+    """
+    d = st._asdict()
+    n_nodes = max(nodes, st.nd_feat.shape[0])
+    if n_nodes != st.nd_feat.shape[0]:
+        for k in d:
+            if k.startswith("nd_"):
+                d[k] = _resized(d[k], n_nodes, _NODE_FILL.get(k, 0))
+    pc_old = st.ft_nominal.shape[0]
+    pc = max(features, pc_old)
+    n_leaves = max(leaves, st.lf_node.shape[0])
+    if n_leaves != st.lf_node.shape[0] or pc != pc_old:
+        for k in d:
+            if k.startswith("lf_"):
+                extra = 1 if k in ("lf_coef", "lf_rms") else 0
+                p_new = pc + extra if d[k].ndim >= 2 and k not in ("lf_stat", "lf_err") else None
+                d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
+        d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
+    n_bins = max(bins, st.bn_leaf.shape[0])
+    if n_bins != st.bn_leaf.shape[0]:
+        for k in d:
+            if k.startswith("bn_"):
+                d[k] = _resized(d[k], n_bins, _BIN_FILL.get(k, 0))
+        d["ht"] = np.full(_hash_capacity(n_bins), -1, np.int64)
+    n_cats = max(cats, st.cats.shape[0])
+    if n_cats != st.cats.shape[0]:
+        d["cats"] = _resized(st.cats, n_cats, 0)
+    return TreeState(**d)
+
+
+def nbytes(st: TreeState) -> int:
+    """Bytes held by the state's arrays."""
+    return int(sum(a.nbytes for a in st))

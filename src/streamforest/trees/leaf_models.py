@@ -1,0 +1,125 @@
+"""Leaf models of the online regression tree: mean, linear (RMSProp) and adaptive.
+
+- ``mean``: the weighted mean of the targets that reached the leaf.
+- ``linear``: a linear model on inputs standardised per leaf as in FIMT,
+  ``x' = (x - mean_x) / (3 sd_x)``, trained by RMSProp (Seah's thesis eqs. 4.5-4.6, with
+  ``eta = lr``, ``gamma = rms_decay``, ``mu = rms_eps``).  It models the *standardised residual*
+  of the leaf mean: ``y_hat = mean_y + sd_y * (b + sum_j w_j x'_j)``.  Anchoring on the leaf mean
+  makes the model start from the mean model and keeps the RMSProp step size (about ``lr`` per
+  update) meaningful whatever the scale of y; the thesis' raw-scale intercept would need
+  ``mean_y / lr`` updates to reach the mean.  Missing values and nominal features contribute 0.
+  A sample weight ``w`` multiplies the step.
+- ``adaptive``: whichever of the two has the smaller faded absolute error at the leaf
+  (``err <- fading * err + w * |error|``, errors measured before the leaf learns the example).
+
+On a split the children inherit the parent's linear model, its RMSProp state, its normaliser and
+its faded errors; the coefficients are rescaled so that each child's initial linear function is
+exactly the parent's (see :func:`inherit_linear`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..stats import welford_update
+from ._state import LEAF_ADAPTIVE, LEAF_LINEAR, LEAF_MEAN, S_HI, S_LO, S_M2, S_W
+
+
+@njit(cache=True, inline="always")
+def target_mean_sd(st, leaf):
+    w = st.lf_stat[leaf, S_W]
+    if w <= 0.0:
+        return 0.0, 0.0
+    mean = st.lf_stat[leaf, S_HI] + st.lf_stat[leaf, S_LO]
+    m2 = st.lf_stat[leaf, S_M2]
+    return mean, np.sqrt(m2 / w) if m2 > 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def standardised(st, leaf, j, x):
+    """FIMT standardisation of feature ``j`` at ``leaf``; 0 for missing or unknown spread."""
+    if np.isnan(x) or st.ft_nominal[j]:
+        return 0.0
+    w = st.lf_x[leaf, j, S_W]
+    m2 = st.lf_x[leaf, j, S_M2]
+    if w <= 0.0 or m2 <= 0.0:
+        return 0.0
+    return (x - (st.lf_x[leaf, j, S_HI] + st.lf_x[leaf, j, S_LO])) / (3.0 * np.sqrt(m2 / w))
+
+
+@njit(cache=True)
+def linear_raw(st, leaf, x, nfeat):
+    """``b + sum_j w_j x'_j`` (the standardised residual) at ``leaf`` for row ``x``."""
+    c = st.lf_coef
+    z = c[leaf, 0]
+    for j in range(nfeat):
+        if c[leaf, j + 1] != 0.0:
+            z += c[leaf, j + 1] * standardised(st, leaf, j, x[j])
+    return z
+
+
+@njit(cache=True)
+def predict_leaf(st, prm, leaf, x, nfeat):
+    mean, sd = target_mean_sd(st, leaf)
+    lm = prm.leaf_model
+    if lm == LEAF_MEAN or sd == 0.0:
+        return mean
+    if lm == LEAF_ADAPTIVE and st.lf_err[leaf, 1] >= st.lf_err[leaf, 0]:
+        return mean
+    return mean + sd * linear_raw(st, leaf, x, nfeat)
+
+
+@njit(cache=True)
+def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
+    """Update the leaf's model(s) with ``(x, y, w)``; the target statistic is updated elsewhere."""
+    lm = prm.leaf_model
+    if lm != LEAF_MEAN:
+        mean, sd = target_mean_sd(st, leaf)
+        if sd > 0.0:
+            z = linear_raw(st, leaf, x, nfeat)
+            if lm == LEAF_ADAPTIVE:
+                f = prm.fading
+                st.lf_err[leaf, 0] = f * st.lf_err[leaf, 0] + w * abs(y - mean)
+                st.lf_err[leaf, 1] = f * st.lf_err[leaf, 1] + w * abs(y - (mean + sd * z))
+            e = z - (y - mean) / sd  # gradient of 0.5 * e**2 w.r.t. the raw output
+            g = st.lf_rms
+            c = st.lf_coef
+            dec = prm.rms_decay
+            g[leaf, 0] = dec * g[leaf, 0] + (1.0 - dec) * e * e
+            c[leaf, 0] -= prm.lr * w * e / np.sqrt(g[leaf, 0] + prm.rms_eps)
+            for j in range(nfeat):
+                xs = standardised(st, leaf, j, x[j])
+                if xs != 0.0:
+                    gj = e * xs
+                    g[leaf, j + 1] = dec * g[leaf, j + 1] + (1.0 - dec) * gj * gj
+                    c[leaf, j + 1] -= prm.lr * w * gj / np.sqrt(g[leaf, j + 1] + prm.rms_eps)
+    # feature statistics: normaliser of the linear model and the QO radius of future children
+    for j in range(nfeat):
+        xj = x[j]
+        if not np.isnan(xj) and not st.ft_nominal[j]:
+            s = st.lf_x
+            s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3] = welford_update(
+                s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3], xj, w)
+
+
+@njit(cache=True)
+def inherit_linear(st, parent, child, p_mean, p_sd):
+    """Copy the parent's model state into ``child`` (whose target statistic is already set).
+
+    With the child's mean ``m_c`` and spread ``s_c``, ``b_c = (b_p s_p + m_p - m_c) / s_c`` and
+    ``w_c = w_p s_p / s_c`` reproduce the parent's linear function exactly at split time.
+    """
+    if child != parent:
+        st.lf_coef[child, :] = st.lf_coef[parent, :]
+        st.lf_rms[child, :] = st.lf_rms[parent, :]
+        st.lf_x[child, :, :] = st.lf_x[parent, :, :]
+        st.lf_err[child, :] = st.lf_err[parent, :]
+    c_mean, c_sd = target_mean_sd(st, child)
+    if p_sd > 0.0 and c_sd > 0.0:
+        r = p_sd / c_sd
+        st.lf_coef[child, 0] = (st.lf_coef[child, 0] * p_sd + p_mean - c_mean) / c_sd
+        for j in range(1, st.lf_coef.shape[1]):
+            st.lf_coef[child, j] *= r
+    else:
+        st.lf_coef[child, :] = 0.0
