@@ -30,6 +30,7 @@ from numba import njit
 from ..rng import next_below
 from ..stats import chan_merge, chan_subtract, welford_update
 from ._state import (
+    B_KEY,
     I_CAT_USED,
     I_FROZEN,
     I_LAST_SPLIT_LEAF,
@@ -53,6 +54,7 @@ from .observers import (
     best_cut,
     bin_key,
     cut_threshold,
+    feature_spread,
     free_bins,
     free_observers,
     merged_stat,
@@ -76,7 +78,7 @@ def _in_cats(cats, off, n, v):
     return lo < off + n and cats[lo] == v
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def route(st, x):
     """Node id of the leaf that row ``x`` reaches."""
     node = 0
@@ -134,20 +136,23 @@ def _choose_features(st, prm, leaf):
 
 
 @njit(cache=True)
-def _set_radius(st, prm, leaf):
-    """QO radius of each observer of ``leaf``, fixed for the observer's life."""
-    for j in range(st.lf_radius.shape[1]):
+def _set_scale(st, prm, leaf, spread):
+    """Key scale of each observer of ``leaf``, fixed for the observer's life: ``10**d`` for
+    TE-BST; for QO ``1 / radius`` with the fixed radius, or with ``spread[j] / k`` (the parent's
+    spread of feature j) under ``"sigma/k"``, falling back to the cold-start radius where no
+    spread is known (the root, a feature the parent did not observe)."""
+    for j in range(st.lf_scale.shape[1]):
+        if prm.observer != OBS_QO:
+            st.lf_scale[leaf, j] = prm.tebst_scale
+            continue
         r = prm.qo_radius
-        if prm.qo_sigma > 0.0:
-            w = st.lf_x[leaf, j, S_W]
-            m2 = st.lf_x[leaf, j, S_M2]
-            if w > 1.0 and m2 > 0.0:
-                r = np.sqrt(m2 / w) / prm.qo_sigma
-        st.lf_radius[leaf, j] = r
+        if prm.qo_sigma > 0.0 and j < spread.shape[0] and spread[j] > 0.0:
+            r = spread[j] / prm.qo_sigma
+        st.lf_scale[leaf, j] = 1.0 / r
 
 
 @njit(cache=True)
-def _init_leaf(st, prm, leaf, node, depth):
+def _init_leaf(st, prm, leaf, node, depth, spread):
     st.lf_node[leaf] = node
     st.nd_leaf[node] = leaf
     st.nd_feat[node] = -1
@@ -159,8 +164,7 @@ def _init_leaf(st, prm, leaf, node, depth):
     st.lf_head[leaf, :] = -1
     st.lf_nb[leaf, :] = 0
     _choose_features(st, prm, leaf)
-    if prm.observer == OBS_QO:
-        _set_radius(st, prm, leaf)
+    _set_scale(st, prm, leaf, spread)
 
 
 @njit(cache=True)
@@ -173,7 +177,7 @@ def init_root(st, prm):
     st.lf_rms[leaf, :] = 0.0
     st.lf_x[leaf, :, :] = 0.0
     st.lf_err[leaf, :] = 0.0
-    _init_leaf(st, prm, leaf, 0, 0)
+    _init_leaf(st, prm, leaf, 0, 0, np.zeros(0))
 
 
 @njit(cache=True)
@@ -187,7 +191,7 @@ def _deactivate(st, leaf):
 def _enforce_bin_budget(st, need):
     """Deactivate the least promising active leaves until ``need`` bins (or 1/8 of the pool) are
     free.  Returns False if that is impossible (no active leaf left to deactivate)."""
-    target = max(need, st.bn_leaf.shape[0] // 8)
+    target = max(need, st.bn.shape[0] // 8)
     while free_bins(st) < target:
         worst = -1
         worst_m2 = np.inf
@@ -272,10 +276,10 @@ def _split(st, prm, leaf, f):
         off = st.ints[I_CAT_USED]
         nl = k + 1
         for q in range(nl):
-            st.cats[off + q] = st.bn_key[idx[q]]
+            st.cats[off + q] = st.bn[idx[q], B_KEY]
         st.cats[off:off + nl].sort()
         for q in range(n - nl):
-            st.cats[off + nl + q] = st.bn_key[idx[nl + q]]
+            st.cats[off + nl + q] = st.bn[idx[nl + q], B_KEY]
         st.cats[off + nl:off + n].sort()
         st.ints[I_CAT_USED] = off + n
         st.nd_cat_off[node] = off
@@ -284,6 +288,11 @@ def _split(st, prm, leaf, f):
         st.nd_thr[node] = np.nan
     else:
         st.nd_thr[node] = cut_threshold(st, idx, k)
+    spread = np.zeros(st.lf_head.shape[1])
+    if prm.observer == OBS_QO and prm.qo_sigma > 0.0:
+        for j in range(st.ints[I_NFEAT]):
+            if not st.ft_nominal[j]:
+                spread[j] = feature_spread(st, leaf, j)
     free_observers(st, leaf)
 
     left = st.ints[I_NNODES]
@@ -306,13 +315,13 @@ def _split(st, prm, leaf, f):
     st.lf_stat[rslot, S_LO], st.lf_stat[rslot, S_M2] = rl, rm2
     inherit_linear(st, leaf, rslot, p_mean, p_sd)  # copies from the parent's slot first
     inherit_linear(st, leaf, lslot, p_mean, p_sd)
-    _init_leaf(st, prm, lslot, left, depth + 1)
-    _init_leaf(st, prm, rslot, right, depth + 1)
+    _init_leaf(st, prm, lslot, left, depth + 1, spread)
+    _init_leaf(st, prm, rslot, right, depth + 1, spread)
 
 
 # ------------------------------------------------------------------------------------------------
 # learning and prediction loops
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _room(st, prm):
     """True if one more example can be learnt without growing any array."""
     nfeat = st.ints[I_NFEAT]
@@ -323,16 +332,16 @@ def _room(st, prm):
     if st.ints[I_CAT_USED] + st.ints[I_MAXCAT] > st.cats.shape[0]:
         return False
     if free_bins(st) < nfeat:
-        if st.bn_leaf.shape[0] < prm.max_bins:
+        if st.bn.shape[0] < prm.max_bins:
             return False
         _enforce_bin_budget(st, nfeat)
     return True
 
 
-@njit(cache=True)
-def _learn_row(st, prm, x, y, w):
+@njit(cache=True, inline="always")
+def _learn_row(st, prm, node, x, y, w):
+    """Learn ``(x, y, w)`` at the leaf ``node`` that ``x`` routes to."""
     nfeat = st.ints[I_NFEAT]
-    node = route(st, x)
     leaf = st.nd_leaf[node]
     learn_leaf_model(st, prm, leaf, x, y, w, nfeat)
     s = st.lf_stat
@@ -347,7 +356,7 @@ def _learn_row(st, prm, x, y, w):
         xj = x[j]
         if st.lf_mask[leaf, j] == 1 and not np.isnan(xj):
             nominal = st.ft_nominal[j] == 1
-            key = bin_key(xj, prm.observer, prm.tebst_scale, st.lf_radius[leaf, j], nominal)
+            key = bin_key(xj, prm.observer, st.lf_scale[leaf, j], nominal)
             observe(st, leaf, j, key, xj, y, w)
     if s[leaf, S_W] - st.lf_last[leaf] >= prm.grace and s[leaf, S_M2] > 0.0:
         _attempt_split(st, prm, leaf)
@@ -361,7 +370,7 @@ def learn_batch(st, prm, X, y, w, start):
             continue
         if not _room(st, prm):
             return i
-        _learn_row(st, prm, X[i], y[i], w[i])
+        _learn_row(st, prm, route(st, X[i]), X[i], y[i], w[i])
     return X.shape[0]
 
 
@@ -384,7 +393,7 @@ def predict_learn_batch(st, prm, X, y, w, start, out):
         node = route(st, x)
         out[i] = predict_leaf(st, prm, st.nd_leaf[node], x, nfeat)
         if w[i] > 0.0:
-            _learn_row(st, prm, x, y[i], w[i])
+            _learn_row(st, prm, node, x, y[i], w[i])
     return X.shape[0]
 
 

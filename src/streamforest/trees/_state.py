@@ -10,7 +10,7 @@ Three pools live in the state:
 - nodes (``nd_*``): the routing structure; a node is a leaf when ``nd_feat < 0``;
 - leaves (``lf_*``), indexed by a leaf *slot* reused after a split: target statistics, the leaf's
   linear model and its normaliser, and one attribute observer per feature;
-- bins (``bn_*``): the observers' contents (one bin per distinct key of an observer), chained per
+- bins (``bn``, one row per bin): the observers' contents (one bin per distinct key of an observer), chained per
   observer and found through one open-addressing hash table per tree (``ht``).
 """
 
@@ -52,6 +52,10 @@ OBSERVERS = {"ebst": OBS_EBST, "tebst": OBS_TEBST, "qo": OBS_QO}
 
 # statistic columns (see streamforest.stats)
 S_W, S_HI, S_LO, S_M2 = 0, 1, 2, 3
+
+# bin columns: key, target statistic (w, hi, lo, m2), x sum / min / max, owner and chain link
+B_KEY, B_W, B_HI, B_LO, B_M2, B_XSUM, B_XMIN, B_XMAX, B_LEAF, B_FEAT, B_NEXT = range(11)
+N_BIN_COLS = 11
 
 
 class TreeParams(NamedTuple):
@@ -97,22 +101,14 @@ class TreeState(NamedTuple):
     lf_err: np.ndarray  # (L, 2) faded absolute error of the mean and linear models
     lf_coef: np.ndarray  # (L, Pc + 1) linear model: bias then one weight per feature
     lf_rms: np.ndarray  # (L, Pc + 1) RMSProp running mean of squared gradients
-    lf_x: np.ndarray  # (L, Pc, 4) feature statistics (normaliser and QO radius)
-    lf_radius: np.ndarray  # (L, Pc) QO radius of each observer
+    lf_x: np.ndarray  # (L, Pc, 4) feature statistics (normaliser of the linear model)
+    lf_scale: np.ndarray  # (L, Pc) key scale of each observer: 1/radius (QO), 10**d (TE-BST)
     lf_head: np.ndarray  # (L, Pc) first bin of each observer's chain
     lf_nb: np.ndarray  # (L, Pc) bins in each observer
     lf_mask: np.ndarray  # (L, Pc) int8: feature observed at this leaf
     lf_free: np.ndarray  # stack of free leaf slots
-    # bins
-    bn_leaf: np.ndarray
-    bn_feat: np.ndarray
-    bn_key: np.ndarray
-    bn_next: np.ndarray
-    bn_hash: np.ndarray  # uint64
-    bn_stat: np.ndarray  # (B, 4) target statistic of the bin
-    bn_xsum: np.ndarray  # weighted sum of x (prototype = xsum / w)
-    bn_xmin: np.ndarray
-    bn_xmax: np.ndarray
+    # bins: one row per bin, columns B_* below (one or two cache lines per update)
+    bn: np.ndarray  # (B, N_BIN_COLS) float64
     ht: np.ndarray  # hash table of bin ids, -1 empty
     cats: np.ndarray  # category pool of nominal splits (sorted per split)
 
@@ -155,29 +151,27 @@ def allocate(n_features: int, rng: np.ndarray, nodes: int = 64, leaves: int = 32
         lf_coef=np.zeros((leaves, pc + 1), f),
         lf_rms=np.zeros((leaves, pc + 1), f),
         lf_x=np.zeros((leaves, pc, 4), f),
-        lf_radius=np.zeros((leaves, pc), f),
+        lf_scale=np.zeros((leaves, pc), f),
         lf_head=np.full((leaves, pc), -1, np.int64),
         lf_nb=np.zeros((leaves, pc), np.int64),
         lf_mask=np.zeros((leaves, pc), np.int8),
         lf_free=np.zeros(leaves, np.int64),
-        bn_leaf=np.full(bins, -1, np.int64),
-        bn_feat=np.zeros(bins, np.int64),
-        bn_key=np.zeros(bins, f),
-        bn_next=np.full(bins, -1, np.int64),
-        bn_hash=np.zeros(bins, np.uint64),
-        bn_stat=np.zeros((bins, 4), f),
-        bn_xsum=np.zeros(bins, f),
-        bn_xmin=np.zeros(bins, f),
-        bn_xmax=np.zeros(bins, f),
+        bn=_empty_bins(bins),
         ht=np.full(_hash_capacity(bins), -1, np.int64),
         cats=np.zeros(cats, f),
     )
     return st
 
 
+def _empty_bins(n: int) -> np.ndarray:
+    bn = np.zeros((n, N_BIN_COLS), np.float64)
+    bn[:, B_LEAF] = -1.0
+    bn[:, B_NEXT] = -1.0
+    return bn
+
+
 _NODE_FILL = {"nd_feat": -1, "nd_left": -1, "nd_right": -1, "nd_leaf": -1}
 _LEAF_FILL = {"lf_node": -1, "lf_head": -1}
-_BIN_FILL = {"bn_leaf": -1, "bn_next": -1}
 
 
 def _resized(a: np.ndarray, n0: int, fill=0, p_new: int | None = None) -> np.ndarray:
@@ -216,11 +210,11 @@ def grow(st: TreeState, *, nodes: int = 0, leaves: int = 0, bins: int = 0, cats:
                 p_new = pc + extra if d[k].ndim >= 2 and k not in ("lf_stat", "lf_err") else None
                 d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
-    n_bins = max(bins, st.bn_leaf.shape[0])
-    if n_bins != st.bn_leaf.shape[0]:
-        for k in d:
-            if k.startswith("bn_"):
-                d[k] = _resized(d[k], n_bins, _BIN_FILL.get(k, 0))
+    n_bins = max(bins, st.bn.shape[0])
+    if n_bins != st.bn.shape[0]:
+        bn = _empty_bins(n_bins)
+        bn[: st.bn.shape[0]] = st.bn
+        d["bn"] = bn
         d["ht"] = np.full(_hash_capacity(n_bins), -1, np.int64)
     n_cats = max(cats, st.cats.shape[0])
     if n_cats != st.cats.shape[0]:

@@ -245,8 +245,9 @@ class HoeffdingTreeRegressor(Estimator):
             st.ft_nominal[:p] = fs.nominal
             # new features are observed by every existing leaf (see _choose_features)
             st.lf_mask[:, st.ints[S.I_NFEAT]:p] = 1
-            if self.params_.observer == S.OBS_QO:
-                st.lf_radius[:, st.ints[S.I_NFEAT]:p] = self.params_.qo_radius
+            prm = self.params_
+            new_scale = 1.0 / prm.qo_radius if prm.observer == S.OBS_QO else prm.tebst_scale
+            st.lf_scale[:, st.ints[S.I_NFEAT]:p] = new_scale
             st.ints[S.I_NFEAT] = p
             self.params_ = self._tree_params(p)
             self.state_ = st
@@ -262,7 +263,7 @@ class HoeffdingTreeRegressor(Estimator):
             kw["leaves"] = 2 * st.lf_node.shape[0]
         if ints[S.I_CAT_USED] + ints[S.I_MAXCAT] > st.cats.shape[0]:
             kw["cats"] = 2 * (st.cats.shape[0] + ints[S.I_MAXCAT])
-        n_bins = st.bn_leaf.shape[0]
+        n_bins = st.bn.shape[0]
         if n_bins - ints[S.I_BINS_LIVE] < ints[S.I_NFEAT] and n_bins < prm.max_bins:
             kw["bins"] = min(prm.max_bins, 2 * n_bins)
         if not kw:

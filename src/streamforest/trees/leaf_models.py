@@ -8,7 +8,7 @@
   makes the model start from the mean model and keeps the RMSProp step size (about ``lr`` per
   update) meaningful whatever the scale of y; the thesis' raw-scale intercept would need
   ``mean_y / lr`` updates to reach the mean.  Missing values and nominal features contribute 0.
-  A sample weight ``w`` multiplies the step.
+  A sample weight ``w`` multiplies the step.  (Mean leaves keep no feature statistics.)
 - ``adaptive``: whichever of the two has the smaller faded absolute error at the leaf
   (``err <- fading * err + w * |error|``, errors measured before the leaf learns the example).
 
@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from ..stats import welford_update
-from ._state import LEAF_ADAPTIVE, LEAF_LINEAR, LEAF_MEAN, S_HI, S_LO, S_M2, S_W
+from ._state import LEAF_ADAPTIVE, LEAF_MEAN, S_HI, S_LO, S_M2, S_W
 
 
 @njit(cache=True, inline="always")
@@ -48,7 +48,7 @@ def standardised(st, leaf, j, x):
     return (x - (st.lf_x[leaf, j, S_HI] + st.lf_x[leaf, j, S_LO])) / (3.0 * np.sqrt(m2 / w))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def linear_raw(st, leaf, x, nfeat):
     """``b + sum_j w_j x'_j`` (the standardised residual) at ``leaf`` for row ``x``."""
     c = st.lf_coef
@@ -59,7 +59,7 @@ def linear_raw(st, leaf, x, nfeat):
     return z
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def predict_leaf(st, prm, leaf, x, nfeat):
     mean, sd = target_mean_sd(st, leaf)
     lm = prm.leaf_model
@@ -70,7 +70,7 @@ def predict_leaf(st, prm, leaf, x, nfeat):
     return mean + sd * linear_raw(st, leaf, x, nfeat)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
     """Update the leaf's model(s) with ``(x, y, w)``; the target statistic is updated elsewhere."""
     lm = prm.leaf_model
@@ -94,7 +94,9 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
                     gj = e * xs
                     g[leaf, j + 1] = dec * g[leaf, j + 1] + (1.0 - dec) * gj * gj
                     c[leaf, j + 1] -= prm.lr * w * gj / np.sqrt(g[leaf, j + 1] + prm.rms_eps)
-    # feature statistics: normaliser of the linear model and the QO radius of future children
+    else:
+        return
+    # feature statistics: the normaliser of the linear model
     for j in range(nfeat):
         xj = x[j]
         if not np.isnan(xj) and not st.ft_nominal[j]:

@@ -35,128 +35,165 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
 
 from ..rng import mix64
 from ..stats import chan_merge, chan_subtract, welford_update
-from ._state import I_BIN_FREE, I_BIN_HW, I_BINS_LIVE, OBS_EBST, OBS_TEBST, S_HI, S_LO, S_M2, S_W
+from ._state import (
+    B_FEAT,
+    B_HI,
+    B_KEY,
+    B_LEAF,
+    B_LO,
+    B_M2,
+    B_NEXT,
+    B_W,
+    B_XMAX,
+    B_XMIN,
+    B_XSUM,
+    I_BIN_FREE,
+    I_BIN_HW,
+    I_BINS_LIVE,
+    OBS_EBST,
+)
 
 _KEY_LIMIT = 9.0e15  # |key| cap: integer-valued float64 keys stay exact below 2**53
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@intrinsic
+def _float_bits(typingctx, x):
+    """The IEEE-754 bits of a float64 as a uint64 (an LLVM bitcast, no memory round trip)."""
+    sig = types.uint64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.uint64))
+
+    return sig, codegen
 
 
 @njit(cache=True, inline="always")
-def bin_key(x, observer, scale, radius, nominal):
-    """Key of value ``x`` for an observer (see module docstring)."""
+def bin_key(x, observer, scale, nominal):
+    """Key of value ``x`` for an observer (see module docstring); ``scale`` is ``10**d`` for
+    TE-BST and ``1 / radius`` for QO."""
     if nominal or observer == OBS_EBST:
-        return x
-    k = x * scale if observer == OBS_TEBST else x / radius
+        return x + 0.0  # -0.0 -> 0.0: equal values, equal keys, equal hashes
+    k = x * scale
     if k > _KEY_LIMIT:
         k = _KEY_LIMIT
     elif k < -_KEY_LIMIT:
         k = -_KEY_LIMIT
-    return np.floor(k)
+    return np.floor(k) + 0.0
 
 
 @njit(cache=True, inline="always")
-def _hash(leaf, feat, key):
-    h = np.uint64(hash(key))
-    h ^= mix64(np.uint64(leaf) * np.uint64(1048583) + np.uint64(feat) + np.uint64(1))
-    return mix64(h)
+def _home(leaf, feat, key, mask):
+    owner = np.uint64(leaf) * np.uint64(1 << 20) + np.uint64(feat)
+    return np.int64(mix64(_float_bits(key) ^ (owner * _GOLDEN)) & mask)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def observe(st, leaf, feat, key, x, y, w):
     """Add ``(x, y)`` with weight ``w`` to the bin ``key`` of observer (leaf, feat).
 
     The caller guarantees a free bin exists (see ``free_bins``).
     """
-    h = _hash(leaf, feat, key)
-    mask = np.uint64(st.ht.shape[0] - 1)
-    i = np.int64(h & mask)
+    bn = st.bn
+    ht = st.ht
+    m = ht.shape[0] - 1
+    i = _home(leaf, feat, key, np.uint64(m))
+    fl = np.float64(leaf)
+    ff = np.float64(feat)
     while True:
-        b = st.ht[i]
+        b = ht[i]
         if b < 0:
             break
-        if st.bn_hash[b] == h and st.bn_leaf[b] == leaf and st.bn_feat[b] == feat \
-                and st.bn_key[b] == key:
-            s = st.bn_stat
-            s[b, S_W], s[b, S_HI], s[b, S_LO], s[b, S_M2] = welford_update(
-                s[b, S_W], s[b, S_HI], s[b, S_LO], s[b, S_M2], y, w)
-            st.bn_xsum[b] += w * x
-            if x < st.bn_xmin[b]:
-                st.bn_xmin[b] = x
-            if x > st.bn_xmax[b]:
-                st.bn_xmax[b] = x
+        if bn[b, B_KEY] == key and bn[b, B_FEAT] == ff and bn[b, B_LEAF] == fl:
+            bn[b, B_W], bn[b, B_HI], bn[b, B_LO], bn[b, B_M2] = welford_update(
+                bn[b, B_W], bn[b, B_HI], bn[b, B_LO], bn[b, B_M2], y, w)
+            bn[b, B_XSUM] += w * x
+            if x < bn[b, B_XMIN]:
+                bn[b, B_XMIN] = x
+            elif x > bn[b, B_XMAX]:
+                bn[b, B_XMAX] = x
             return
-        i = (i + 1) & (st.ht.shape[0] - 1)
+        i = (i + 1) & m
     # new bin
     ints = st.ints
     b = ints[I_BIN_FREE]
     if b >= 0:
-        ints[I_BIN_FREE] = st.bn_next[b]
+        ints[I_BIN_FREE] = np.int64(bn[b, B_NEXT])
     else:
         b = ints[I_BIN_HW]
         ints[I_BIN_HW] += 1
     ints[I_BINS_LIVE] += 1
-    st.ht[i] = b
-    st.bn_leaf[b] = leaf
-    st.bn_feat[b] = feat
-    st.bn_key[b] = key
-    st.bn_hash[b] = h
-    st.bn_stat[b, S_W] = w
-    st.bn_stat[b, S_HI] = y
-    st.bn_stat[b, S_LO] = 0.0
-    st.bn_stat[b, S_M2] = 0.0
-    st.bn_xsum[b] = w * x
-    st.bn_xmin[b] = x
-    st.bn_xmax[b] = x
-    st.bn_next[b] = st.lf_head[leaf, feat]
+    ht[i] = b
+    bn[b, B_KEY] = key
+    bn[b, B_W] = w
+    bn[b, B_HI] = y
+    bn[b, B_LO] = 0.0
+    bn[b, B_M2] = 0.0
+    bn[b, B_XSUM] = w * x
+    bn[b, B_XMIN] = x
+    bn[b, B_XMAX] = x
+    bn[b, B_LEAF] = fl
+    bn[b, B_FEAT] = ff
+    bn[b, B_NEXT] = st.lf_head[leaf, feat]
     st.lf_head[leaf, feat] = b
     st.lf_nb[leaf, feat] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def free_bins(st):
     """Bins that can still be allocated without growing the pool."""
-    return st.bn_leaf.shape[0] - st.ints[I_BINS_LIVE]
+    return st.bn.shape[0] - st.ints[I_BINS_LIVE]
+
+
+@njit(cache=True)
+def _bin_home(st, b, m):
+    return _home(np.int64(st.bn[b, B_LEAF]), np.int64(st.bn[b, B_FEAT]), st.bn[b, B_KEY],
+                 np.uint64(m))
 
 
 @njit(cache=True)
 def _hash_delete(st, b):
-    cap = st.ht.shape[0]
-    m = cap - 1
-    i = np.int64(st.bn_hash[b] & np.uint64(m))
-    while st.ht[i] != b:
+    ht = st.ht
+    m = ht.shape[0] - 1
+    i = _bin_home(st, b, m)
+    while ht[i] != b:
         i = (i + 1) & m
     # backward-shift deletion (linear probing)
     j = i
     while True:
         j = (j + 1) & m
-        c = st.ht[j]
+        c = ht[j]
         if c < 0:
             break
-        k = np.int64(st.bn_hash[c] & np.uint64(m))  # home slot of c
+        k = _bin_home(st, c, m)
         # c may move into the hole at i unless its home lies cyclically in (i, j]
         if i <= j:
             stays = i < k <= j
         else:
             stays = k > i or k <= j
         if not stays:
-            st.ht[i] = c
+            ht[i] = c
             i = j
-    st.ht[i] = -1
+    ht[i] = -1
 
 
 @njit(cache=True)
 def free_observers(st, leaf):
     """Release every bin of every observer of ``leaf``."""
     ints = st.ints
+    bn = st.bn
     for f in range(st.lf_head.shape[1]):
         b = st.lf_head[leaf, f]
         while b >= 0:
-            nxt = st.bn_next[b]
+            nxt = np.int64(bn[b, B_NEXT])
             _hash_delete(st, b)
-            st.bn_leaf[b] = -1
-            st.bn_next[b] = ints[I_BIN_FREE]
+            bn[b, B_LEAF] = -1.0
+            bn[b, B_NEXT] = ints[I_BIN_FREE]
             ints[I_BIN_FREE] = b
             ints[I_BINS_LIVE] -= 1
             b = nxt
@@ -168,12 +205,12 @@ def free_observers(st, leaf):
 def rebuild_hash(st):
     """Re-insert every live bin (after the table was resized)."""
     st.ht[:] = -1
-    m = np.uint64(st.ht.shape[0] - 1)
+    m = st.ht.shape[0] - 1
     for b in range(st.ints[I_BIN_HW]):
-        if st.bn_leaf[b] >= 0:
-            i = np.int64(st.bn_hash[b] & m)
+        if st.bn[b, B_LEAF] >= 0:
+            i = _bin_home(st, b, m)
             while st.ht[i] >= 0:
-                i = (i + 1) & (st.ht.shape[0] - 1)
+                i = (i + 1) & m
             st.ht[i] = b
 
 
@@ -183,16 +220,14 @@ def sorted_bins(st, leaf, feat, nominal):
     nb = st.lf_nb[leaf, feat]
     idx = np.empty(nb, np.int64)
     order_key = np.empty(nb, np.float64)
+    bn = st.bn
     b = st.lf_head[leaf, feat]
     k = 0
     while b >= 0:
         idx[k] = b
-        if nominal:
-            order_key[k] = st.bn_stat[b, S_HI] + st.bn_stat[b, S_LO]
-        else:
-            order_key[k] = st.bn_xmin[b]
+        order_key[k] = bn[b, B_HI] + bn[b, B_LO] if nominal else bn[b, B_XMIN]
         k += 1
-        b = st.bn_next[b]
+        b = np.int64(bn[b, B_NEXT])
     return idx[np.argsort(order_key, kind="mergesort")]
 
 
@@ -203,10 +238,10 @@ def merged_stat(st, idx, lo, hi):
     mh = 0.0
     ml = 0.0
     m2 = 0.0
-    s = st.bn_stat
+    bn = st.bn
     for k in range(lo, hi):
         b = idx[k]
-        w, mh, ml, m2 = chan_merge(w, mh, ml, m2, s[b, S_W], s[b, S_HI], s[b, S_LO], s[b, S_M2])
+        w, mh, ml, m2 = chan_merge(w, mh, ml, m2, bn[b, B_W], bn[b, B_HI], bn[b, B_LO], bn[b, B_M2])
     return w, mh, ml, m2
 
 
@@ -220,7 +255,7 @@ def best_cut(st, idx, min_branch):
     if n < 2:
         return -1.0, -1
     tw, th, tl, tm2 = merged_stat(st, idx, 0, n)
-    s = st.bn_stat
+    bn = st.bn
     lw = 0.0
     lh = 0.0
     ll = 0.0
@@ -229,7 +264,8 @@ def best_cut(st, idx, min_branch):
     best_k = -1
     for k in range(n - 1):
         b = idx[k]
-        lw, lh, ll, lm2 = chan_merge(lw, lh, ll, lm2, s[b, S_W], s[b, S_HI], s[b, S_LO], s[b, S_M2])
+        lw, lh, ll, lm2 = chan_merge(lw, lh, ll, lm2, bn[b, B_W], bn[b, B_HI], bn[b, B_LO],
+                                     bn[b, B_M2])
         rw, rh, rl, rm2 = chan_subtract(tw, th, tl, tm2, lw, lh, ll, lm2)
         if lw < min_branch or rw < min_branch:
             continue
@@ -244,11 +280,36 @@ def best_cut(st, idx, min_branch):
 @njit(cache=True)
 def cut_threshold(st, idx, k):
     """Threshold ``c`` of the numeric split after ``idx[k]``: ``max_k <= c < min_{k+1}``."""
+    bn = st.bn
     a = idx[k]
     b = idx[k + 1]
-    pa = st.bn_xsum[a] / st.bn_stat[a, S_W]
-    pb = st.bn_xsum[b] / st.bn_stat[b, S_W]
-    c = 0.5 * pa + 0.5 * pb
-    if not (st.bn_xmax[a] <= c < st.bn_xmin[b]):
-        c = st.bn_xmax[a]
+    c = 0.5 * (bn[a, B_XSUM] / bn[a, B_W]) + 0.5 * (bn[b, B_XSUM] / bn[b, B_W])
+    if not (bn[a, B_XMAX] <= c < bn[b, B_XMIN]):
+        c = bn[a, B_XMAX]
     return c
+
+
+@njit(cache=True)
+def feature_spread(st, leaf, feat):
+    """Standard deviation of feature ``feat`` at ``leaf`` estimated from its observer's bins:
+    between-bin spread of the prototypes plus the within-bin spread of a uniform bin
+    (``(max - min)**2 / 12``).  0 when the observer is empty."""
+    bn = st.bn
+    w = 0.0
+    s = 0.0
+    b = st.lf_head[leaf, feat]
+    while b >= 0:
+        w += bn[b, B_W]
+        s += bn[b, B_XSUM]
+        b = np.int64(bn[b, B_NEXT])
+    if w <= 0.0:
+        return 0.0
+    mean = s / w
+    v = 0.0
+    b = st.lf_head[leaf, feat]
+    while b >= 0:
+        d = bn[b, B_XSUM] / bn[b, B_W] - mean
+        r = bn[b, B_XMAX] - bn[b, B_XMIN]
+        v += bn[b, B_W] * (d * d + r * r / 12.0)
+        b = np.int64(bn[b, B_NEXT])
+    return np.sqrt(v / w)
