@@ -1,5 +1,11 @@
 """Compiled learning and prediction loops of the Hoeffding (FIMT-style) regression tree.
 
+Statistics of a leaf: the examples that reached it, plus, from its creation, the exact share of
+the examples its parent *observed* (received while it was a leaf) that route to it.  What the
+parent had itself inherited from the grandparent cannot be split by the new test without storing
+examples, so it is not passed on: a leaf's statistic is exactly that of the examples routed to it
+among those learnt since its parent was created (all examples, for the root's children).
+
 Routing rules
 - numeric split: ``x <= threshold`` goes left;
 - nominal split: the categories listed for the node go left (sorted, binary-searched);
@@ -42,6 +48,7 @@ from ._state import (
     I_NFEAT,
     I_NLEAVES,
     I_NNODES,
+    I_NSEEN,
     I_NSPLITS,
     OBS_QO,
     S_HI,
@@ -159,6 +166,7 @@ def _init_leaf(st, prm, leaf, node, depth, spread):
     st.nd_left[node] = -1
     st.nd_right[node] = -1
     st.nd_depth[node] = depth
+    st.nd_born[node] = st.ints[I_NSEEN]
     st.lf_last[leaf] = st.lf_stat[leaf, S_W]
     st.lf_active[leaf] = 1 if depth < prm.max_depth and st.ints[I_FROZEN] == 0 else 0
     st.lf_head[leaf, :] = -1
@@ -173,6 +181,7 @@ def init_root(st, prm):
     st.ints[I_NLEAVES] = 1
     leaf = _new_leaf_slot(st)
     st.lf_stat[leaf, :] = 0.0
+    st.lf_inh[leaf, :] = 0.0
     st.lf_coef[leaf, :] = 0.0
     st.lf_rms[leaf, :] = 0.0
     st.lf_x[leaf, :, :] = 0.0
@@ -240,7 +249,7 @@ def _attempt_split(st, prm, leaf):
             best2 = vr
     if f1 < 0 or best1 <= 0.0:
         return
-    n = st.lf_stat[leaf, S_W]
+    n = st.lf_stat[leaf, S_W] - st.lf_inh[leaf, S_W]  # the sample the observers saw
     eps = np.sqrt(np.log(1.0 / prm.delta) / (2.0 * n))
     if best2 / best1 < 1.0 - eps or eps < prm.tau:
         if st.ints[I_NLEAVES] >= prm.max_leaves:
@@ -260,8 +269,10 @@ def _split(st, prm, leaf, f):
     # examples the observer did not see (missing value of f) follow the heavier side
     tw, th, tl, tm2 = chan_merge(lw, lh, ll, lm2, rw, rh, rl, rm2)
     s = st.lf_stat
-    mw, mh, ml, mm2 = chan_subtract(s[leaf, S_W], s[leaf, S_HI], s[leaf, S_LO], s[leaf, S_M2],
-                                    tw, th, tl, tm2)
+    ih = st.lf_inh
+    ow, oh, ol, om2 = chan_subtract(s[leaf, S_W], s[leaf, S_HI], s[leaf, S_LO], s[leaf, S_M2],
+                                    ih[leaf, S_W], ih[leaf, S_HI], ih[leaf, S_LO], ih[leaf, S_M2])
+    mw, mh, ml, mm2 = chan_subtract(ow, oh, ol, om2, tw, th, tl, tm2)
     miss_left = lw >= rw
     if mw > 0.0:
         if miss_left:
@@ -313,6 +324,8 @@ def _split(st, prm, leaf, f):
     st.lf_stat[lslot, S_LO], st.lf_stat[lslot, S_M2] = ll, lm2
     st.lf_stat[rslot, S_W], st.lf_stat[rslot, S_HI] = rw, rh
     st.lf_stat[rslot, S_LO], st.lf_stat[rslot, S_M2] = rl, rm2
+    st.lf_inh[lslot, :] = st.lf_stat[lslot, :]
+    st.lf_inh[rslot, :] = st.lf_stat[rslot, :]
     inherit_linear(st, leaf, rslot, p_mean, p_sd)  # copies from the parent's slot first
     inherit_linear(st, leaf, lslot, p_mean, p_sd)
     _init_leaf(st, prm, lslot, left, depth + 1, spread)
@@ -367,9 +380,11 @@ def learn_batch(st, prm, X, y, w, start):
     """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all)."""
     for i in range(start, X.shape[0]):
         if w[i] <= 0.0:
+            st.ints[I_NSEEN] += 1
             continue
         if not _room(st, prm):
             return i
+        st.ints[I_NSEEN] += 1
         _learn_row(st, prm, route(st, X[i]), X[i], y[i], w[i])
     return X.shape[0]
 
@@ -392,6 +407,7 @@ def predict_learn_batch(st, prm, X, y, w, start, out):
         x = X[i]
         node = route(st, x)
         out[i] = predict_leaf(st, prm, st.nd_leaf[node], x, nfeat)
+        st.ints[I_NSEEN] += 1
         if w[i] > 0.0:
             _learn_row(st, prm, node, x, y[i], w[i])
     return X.shape[0]

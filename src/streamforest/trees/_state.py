@@ -36,6 +36,7 @@ I_MAXCAT = 11  # 1 + largest category code seen (bounds a nominal split's catego
 I_FROZEN = 12  # 1 when max_leaves was reached: no more splits, no observers
 I_NATTEMPTS = 13  # split attempts
 I_LAST_SPLIT_LEAF = 14  # node id of the last leaf that split (-1: none yet)
+I_NSEEN = 15  # rows passed to learning so far (weight-0 rows included)
 N_INTS = 16
 
 # leaf models
@@ -93,9 +94,11 @@ class TreeState(NamedTuple):
     nd_cat_len: np.ndarray  # nominal split: number of categories sent left (listed first)
     nd_cat_nr: np.ndarray  # ... and right (listed next); any other category is 'unseen'
     nd_depth: np.ndarray
+    nd_born: np.ndarray  # rows seen (I_NSEEN) when the node was created
     # leaves
     lf_node: np.ndarray  # node id, -1 for a free slot
     lf_stat: np.ndarray  # (L, 4) target statistic
+    lf_inh: np.ndarray  # (L, 4) the part of lf_stat the leaf started with (from its parent)
     lf_last: np.ndarray  # weight at the last split attempt
     lf_active: np.ndarray  # int8: observers on?
     lf_err: np.ndarray  # (L, 2) faded absolute error of the mean and linear models
@@ -143,8 +146,10 @@ def allocate(n_features: int, rng: np.ndarray, nodes: int = 64, leaves: int = 32
         nd_cat_len=np.zeros(nodes, np.int64),
         nd_cat_nr=np.zeros(nodes, np.int64),
         nd_depth=np.zeros(nodes, np.int64),
+        nd_born=np.zeros(nodes, np.int64),
         lf_node=np.full(leaves, -1, np.int64),
         lf_stat=np.zeros((leaves, 4), f),
+        lf_inh=np.zeros((leaves, 4), f),
         lf_last=np.zeros(leaves, f),
         lf_active=np.zeros(leaves, np.int8),
         lf_err=np.zeros((leaves, 2), f),
@@ -207,7 +212,7 @@ def grow(st: TreeState, *, nodes: int = 0, leaves: int = 0, bins: int = 0, cats:
         for k in d:
             if k.startswith("lf_"):
                 extra = 1 if k in ("lf_coef", "lf_rms") else 0
-                p_new = pc + extra if d[k].ndim >= 2 and k not in ("lf_stat", "lf_err") else None
+                p_new = pc + extra if d[k].ndim >= 2 and k not in ("lf_stat", "lf_inh", "lf_err") else None
                 d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
     n_bins = max(bins, st.bn.shape[0])

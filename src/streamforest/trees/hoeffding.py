@@ -422,3 +422,30 @@ class HoeffdingTreeRegressor(Estimator):
         """``(weight, mean, variance)`` of the targets that reached leaf ``node``."""
         w, mean, m2 = K.leaf_target_stats(self.state_, node)
         return w, mean, (m2 / w if w > 0 else 0.0)
+
+    def splits(self) -> list[dict]:
+        """The split nodes, root first: for each, its ``node`` id, ``feature`` name, ``threshold``
+        (numeric: ``x <= threshold`` goes left) or ``left_categories`` / ``right_categories``
+        (nominal), ``missing_left`` (where missing values and unseen categories go) and the
+        ``left`` and ``right`` child ids."""
+        if not self._fitted:
+            return []
+        st = self.state_
+        out = []
+        names = self.features_.names
+        for node in range(int(st.ints[S.I_NNODES])):
+            f = int(st.nd_feat[node])
+            if f < 0:
+                continue
+            d = {"node": node, "feature": names[f], "missing_left": bool(st.nd_miss_left[node]),
+                 "left": int(st.nd_left[node]), "right": int(st.nd_right[node])}
+            if st.ft_nominal[f]:
+                inv = {c: v for v, c in self.features_.categories[f].items()}
+                off, nl, nr = (int(st.nd_cat_off[node]), int(st.nd_cat_len[node]),
+                               int(st.nd_cat_nr[node]))
+                d["left_categories"] = [inv[int(c)] for c in st.cats[off:off + nl]]
+                d["right_categories"] = [inv[int(c)] for c in st.cats[off + nl:off + nl + nr]]
+            else:
+                d["threshold"] = float(st.nd_thr[node])
+            out.append(d)
+        return out
