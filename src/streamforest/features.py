@@ -147,6 +147,16 @@ class FeatureSpace:
                 raise ValueError(
                     f"X has {A.shape[1]} columns but the model was trained with {len(names)} "
                     f"features; pass a DataFrame or dicts to use named features")
+        if A.dtype.kind in "biuf" and not any(self.nominal) and not (
+                learn and len(self.names) < A.shape[1] and self.forced_nominal):
+            # fast path: a numeric matrix without nominal features, validated in one pass
+            out = np.ascontiguousarray(A, dtype=np.float64)
+            if np.isinf(out).any():
+                j = int(np.flatnonzero(np.isinf(out).any(axis=0))[0])
+                raise ValueError(f"feature {names[j]!r} has infinite values; use NaN for missing")
+            if learn and not self.names:
+                self._commit({name: False for name in names}, [])
+            return out
         return self._encode_columns(names, [A[:, j] for j in range(A.shape[1])], A.shape[0], learn)
 
     def _encode_frame(self, df, learn: bool) -> np.ndarray:
