@@ -131,7 +131,9 @@ def _choose_features(st, prm, leaf):
         st.lf_mask[leaf, :] = 1
         return
     st.lf_mask[leaf, :] = 0
-    perm = np.arange(p)
+    perm = st.ft_perm
+    for i in range(p):
+        perm[i] = i
     for i in range(k):
         j = i + next_below(st.rng, p - i)
         t = perm[i]
@@ -186,7 +188,8 @@ def init_root(st, prm):
     st.lf_rms[leaf, :] = 0.0
     st.lf_x[leaf, :, :] = 0.0
     st.lf_err[leaf, :] = 0.0
-    _init_leaf(st, prm, leaf, 0, 0, np.zeros(0))
+    st.ft_spread[:] = 0.0
+    _init_leaf(st, prm, leaf, 0, 0, st.ft_spread)
 
 
 @njit(cache=True)
@@ -237,8 +240,8 @@ def _attempt_split(st, prm, leaf):
     for j in range(nfeat):
         if st.lf_nb[leaf, j] < 2:
             continue
-        idx = sorted_bins(st, leaf, j, st.ft_nominal[j] == 1)
-        vr, k = best_cut(st, idx, prm.min_branch)
+        nb = sorted_bins(st, leaf, j, st.ft_nominal[j] == 1)
+        vr, k = best_cut(st, st.sc_idx, nb, prm.min_branch)
         if k < 0:
             continue
         if vr > best1:
@@ -259,11 +262,22 @@ def _attempt_split(st, prm, leaf):
 
 
 @njit(cache=True)
+def _insertion_sort(a, lo, hi):
+    for i in range(lo + 1, hi):
+        v = a[i]
+        j = i - 1
+        while j >= lo and a[j] > v:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
+
+
+@njit(cache=True)
 def _split(st, prm, leaf, f):
     nominal = st.ft_nominal[f] == 1
-    idx = sorted_bins(st, leaf, f, nominal)
-    _, k = best_cut(st, idx, prm.min_branch)
-    n = idx.shape[0]
+    n = sorted_bins(st, leaf, f, nominal)
+    idx = st.sc_idx
+    _, k = best_cut(st, idx, n, prm.min_branch)
     lw, lh, ll, lm2 = merged_stat(st, idx, 0, k + 1)
     rw, rh, rl, rm2 = merged_stat(st, idx, k + 1, n)
     # examples the observer did not see (missing value of f) follow the heavier side
@@ -288,10 +302,10 @@ def _split(st, prm, leaf, f):
         nl = k + 1
         for q in range(nl):
             st.cats[off + q] = st.bn[idx[q], B_KEY]
-        st.cats[off:off + nl].sort()
+        _insertion_sort(st.cats, off, off + nl)
         for q in range(n - nl):
             st.cats[off + nl + q] = st.bn[idx[nl + q], B_KEY]
-        st.cats[off + nl:off + n].sort()
+        _insertion_sort(st.cats, off + nl, off + n)
         st.ints[I_CAT_USED] = off + n
         st.nd_cat_off[node] = off
         st.nd_cat_len[node] = nl
@@ -299,7 +313,8 @@ def _split(st, prm, leaf, f):
         st.nd_thr[node] = np.nan
     else:
         st.nd_thr[node] = cut_threshold(st, idx, k)
-    spread = np.zeros(st.lf_head.shape[1])
+    spread = st.ft_spread
+    spread[:] = 0.0
     if prm.observer == OBS_QO and prm.qo_sigma > 0.0:
         for j in range(st.ints[I_NFEAT]):
             if not st.ft_nominal[j]:
@@ -324,8 +339,9 @@ def _split(st, prm, leaf, f):
     st.lf_stat[lslot, S_LO], st.lf_stat[lslot, S_M2] = ll, lm2
     st.lf_stat[rslot, S_W], st.lf_stat[rslot, S_HI] = rw, rh
     st.lf_stat[rslot, S_LO], st.lf_stat[rslot, S_M2] = rl, rm2
-    st.lf_inh[lslot, :] = st.lf_stat[lslot, :]
-    st.lf_inh[rslot, :] = st.lf_stat[rslot, :]
+    for c in range(4):
+        st.lf_inh[lslot, c] = st.lf_stat[lslot, c]
+        st.lf_inh[rslot, c] = st.lf_stat[rslot, c]
     inherit_linear(st, leaf, rslot, p_mean, p_sd)  # copies from the parent's slot first
     inherit_linear(st, leaf, lslot, p_mean, p_sd)
     _init_leaf(st, prm, lslot, left, depth + 1, spread)
@@ -375,7 +391,7 @@ def _learn_row(st, prm, node, x, y, w):
         _attempt_split(st, prm, leaf)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def learn_batch(st, prm, X, y, w, start):
     """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all)."""
     for i in range(start, X.shape[0]):
@@ -389,7 +405,7 @@ def learn_batch(st, prm, X, y, w, start):
     return X.shape[0]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def predict_batch(st, prm, X, out):
     nfeat = st.ints[I_NFEAT]
     for i in range(X.shape[0]):
@@ -397,7 +413,7 @@ def predict_batch(st, prm, X, out):
         out[i] = predict_leaf(st, prm, st.nd_leaf[node], X[i], nfeat)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def predict_learn_batch(st, prm, X, y, w, start, out):
     """Prequential loop: ``out[i]`` is the prediction for row i made before learning it."""
     nfeat = st.ints[I_NFEAT]
@@ -413,7 +429,7 @@ def predict_learn_batch(st, prm, X, y, w, start, out):
     return X.shape[0]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_batch(st, X, out):
     """Leaf node id reached by each row."""
     for i in range(X.shape[0]):
@@ -430,5 +446,5 @@ def leaf_target_stats(st, node):
 @njit(cache=True)
 def observer_totals(st, leaf, f):
     """Statistic of all bins of observer (leaf, f) (used by tests and diagnostics)."""
-    idx = sorted_bins(st, leaf, f, st.ft_nominal[f] == 1)
-    return merged_stat(st, idx, 0, idx.shape[0])
+    n = sorted_bins(st, leaf, f, st.ft_nominal[f] == 1)
+    return merged_stat(st, st.sc_idx, 0, n)

@@ -112,11 +112,15 @@ def inherit_linear(st, parent, child, p_mean, p_sd):
     With the child's mean ``m_c`` and spread ``s_c``, ``b_c = (b_p s_p + m_p - m_c) / s_c`` and
     ``w_c = w_p s_p / s_c`` reproduce the parent's linear function exactly at split time.
     """
-    if child != parent:
-        st.lf_coef[child, :] = st.lf_coef[parent, :]
-        st.lf_rms[child, :] = st.lf_rms[parent, :]
-        st.lf_x[child, :, :] = st.lf_x[parent, :, :]
-        st.lf_err[child, :] = st.lf_err[parent, :]
+    if child != parent:  # element loops: a slice-to-slice copy would allocate a temporary
+        for j in range(st.lf_coef.shape[1]):
+            st.lf_coef[child, j] = st.lf_coef[parent, j]
+            st.lf_rms[child, j] = st.lf_rms[parent, j]
+        for j in range(st.lf_x.shape[1]):
+            for c in range(4):
+                st.lf_x[child, j, c] = st.lf_x[parent, j, c]
+        st.lf_err[child, 0] = st.lf_err[parent, 0]
+        st.lf_err[child, 1] = st.lf_err[parent, 1]
     c_mean, c_sd = target_mean_sd(st, child)
     if p_sd > 0.0 and c_sd > 0.0:
         r = p_sd / c_sd

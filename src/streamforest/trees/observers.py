@@ -215,11 +215,46 @@ def rebuild_hash(st):
 
 
 @njit(cache=True)
+def _heapsort_by_key(keys, vals, n):
+    """Sort ``keys[:n]`` ascending in place, permuting ``vals[:n]`` alongside (no allocation)."""
+    for start in range(n // 2 - 1, -1, -1):
+        _sift_down(keys, vals, start, n)
+    for end in range(n - 1, 0, -1):
+        k = keys[0]
+        keys[0] = keys[end]
+        keys[end] = k
+        v = vals[0]
+        vals[0] = vals[end]
+        vals[end] = v
+        _sift_down(keys, vals, 0, end)
+
+
+@njit(cache=True, inline="always")
+def _sift_down(keys, vals, root, n):
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and keys[child + 1] > keys[child]:
+            child += 1
+        if keys[root] >= keys[child]:
+            return
+        k = keys[root]
+        keys[root] = keys[child]
+        keys[child] = k
+        v = vals[root]
+        vals[root] = vals[child]
+        vals[child] = v
+        root = child
+
+
+@njit(cache=True)
 def sorted_bins(st, leaf, feat, nominal):
-    """Bin ids of observer (leaf, feat): by x for numeric, by mean target for nominal."""
+    """Sort the bin ids of observer (leaf, feat) into ``st.sc_idx[:n]`` (by x for numeric, by mean
+    target for nominal) and return ``n``; valid until the next call."""
     nb = st.lf_nb[leaf, feat]
-    idx = np.empty(nb, np.int64)
-    order_key = np.empty(nb, np.float64)
+    idx = st.sc_idx
+    order_key = st.sc_key
     bn = st.bn
     b = st.lf_head[leaf, feat]
     k = 0
@@ -228,7 +263,8 @@ def sorted_bins(st, leaf, feat, nominal):
         order_key[k] = bn[b, B_HI] + bn[b, B_LO] if nominal else bn[b, B_XMIN]
         k += 1
         b = np.int64(bn[b, B_NEXT])
-    return idx[np.argsort(order_key, kind="mergesort")]
+    _heapsort_by_key(order_key, idx, nb)
+    return nb
 
 
 @njit(cache=True)
@@ -246,12 +282,11 @@ def merged_stat(st, idx, lo, hi):
 
 
 @njit(cache=True)
-def best_cut(st, idx, min_branch):
-    """Best partition ``idx[:k+1] | idx[k+1:]`` by variance reduction.
+def best_cut(st, idx, n, min_branch):
+    """Best partition ``idx[:k+1] | idx[k+1:n]`` by variance reduction.
 
     Returns ``(vr, k)``; ``k = -1`` when no partition leaves ``min_branch`` weight on both sides.
     """
-    n = idx.shape[0]
     if n < 2:
         return -1.0, -1
     tw, th, tl, tm2 = merged_stat(st, idx, 0, n)
