@@ -40,15 +40,17 @@ def main() -> None:
 
     from streamforest import HoeffdingTreeRegressor
 
-    data = list(synth.FriedmanDrift(drift_type="gra", position=(n // 2, 3 * n // 4),
-                                    seed=42).take(n))
+    data = list(
+        synth.FriedmanDrift(drift_type="gra", position=(n // 2, 3 * n // 4), seed=42).take(n)
+    )
     keys = list(data[0][0])
     X = np.array([[x[k] for k in keys] for x, _ in data])
     y = np.array([t for _, t in data])
 
     t0 = time.perf_counter()
     HoeffdingTreeRegressor(leaf_model="mean", observer=args.observer).predict_learn_many(
-        X[:20_000], y[:20_000])  # loads every kernel a run uses (growth, rehash, splits)
+        X[:20_000], y[:20_000]
+    )  # loads every kernel a run uses (growth, rehash, splits)
     warm = time.perf_counter() - t0
 
     ours = HoeffdingTreeRegressor(leaf_model="mean", observer=args.observer, seed=42)
@@ -58,8 +60,12 @@ def main() -> None:
     err = np.abs(pred - y)
 
     river_model = tree.HoeffdingTreeRegressor(
-        grace_period=200, delta=1e-7, tau=0.05, leaf_prediction="mean",
-        splitter=tree.splitter.QOSplitter())
+        grace_period=200,
+        delta=1e-7,
+        tau=0.05,
+        leaf_prediction="mean",
+        splitter=tree.splitter.QOSplitter(),
+    )
     rerr = np.empty(rn)
     t0 = time.perf_counter()
     for i, (x, t) in enumerate(data[:rn]):
@@ -73,12 +79,16 @@ def main() -> None:
     print(f"stream: FriedmanDrift(gra, position=({n // 2}, {3 * n // 4}), seed=42), n={n}")
     print(f"compiled-code load (not counted): {warm:.2f} s")
     print(f"{'model':<44}{'MAE':>8}{'examples/s':>14}{'leaves':>8}")
-    print(f"{'streamforest HoeffdingTreeRegressor (' + args.observer + ', mean)':<44}"
-          f"{err.mean():>8.4f}{eps_ours:>14,.0f}{ours.n_leaves:>8}")
+    print(
+        f"{'streamforest HoeffdingTreeRegressor (' + args.observer + ', mean)':<44}"
+        f"{err.mean():>8.4f}{eps_ours:>14,.0f}{ours.n_leaves:>8}"
+    )
     if rn != n:
         print(f"{'  same model, first ' + str(rn) + ' examples':<44}{mae_ours_rn:>8.4f}")
-    print(f"{'river HoeffdingTreeRegressor (QOSplitter, mean)':<44}"
-          f"{rerr.mean():>8.4f}{eps_river:>14,.0f}{river_model.n_leaves:>8}")
+    print(
+        f"{'river HoeffdingTreeRegressor (QOSplitter, mean)':<44}"
+        f"{rerr.mean():>8.4f}{eps_river:>14,.0f}{river_model.n_leaves:>8}"
+    )
     ratio = eps_ours / eps_river
     rel = mae_ours_rn / rerr.mean() - 1
     print(f"throughput ratio ours/river: {ratio:.1f}x   (target >= 30x)")

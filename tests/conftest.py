@@ -9,6 +9,11 @@ def rng():
 
 def friedman1(n, rng, noise=1.0):
     X = rng.random((n, 10))
-    y = (10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3]
-         + 5 * X[:, 4] + noise * rng.standard_normal(n))
+    y = (
+        10 * np.sin(np.pi * X[:, 0] * X[:, 1])
+        + 20 * (X[:, 2] - 0.5) ** 2
+        + 10 * X[:, 3]
+        + 5 * X[:, 4]
+        + noise * rng.standard_normal(n)
+    )
     return X, y

@@ -11,17 +11,19 @@ from streamforest import HoeffdingTreeRegressor  # noqa: E402
 from streamforest.river import RiverRegressor  # noqa: E402
 
 
-@pytest.mark.parametrize("params", list(RiverRegressor._unit_test_params()),
-                         ids=["qo-mean", "ebst-linear"])
+@pytest.mark.parametrize(
+    "params", list(RiverRegressor._unit_test_params()), ids=["qo-mean", "ebst-linear"]
+)
 def test_check_estimator(params):
     checks.check_estimator(RiverRegressor(**params))
 
 
 def test_progressive_val_score_and_pipeline():
     model = preprocessing.StandardScaler() | RiverRegressor(
-        HoeffdingTreeRegressor(grace_period=50, leaf_model="mean", seed=0))
+        HoeffdingTreeRegressor(grace_period=50, leaf_model="mean", seed=0)
+    )
     score = evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())
     baseline = evaluate.progressive_val_score(
-        datasets.TrumpApproval(), dummy.StatisticRegressor(stats.Mean()),
-        metrics.MAE())
+        datasets.TrumpApproval(), dummy.StatisticRegressor(stats.Mean()), metrics.MAE()
+    )
     assert score.get() < baseline.get()

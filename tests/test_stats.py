@@ -57,7 +57,7 @@ def test_plain_welford_would_fail_this_bar():
 )
 def test_weighted_merge_and_subtract_match_direct(a, b, w):
     a, b = np.array(a), np.array(b)
-    wa, wb = np.array(w[: len(a)]), np.array(w[40: 40 + len(b)])
+    wa, wb = np.array(w[: len(a)]), np.array(w[40 : 40 + len(b)])
     sa, sb = RunningStats.of(a, wa), RunningStats.of(b, wb)
     both = RunningStats.of(np.concatenate([a, b]), np.concatenate([wa, wb]))
     m = sa + sb

@@ -1,4 +1,4 @@
-"""The tree's two APIs: determinism, pickling, bad input, emerging features, budgets, leaf models."""
+"""The tree's APIs: determinism, pickling, bad input, emerging features, budgets, leaf models."""
 
 import pickle
 
@@ -59,7 +59,7 @@ def test_learn_one_matches_learn_many_and_predict_learn_many(rng):
     assert np.array_equal(np.array(preds_one), preds_many)
     batch = HoeffdingTreeRegressor(grace_period=100, leaf_model="linear", seed=1)
     for k in range(0, 1500, 400):  # chunked learning equals one pass
-        batch.learn_many(X[k:k + 400], y[k:k + 400])
+        batch.learn_many(X[k : k + 400], y[k : k + 400])
     assert np.array_equal(batch.predict(X), many.predict(X))
 
 
@@ -124,23 +124,30 @@ def test_emerging_and_missing_features(rng):
     assert m.predict_one({"a": 0.3, "b": 0.1}) < 1.0
     # unknown features at prediction are ignored; missing ones follow the documented rule
     p_missing = m.predict_one({"a": 0.3})
-    assert p_missing == m.predict_one({"a": 0.3, "zzz": 1.0}) == m.predict_one(
-        {"a": 0.3, "b": None}) == m.predict_one({"a": 0.3, "b": float("nan")})
+    assert (
+        p_missing
+        == m.predict_one({"a": 0.3, "zzz": 1.0})
+        == m.predict_one({"a": 0.3, "b": None})
+        == m.predict_one({"a": 0.3, "b": float("nan")})
+    )
 
 
 def test_dataframe_columns_are_matched_by_name(rng):
     pd = pytest.importorskip("pandas")
     X, y = friedman1(2000, rng)
     cols = [f"x{i}" for i in range(10)]
-    m = HoeffdingTreeRegressor(grace_period=100, seed=0).learn_many(pd.DataFrame(X, columns=cols), y)
+    m = HoeffdingTreeRegressor(grace_period=100, seed=0).learn_many(
+        pd.DataFrame(X, columns=cols), y
+    )
     shuffled = pd.DataFrame(X, columns=cols)[cols[::-1]]
     assert np.array_equal(m.predict(shuffled), m.predict(X))
 
 
 def test_observer_memory_budget_is_respected_on_a_long_stream(rng):
     budget = 3000
-    m = HoeffdingTreeRegressor(observer="ebst", grace_period=100, max_observer_bins=budget,
-                               leaf_model="mean", seed=0)
+    m = HoeffdingTreeRegressor(
+        observer="ebst", grace_period=100, max_observer_bins=budget, leaf_model="mean", seed=0
+    )
     live = []
     for _ in range(10):
         X, y = friedman1(5000, rng)
@@ -175,7 +182,7 @@ def test_linear_leaves_beat_mean_leaves_on_a_linear_target(rng):
     mae = {}
     for lm in ("mean", "linear", "adaptive"):
         p = HoeffdingTreeRegressor(leaf_model=lm, grace_period=200, seed=0).predict_learn_many(X, y)
-        mae[lm] = np.mean(np.abs(p[n // 2:] - y[n // 2:]))
+        mae[lm] = np.mean(np.abs(p[n // 2 :] - y[n // 2 :]))
     assert mae["linear"] < 0.7 * mae["mean"]
     assert mae["adaptive"] < 0.8 * mae["mean"]
 
@@ -186,7 +193,8 @@ def test_sample_weights_equal_repeated_examples_for_statistics(rng):
     k = rng.integers(1, 4, 300)
     a = HoeffdingTreeRegressor(grace_period=10_000, leaf_model="mean").learn_many(X, y, k)
     b = HoeffdingTreeRegressor(grace_period=10_000, leaf_model="mean").learn_many(
-        np.repeat(X, k, axis=0), np.repeat(y, k))
+        np.repeat(X, k, axis=0), np.repeat(y, k)
+    )
     wa, ma, va = a.leaf_stats(0)
     wb, mb, vb = b.leaf_stats(0)
     assert wa == wb and ma == pytest.approx(mb, rel=1e-12) and va == pytest.approx(vb, rel=1e-10)

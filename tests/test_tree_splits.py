@@ -41,8 +41,7 @@ def test_child_statistics_equal_direct_recomputation(obs, rng):
     X[:, 1] = np.round(X[:, 1], 2)  # many ties
     y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0.6, 5.0, -2.0) + rng.standard_normal(n)
     w = rng.poisson(1.0, n).astype(float)
-    model = HoeffdingTreeRegressor(grace_period=100, max_depth=3, leaf_model="mean", seed=1,
-                                   **obs)
+    model = HoeffdingTreeRegressor(grace_period=100, max_depth=3, leaf_model="mean", seed=1, **obs)
     model.learn_many(X, y, w)
     assert model.n_splits >= 2
     assert_leaves_match_routed_examples(model, X, y, w)
@@ -54,8 +53,7 @@ def test_child_statistics_with_missing_values(obs, rng):
     X = rng.random((n, 3))
     y = np.where(X[:, 0] > 0.4, 4.0, 0.0) + 0.1 * rng.standard_normal(n)
     X[rng.random(n) < 0.2, 0] = np.nan  # missing values of the split feature
-    model = HoeffdingTreeRegressor(grace_period=100, max_depth=2, leaf_model="mean", seed=3,
-                                   **obs)
+    model = HoeffdingTreeRegressor(grace_period=100, max_depth=2, leaf_model="mean", seed=3, **obs)
     model.learn_many(X, y)
     assert any(s["feature"] == 0 for s in model.splits())
     assert_leaves_match_routed_examples(model, X, y)
@@ -67,8 +65,14 @@ def test_qo_threshold_separates_exactly_the_slots_counted_left():
     counted left; the threshold must lie in [0.9, 1.0)."""
     X = np.array([[0.0], [0.9], [1.0]] * 400)
     y = np.array([0.0, 0.0, 10.0] * 400)
-    model = HoeffdingTreeRegressor(grace_period=300, max_depth=1, observer="qo", qo_radius=1.0,
-                                   leaf_model="mean", min_samples_split=1)
+    model = HoeffdingTreeRegressor(
+        grace_period=300,
+        max_depth=1,
+        observer="qo",
+        qo_radius=1.0,
+        leaf_model="mean",
+        min_samples_split=1,
+    )
     model.learn_many(X, y)
     (split,) = model.splits()
     assert 0.9 <= split["threshold"] < 1.0
@@ -101,7 +105,7 @@ def test_nominal_split_groups_categories_and_routes_unseen_to_heavier_side(rng):
     p = np.array([0.3, 0.15, 0.3, 0.15, 0.1])
     model = HoeffdingTreeRegressor(grace_period=200, max_depth=1, leaf_model="mean", seed=0)
     data = []
-    for i in range(n):
+    for _ in range(n):
         c = rng.choice(cats, p=p)
         x = {"color": c, "noise": float(rng.random())}
         t = effect[c] + 0.1 * rng.standard_normal()
@@ -110,11 +114,14 @@ def test_nominal_split_groups_categories_and_routes_unseen_to_heavier_side(rng):
     (s,) = model.splits()
     assert s["feature"] == "color"
     assert {frozenset(s["left_categories"]), frozenset(s["right_categories"])} == {
-        frozenset("ace"), frozenset("bd")}
+        frozenset("ace"),
+        frozenset("bd"),
+    }
     heavy = "left" if s["missing_left"] else "right"
     assert set(s[f"{heavy}_categories"]) == set("ace")
     assert model.predict_one({"color": "z", "noise": 0.5}) == pytest.approx(
-        model.predict_one({"color": "a", "noise": 0.5}))
+        model.predict_one({"color": "a", "noise": 0.5})
+    )
     assert model.predict_one({"color": "b", "noise": 0.5}) == pytest.approx(5.05, abs=0.2)
     # statistics of the children are those of the routed examples
     lo = [t for x, t in data if x["color"] in s["left_categories"]]

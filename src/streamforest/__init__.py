@@ -1,4 +1,4 @@
-"""streamforest: online regression forests for data streams, with calibrated prediction intervals."""
+"""streamforest: online regression forests for data streams, with prediction intervals."""
 
 from .trees import HoeffdingTreeRegressor
 

@@ -19,11 +19,16 @@ def _run(args: argparse.Namespace) -> int:
     from .streams import Friedman
     from .trees import HoeffdingTreeRegressor
 
-    stream = Friedman(function=1, drift=None if args.drift == "none" else args.drift, n=args.n,
-                      seed=args.seed)
+    stream = Friedman(
+        function=1, drift=None if args.drift == "none" else args.drift, n=args.n, seed=args.seed
+    )
     X, y = stream.arrays()
-    model = HoeffdingTreeRegressor(leaf_model=args.leaf_model, observer=args.observer,
-                                   grace_period=args.grace_period, seed=args.seed)
+    model = HoeffdingTreeRegressor(
+        leaf_model=args.leaf_model,
+        observer=args.observer,
+        grace_period=args.grace_period,
+        seed=args.seed,
+    )
     t0 = time.perf_counter()
     model.predict_learn_many(X[:3000], y[:3000])  # loads every compiled kernel it will use
     load = time.perf_counter() - t0
@@ -37,8 +42,8 @@ def _run(args: argparse.Namespace) -> int:
         "model": repr(model),
         "n": args.n,
         "mae": float(np.mean(np.abs(err))),
-        "rmse": float(np.sqrt(np.mean(err ** 2))),
-        "r2": float(1 - np.sum(err ** 2) / np.sum((y - y.mean()) ** 2)),
+        "rmse": float(np.sqrt(np.mean(err**2))),
+        "r2": float(1 - np.sum(err**2) / np.sum((y - y.mean()) ** 2)),
         "seconds": seconds,
         "examples_per_second": args.n / seconds,
         "leaves": model.n_leaves,
@@ -55,13 +60,18 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="streamforest", description="Online regression forests "
-                                 "for data streams.")
+    ap = argparse.ArgumentParser(
+        prog="streamforest", description="Online regression forests for data streams."
+    )
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="prequential run on a built-in stream")
     run.add_argument("--n", type=int, default=100_000, help="stream length (default 100000)")
-    run.add_argument("--drift", choices=["none", "lea", "gra", "gsg"], default="gra",
-                     help="Friedman #1 drift (default gra)")
+    run.add_argument(
+        "--drift",
+        choices=["none", "lea", "gra", "gsg"],
+        default="gra",
+        help="Friedman #1 drift (default gra)",
+    )
     run.add_argument("--observer", choices=["qo", "ebst", "tebst"], default="qo")
     run.add_argument("--leaf-model", choices=["mean", "linear", "adaptive"], default="adaptive")
     run.add_argument("--grace-period", type=int, default=200)

@@ -76,7 +76,9 @@ class FeatureSpace:
         if isinstance(v, numbers.Real):
             f = float(v)
             if math.isinf(f):
-                raise ValueError(f"feature {name!r} is infinite ({v!r}); use NaN or None for missing")
+                raise ValueError(
+                    f"feature {name!r} is infinite ({v!r}); use NaN or None for missing"
+                )
             return f
         raise TypeError(f"feature {name!r} is numeric but got {type(v).__name__} {v!r}")
 
@@ -136,7 +138,9 @@ class FeatureSpace:
         except Exception as e:  # ragged input and the like
             raise TypeError(f"X must be a 2-d numeric array: {e}") from None
         if A.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional (n_samples, n_features), got shape {A.shape}")
+            raise ValueError(
+                f"X must be 2-dimensional (n_samples, n_features), got shape {A.shape}"
+            )
         if not self.names:
             if not learn:
                 return np.full((A.shape[0], 0), _MISSING)
@@ -146,9 +150,13 @@ class FeatureSpace:
             if A.shape[1] != len(names):
                 raise ValueError(
                     f"X has {A.shape[1]} columns but the model was trained with {len(names)} "
-                    f"features; pass a DataFrame or dicts to use named features")
-        if A.dtype.kind in "biuf" and not any(self.nominal) and not (
-                learn and len(self.names) < A.shape[1] and self.forced_nominal):
+                    f"features; pass a DataFrame or dicts to use named features"
+                )
+        if (
+            A.dtype.kind in "biuf"
+            and not any(self.nominal)
+            and not (learn and len(self.names) < A.shape[1] and self.forced_nominal)
+        ):
             # fast path: a numeric matrix without nominal features, validated in one pass
             out = np.ascontiguousarray(A, dtype=np.float64)
             if np.isinf(out).any():

@@ -55,5 +55,8 @@ class RiverRegressor(base.MiniBatchRegressor):
     @classmethod
     def _unit_test_params(cls):
         yield {"model": HoeffdingTreeRegressor(grace_period=50, seed=1)}
-        yield {"model": HoeffdingTreeRegressor(grace_period=50, leaf_model="linear",
-                                               observer="ebst", seed=1)}
+        yield {
+            "model": HoeffdingTreeRegressor(
+                grace_period=50, leaf_model="linear", observer="ebst", seed=1
+            )
+        }

@@ -27,8 +27,13 @@ class Friedman:
         Seed; the same seed gives the same stream.
     """
 
-    def __init__(self, function: int = 1, drift: str | None = None, n: int = 1_000_000,
-                 seed: int | None = None):
+    def __init__(
+        self,
+        function: int = 1,
+        drift: str | None = None,
+        n: int = 1_000_000,
+        seed: int | None = None,
+    ):
         if function != 1:
             raise ValueError(f"only Friedman #1 is available so far, got function={function!r}")
         if drift not in (None, "lea", "gra", "gsg"):
@@ -40,8 +45,12 @@ class Friedman:
     @property
     def change_points(self) -> list[int]:
         n = self.n
-        return {None: [], "lea": [n // 4, n // 2, 3 * n // 4], "gra": [n // 2, 3 * n // 4],
-                "gsg": [n // 2, 3 * n // 4]}[self.drift]
+        return {
+            None: [],
+            "lea": [n // 4, n // 2, 3 * n // 4],
+            "gra": [n // 2, 3 * n // 4],
+            "gsg": [n // 2, 3 * n // 4],
+        }[self.drift]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The whole stream as ``(X, y)``."""
@@ -62,10 +71,13 @@ class Friedman:
             c1, c2, c3 = self.change_points
             stage = (idx >= c1).astype(int) + (idx >= c2) + (idx >= c3)
             r1 = [(x2 < 0.3) & (x4 > 0.7) & (x5 < 0.3), (x2 < 0.3) & (x4 > 0.7), x2 < 0.3]
-            r2 = [(x2 > 0.7) & (x3 > 0.7) & (x4 < 0.3) & (x5 > 0.7),
-                  (x2 > 0.7) & (x3 > 0.7) & (x4 < 0.3), (x2 > 0.7) & (x3 > 0.7)]
+            r2 = [
+                (x2 > 0.7) & (x3 > 0.7) & (x4 < 0.3) & (x5 > 0.7),
+                (x2 > 0.7) & (x3 > 0.7) & (x4 < 0.3),
+                (x2 > 0.7) & (x3 > 0.7),
+            ]
             f1 = 10 * x1 * x2 + 20 * (x3 - 0.5) + 10 * x4 + 5 * x5
-            f2 = 10 * np.cos(x1 * x2) + 20 * (x3 - 0.5) + np.exp(x4) + 5 * x5 ** 2
+            f2 = 10 * np.cos(x1 * x2) + 20 * (x3 - 0.5) + np.exp(x4) + 5 * x5**2
             for s in (1, 2, 3):
                 in_r1 = (stage == s) & r1[s - 1]
                 in_r2 = (stage == s) & r2[s - 1] & ~in_r1

@@ -284,8 +284,16 @@ def _split(st, prm, leaf, f):
     tw, th, tl, tm2 = chan_merge(lw, lh, ll, lm2, rw, rh, rl, rm2)
     s = st.lf_stat
     ih = st.lf_inh
-    ow, oh, ol, om2 = chan_subtract(s[leaf, S_W], s[leaf, S_HI], s[leaf, S_LO], s[leaf, S_M2],
-                                    ih[leaf, S_W], ih[leaf, S_HI], ih[leaf, S_LO], ih[leaf, S_M2])
+    ow, oh, ol, om2 = chan_subtract(
+        s[leaf, S_W],
+        s[leaf, S_HI],
+        s[leaf, S_LO],
+        s[leaf, S_M2],
+        ih[leaf, S_W],
+        ih[leaf, S_HI],
+        ih[leaf, S_LO],
+        ih[leaf, S_M2],
+    )
     mw, mh, ml, mm2 = chan_subtract(ow, oh, ol, om2, tw, th, tl, tm2)
     miss_left = lw >= rw
     if mw > 0.0:
@@ -375,7 +383,8 @@ def _learn_row(st, prm, node, x, y, w):
     learn_leaf_model(st, prm, leaf, x, y, w, nfeat)
     s = st.lf_stat
     s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3] = welford_update(
-        s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3], y, w)
+        s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3], y, w
+    )
     if st.lf_active[leaf] == 0:
         return
     if free_bins(st) < nfeat:  # budget reached, nothing else to deactivate: stop observing here
@@ -439,8 +448,11 @@ def apply_batch(st, X, out):
 @njit(cache=True)
 def leaf_target_stats(st, node):
     leaf = st.nd_leaf[node]
-    return (st.lf_stat[leaf, S_W], st.lf_stat[leaf, S_HI] + st.lf_stat[leaf, S_LO],
-            st.lf_stat[leaf, S_M2])
+    return (
+        st.lf_stat[leaf, S_W],
+        st.lf_stat[leaf, S_HI] + st.lf_stat[leaf, S_LO],
+        st.lf_stat[leaf, S_M2],
+    )
 
 
 @njit(cache=True)

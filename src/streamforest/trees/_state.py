@@ -14,8 +14,9 @@ Three pools live in the state:
 - nodes (``nd_*``): the routing structure; a node is a leaf when ``nd_feat < 0``;
 - leaves (``lf_*``), indexed by a leaf *slot* reused after a split: target statistics, the leaf's
   linear model and its normaliser, and one attribute observer per feature;
-- bins (``bn``, one row per bin): the observers' contents (one bin per distinct key of an observer), chained per
-  observer and found through one open-addressing hash table per tree (``ht``).
+- bins (``bn``, one row per bin): the observers' contents (one bin per distinct key of an
+  observer), chained per observer and found through one open-addressing hash table
+  per tree (``ht``).
 """
 
 from __future__ import annotations
@@ -131,8 +132,14 @@ def _hash_capacity(bins: int) -> int:
     return h
 
 
-def allocate(n_features: int, rng: np.ndarray, nodes: int = 64, leaves: int = 32,
-             bins: int = 1024, cats: int = 64) -> TreeState:
+def allocate(
+    n_features: int,
+    rng: np.ndarray,
+    nodes: int = 64,
+    leaves: int = 32,
+    bins: int = 1024,
+    cats: int = 64,
+) -> TreeState:
     """A fresh state with capacity for ``n_features`` features; node 0 is the (empty) root leaf."""
     pc = max(1, n_features)
     ints = np.zeros(N_INTS, dtype=np.int64)
@@ -203,8 +210,15 @@ def _resized(a: np.ndarray, n0: int, fill=0, p_new: int | None = None) -> np.nda
     return out
 
 
-def grow(st: TreeState, *, nodes: int = 0, leaves: int = 0, bins: int = 0, cats: int = 0,
-         features: int = 0) -> TreeState:
+def grow(
+    st: TreeState,
+    *,
+    nodes: int = 0,
+    leaves: int = 0,
+    bins: int = 0,
+    cats: int = 0,
+    features: int = 0,
+) -> TreeState:
     """A state with at least the given capacities (0: keep), contents preserved.
 
     ``features`` is the feature capacity (second dimension of the per-feature leaf arrays).  When
@@ -224,7 +238,11 @@ def grow(st: TreeState, *, nodes: int = 0, leaves: int = 0, bins: int = 0, cats:
         for k in d:
             if k.startswith("lf_"):
                 extra = 1 if k in ("lf_coef", "lf_rms") else 0
-                p_new = pc + extra if d[k].ndim >= 2 and k not in ("lf_stat", "lf_inh", "lf_err") else None
+                p_new = (
+                    pc + extra
+                    if d[k].ndim >= 2 and k not in ("lf_stat", "lf_inh", "lf_err")
+                    else None
+                )
                 d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
         d["ft_perm"] = np.zeros(pc, np.int64)

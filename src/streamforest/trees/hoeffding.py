@@ -11,6 +11,7 @@ import numpy as np
 from .. import rng as _rng
 from ..base import Estimator
 from ..features import FeatureSpace, check_target, check_targets, check_weights
+from ..stats import RunningStats
 from . import _kernels as K
 from . import _state as S
 from .observers import rebuild_hash
@@ -126,10 +127,15 @@ class HoeffdingTreeRegressor(Estimator):
     def _check_params(self) -> None:
         def positive(name, v, integer=False):
             kind = numbers.Integral if integer else numbers.Real
-            if isinstance(v, bool) or not isinstance(v, kind) or not v > 0 or \
-                    (isinstance(v, float) and not math.isfinite(v)):
-                raise ValueError(f"{name} must be a positive {'integer' if integer else 'number'},"
-                                 f" got {v!r}")
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, kind)
+                or not v > 0
+                or (isinstance(v, float) and not math.isfinite(v))
+            ):
+                raise ValueError(
+                    f"{name} must be a positive {'integer' if integer else 'number'}, got {v!r}"
+                )
 
         positive("grace_period", self.grace_period)
         if not (isinstance(self.delta, numbers.Real) and 0 < self.delta < 1):
@@ -137,22 +143,28 @@ class HoeffdingTreeRegressor(Estimator):
         if not (isinstance(self.tau, numbers.Real) and 0 <= self.tau <= 1):
             raise ValueError(f"tau must be in [0, 1], got {self.tau!r}")
         if self.leaf_model not in S.LEAF_MODELS:
-            raise ValueError(f"leaf_model must be one of {sorted(S.LEAF_MODELS)}, "
-                             f"got {self.leaf_model!r}")
+            raise ValueError(
+                f"leaf_model must be one of {sorted(S.LEAF_MODELS)}, got {self.leaf_model!r}"
+            )
         if self.observer not in S.OBSERVERS:
-            raise ValueError(f"observer must be one of {sorted(S.OBSERVERS)}, got {self.observer!r}")
+            raise ValueError(
+                f"observer must be one of {sorted(S.OBSERVERS)}, got {self.observer!r}"
+            )
         r = self.qo_radius
         if isinstance(r, str):
             if r not in ("sigma/2", "sigma/3"):
-                raise ValueError(f"qo_radius must be a positive number, 'sigma/2' or 'sigma/3', "
-                                 f"got {r!r}")
+                raise ValueError(
+                    f"qo_radius must be a positive number, 'sigma/2' or 'sigma/3', got {r!r}"
+                )
         else:
             positive("qo_radius", r)
         positive("qo_cold_radius", self.qo_cold_radius)
-        if not (isinstance(self.tebst_decimals, numbers.Integral) and
-                0 <= self.tebst_decimals <= 12):
-            raise ValueError(f"tebst_decimals must be an integer in [0, 12], "
-                             f"got {self.tebst_decimals!r}")
+        if not (
+            isinstance(self.tebst_decimals, numbers.Integral) and 0 <= self.tebst_decimals <= 12
+        ):
+            raise ValueError(
+                f"tebst_decimals must be an integer in [0, 12], got {self.tebst_decimals!r}"
+            )
         if self.max_depth is not None:
             positive("max_depth", self.max_depth, integer=True)
         if not (isinstance(self.min_samples_split, numbers.Real) and self.min_samples_split >= 0):
@@ -168,11 +180,16 @@ class HoeffdingTreeRegressor(Estimator):
         if not (0 < self.adaptive_fading <= 1):
             raise ValueError(f"adaptive_fading must be in (0, 1], got {self.adaptive_fading!r}")
         mf = self.max_features
-        if not (mf is None or mf == "sqrt" or
-                (isinstance(mf, numbers.Integral) and not isinstance(mf, bool) and mf > 0) or
-                (isinstance(mf, float) and 0 < mf <= 1)):
-            raise ValueError(f"max_features must be None, 'sqrt', a positive int or a fraction in "
-                             f"(0, 1], got {mf!r}")
+        if not (
+            mf is None
+            or mf == "sqrt"
+            or (isinstance(mf, numbers.Integral) and not isinstance(mf, bool) and mf > 0)
+            or (isinstance(mf, float) and 0 < mf <= 1)
+        ):
+            raise ValueError(
+                f"max_features must be None, 'sqrt', a positive int or a fraction in "
+                f"(0, 1], got {mf!r}"
+            )
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
 
@@ -202,7 +219,7 @@ class HoeffdingTreeRegressor(Estimator):
             rms_eps=float(self.rms_eps),
             fading=float(self.adaptive_fading),
             observer=S.OBSERVERS[self.observer],
-            tebst_scale=float(10.0 ** self.tebst_decimals),
+            tebst_scale=float(10.0**self.tebst_decimals),
             qo_sigma=sigma,
             qo_radius=radius,
             max_features=self._n_features_observed(p),
@@ -232,8 +249,9 @@ class HoeffdingTreeRegressor(Estimator):
             return
         if self.state_ is None:
             self.params_ = self._tree_params(p)
-            st = S.allocate(p, _rng.new_state(self.seed),
-                            bins=min(4096, int(self.max_observer_bins)))
+            st = S.allocate(
+                p, _rng.new_state(self.seed), bins=min(4096, int(self.max_observer_bins))
+            )
             st.ft_nominal[:p] = fs.nominal
             K.init_root(st, self.params_)
             self.state_ = st
@@ -244,10 +262,10 @@ class HoeffdingTreeRegressor(Estimator):
                 st = S.grow(st, features=max(p, 2 * pc))
             st.ft_nominal[:p] = fs.nominal
             # new features are observed by every existing leaf (see _choose_features)
-            st.lf_mask[:, st.ints[S.I_NFEAT]:p] = 1
+            st.lf_mask[:, st.ints[S.I_NFEAT] : p] = 1
             prm = self.params_
             new_scale = 1.0 / prm.qo_radius if prm.observer == S.OBS_QO else prm.tebst_scale
-            st.lf_scale[:, st.ints[S.I_NFEAT]:p] = new_scale
+            st.lf_scale[:, st.ints[S.I_NFEAT] : p] = new_scale
             st.ints[S.I_NFEAT] = p
             self.params_ = self._tree_params(p)
             self.state_ = st
@@ -299,9 +317,11 @@ class HoeffdingTreeRegressor(Estimator):
         self._run(X, np.array([yf]), wa)
 
     def _learn_featureless(self, y: float, w: float) -> None:
-        pending = getattr(self, "pending_", None) or []
-        pending.append((y, w))
-        self.pending_ = pending
+        """Examples without any feature: only their target mean is kept (bounded memory)."""
+        if getattr(self, "featureless_", None) is None:
+            self.featureless_ = RunningStats()
+        if w > 0:
+            self.featureless_.update(y, w)
 
     def predict_one(self, x: Mapping[Hashable, object]) -> float:
         """Prediction for one example; 0.0 before anything was learnt."""
@@ -315,11 +335,8 @@ class HoeffdingTreeRegressor(Estimator):
         return float(out[0])
 
     def _featureless_prediction(self) -> float:
-        pending = getattr(self, "pending_", None)
-        if not pending:
-            return 0.0
-        ws = sum(w for _, w in pending)
-        return sum(y * w for y, w in pending) / ws if ws > 0 else 0.0
+        fl = getattr(self, "featureless_", None)
+        return fl.mean if fl is not None else 0.0
 
     # ---------------------------------------------------------------------------------------------
     # array API
@@ -437,14 +454,22 @@ class HoeffdingTreeRegressor(Estimator):
             f = int(st.nd_feat[node])
             if f < 0:
                 continue
-            d = {"node": node, "feature": names[f], "missing_left": bool(st.nd_miss_left[node]),
-                 "left": int(st.nd_left[node]), "right": int(st.nd_right[node])}
+            d = {
+                "node": node,
+                "feature": names[f],
+                "missing_left": bool(st.nd_miss_left[node]),
+                "left": int(st.nd_left[node]),
+                "right": int(st.nd_right[node]),
+            }
             if st.ft_nominal[f]:
                 inv = {c: v for v, c in self.features_.categories[f].items()}
-                off, nl, nr = (int(st.nd_cat_off[node]), int(st.nd_cat_len[node]),
-                               int(st.nd_cat_nr[node]))
-                d["left_categories"] = [inv[int(c)] for c in st.cats[off:off + nl]]
-                d["right_categories"] = [inv[int(c)] for c in st.cats[off + nl:off + nl + nr]]
+                off, nl, nr = (
+                    int(st.nd_cat_off[node]),
+                    int(st.nd_cat_len[node]),
+                    int(st.nd_cat_nr[node]),
+                )
+                d["left_categories"] = [inv[int(c)] for c in st.cats[off : off + nl]]
+                d["right_categories"] = [inv[int(c)] for c in st.cats[off + nl : off + nl + nr]]
             else:
                 d["threshold"] = float(st.nd_thr[node])
             out.append(d)

@@ -102,7 +102,8 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
         if not np.isnan(xj) and not st.ft_nominal[j]:
             s = st.lf_x
             s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3] = welford_update(
-                s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3], xj, w)
+                s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3], xj, w
+            )
 
 
 @njit(cache=True)

@@ -111,7 +111,8 @@ def observe(st, leaf, feat, key, x, y, w):
             break
         if bn[b, B_KEY] == key and bn[b, B_FEAT] == ff and bn[b, B_LEAF] == fl:
             bn[b, B_W], bn[b, B_HI], bn[b, B_LO], bn[b, B_M2] = welford_update(
-                bn[b, B_W], bn[b, B_HI], bn[b, B_LO], bn[b, B_M2], y, w)
+                bn[b, B_W], bn[b, B_HI], bn[b, B_LO], bn[b, B_M2], y, w
+            )
             bn[b, B_XSUM] += w * x
             if x < bn[b, B_XMIN]:
                 bn[b, B_XMIN] = x
@@ -152,8 +153,9 @@ def free_bins(st):
 
 @njit(cache=True)
 def _bin_home(st, b, m):
-    return _home(np.int64(st.bn[b, B_LEAF]), np.int64(st.bn[b, B_FEAT]), st.bn[b, B_KEY],
-                 np.uint64(m))
+    return _home(
+        np.int64(st.bn[b, B_LEAF]), np.int64(st.bn[b, B_FEAT]), st.bn[b, B_KEY], np.uint64(m)
+    )
 
 
 @njit(cache=True)
@@ -299,8 +301,9 @@ def best_cut(st, idx, n, min_branch):
     best_k = -1
     for k in range(n - 1):
         b = idx[k]
-        lw, lh, ll, lm2 = chan_merge(lw, lh, ll, lm2, bn[b, B_W], bn[b, B_HI], bn[b, B_LO],
-                                     bn[b, B_M2])
+        lw, lh, ll, lm2 = chan_merge(
+            lw, lh, ll, lm2, bn[b, B_W], bn[b, B_HI], bn[b, B_LO], bn[b, B_M2]
+        )
         rw, rh, rl, rm2 = chan_subtract(tw, th, tl, tm2, lw, lh, ll, lm2)
         if lw < min_branch or rw < min_branch:
             continue
