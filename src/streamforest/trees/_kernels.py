@@ -453,10 +453,3 @@ def leaf_target_stats(st, node):
         st.lf_stat[leaf, S_HI] + st.lf_stat[leaf, S_LO],
         st.lf_stat[leaf, S_M2],
     )
-
-
-@njit(cache=True)
-def observer_totals(st, leaf, f):
-    """Statistic of all bins of observer (leaf, f) (used by tests and diagnostics)."""
-    n = sorted_bins(st, leaf, f, st.ft_nominal[f] == 1)
-    return merged_stat(st, st.sc_idx, 0, n)
