@@ -33,7 +33,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..rng import next_below
+from ..rng import next_below, next_float
+from ..sketches.kll import kll_copy, kll_reset, kll_update
 from ..stats import chan_merge, chan_subtract, welford_update
 from ._state import (
     B_KEY,
@@ -190,6 +191,8 @@ def init_root(st, prm):
     st.lf_err[leaf, :] = 0.0
     st.ft_spread[:] = 0.0
     _init_leaf(st, prm, leaf, 0, 0, st.ft_spread)
+    if prm.sketch_k > 0:
+        kll_reset(st.lf_sk, st.lf_skl, leaf)
 
 
 @njit(cache=True)
@@ -354,6 +357,12 @@ def _split(st, prm, leaf, f):
     inherit_linear(st, leaf, lslot, p_mean, p_sd)
     _init_leaf(st, prm, lslot, left, depth + 1, spread)
     _init_leaf(st, prm, rslot, right, depth + 1, spread)
+    if prm.sketch_k > 0:  # the left child keeps the parent's slot, hence its sketch
+        if prm.sketch_split == 1:
+            kll_copy(st.lf_sk, st.lf_skl, lslot, rslot)
+        else:
+            kll_reset(st.lf_sk, st.lf_skl, lslot)
+            kll_reset(st.lf_sk, st.lf_skl, rslot)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -376,6 +385,19 @@ def _room(st, prm):
 
 
 @njit(cache=True, inline="always")
+def _sketch_target(st, leaf, y, w):
+    """Add ``y`` to the leaf's KLL sketch with an integer weight: ``w`` rounded stochastically
+    (``floor(w)`` plus one with probability ``frac(w)``, unbiased; Poisson bagging weights are
+    integers already)."""
+    wi = np.int64(w)
+    frac = w - wi
+    if frac > 0.0 and next_float(st.rng) < frac:
+        wi += 1
+    if wi > 0:
+        kll_update(st.lf_sk, st.lf_skl, leaf, y, wi, st.sk_cap, st.rng)
+
+
+@njit(cache=True, inline="always")
 def _learn_row(st, prm, node, x, y, w):
     """Learn ``(x, y, w)`` at the leaf ``node`` that ``x`` routes to."""
     nfeat = st.ints[I_NFEAT]
@@ -385,6 +407,8 @@ def _learn_row(st, prm, node, x, y, w):
     s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3] = welford_update(
         s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3], y, w
     )
+    if prm.sketch_k > 0:
+        _sketch_target(st, leaf, y, w)
     if st.lf_active[leaf] == 0:
         return
     if free_bins(st) < nfeat:  # budget reached, nothing else to deactivate: stop observing here
@@ -400,7 +424,7 @@ def _learn_row(st, prm, node, x, y, w):
         _attempt_split(st, prm, leaf)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def learn_batch(st, prm, X, y, w, start):
     """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all)."""
     for i in range(start, X.shape[0]):
@@ -414,7 +438,7 @@ def learn_batch(st, prm, X, y, w, start):
     return X.shape[0]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def predict_batch(st, prm, X, out):
     nfeat = st.ints[I_NFEAT]
     for i in range(X.shape[0]):
@@ -422,7 +446,7 @@ def predict_batch(st, prm, X, out):
         out[i] = predict_leaf(st, prm, st.nd_leaf[node], X[i], nfeat)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def predict_learn_batch(st, prm, X, y, w, start, out):
     """Prequential loop: ``out[i]`` is the prediction for row i made before learning it."""
     nfeat = st.ints[I_NFEAT]
@@ -438,7 +462,7 @@ def predict_learn_batch(st, prm, X, y, w, start, out):
     return X.shape[0]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, nogil=True, _nrt=False)
 def apply_batch(st, X, out):
     """Leaf node id reached by each row."""
     for i in range(X.shape[0]):

@@ -13,7 +13,8 @@ Three pools live in the state:
 
 - nodes (``nd_*``): the routing structure; a node is a leaf when ``nd_feat < 0``;
 - leaves (``lf_*``), indexed by a leaf *slot* reused after a split: target statistics, the leaf's
-  linear model and its normaliser, and one attribute observer per feature;
+  linear model and its normaliser, one attribute observer per feature, and optionally a KLL
+  sketch of the targets (for quantile regression forests);
 - bins (``bn``, one row per bin): the observers' contents (one bin per distinct key of an
   observer), chained per observer and found through one open-addressing hash table
   per tree (``ht``).
@@ -24,6 +25,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+
+from ..sketches import kll
 
 # --- indices into TreeState.ints -----------------------------------------------------------------
 I_NNODES = 0  # nodes in use
@@ -82,6 +85,8 @@ class TreeParams(NamedTuple):
     max_features: int  # features observed per leaf (0: all)
     max_leaves: int
     max_bins: int
+    sketch_k: int = 0  # KLL k of the leaf target sketches (0: none)
+    sketch_split: int = 0  # children start with: 0 an empty sketch, 1 a copy of the parent's
 
 
 class TreeState(NamedTuple):
@@ -115,6 +120,10 @@ class TreeState(NamedTuple):
     lf_nb: np.ndarray  # (L, Pc) bins in each observer
     lf_mask: np.ndarray  # (L, Pc) int8: feature observed at this leaf
     lf_free: np.ndarray  # stack of free leaf slots
+    lf_sk: np.ndarray  # (L, cap) KLL sketch items of the leaf's targets ((L, 0) when off)
+    lf_skl: np.ndarray  # (L, LV_WIDTH) KLL level boundaries and weight (see sketches.kll)
+    lf_aux: np.ndarray  # (L,) int64 list head owned by a meta-algorithm (CPExact), -1 empty
+    sk_cap: np.ndarray  # (2, MAX_LEVELS + 1) KLL capacity table
     # bins: one row per bin, columns B_* below (one or two cache lines per update)
     bn: np.ndarray  # (B, N_BIN_COLS) float64
     ht: np.ndarray  # hash table of bin ids, -1 empty
@@ -135,6 +144,7 @@ def _hash_capacity(bins: int) -> int:
 def allocate(
     n_features: int,
     rng: np.ndarray,
+    sketch_k: int = 0,
     nodes: int = 64,
     leaves: int = 32,
     bins: int = 1024,
@@ -176,6 +186,12 @@ def allocate(
         lf_nb=np.zeros((leaves, pc), np.int64),
         lf_mask=np.zeros((leaves, pc), np.int8),
         lf_free=np.zeros(leaves, np.int64),
+        lf_sk=np.zeros((leaves, kll.row_capacity(sketch_k) if sketch_k else 0), f),
+        lf_skl=np.zeros((leaves, kll.LV_WIDTH), np.int64),
+        lf_aux=np.full(leaves, -1, np.int64),
+        sk_cap=kll.capacity_table(sketch_k)
+        if sketch_k
+        else np.zeros((2, kll.MAX_LEVELS + 1), np.int64),
         bn=_empty_bins(bins),
         ht=np.full(_hash_capacity(bins), -1, np.int64),
         cats=np.zeros(cats, f),
@@ -195,7 +211,8 @@ def _empty_bins(n: int) -> np.ndarray:
 
 
 _NODE_FILL = {"nd_feat": -1, "nd_left": -1, "nd_right": -1, "nd_leaf": -1}
-_LEAF_FILL = {"lf_node": -1, "lf_head": -1}
+_LEAF_FILL = {"lf_node": -1, "lf_head": -1, "lf_aux": -1}
+_LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl")
 
 
 def _resized(a: np.ndarray, n0: int, fill=0, p_new: int | None = None) -> np.ndarray:
@@ -238,11 +255,7 @@ def grow(
         for k in d:
             if k.startswith("lf_"):
                 extra = 1 if k in ("lf_coef", "lf_rms") else 0
-                p_new = (
-                    pc + extra
-                    if d[k].ndim >= 2 and k not in ("lf_stat", "lf_inh", "lf_err")
-                    else None
-                )
+                p_new = pc + extra if d[k].ndim >= 2 and k not in _LEAF_NOT_PER_FEATURE else None
                 d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
         d["ft_perm"] = np.zeros(pc, np.int64)

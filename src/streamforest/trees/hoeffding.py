@@ -66,6 +66,14 @@ class HoeffdingTreeRegressor(Estimator):
     nominal_features
         Names (or column indices, for plain arrays) of features to treat as nominal even if their
         values are numbers.  String-valued features are nominal anyway.
+    leaf_quantile_k
+        ``None``, or the ``k`` of a KLL sketch of the targets kept in every leaf (quantile
+        regression forests, :class:`streamforest.OnlineQRF`); each leaf then holds
+        ``8 * row_capacity(k)`` more bytes (about 6 KB at k=200).  Sample weights are rounded
+        stochastically to integers for the sketch.
+    leaf_quantile_split
+        What the two children of a split start their sketch with: ``"empty"`` or ``"parent"``
+        (a copy of the parent's sketch, which it keeps accumulating into).
     seed
         Seed of the random feature subsets; the same seed gives the same model.
 
@@ -100,6 +108,8 @@ class HoeffdingTreeRegressor(Estimator):
         rms_eps: float = 1e-8,
         adaptive_fading: float = 0.995,
         nominal_features: tuple | None = None,
+        leaf_quantile_k: int | None = None,
+        leaf_quantile_split: str = "empty",
         seed: int | None = None,
     ):
         self.grace_period = grace_period
@@ -120,6 +130,8 @@ class HoeffdingTreeRegressor(Estimator):
         self.rms_eps = rms_eps
         self.adaptive_fading = adaptive_fading
         self.nominal_features = nominal_features
+        self.leaf_quantile_k = leaf_quantile_k
+        self.leaf_quantile_split = leaf_quantile_split
         self.seed = seed
 
     # ---------------------------------------------------------------------------------------------
@@ -190,6 +202,17 @@ class HoeffdingTreeRegressor(Estimator):
                 f"max_features must be None, 'sqrt', a positive int or a fraction in "
                 f"(0, 1], got {mf!r}"
             )
+        qk = self.leaf_quantile_k
+        if qk is not None and not (
+            isinstance(qk, numbers.Integral) and not isinstance(qk, bool) and 8 <= qk <= 65535
+        ):
+            raise ValueError(
+                f"leaf_quantile_k must be None or an integer in [8, 65535], got {qk!r}"
+            )
+        if self.leaf_quantile_split not in ("empty", "parent"):
+            raise ValueError(
+                f"leaf_quantile_split must be 'empty' or 'parent', got {self.leaf_quantile_split!r}"
+            )
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
 
@@ -225,6 +248,8 @@ class HoeffdingTreeRegressor(Estimator):
             max_features=self._n_features_observed(p),
             max_leaves=int(self.max_leaves),
             max_bins=int(self.max_observer_bins),
+            sketch_k=int(self.leaf_quantile_k or 0),
+            sketch_split=1 if self.leaf_quantile_split == "parent" else 0,
         )
 
     # ---------------------------------------------------------------------------------------------
@@ -250,7 +275,10 @@ class HoeffdingTreeRegressor(Estimator):
         if self.state_ is None:
             self.params_ = self._tree_params(p)
             st = S.allocate(
-                p, _rng.new_state(self.seed), bins=min(4096, int(self.max_observer_bins))
+                p,
+                _rng.new_state(self.seed),
+                sketch_k=int(self.leaf_quantile_k or 0),
+                bins=min(4096, int(self.max_observer_bins)),
             )
             st.ft_nominal[:p] = fs.nominal
             K.init_root(st, self.params_)

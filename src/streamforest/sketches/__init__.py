@@ -1,0 +1,5 @@
+"""Streaming quantile sketches."""
+
+from .sketch import KLLSketch
+
+__all__ = ["KLLSketch"]

@@ -1,0 +1,337 @@
+"""KLL quantile sketch (Karnin, Lang & Liberty 2016) compiled for use inside learning loops.
+
+Layout follows Apache DataSketches' ``kll_sketch``: the items of all levels live in one array,
+level ``h`` (items of weight ``2**h``) occupies ``[start_h, start_{h+1})``, the top level ends at
+the end of the array and level 0 sits next to the free space at the front.  Level ``h`` of a
+sketch with ``H`` levels has capacity ``max(8, round(k * (2/3) ** (H - h - 1)))``; when the
+array's live capacity (the sum of those) is full, the lowest level at or over its capacity is
+compacted: its items are halved with a random offset (an odd item stays behind) and merged into
+the level above, which is created when needed.
+
+Two deliberate differences from DataSketches, neither affecting accuracy:
+
+- every level, level 0 included, is kept sorted (an insertion shifts the smaller items of its
+  level by one), so a query never sorts: quantiles of one sketch or of a union of sketches are a
+  heap walk over sorted runs (:func:`runs_quantile`);
+- a weighted update ``update(v, w)`` for an integer weight ``w`` inserts ``v`` once into every
+  level ``j`` whose bit is set in ``w`` (weight ``2**j``), so it costs ``O(log w)`` and keeps the
+  exact total weight, instead of ``w`` repeated updates.
+
+Many sketches share one 2-d array (one row each: a tree's leaves), so every kernel takes the
+arrays and a row index.  ``lv`` rows hold ``[H, start_0, ..., start_MAXL, n]``.  A row has
+room for :data:`MAX_LEVELS` levels, i.e. a total weight of about ``8 * 2**MAX_LEVELS``.
+
+Queries use DataSketches' inclusive rule: the ``q``-quantile is the smallest retained item whose
+cumulative weight (items sorted by value) is at least ``q`` times the total weight.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..rng import next_u64
+
+MAX_LEVELS = 32
+MIN_WIDTH = 8
+LV_H = 0  # index of the level count in an lv row
+LV_N = MAX_LEVELS + 2  # index of the total weight
+LV_WIDTH = MAX_LEVELS + 3
+
+
+def capacity_table(k: int) -> np.ndarray:
+    """``(2, MAX_LEVELS + 1)`` int64 table: row 0 the capacity of a level at depth ``d`` (levels
+    below the top), row 1 the total capacity of a sketch with ``H`` levels."""
+    if not (isinstance(k, (int, np.integer)) and MIN_WIDTH <= k <= 65535):
+        raise ValueError(f"KLL k must be an integer in [{MIN_WIDTH}, 65535], got {k!r}")
+    t = np.zeros((2, MAX_LEVELS + 1), dtype=np.int64)
+    for d in range(MAX_LEVELS + 1):
+        t[0, d] = max(MIN_WIDTH, int(k * (2.0 / 3.0) ** d + 0.5))
+    for h in range(1, MAX_LEVELS + 1):
+        t[1, h] = t[1, h - 1] + t[0, h - 1]
+    return t
+
+
+def row_capacity(k: int) -> int:
+    """Items a sketch row must hold (its capacity with :data:`MAX_LEVELS` levels)."""
+    return int(capacity_table(k)[1, MAX_LEVELS])
+
+
+# ------------------------------------------------------------------------------------------------
+# one sketch (a row of shared arrays)
+@njit(cache=True, inline="always")
+def kll_reset(items, lv, r):
+    cap = items.shape[1]
+    lv[r, LV_H] = 1
+    lv[r, 1] = cap
+    lv[r, 2] = cap
+    lv[r, LV_N] = 0
+
+
+@njit(cache=True, inline="always")
+def kll_copy(items, lv, src, dst):
+    cap = items.shape[1]
+    for i in range(lv[src, 1], cap):
+        items[dst, i] = items[src, i]
+    for j in range(LV_WIDTH):
+        lv[dst, j] = lv[src, j]
+
+
+@njit(cache=True, inline="always")
+def kll_n(lv, r):
+    return lv[r, LV_N]
+
+
+@njit(cache=True, inline="always")
+def kll_retained(items, lv, r):
+    return items.shape[1] - lv[r, 1]
+
+
+@njit(cache=True, inline="always")
+def _add_level(items, lv, r):
+    h = lv[r, LV_H]
+    lv[r, h + 2] = items.shape[1]  # the new top level starts (and ends) at the array's end
+    lv[r, LV_H] = h + 1
+
+
+@njit(cache=True)
+def _compress(items, lv, r, capt, rng):
+    """Compact the lowest level at or over its capacity into the level above."""
+    H = lv[r, LV_H]
+    h = 0
+    while h < H - 1:
+        if lv[r, h + 2] - lv[r, h + 1] >= capt[0, H - h - 1]:
+            break
+        h += 1
+    if h == H - 1:
+        if H >= MAX_LEVELS:  # cannot happen below ~8 * 2**MAX_LEVELS of weight
+            return
+        _add_level(items, lv, r)
+    raw_beg = lv[r, h + 1]
+    raw_end = lv[r, h + 2]
+    above_end = lv[r, h + 3]
+    raw_pop = raw_end - raw_beg
+    odd = raw_pop & 1
+    odd_item = items[r, raw_beg]
+    adj_beg = raw_beg + odd
+    half = (raw_pop - odd) // 2
+    off = np.int64(next_u64(rng) & np.uint64(1))
+    for i in range(half):  # keep every other item, random phase
+        items[r, adj_beg + i] = items[r, adj_beg + 2 * i + off]
+    # merge the kept half with the level above into [adj_beg + half, above_end)
+    a = adj_beg
+    a_end = adj_beg + half
+    b = raw_end
+    d = adj_beg + half
+    while a < a_end and b < above_end:
+        if items[r, a] <= items[r, b]:
+            items[r, d] = items[r, a]
+            a += 1
+        else:
+            items[r, d] = items[r, b]
+            b += 1
+        d += 1
+    while a < a_end:
+        items[r, d] = items[r, a]
+        a += 1
+        d += 1
+    lv[r, h + 2] = adj_beg + half
+    new_beg = adj_beg + half
+    if odd:
+        new_beg -= 1
+        items[r, new_beg] = odd_item
+    shift = new_beg - raw_beg
+    lv[r, h + 1] = new_beg
+    if h > 0 and shift > 0:
+        lo = lv[r, 1]
+        for i in range(raw_beg - 1, lo - 1, -1):
+            items[r, i + shift] = items[r, i]
+        for g in range(h):
+            lv[r, g + 1] += shift
+
+
+@njit(cache=True)
+def _insert_level(items, lv, r, h, v, capt, rng):
+    while lv[r, LV_H] <= h:
+        _add_level(items, lv, r)
+    cap = items.shape[1]
+    while lv[r, 1] - (cap - capt[1, lv[r, LV_H]]) <= 0:
+        _compress(items, lv, r, capt, rng)
+    # position: after the items <= v of level h (upper bound)
+    lo = lv[r, h + 1]
+    hi = lv[r, h + 2]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if items[r, mid] <= v:
+            lo = mid + 1
+        else:
+            hi = mid
+    first = lv[r, 1]
+    for i in range(first, lo):
+        items[r, i - 1] = items[r, i]
+    items[r, lo - 1] = v
+    for g in range(h + 1):
+        lv[r, g + 1] -= 1
+    lv[r, LV_N] += np.int64(1) << h
+
+
+@njit(cache=True)
+def kll_update(items, lv, r, v, w, capt, rng):
+    """Add value ``v`` with integer weight ``w >= 1`` (one insertion per set bit of ``w``)."""
+    j = 0
+    while w > 0:
+        if w & 1:
+            _insert_level(items, lv, r, j, v, capt, rng)
+        w >>= 1
+        j += 1
+
+
+# ------------------------------------------------------------------------------------------------
+# queries over sorted runs (one sketch, or the union of several)
+@njit(cache=True, inline="always")
+def add_runs(items, lv, r, mult, buf, nbuf, rs, re, rw, nruns):
+    """Append sketch row ``r``'s levels as runs of ``buf`` (values copied), each item weighing
+    ``mult * 2**h``.  Returns ``(nbuf, nruns)``."""
+    H = lv[r, LV_H]
+    for h in range(H):
+        s = lv[r, h + 1]
+        e = lv[r, h + 2]
+        if e <= s:
+            continue
+        rs[nruns] = nbuf
+        for i in range(s, e):
+            buf[nbuf] = items[r, i]
+            nbuf += 1
+        re[nruns] = nbuf
+        rw[nruns] = mult * float(np.int64(1) << h)
+        nruns += 1
+    return nbuf, nruns
+
+
+@njit(cache=True, inline="always")
+def _sift_down(heap, hn, cur, buf, i, sign):
+    # min-heap on sign * buf[cur[run]]
+    while True:
+        c = 2 * i + 1
+        if c >= hn:
+            return
+        if c + 1 < hn and sign * buf[cur[heap[c + 1]]] < sign * buf[cur[heap[c]]]:
+            c += 1
+        if sign * buf[cur[heap[c]]] < sign * buf[cur[heap[i]]]:
+            t = heap[c]
+            heap[c] = heap[i]
+            heap[i] = t
+            i = c
+        else:
+            return
+
+
+@njit(cache=True)
+def runs_quantile(buf, rs, re, rw, nruns, total, q, hv, cur):
+    """Inclusive ``q``-quantile of the weighted union of sorted runs (NaN if empty).
+
+    Walks from the low end for ``q <= 0.5`` and from the high end otherwise, picking the next
+    item by a scan of the runs' current heads (``hv``, contiguous: faster than a heap for the
+    few dozen runs of a forest's leaves); cost ``O(min(q, 1 - q) * items * runs)``.
+    """
+    if nruns == 0 or total <= 0.0:
+        return np.nan
+    target = q * total
+    v = np.nan
+    if q <= 0.5:
+        for k in range(nruns):
+            cur[k] = rs[k]
+            hv[k] = buf[rs[k]]
+        cum = 0.0
+        while True:
+            best = 0
+            bv = hv[0]
+            for k in range(1, nruns):
+                if hv[k] < bv:
+                    bv = hv[k]
+                    best = k
+            if bv == np.inf:
+                return v
+            v = bv
+            cum += rw[best]
+            if cum >= target:
+                return v
+            cur[best] += 1
+            hv[best] = buf[cur[best]] if cur[best] < re[best] else np.inf
+    rest = total - target
+    for k in range(nruns):
+        cur[k] = re[k] - 1
+        hv[k] = buf[re[k] - 1]
+    above = 0.0
+    while True:
+        best = 0
+        bv = hv[0]
+        for k in range(1, nruns):
+            if hv[k] > bv:
+                bv = hv[k]
+                best = k
+        if bv == -np.inf:
+            return v
+        v = bv
+        above += rw[best]
+        if above > rest:
+            return v
+        cur[best] -= 1
+        hv[best] = buf[cur[best]] if cur[best] >= rs[best] else -np.inf
+
+
+@njit(cache=True)
+def runs_sorted(buf, rs, re, rw, nruns, heap, cur, out_v, out_w):
+    """Merge the runs into ascending ``out_v`` with weights ``out_w``; returns the count."""
+    hn = 0
+    for k in range(nruns):
+        if re[k] > rs[k]:
+            cur[k] = rs[k]
+            heap[hn] = k
+            hn += 1
+    for i in range(hn // 2 - 1, -1, -1):
+        _sift_down(heap, hn, cur, buf, i, 1.0)
+    m = 0
+    while hn > 0:
+        k = heap[0]
+        out_v[m] = buf[cur[k]]
+        out_w[m] = rw[k]
+        m += 1
+        cur[k] += 1
+        if cur[k] >= re[k]:
+            hn -= 1
+            heap[0] = heap[hn]
+        _sift_down(heap, hn, cur, buf, 0, 1.0)
+    return m
+
+
+@njit(cache=True)
+def shortest_interval(v, w, m, mass):
+    """Highest-density interval of a discrete distribution (``v`` ascending, weights ``w``):
+    the shortest ``[v[i], v[j]]`` holding at least ``mass`` of the total weight (HDI-Forest,
+    Algorithm 1: a two-pointer scan).  Ties in width go to the leftmost.  ``(nan, nan)`` if
+    empty."""
+    if m == 0:
+        return np.nan, np.nan
+    total = 0.0
+    for i in range(m):
+        total += w[i]
+    need = mass * total * (1.0 - 1e-12)
+    best_lo = v[0]
+    best_hi = v[m - 1]
+    best = best_hi - best_lo
+    j = 0
+    acc = 0.0
+    for i in range(m):
+        while j < m and acc < need:
+            acc += w[j]
+            j += 1
+        if acc < need:
+            break
+        width = v[j - 1] - v[i]
+        if width < best:
+            best = width
+            best_lo = v[i]
+            best_hi = v[j - 1]
+        acc -= w[i]
+    return best_lo, best_hi
