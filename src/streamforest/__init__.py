@@ -1,6 +1,19 @@
 """streamforest: online regression forests for data streams, with prediction intervals."""
 
+from .forests import OnlineForestRegressor
+from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF
+from .sketches import KLLSketch
 from .trees import HoeffdingTreeRegressor
 
 __version__ = "0.1.0"
-__all__ = ["HoeffdingTreeRegressor", "__version__"]
+__all__ = [
+    "CPApproximate",
+    "CPExact",
+    "ConformalQRF",
+    "GaussianInterval",
+    "HoeffdingTreeRegressor",
+    "KLLSketch",
+    "OnlineForestRegressor",
+    "OnlineQRF",
+    "__version__",
+]

@@ -1,0 +1,440 @@
+"""Compiled passes of the interval meta-algorithms.
+
+Each method works on a chunk of rows in two steps (see :mod:`streamforest.forests._kernels` for
+why trees run tree-major):
+
+1. a *tree pass* per tree: predict each row (before learning it), record what the method needs
+   from the tree at that moment, then learn the row with the tree's bagging weight;
+2. a *method pass* over the rows in stream order that combines the trees' records into the
+   intervals and updates the method's own state (calibration set, ACI levels).
+
+Because a tree's records at row ``i`` are taken before it learns row ``i`` and trees are
+independent, this gives exactly the row-by-row (prequential) result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..sketches.kll import LV_N, LV_WIDTH, runs_quantile, runs_sorted, shortest_interval
+from ..trees._kernels import _learn_row, _room, route
+from ..trees._state import I_NFEAT, I_NSEEN, I_NSPLITS
+from ..trees.leaf_models import predict_leaf
+
+
+# ------------------------------------------------------------------------------------------------
+# OnlineQRF: copy each row's leaf sketch, then query the mixture of the trees' leaf sketches
+@njit(cache=True, nogil=True, _nrt=False)
+def sketch_tree_pass(st, prm, X, y, w, start, learn, P, gbuf, gpos, goff, glv):
+    """``P[i]``: the tree's prediction for row i; a copy of the sketch of the leaf row i reaches
+    (its retained items appended to ``gbuf`` at ``goff[i]``, its level row in ``glv[i]``), both
+    taken before learning row i.  Stops before a row when the tree or ``gbuf`` lacks room."""
+    cap = st.lf_sk.shape[1]
+    nfeat = st.ints[I_NFEAT]
+    for i in range(start, X.shape[0]):
+        if gbuf.shape[0] - gpos[0] < cap or (learn and not _room(st, prm)):
+            return i
+        x = X[i]
+        node = route(st, x)
+        leaf = st.nd_leaf[node]
+        P[i] = predict_leaf(st, prm, leaf, x, nfeat)
+        for j in range(LV_WIDTH):
+            glv[i, j] = st.lf_skl[leaf, j]
+        p = gpos[0]
+        goff[i] = p
+        for j in range(st.lf_skl[leaf, 1], cap):
+            gbuf[p] = st.lf_sk[leaf, j]
+            p += 1
+        gpos[0] = p
+        if learn:
+            st.ints[I_NSEEN] += 1
+            if w[i] > 0.0:
+                _learn_row(st, prm, node, x, y[i], w[i])
+    return X.shape[0]
+
+
+@njit(cache=True, inline="always")
+def _gather_runs(glv, goff, base, mask, i, meinshausen, rs, re, rw):
+    """Runs (offsets into the concatenated sketch copies) of row i's leaf sketches of the trees
+    with ``mask[t, i]``; returns ``(runs, total weight)``."""
+    T = glv.shape[0]
+    teff = 0
+    for t in range(T):
+        if mask[t, i] and glv[t, i, LV_N] > 0:
+            teff += 1
+    nr = 0
+    total = 0.0
+    for t in range(T):
+        nt = glv[t, i, LV_N]
+        if not (mask[t, i] and nt > 0):
+            continue
+        mult = 1.0 / (nt * teff) if meinshausen else 1.0
+        off = base[t] + goff[t, i] - glv[t, i, 1]
+        for h in range(glv[t, i, 0]):
+            s = glv[t, i, h + 1]
+            e = glv[t, i, h + 2]
+            if e > s:
+                rs[nr] = off + s
+                re[nr] = off + e
+                rw[nr] = mult * float(np.int64(1) << h)
+                nr += 1
+        total += mult * nt
+    return nr, total
+
+
+@njit(cache=True, nogil=True)
+def mixture_query(buf, base, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo, out_hi):
+    """For each row: quantiles ``qs`` (into ``out_q``) and highest-density intervals of the
+    masses ``masses`` (into ``out_lo``, ``out_hi``) of the trees' leaf-sketch mixture.  ``buf``
+    holds every tree's sketch copies (tree t's from ``base[t]``)."""
+    T, n = goff.shape
+    cap = 0
+    for t in range(T):
+        for i in range(n):
+            cap = max(cap, glv[t, i, 1 + glv[t, i, 0]] - glv[t, i, 1])
+    R = T * (LV_WIDTH - 3)
+    rs = np.empty(R, np.int64)
+    re = np.empty(R, np.int64)
+    rw = np.empty(R)
+    heap = np.empty(R, np.int64)
+    hv = np.empty(R)
+    cur = np.empty(R, np.int64)
+    sv = np.empty(T * cap if masses.shape[0] else 0)
+    sw = np.empty(T * cap if masses.shape[0] else 0)
+    for i in range(n):
+        nr, total = _gather_runs(glv, goff, base, mask, i, meinshausen, rs, re, rw)
+        for k in range(qs.shape[0]):
+            out_q[i, k] = runs_quantile(buf, rs, re, rw, nr, total, qs[k], hv, cur)
+        if masses.shape[0]:
+            m = runs_sorted(buf, rs, re, rw, nr, heap, cur, sv, sw)
+            for k in range(masses.shape[0]):
+                out_lo[i, k], out_hi[i, k] = shortest_interval(sv, sw, m, masses[k])
+
+
+# ------------------------------------------------------------------------------------------------
+# calibration set: FIFO ring of slots, scores kept sorted (order[k] = slot of the k-th smallest)
+@njit(cache=True, inline="always")
+def _so_remove(order, pos, n, s):
+    p = pos[s]
+    for k in range(p, n - 1):
+        order[k] = order[k + 1]
+        pos[order[k]] = k
+    pos[s] = -1
+    return n - 1
+
+
+@njit(cache=True, inline="always")
+def _so_insert(order, pos, n, score, s):
+    v = score[s]
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if score[order[mid]] <= v:
+            lo = mid + 1
+        else:
+            hi = mid
+    for k in range(n, lo, -1):
+        order[k] = order[k - 1]
+        pos[order[k]] = k
+    order[lo] = s
+    pos[s] = lo
+    return n + 1
+
+
+@njit(cache=True, inline="always")
+def _so_update(order, pos, n, score, s):
+    """Move slot ``s`` to its place after its score changed."""
+    p = pos[s]
+    v = score[s]
+    while p > 0 and score[order[p - 1]] > v:
+        order[p] = order[p - 1]
+        pos[order[p]] = p
+        p -= 1
+    while p < n - 1 and score[order[p + 1]] < v:
+        order[p] = order[p + 1]
+        pos[order[p]] = p
+        p += 1
+    order[p] = s
+    pos[s] = p
+
+
+@njit(cache=True, inline="always")
+def conformal_half_width(score, order, n, alpha):
+    """The ``ceil((n + 1)(1 - alpha))``-th smallest score (``inf`` when that exceeds ``n``)."""
+    r = np.int64(np.ceil((n + 1) * (1.0 - alpha) - 1e-9))
+    if r > n or n == 0:
+        return np.inf
+    if r < 1:
+        return -np.inf
+    return score[order[r - 1]]
+
+
+@njit(cache=True)
+def ring_slots(ring, W, slots):
+    """Slot of each row that enters the calibration set (out-of-bag for some tree), else -1.
+    ``ring = [head, capacity]``; advances the head."""
+    c = ring[1]
+    for i in range(W.shape[1]):
+        oob = False
+        for t in range(W.shape[0]):
+            if W[t, i] == 0.0:
+                oob = True
+        if oob:
+            slots[i] = ring[0]
+            ring[0] = (ring[0] + 1) % c
+        else:
+            slots[i] = -1
+
+
+# ------------------------------------------------------------------------------------------------
+# CPApproximate / CPExact method pass
+@njit(cache=True, inline="always")
+def _oob_score(cy, coob, cpred, s):
+    sm = 0.0
+    cnt = 0
+    for t in range(coob.shape[1]):
+        if coob[s, t]:
+            sm += cpred[s, t]
+            cnt += 1
+    return abs(cy[s] - sm / cnt)
+
+
+@njit(cache=True, nogil=True)
+def conformal_pass(
+    size,
+    cy,
+    coob,
+    cpred,
+    score,
+    order,
+    pos,
+    P,
+    W,
+    y,
+    X,
+    cx,
+    slots,
+    ev_t,
+    ev_s,
+    ev_v,
+    ev_n,
+    alphas,
+    half,
+):
+    """Rows in order: ``half[i, a]`` from the scores before row i, then row i enters the
+    calibration set (evicting its slot's occupant) with the stored OOB predictions ``P[:, i]``,
+    then the trees' refreshed predictions of time i (events, CPExact) are applied.  Returns the
+    new size; copies the features of members that entered into ``cx``."""
+    T, n = P.shape
+    cur = np.zeros(T, np.int64)
+    touched = np.empty(cy.shape[0], np.int64)
+    mark = np.zeros(cy.shape[0], np.int8)
+    for i in range(n):
+        for a in range(alphas.shape[0]):
+            half[i, a] = conformal_half_width(score, order, size, alphas[a])
+        s = slots[i]
+        if s >= 0:
+            if pos[s] >= 0:
+                size = _so_remove(order, pos, size, s)
+            cy[s] = y[i]
+            for t in range(T):
+                coob[s, t] = 1 if W[t, i] == 0.0 else 0
+                cpred[s, t] = P[t, i]
+            score[s] = _oob_score(cy, coob, cpred, s)
+            size = _so_insert(order, pos, size, score, s)
+        nt = 0
+        for t in range(T):
+            while cur[t] < ev_n[t] and ev_t[t, cur[t]] == i:
+                s2 = ev_s[t, cur[t]]
+                cpred[s2, t] = ev_v[t, cur[t]]
+                if mark[s2] == 0:
+                    mark[s2] = 1
+                    touched[nt] = s2
+                    nt += 1
+                cur[t] += 1
+        for k in range(nt):
+            s2 = touched[k]
+            mark[s2] = 0
+            score[s2] = _oob_score(cy, coob, cpred, s2)
+            _so_update(order, pos, size, score, s2)
+    for i in range(n):
+        if slots[i] >= 0:
+            for j in range(X.shape[1]):
+                cx[slots[i], j] = X[i, j]
+    return size
+
+
+# ------------------------------------------------------------------------------------------------
+# CPExact tree pass: keep each tree's out-of-bag predictions of the calibration members current
+@njit(cache=True, inline="always")
+def _member_x(X, cx, cbirth, g0, m, t):
+    b = cbirth[m, t]
+    return X[b - g0] if b >= g0 else cx[m]
+
+
+@njit(cache=True, inline="always")
+def _link(st, cleaf, cnext, cprev, m, t, leaf):
+    h = st.lf_aux[leaf]
+    cnext[m, t] = h
+    cprev[m, t] = -1
+    if h >= 0:
+        cprev[h, t] = m
+    st.lf_aux[leaf] = m
+    cleaf[m, t] = leaf
+
+
+@njit(cache=True, inline="always")
+def _unlink(st, cleaf, cnext, cprev, m, t):
+    p = cprev[m, t]
+    nx = cnext[m, t]
+    if p >= 0:
+        cnext[p, t] = nx
+    else:
+        st.lf_aux[cleaf[m, t]] = nx
+    if nx >= 0:
+        cprev[nx, t] = p
+    cleaf[m, t] = -1
+
+
+@njit(cache=True, inline="always")
+def _refresh(st, prm, t, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n):
+    nfeat = st.ints[I_NFEAT]
+    m = st.lf_aux[leaf]
+    while m >= 0:
+        v = predict_leaf(st, prm, leaf, _member_x(X, cx, cbirth, g0, m, t), nfeat)
+        if v != ccur[m, t]:
+            ccur[m, t] = v
+            k = ev_n[0]
+            ev_t[k] = i
+            ev_s[k] = m
+            ev_v[k] = v
+            ev_n[0] = k + 1
+        m = cnext[m, t]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def exact_tree_pass(  # noqa: PLR0913
+    st,
+    prm,
+    t,
+    X,
+    y,
+    w,
+    slots,
+    g0,
+    start,
+    P,
+    cx,
+    cleaf,
+    cnext,
+    cprev,
+    cbirth,
+    ccur,
+    ev_t,
+    ev_s,
+    ev_v,
+    ev_n,
+):
+    c = cx.shape[0]
+    cap = ev_t.shape[0]
+    nfeat = st.ints[I_NFEAT]
+    for i in range(start, X.shape[0]):
+        if not _room(st, prm) or ev_n[0] + 2 * c > cap:
+            return i
+        x = X[i]
+        node = route(st, x)
+        leaf = st.nd_leaf[node]
+        P[i] = predict_leaf(st, prm, leaf, x, nfeat)
+        s = slots[i]
+        if s >= 0:
+            if cleaf[s, t] >= 0:
+                _unlink(st, cleaf, cnext, cprev, s, t)
+            if w[i] == 0.0:
+                cbirth[s, t] = g0 + i
+                ccur[s, t] = P[i]
+                _link(st, cleaf, cnext, cprev, s, t, leaf)
+        st.ints[I_NSEEN] += 1
+        if w[i] > 0.0:
+            nsplit = st.ints[I_NSPLITS]
+            _learn_row(st, prm, node, x, y[i], w[i])
+            if st.ints[I_NSPLITS] != nsplit:  # the leaf split: its members move to the children
+                m = st.lf_aux[leaf]
+                rslot = st.nd_leaf[st.nd_right[node]]
+                st.lf_aux[leaf] = -1
+                st.lf_aux[rslot] = -1
+                while m >= 0:
+                    nx = cnext[m, t]
+                    child = st.nd_leaf[route(st, _member_x(X, cx, cbirth, g0, m, t))]
+                    _link(st, cleaf, cnext, cprev, m, t, child)
+                    m = nx
+                _refresh(
+                    st, prm, t, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
+                )
+                _refresh(
+                    st, prm, t, rslot, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
+                )
+            else:
+                _refresh(
+                    st, prm, t, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
+                )
+    return X.shape[0]
+
+
+# ------------------------------------------------------------------------------------------------
+# conformalized QRF method pass
+@njit(cache=True, nogil=True)
+def cqr_pass(
+    size,
+    ring,
+    cscore,
+    order,
+    pos,
+    base_lo,
+    base_hi,
+    oob_lo,
+    oob_hi,
+    W,
+    y,
+    learn,
+    alphas,
+    aci_gamma,
+    alpha_t,
+    half,
+):
+    """Rows in order.  ``base_lo/hi[i, a]``: the QRF interval of row i at ``alphas[a]`` from all
+    trees; ``oob_lo/hi``: from the trees for which row i is out of bag (NaN if none).  Per
+    level a: ``half[i, a]`` (the widening, possibly negative) is the conformal quantile at level
+    ``alpha_t[a]`` of the scores ``max(lo - y, y - hi)``; then, when learning, ACI updates
+    ``alpha_t[a] += gamma * (alphas[a] - err)`` and row i enters the calibration set."""
+    A = alphas.shape[0]
+    c = ring[1]
+    for i in range(y.shape[0]):
+        for a in range(A):
+            half[i, a] = conformal_half_width(cscore[a], order[a], size, alpha_t[a])
+        if not learn:
+            continue
+        if aci_gamma > 0.0:
+            for a in range(A):
+                lo = base_lo[i, a] - half[i, a]
+                hi = base_hi[i, a] + half[i, a]
+                err = 0.0 if (lo <= y[i] <= hi) else 1.0
+                alpha_t[a] += aci_gamma * (alphas[a] - err)
+        oob = False
+        for t in range(W.shape[0]):
+            if W[t, i] == 0.0:
+                oob = True
+        if not oob or np.isnan(oob_lo[i, 0]):
+            continue
+        s = ring[0]
+        ring[0] = (s + 1) % c
+        evict = pos[0, s] >= 0
+        kept = size - 1 if evict else size
+        for a in range(A):
+            if evict:
+                _so_remove(order[a], pos[a], size, s)
+            cscore[a, s] = max(oob_lo[i, a] - y[i], y[i] - oob_hi[i, a])
+            _so_insert(order[a], pos[a], kept, cscore[a], s)
+        size = kept + 1
+    return size

@@ -1,0 +1,179 @@
+"""Shared API of the interval meta-algorithms (River-style and array-style)."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Hashable, Mapping
+
+import numpy as np
+
+from ..base import Estimator
+from ..features import check_target, check_weights
+from ..forests import OnlineForestRegressor
+
+
+def check_alphas(alpha) -> tuple[np.ndarray, bool]:
+    """``(levels, scalar)``: significance level(s) as a float array, each in (0, 1)."""
+    scalar = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
+    if isinstance(alpha, (str, bytes, bool)) or (
+        not scalar and any(isinstance(a, (str, bytes, bool)) for a in np.ravel(alpha))
+    ):
+        raise TypeError(f"alpha must be a number or a list of numbers, got {alpha!r}")
+    try:
+        a = np.atleast_1d(np.asarray(alpha, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise TypeError(f"alpha must be a number or a list of numbers, got {alpha!r}") from None
+    if a.ndim != 1 or a.shape[0] == 0 or not np.all((a > 0) & (a < 1)):
+        raise ValueError(f"alpha must be in (0, 1) (or a non-empty list of such), got {alpha!r}")
+    return np.ascontiguousarray(a), scalar
+
+
+def _shape(lo: np.ndarray, hi: np.ndarray, scalar: bool) -> np.ndarray:
+    out = np.stack([lo, hi], axis=-1)  # (n, A, 2)
+    return out[:, 0, :] if scalar else out
+
+
+class IntervalRegressor(Estimator):
+    """Base of the interval methods: a forest plus the method's own state.
+
+    Subclasses implement ``_configure(forest)`` (tree settings the method needs),
+    ``_init_state()`` and ``_chunk(Xa, ya, wa, alphas, learn)`` returning
+    ``(prediction, lower, upper)`` for the rows of one chunk, predicted before learning them
+    when ``learn``.  Intervals are ``(n, 2)`` for one ``alpha`` and ``(n, len(alpha), 2)`` for a
+    list.  Before the method has enough data for a level, its interval is ``(-inf, inf)``.
+    """
+
+    _chunk_rows = 4096
+
+    def _check_common(self) -> None:
+        if self.forest is not None and not isinstance(self.forest, OnlineForestRegressor):
+            raise TypeError(
+                f"forest must be an OnlineForestRegressor, got {type(self.forest).__name__}"
+            )
+        if self.seed is not None and not isinstance(self.seed, numbers.Integral):
+            raise TypeError(f"seed must be an int or None, got {self.seed!r}")
+
+    @property
+    def forest_(self) -> OnlineForestRegressor:
+        f = self.__dict__.get("_forest")
+        if f is None:
+            self._check_params()
+            f = (self.forest if self.forest is not None else OnlineForestRegressor()).clone()
+            if self.seed is not None:
+                f.seed = self.seed
+            self._configure(f)
+            f._features()
+            self._forest = f
+            self._n_seen = 0
+            self._init_state()
+        return f
+
+    # --- hooks -----------------------------------------------------------------------------------
+    def _check_params(self) -> None:
+        self._check_common()
+
+    def _configure(self, forest: OnlineForestRegressor) -> None:
+        pass
+
+    def _init_state(self) -> None:
+        pass
+
+    def _chunk(self, Xa, ya, wa, alphas, learn):
+        raise NotImplementedError
+
+    # --- driving ---------------------------------------------------------------------------------
+    def _run(self, Xa, ya, wa, alphas, learn):
+        n = Xa.shape[0]
+        A = alphas.shape[0]
+        pred = np.zeros(n)
+        lo = np.full((n, A), -np.inf)
+        hi = np.full((n, A), np.inf)
+        step = self._chunk_rows
+        for a in range(0, n, step):
+            b = min(n, a + step)
+            p, lo_c, hi_c = self._chunk(Xa[a:b], ya[a:b], wa[a:b], alphas, learn)
+            pred[a:b] = p
+            lo[a:b] = lo_c
+            hi[a:b] = hi_c
+            if learn:
+                self._n_seen += b - a
+        lo = np.where(np.isnan(lo), -np.inf, lo)
+        hi = np.where(np.isnan(hi), np.inf, hi)
+        return pred, lo, hi
+
+    def _no_target(self, n):
+        return np.zeros(n), np.ones(n)
+
+    # --- array API -------------------------------------------------------------------------------
+    def learn_many(self, X, y, w=None):
+        """Learn the rows of ``X`` in order (optional sample weights)."""
+        f = self.forest_
+        Xa, ya, wa = f._prepare(X, y, w)
+        if Xa.shape[0]:
+            self._run(Xa, ya, wa, np.array([0.1]), learn=True)
+        return self
+
+    def predict_learn_many(self, X, y, alpha=0.1, w=None):
+        """Prequential pass: for each row the prediction and interval made *before* learning it,
+        then learn it.  Returns ``(predictions, intervals)``."""
+        alphas, scalar = check_alphas(alpha)
+        f = self.forest_
+        Xa, ya, wa = f._prepare(X, y, w)
+        pred, lo, hi = self._run(Xa, ya, wa, alphas, learn=True)
+        return pred, _shape(lo, hi, scalar)
+
+    def _encode(self, X) -> np.ndarray:
+        f = self.forest_
+        return f._encode_predict(X)
+
+    def predict(self, X) -> np.ndarray:
+        """Point predictions (the forest's)."""
+        return self.forest_.predict(X)
+
+    def predict_interval(self, X, alpha=0.1) -> np.ndarray:
+        """Prediction intervals at significance ``alpha`` (a number or a list)."""
+        alphas, scalar = check_alphas(alpha)
+        Xa = self._encode(X)
+        _, lo, hi = self._predict_only(Xa, alphas)
+        return _shape(lo, hi, scalar)
+
+    def _predict_only(self, Xa, alphas):
+        n = Xa.shape[0]
+        if not self.forest_._fitted:
+            return (
+                np.zeros(n),
+                np.full((n, alphas.shape[0]), -np.inf),
+                np.full((n, alphas.shape[0]), np.inf),
+            )
+        y0, w0 = np.zeros(n), np.ones(n)
+        return self._run(Xa, y0, w0, alphas, learn=False)
+
+    # --- River-style API -------------------------------------------------------------------------
+    def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
+        """Learn one example (``x`` a dict of feature values)."""
+        yf = check_target(y)
+        wa = check_weights(np.array([w], dtype=float) if isinstance(w, numbers.Real) else w, 1)
+        Xa = self.forest_._encode_one(x, learn=True)
+        self._run(Xa, np.array([yf]), wa, np.array([0.1]), learn=True)
+
+    def predict_one(self, x: Mapping[Hashable, object]) -> float:
+        return self.forest_.predict_one(x)
+
+    def predict_interval_one(self, x: Mapping[Hashable, object], alpha=0.1):
+        """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
+        alphas, scalar = check_alphas(alpha)
+        Xa = self.forest_._encode_one(x, learn=False)
+        _, lo, hi = self._predict_only(Xa, alphas)
+        pairs = [(float(lo[0, a]), float(hi[0, a])) for a in range(alphas.shape[0])]
+        return pairs[0] if scalar else pairs
+
+    @property
+    def n_seen(self) -> int:
+        return self.__dict__.get("_n_seen", 0)
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.forest_.memory_bytes + self._own_bytes()
+
+    def _own_bytes(self) -> int:
+        return 0

@@ -1,0 +1,178 @@
+"""OnlineQRF: quantile regression forest with KLL sketches in the leaves (JMLR 2019, §3.2), with
+equal-tailed or highest-density (HDI-Forest) intervals."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..sketches import kll
+from . import _kernels as IK
+from .base import IntervalRegressor, check_alphas
+
+_WEIGHTINGS = ("meinshausen", "paper")
+
+
+class OnlineQRF(IntervalRegressor):
+    """Online quantile regression forest.
+
+    Every leaf keeps a KLL sketch (accuracy ``k``) of the targets it learnt, updated with the
+    bagging weight as an integer weighted insert (one insertion per set bit, see
+    :mod:`streamforest.sketches.kll`).  A prediction takes the leaf sketch of each tree for ``x``
+    and merges them into a fresh weighted sample (never touching the leaves' sketches) from which
+    quantiles are read; it keeps every retained item, i.e. a KLL merge without its final
+    compaction.
+
+    Parameters
+    ----------
+    forest
+        The forest (unfitted); default ``OnlineForestRegressor(n_trees=10)``.
+    k
+        KLL accuracy parameter of the leaf sketches (200: about 1.65% rank error).
+    weighting
+        ``"meinshausen"``: every tree has weight ``1/T`` spread over its leaf's sample (QRF,
+        Meinshausen 2006); ``"paper"``: all retained items merged with their KLL weights, so
+        leaves that saw more data weigh more (the JMLR paper's merge).
+    interval
+        ``"equal_tailed"``: ``[Q(alpha/2), Q(1 - alpha/2)]``; ``"hdi"``: the shortest interval
+        holding ``1 - alpha`` of the merged distribution (HDI-Forest, Zhu et al. 2019).
+    split_sketch
+        What the children of a split start with: ``"empty"`` (they only count their own data;
+        trees whose leaf is still empty are left out of the merge) or ``"parent"`` (a copy of
+        the parent's sketch).
+    seed
+        Overrides the forest's seed when given.
+
+    Before any tree has data for ``x``, intervals are ``(-inf, inf)`` and quantiles NaN.
+    """
+
+    _chunk_rows = 4096
+
+    def __init__(
+        self,
+        forest=None,
+        k: int = 200,
+        weighting: str = "meinshausen",
+        interval: str = "equal_tailed",
+        split_sketch: str = "empty",
+        seed: int | None = None,
+    ):
+        self.forest = forest
+        self.k = k
+        self.weighting = weighting
+        self.interval = interval
+        self.split_sketch = split_sketch
+        self.seed = seed
+
+    def _check_params(self) -> None:
+        self._check_common()
+        if not isinstance(self.k, numbers.Integral) or isinstance(self.k, bool):
+            raise ValueError(f"k must be an integer in [8, 65535], got {self.k!r}")
+        kll.capacity_table(self.k)  # validates the range
+        if self.weighting not in _WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {_WEIGHTINGS}, got {self.weighting!r}")
+        if self.interval not in ("equal_tailed", "hdi"):
+            raise ValueError(f"interval must be 'equal_tailed' or 'hdi', got {self.interval!r}")
+        if self.split_sketch not in ("empty", "parent"):
+            raise ValueError(f"split_sketch must be 'empty' or 'parent', got {self.split_sketch!r}")
+
+    def _configure(self, forest) -> None:
+        forest._configure_trees(leaf_quantile_k=int(self.k), leaf_quantile_split=self.split_sketch)
+
+    # ---------------------------------------------------------------------------------------------
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d.pop("_bufs", None)
+        return d
+
+    def _tree_records(self, Xa, ya, wa, learn):
+        """Per-tree predictions ``P (T, n)``, copies of the leaf sketches each row reaches (a
+        record), and the bagging weights."""
+        f = self.forest_
+        T, n = f.n_trees, Xa.shape[0]
+        cap = kll.row_capacity(int(self.k))
+        P = np.zeros((T, n))
+        bufs = self.__dict__.get("_bufs")  # reused scratch, not model state
+        if bufs is None or len(bufs) != T:
+            bufs = self._bufs = [np.empty(64 * cap) for _ in range(T)]
+        gpos = np.zeros(T, np.int64)
+        goff = np.zeros((T, n), np.int64)
+        glv = np.zeros((T, n, kll.LV_WIDTH), np.int64)
+        W = f._bagging_weights(wa) if learn else np.zeros((T, n))
+
+        def run(t, tree):
+            i = 0
+            while True:
+                i = IK.sketch_tree_pass(
+                    tree.state_,
+                    tree.params_,
+                    Xa,
+                    ya,
+                    W[t],
+                    i,
+                    learn,
+                    P[t],
+                    bufs[t],
+                    gpos[t : t + 1],
+                    goff[t],
+                    glv[t],
+                )
+                if i >= n:
+                    return
+                if bufs[t].shape[0] - gpos[t] < cap:
+                    grown = np.empty(2 * bufs[t].shape[0])
+                    grown[: gpos[t]] = bufs[t][: gpos[t]]
+                    bufs[t] = grown
+                else:
+                    tree._make_room()
+
+        f._each_tree(run, n)
+        base = np.zeros(T, np.int64)
+        base[1:] = np.cumsum(gpos)[:-1]
+        flat = np.concatenate([bufs[t][: gpos[t]] for t in range(T)])
+        return P, (flat, base, goff, glv), W
+
+    def _query(self, rec, mask, alphas):
+        """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of the trees in ``mask``."""
+        n, A = rec[2].shape[1], alphas.shape[0]
+        mein = self.weighting == "meinshausen"
+        lo = np.full((n, A), np.nan)
+        hi = np.full((n, A), np.nan)
+        if self.interval == "hdi":
+            IK.mixture_query(*rec, mask, mein, np.zeros(0), 1.0 - alphas, np.empty((n, 0)), lo, hi)
+        else:
+            qs = np.ascontiguousarray(np.stack([alphas / 2, 1 - alphas / 2], axis=1).ravel())
+            out = np.empty((n, 2 * A))
+            IK.mixture_query(*rec, mask, mein, qs, np.zeros(0), out, lo, hi)
+            lo, hi = out[:, 0::2], out[:, 1::2]
+        return lo, hi
+
+    def _chunk(self, Xa, ya, wa, alphas, learn):
+        P, rec, _ = self._tree_records(Xa, ya, wa, learn)
+        mask = np.ones(P.shape, np.int8)
+        lo, hi = self._query(rec, mask, alphas)
+        return self.forest_._aggregate(P), lo, hi
+
+    def predict_quantiles(self, X, q) -> np.ndarray:
+        """Quantiles ``q`` (a number or a list) of the conditional distribution of y for the rows
+        of ``X``: ``(n,)`` or ``(n, len(q))``.  NaN before any data."""
+        scalar = isinstance(q, numbers.Real)
+        qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        if qa.ndim != 1 or not np.all((qa >= 0) & (qa <= 1)):
+            raise ValueError(f"q must be in [0, 1] (or a list of such), got {q!r}")
+        Xa = self._encode(X)
+        n = Xa.shape[0]
+        out = np.full((n, qa.shape[0]), np.nan)
+        if self.forest_._fitted and n:
+            for a in range(0, n, self._chunk_rows):
+                b = min(n, a + self._chunk_rows)
+                P, rec, _ = self._tree_records(Xa[a:b], np.zeros(b - a), np.ones(b - a), False)
+                mask = np.ones(P.shape, np.int8)
+                mein = self.weighting == "meinshausen"
+                o = out[a:b]
+                IK.mixture_query(*rec, mask, mein, np.ascontiguousarray(qa), np.zeros(0), o, o, o)
+        return out[:, 0] if scalar else out
+
+
+__all__ = ["OnlineQRF", "check_alphas"]

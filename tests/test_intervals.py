@@ -1,0 +1,278 @@
+"""Interval meta-algorithms: exactness of CPExact, validity, quantile tracking, HDI, API."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import streamforest as sf
+from streamforest.intervals import _kernels as IK
+from streamforest.sketches import kll
+
+from .conftest import friedman1
+
+ALPHAS = [0.3, 0.1, 0.05]
+
+
+def small_forest(n_trees=4, grace=40, leaf_model="adaptive"):
+    return sf.OnlineForestRegressor(
+        n_trees=n_trees, tree=sf.HoeffdingTreeRegressor(grace_period=grace, leaf_model=leaf_model)
+    )
+
+
+def hetero(n, rng):
+    X = rng.random((n, 5))
+    y = 10 * X[:, 0] + 5 * np.sin(3 * X[:, 1]) + (0.2 + 3 * X[:, 0]) * rng.standard_normal(n)
+    return X, y
+
+
+def brute_force_scores(m):
+    """|y - mean of the OOB trees' current predictions| for every calibration member."""
+    P = m.forest_._tree_predictions_encoded(np.ascontiguousarray(m.cal_x_))
+    oob = m.cal_oob_.astype(bool).T
+    live = m.cal_pos_ >= 0
+    mean = np.where(oob, P, 0).sum(0)[live] / oob.sum(0)[live]
+    return np.abs(m.cal_y_[live] - mean), live
+
+
+@pytest.mark.parametrize("leaf_model", ["mean", "adaptive"])
+@pytest.mark.parametrize("step", [1, 37])
+def test_cpexact_scores_equal_brute_force_after_every_step(leaf_model, step, rng):
+    X, y = friedman1(2500, rng)
+    m = sf.CPExact(calibration_size=60, forest=small_forest(leaf_model=leaf_model), seed=2)
+    worst = 0.0
+    for a in range(0, 2500, step):
+        m.learn_many(X[a : a + step], y[a : a + step])
+        scores, live = brute_force_scores(m)
+        worst = max(worst, np.abs(scores - m.cal_score_[live]).max())
+        srt = m.calibration_scores
+        assert np.all(np.diff(srt) >= 0) and srt.shape[0] == live.sum() == min(60, m.size_)
+    assert worst <= 1e-9
+    assert sum(t.n_splits for t in m.forest_.trees_) > 40  # splits happened along the way
+    # CPApproximate on the same stream does not refresh: its scores are stale
+    ma = sf.CPApproximate(calibration_size=60, forest=small_forest(leaf_model=leaf_model), seed=2)
+    ma.learn_many(X, y)
+    scores, live = brute_force_scores(ma)
+    assert np.abs(scores - ma.cal_score_[live]).max() > 1e-3
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sf.CPApproximate(calibration_size=100, forest=small_forest(), seed=1),
+        lambda: sf.CPExact(calibration_size=100, forest=small_forest(), seed=1),
+        lambda: sf.OnlineQRF(forest=small_forest(), seed=1),
+        lambda: sf.OnlineQRF(forest=small_forest(), interval="hdi", seed=1),
+        lambda: sf.ConformalQRF(
+            forest=small_forest(), calibration_size=100, aci_gamma=0.01, seed=1
+        ),
+        lambda: sf.GaussianInterval(forest=small_forest(), seed=1),
+    ],
+)
+def test_prequential_is_chunk_invariant_and_matches_the_river_api(make, rng):
+    X, y = friedman1(1200, rng)
+    a = make()
+    pa, ia = a.predict_learn_many(X, y, alpha=[0.1, 0.3])
+    b = make()
+    parts = [
+        b.predict_learn_many(X[s], y[s], alpha=[0.1, 0.3])
+        for s in np.array_split(np.arange(1200), 5)
+    ]
+    assert np.array_equal(pa, np.concatenate([p for p, _ in parts]))
+    assert np.array_equal(ia, np.concatenate([i for _, i in parts]))
+    c = make()
+    for i in range(1200):  # River style: predict_interval_one then learn_one
+        x = dict(enumerate(X[i]))
+        if i % 97 == 0:
+            lo, hi = c.predict_interval_one(x, alpha=0.1)
+            assert (lo, hi) == (ia[i, 0, 0], ia[i, 0, 1])
+        c.learn_one(x, y[i])
+    assert ia.shape == (1200, 2, 2)
+    assert np.all(ia[:, 0, 0] <= ia[:, 0, 1])
+    # prediction-only calls do not change the model
+    before = pickle.dumps(a)
+    a.predict_interval(X[:50], alpha=0.1)
+    a.predict(X[:50])
+    assert pickle.dumps(a) == before
+
+
+@pytest.mark.parametrize("data", [friedman1, hetero])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sf.CPApproximate(seed=3),
+        lambda: sf.CPExact(seed=3),
+        lambda: sf.ConformalQRF(alphas=ALPHAS, seed=3),
+        lambda: sf.ConformalQRF(alphas=ALPHAS, aci_gamma=0.005, seed=3),
+    ],
+    ids=["CPApproximate", "CPExact", "ConformalQRF", "ConformalQRF-ACI"],
+)
+def test_conformal_methods_are_valid_on_stationary_streams(data, make, rng):
+    X, y = data(22000, rng)
+    m = make()
+    m.learn_many(X[:2000], y[:2000])
+    _, iv = m.predict_learn_many(X[2000:], y[2000:], alpha=ALPHAS)
+    yy = y[2000:]
+    n = yy.shape[0]
+    for a, alpha in enumerate(ALPHAS):
+        mer = np.mean((yy < iv[:, a, 0]) | (yy > iv[:, a, 1]))
+        assert mer <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / n), (alpha, mer)
+        assert np.isfinite(iv[:, a]).all()
+
+
+def test_qrf_tracks_known_conditional_quantiles(rng):
+    """y = x0 + (0.1 + x0) * N(0, 1): the q-quantile is x0 + (0.1 + x0) * z_q."""
+    n = 60000
+    X = rng.random((n, 2))
+    y = X[:, 0] + (0.1 + X[:, 0]) * rng.standard_normal(n)
+    m = sf.OnlineQRF(seed=0).learn_many(X, y)
+    grid = np.column_stack([np.linspace(0.05, 0.95, 19), np.full(19, 0.5)])
+    qs = [0.05, 0.25, 0.5, 0.75, 0.95]
+    z = np.array([-1.6449, -0.6745, 0.0, 0.6745, 1.6449])
+    truth = grid[:, :1] + (0.1 + grid[:, :1]) * z
+    got = m.predict_quantiles(grid, qs)
+    err = np.abs(got - truth)
+    # stated tolerance: mean absolute error <= 0.1 (the conditional sd ranges 0.15..1.05), worst
+    # point <= 0.4 (the extreme quantiles at the grid's ends, where leaves are widest)
+    assert err.mean() <= 0.1, err.mean()
+    assert err.max() <= 0.4, err.max()
+    assert np.all(np.diff(got, axis=1) >= 0)  # quantiles are monotone in q
+    # an interval is the pair of quantiles at alpha/2 and 1 - alpha/2
+    iv = m.predict_interval(grid, alpha=0.1)
+    assert np.array_equal(iv, got[:, [0, 4]])
+
+
+def _records_from_sketches(groups):
+    """Leaf-sketch records (as the tree pass writes them) for rows of given per-tree samples."""
+    T, n = len(groups[0]), len(groups)
+    cap = kll.row_capacity(200)
+    glv = np.zeros((T, n, kll.LV_WIDTH), np.int64)
+    goff = np.zeros((T, n), np.int64)
+    chunks, pos = [], 0
+    for i, row in enumerate(groups):
+        for t, (vals, w) in enumerate(row):
+            s = sf.KLLSketch(200, seed=i * T + t)
+            s.update_many(vals, w)
+            glv[t, i] = s._lv[0]
+            goff[t, i] = pos
+            chunks.append(s._items[0, s._lv[0, 1] :])
+            pos += cap - s._lv[0, 1]
+    # lay out tree-major as the forest does: tree t's copies from base[t]
+    flat, base, p = [], np.zeros(T, np.int64), 0
+    for t in range(T):
+        base[t] = p
+        for i in range(n):
+            c = chunks[i * T + t]
+            goff[t, i] = p - base[t]
+            flat.append(c)
+            p += c.shape[0]
+    return np.concatenate(flat), base, goff, glv
+
+
+def _record_items(rec, i, mein):
+    """Values and mixture weights of row i's retained items, straight from the records."""
+    buf, base, goff, glv = rec
+    T = glv.shape[0]
+    vals, wts = [], []
+    for t in range(T):
+        n_t = glv[t, i, kll.LV_N]
+        for h in range(glv[t, i, 0]):
+            s, e = glv[t, i, h + 1], glv[t, i, h + 2]
+            off = base[t] + goff[t, i] - glv[t, i, 1]
+            vals.append(buf[off + s : off + e])
+            wts.append(np.full(e - s, 2.0**h / n_t / T if mein else 2.0**h))
+    return np.concatenate(vals), np.concatenate(wts)
+
+
+def test_mixture_quantiles_equal_brute_force_weighted_quantiles(rng):
+    groups = []
+    for _ in range(40):  # sizes on both sides of the sketch capacity
+        groups.append(
+            [(rng.gamma(1.0 + t, size=m), rng.integers(1, 4, size=m))
+             for t, m in enumerate(rng.integers(5, 3000, size=5))]
+        )  # fmt: skip
+    rec = _records_from_sketches(groups)
+    qs = np.array([0.0, 0.05, 0.3, 0.5, 0.77, 0.95, 1.0])
+    mask = np.ones((5, 40), np.int8)
+    for mein in (True, False):
+        out = np.empty((40, qs.shape[0]))
+        IK.mixture_query(*rec, mask, mein, qs, np.zeros(0), out, out, out)
+        for i in range(40):
+            v, w = _record_items(rec, i, mein)
+            o = np.argsort(v, kind="stable")
+            cum = np.cumsum(w[o])
+            for k, q in enumerate(qs):
+                j = np.searchsorted(cum, q * cum[-1] * (1 - 1e-12))
+                assert out[i, k] == v[o][min(j, v.shape[0] - 1)], (mein, i, q)
+        # a tree left out by the mask does not count
+        m2 = mask.copy()
+        m2[0] = 0
+        out2 = np.empty((40, qs.shape[0]))
+        IK.mixture_query(*rec, m2, mein, qs, np.zeros(0), out2, out2, out2)
+        assert not np.array_equal(out, out2)
+
+
+@pytest.mark.parametrize("shape", ["skewed", "bimodal"])
+def test_hdi_never_wider_than_equal_tailed_and_holds_the_mass(shape, rng):
+    groups = []
+    for _ in range(60):
+        row = []
+        for _t in range(4):
+            m = rng.integers(20, 3000)
+            if shape == "skewed":
+                v = rng.lognormal(0, 1.0, size=m)
+            else:
+                v = np.where(rng.random(m) < 0.3, rng.normal(0, 0.3, m), rng.normal(6, 1, m))
+            row.append((v, rng.integers(1, 3, size=m)))
+        groups.append(row)
+    rec = _records_from_sketches(groups)
+    mask = np.ones((4, 60), np.int8)
+    masses = np.array([0.5, 0.8, 0.9, 0.95])
+    qs = np.ascontiguousarray(np.stack([(1 - masses) / 2, 1 - (1 - masses) / 2], 1).ravel())
+    et = np.empty((60, 8))
+    lo = np.empty((60, 4))
+    hi = np.empty((60, 4))
+    IK.mixture_query(*rec, mask, True, qs, masses, et, lo, hi)
+    width_et = et[:, 1::2] - et[:, 0::2]
+    assert np.all(hi - lo <= width_et + 1e-12)
+    if shape == "skewed":  # strictly shorter on a skewed mixture
+        assert np.mean(hi - lo < 0.95 * width_et) > 0.9
+    # the HDI holds at least the mass of the mixture (checked on the mixture's items)
+    for i in range(60):
+        v, w = _record_items(rec, i, True)
+        for k, mass in enumerate(masses):
+            inside = w[(v >= lo[i, k]) & (v <= hi[i, k])].sum()
+            assert inside >= mass * w.sum() * (1 - 1e-9)
+
+
+def test_intervals_before_data_are_infinite_and_levels_are_checked(rng):
+    X, y = friedman1(10, rng)
+    for m in (sf.OnlineQRF(), sf.CPApproximate(), sf.ConformalQRF(alphas=(0.1,))):
+        iv = m.predict_interval(X, alpha=0.1)
+        assert iv.shape == (10, 2) and np.all(iv[:, 0] == -np.inf) and np.all(iv[:, 1] == np.inf)
+        assert m.predict_interval_one({0: 1.0}, alpha=[0.1, 0.2]) == [(-np.inf, np.inf)] * 2
+    cp = sf.CPApproximate(calibration_size=50)
+    cp.learn_many(X[:5], y[:5])  # fewer scores than 1/alpha - 1: still infinite
+    assert np.all(np.isinf(cp.predict_interval(X, alpha=0.05)))
+    with pytest.raises(ValueError, match="not calibrated"):
+        sf.ConformalQRF(alphas=(0.1,)).learn_many(X, y).predict_interval(X, alpha=0.2)
+    for bad in (0.0, 1.0, -0.1, [0.1, 2], "0.1", []):
+        with pytest.raises((ValueError, TypeError)):
+            sf.OnlineQRF().predict_interval(X, alpha=bad)
+    assert np.isnan(sf.OnlineQRF().predict_quantiles(X, 0.5)).all()
+
+
+def test_gaussian_interval_is_mean_pm_z_sd(rng):
+    X, y = friedman1(3000, rng)
+    m = sf.GaussianInterval(forest=small_forest(), seed=0).learn_many(X, y)
+    P = m.forest_.tree_predictions(X[:100])
+    iv = m.predict_interval(X[:100], alpha=0.1)
+    assert np.allclose(iv[:, 0], P.mean(1) - 1.6448536 * P.std(1), atol=1e-6)
+    assert np.allclose(iv[:, 1], P.mean(1) + 1.6448536 * P.std(1), atol=1e-6)
+
+
+def test_calibration_memory_is_bounded(rng):
+    X, y = friedman1(5000, rng)
+    m = sf.CPExact(calibration_size=200, forest=small_forest(), seed=0).learn_many(X, y)
+    assert m.size_ == 200
+    assert m._own_bytes() < 200 * (4 * 8 * 5 + 8 * 5 + 64) + 200 * 10 * 8
