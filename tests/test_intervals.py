@@ -143,43 +143,39 @@ def test_qrf_tracks_known_conditional_quantiles(rng):
 
 
 def _records_from_sketches(groups):
-    """Leaf-sketch records (as the tree pass writes them) for rows of given per-tree samples."""
+    """Leaf-sketch records laid out as the tree pass writes them: ``(bufs, goff, glv)``."""
     T, n = len(groups[0]), len(groups)
-    cap = kll.row_capacity(200)
     glv = np.zeros((T, n, kll.LV_WIDTH), np.int64)
     goff = np.zeros((T, n), np.int64)
-    chunks, pos = [], 0
+    bufs = [[] for _ in range(T)]
+    pos = [0] * T
     for i, row in enumerate(groups):
         for t, (vals, w) in enumerate(row):
             s = sf.KLLSketch(200, seed=i * T + t)
             s.update_many(vals, w)
             glv[t, i] = s._lv[0]
-            goff[t, i] = pos
-            chunks.append(s._items[0, s._lv[0, 1] :])
-            pos += cap - s._lv[0, 1]
-    # lay out tree-major as the forest does: tree t's copies from base[t]
-    flat, base, p = [], np.zeros(T, np.int64), 0
-    for t in range(T):
-        base[t] = p
-        for i in range(n):
-            c = chunks[i * T + t]
-            goff[t, i] = p - base[t]
-            flat.append(c)
-            p += c.shape[0]
-    return np.concatenate(flat), base, goff, glv
+            items = s._items[0, s._lv[0, 1] :]
+            goff[t, i] = pos[t]
+            bufs[t].append(items)
+            pos[t] += items.shape[0]
+    return tuple(np.concatenate(b) for b in bufs), goff, glv
+
+
+def query(rec, mask, mein, qs, masses, out_q, out_lo, out_hi):
+    IK.mixture_query(*rec, mask, mein, qs, masses, out_q, out_lo, out_hi, 0, rec[1].shape[1])
 
 
 def _record_items(rec, i, mein):
     """Values and mixture weights of row i's retained items, straight from the records."""
-    buf, base, goff, glv = rec
+    bufs, goff, glv = rec
     T = glv.shape[0]
     vals, wts = [], []
     for t in range(T):
         n_t = glv[t, i, kll.LV_N]
         for h in range(glv[t, i, 0]):
             s, e = glv[t, i, h + 1], glv[t, i, h + 2]
-            off = base[t] + goff[t, i] - glv[t, i, 1]
-            vals.append(buf[off + s : off + e])
+            off = goff[t, i] - glv[t, i, 1]
+            vals.append(bufs[t][off + s : off + e])
             wts.append(np.full(e - s, 2.0**h / n_t / T if mein else 2.0**h))
     return np.concatenate(vals), np.concatenate(wts)
 
@@ -196,7 +192,7 @@ def test_mixture_quantiles_equal_brute_force_weighted_quantiles(rng):
     mask = np.ones((5, 40), np.int8)
     for mein in (True, False):
         out = np.empty((40, qs.shape[0]))
-        IK.mixture_query(*rec, mask, mein, qs, np.zeros(0), out, out, out)
+        query(rec, mask, mein, qs, np.zeros(0), out, out, out)
         for i in range(40):
             v, w = _record_items(rec, i, mein)
             o = np.argsort(v, kind="stable")
@@ -208,7 +204,7 @@ def test_mixture_quantiles_equal_brute_force_weighted_quantiles(rng):
         m2 = mask.copy()
         m2[0] = 0
         out2 = np.empty((40, qs.shape[0]))
-        IK.mixture_query(*rec, m2, mein, qs, np.zeros(0), out2, out2, out2)
+        query(rec, m2, mein, qs, np.zeros(0), out2, out2, out2)
         assert not np.array_equal(out, out2)
 
 
@@ -232,7 +228,7 @@ def test_hdi_never_wider_than_equal_tailed_and_holds_the_mass(shape, rng):
     et = np.empty((60, 8))
     lo = np.empty((60, 4))
     hi = np.empty((60, 4))
-    IK.mixture_query(*rec, mask, True, qs, masses, et, lo, hi)
+    query(rec, mask, True, qs, masses, et, lo, hi)
     width_et = et[:, 1::2] - et[:, 0::2]
     assert np.all(hi - lo <= width_et + 1e-12)
     if shape == "skewed":  # strictly shorter on a skewed mixture

@@ -39,8 +39,10 @@ def sketch_tree_pass(st, prm, X, y, w, start, learn, P, gbuf, gpos, goff, glv):
         node = route(st, x)
         leaf = st.nd_leaf[node]
         P[i] = predict_leaf(st, prm, leaf, x, nfeat)
-        for j in range(LV_WIDTH):
+        H = st.lf_skl[leaf, 0]
+        for j in range(H + 2):  # level count and boundaries
             glv[i, j] = st.lf_skl[leaf, j]
+        glv[i, LV_N] = st.lf_skl[leaf, LV_N]
         p = gpos[0]
         goff[i] = p
         for j in range(st.lf_skl[leaf, 1], cap):
@@ -55,28 +57,33 @@ def sketch_tree_pass(st, prm, X, y, w, start, learn, P, gbuf, gpos, goff, glv):
 
 
 @njit(cache=True, inline="always")
-def _gather_runs(glv, goff, base, mask, i, meinshausen, rs, re, rw):
-    """Runs (offsets into the concatenated sketch copies) of row i's leaf sketches of the trees
-    with ``mask[t, i]``; returns ``(runs, total weight)``."""
+def _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw):
+    """Copy row i's leaf sketches of the trees with ``mask[t, i]`` into ``buf`` as sorted runs
+    (one per level, weights as chosen); returns ``(runs, total weight)``."""
     T = glv.shape[0]
     teff = 0
     for t in range(T):
         if mask[t, i] and glv[t, i, LV_N] > 0:
             teff += 1
     nr = 0
+    nb = 0
     total = 0.0
     for t in range(T):
         nt = glv[t, i, LV_N]
         if not (mask[t, i] and nt > 0):
             continue
+        src = bufs[t]
         mult = 1.0 / (nt * teff) if meinshausen else 1.0
-        off = base[t] + goff[t, i] - glv[t, i, 1]
+        off = goff[t, i] - glv[t, i, 1]
         for h in range(glv[t, i, 0]):
             s = glv[t, i, h + 1]
             e = glv[t, i, h + 2]
             if e > s:
-                rs[nr] = off + s
-                re[nr] = off + e
+                rs[nr] = nb
+                for j in range(off + s, off + e):
+                    buf[nb] = src[j]
+                    nb += 1
+                re[nr] = nb
                 rw[nr] = mult * float(np.int64(1) << h)
                 nr += 1
         total += mult * nt
@@ -84,16 +91,17 @@ def _gather_runs(glv, goff, base, mask, i, meinshausen, rs, re, rw):
 
 
 @njit(cache=True, nogil=True)
-def mixture_query(buf, base, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo, out_hi):
-    """For each row: quantiles ``qs`` (into ``out_q``) and highest-density intervals of the
-    masses ``masses`` (into ``out_lo``, ``out_hi``) of the trees' leaf-sketch mixture.  ``buf``
-    holds every tree's sketch copies (tree t's from ``base[t]``)."""
-    T, n = goff.shape
+def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo, out_hi, r0, r1):
+    """For rows ``r0..r1``: quantiles ``qs`` (into ``out_q``) and highest-density intervals of
+    the masses ``masses`` (into ``out_lo``, ``out_hi``) of the trees' leaf-sketch mixture.
+    ``bufs[t]`` holds tree t's sketch copies (row i's at ``goff[t, i]``)."""
+    T = glv.shape[0]
     cap = 0
     for t in range(T):
-        for i in range(n):
+        for i in range(r0, r1):
             cap = max(cap, glv[t, i, 1 + glv[t, i, 0]] - glv[t, i, 1])
     R = T * (LV_WIDTH - 3)
+    buf = np.empty(T * cap)
     rs = np.empty(R, np.int64)
     re = np.empty(R, np.int64)
     rw = np.empty(R)
@@ -102,8 +110,8 @@ def mixture_query(buf, base, goff, glv, mask, meinshausen, qs, masses, out_q, ou
     cur = np.empty(R, np.int64)
     sv = np.empty(T * cap if masses.shape[0] else 0)
     sw = np.empty(T * cap if masses.shape[0] else 0)
-    for i in range(n):
-        nr, total = _gather_runs(glv, goff, base, mask, i, meinshausen, rs, re, rw)
+    for i in range(r0, r1):
+        nr, total = _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw)
         for k in range(qs.shape[0]):
             out_q[i, k] = runs_quantile(buf, rs, re, rw, nr, total, qs[k], hv, cur)
         if masses.shape[0]:
@@ -114,16 +122,6 @@ def mixture_query(buf, base, goff, glv, mask, meinshausen, qs, masses, out_q, ou
 
 # ------------------------------------------------------------------------------------------------
 # calibration set: FIFO ring of slots, scores kept sorted (order[k] = slot of the k-th smallest)
-@njit(cache=True, inline="always")
-def _so_remove(order, pos, n, s):
-    p = pos[s]
-    for k in range(p, n - 1):
-        order[k] = order[k + 1]
-        pos[order[k]] = k
-    pos[s] = -1
-    return n - 1
-
-
 @njit(cache=True, inline="always")
 def _so_insert(order, pos, n, score, s):
     v = score[s]
@@ -236,14 +234,15 @@ def conformal_pass(
             half[i, a] = conformal_half_width(score, order, size, alphas[a])
         s = slots[i]
         if s >= 0:
-            if pos[s] >= 0:
-                size = _so_remove(order, pos, size, s)
             cy[s] = y[i]
             for t in range(T):
                 coob[s, t] = 1 if W[t, i] == 0.0 else 0
                 cpred[s, t] = P[t, i]
             score[s] = _oob_score(cy, coob, cpred, s)
-            size = _so_insert(order, pos, size, score, s)
+            if pos[s] >= 0:  # the new member replaces the evicted one in the sorted order
+                _so_update(order, pos, size, score, s)
+            else:
+                size = _so_insert(order, pos, size, score, s)
         nt = 0
         for t in range(T):
             while cur[t] < ev_n[t] and ev_t[t, cur[t]] == i:
@@ -430,11 +429,12 @@ def cqr_pass(
         s = ring[0]
         ring[0] = (s + 1) % c
         evict = pos[0, s] >= 0
-        kept = size - 1 if evict else size
         for a in range(A):
-            if evict:
-                _so_remove(order[a], pos[a], size, s)
             cscore[a, s] = max(oob_lo[i, a] - y[i], y[i] - oob_hi[i, a])
-            _so_insert(order[a], pos[a], kept, cscore[a], s)
-        size = kept + 1
+            if evict:  # the new member replaces the evicted one in the sorted order
+                _so_update(order[a], pos[a], size, cscore[a], s)
+            else:
+                _so_insert(order[a], pos[a], size, cscore[a], s)
+        if not evict:
+            size += 1
     return size

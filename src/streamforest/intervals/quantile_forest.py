@@ -4,6 +4,7 @@ equal-tailed or highest-density (HDI-Forest) intervals."""
 from __future__ import annotations
 
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -128,23 +129,37 @@ class OnlineQRF(IntervalRegressor):
                     tree._make_room()
 
         f._each_tree(run, n)
-        base = np.zeros(T, np.int64)
-        base[1:] = np.cumsum(gpos)[:-1]
-        flat = np.concatenate([bufs[t][: gpos[t]] for t in range(T)])
-        return P, (flat, base, goff, glv), W
+        return P, (tuple(bufs), goff, glv), W
+
+    def _mixture(self, rec, mask, qs, masses, out_q, out_lo, out_hi) -> None:
+        """Run the mixture query on the forest's threads (rows split in blocks)."""
+        n = rec[1].shape[1]
+        mein = self.weighting == "meinshausen"
+        jobs = self.forest_.n_jobs if n >= 2048 else 1
+        bounds = np.linspace(0, n, jobs + 1).astype(int)
+
+        def run(j):
+            IK.mixture_query(
+                *rec, mask, mein, qs, masses, out_q, out_lo, out_hi, bounds[j], bounds[j + 1]
+            )
+
+        if jobs > 1:
+            with ThreadPoolExecutor(jobs) as ex:
+                list(ex.map(run, range(jobs)))
+        else:
+            run(0)
 
     def _query(self, rec, mask, alphas):
         """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of the trees in ``mask``."""
-        n, A = rec[2].shape[1], alphas.shape[0]
-        mein = self.weighting == "meinshausen"
+        n, A = rec[1].shape[1], alphas.shape[0]
         lo = np.full((n, A), np.nan)
         hi = np.full((n, A), np.nan)
         if self.interval == "hdi":
-            IK.mixture_query(*rec, mask, mein, np.zeros(0), 1.0 - alphas, np.empty((n, 0)), lo, hi)
+            self._mixture(rec, mask, np.zeros(0), 1.0 - alphas, np.empty((n, 0)), lo, hi)
         else:
             qs = np.ascontiguousarray(np.stack([alphas / 2, 1 - alphas / 2], axis=1).ravel())
             out = np.empty((n, 2 * A))
-            IK.mixture_query(*rec, mask, mein, qs, np.zeros(0), out, lo, hi)
+            self._mixture(rec, mask, qs, np.zeros(0), out, lo, hi)
             lo, hi = out[:, 0::2], out[:, 1::2]
         return lo, hi
 
@@ -169,9 +184,9 @@ class OnlineQRF(IntervalRegressor):
                 b = min(n, a + self._chunk_rows)
                 P, rec, _ = self._tree_records(Xa[a:b], np.zeros(b - a), np.ones(b - a), False)
                 mask = np.ones(P.shape, np.int8)
-                mein = self.weighting == "meinshausen"
-                o = out[a:b]
-                IK.mixture_query(*rec, mask, mein, np.ascontiguousarray(qa), np.zeros(0), o, o, o)
+                o = np.empty((b - a, qa.shape[0]))
+                self._mixture(rec, mask, np.ascontiguousarray(qa), np.zeros(0), o, o, o)
+                out[a:b] = o
         return out[:, 0] if scalar else out
 
 
