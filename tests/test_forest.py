@@ -97,3 +97,38 @@ def test_unfitted_forest_predicts_zero():
     assert np.array_equal(m.predict(np.zeros((3, 2))), np.zeros(3))
     with pytest.raises(ValueError, match="feature"):
         m.learn_one({}, 1.0)
+
+
+def drifting(n, change, rng):
+    """Friedman #1, then from ``change`` on a different concept (features permuted, scaled)."""
+    X, y = friedman1(n, rng)
+    Xs = X[change:, ::-1]
+    y[change:] = (
+        10 * np.sin(np.pi * Xs[:, 0] * Xs[:, 1]) + 20 * (Xs[:, 2] - 0.5) ** 2 + 30 * Xs[:, 3]
+    ) + rng.standard_normal(n - change)
+    return X, y
+
+
+def test_drift_detector_replaces_trees_after_a_change_only(rng):
+    X, y = drifting(40000, 25000, rng)
+    f = OnlineForestRegressor(seed=1)
+    pred = f.predict_learn_many(X, y)
+    resets = [t.n_resets for t in f.trees_]
+    assert all(r >= 1 for r in resets), resets
+    g = OnlineForestRegressor(seed=1, drift_threshold=None)
+    pg = g.predict_learn_many(X, y)
+    assert g.n_resets == 0
+    after = slice(27000, 35000)
+    assert np.abs(pred - y)[after].mean() < 0.8 * np.abs(pg - y)[after].mean()
+    # stationary: no false alarm in 10 trees x 60k rows
+    Xs, ys = friedman1(60000, rng)
+    assert OnlineForestRegressor(seed=2).learn_many(Xs, ys).n_resets == 0
+    # replacing trees keeps runs reproducible and independent of chunking
+    h = OnlineForestRegressor(seed=1, n_jobs=2)
+    ph = np.concatenate(
+        [h.predict_learn_many(X[s], y[s]) for s in np.array_split(np.arange(40000), 9)]
+    )
+    assert np.array_equal(ph, pred)
+    # a single tree can detect too
+    t = HoeffdingTreeRegressor(drift_threshold=50, seed=0).learn_many(X, y)
+    assert t.n_resets >= 1

@@ -49,11 +49,27 @@ def test_cpexact_scores_equal_brute_force_after_every_step(leaf_model, step, rng
         assert np.all(np.diff(srt) >= 0) and srt.shape[0] == live.sum() == min(60, m.size_)
     assert worst <= 1e-9
     assert sum(t.n_splits for t in m.forest_.trees_) > 40  # splits happened along the way
+    assert m.forest_.n_resets == 0
     # CPApproximate on the same stream does not refresh: its scores are stale
     ma = sf.CPApproximate(calibration_size=60, forest=small_forest(leaf_model=leaf_model), seed=2)
     ma.learn_many(X, y)
     scores, live = brute_force_scores(ma)
     assert np.abs(scores - ma.cal_score_[live]).max() > 1e-3
+
+
+def test_cpexact_stays_exact_when_trees_are_replaced(rng):
+    from .test_forest import drifting
+
+    X, y = drifting(4000, 2000, rng)
+    m = sf.CPExact(calibration_size=80, forest=small_forest(), seed=4)
+    worst = 0.0
+    for a in range(0, 4000, 23):
+        m.learn_many(X[a : a + 23], y[a : a + 23])
+        scores, live = brute_force_scores(m)
+        worst = max(worst, np.abs(scores - m.cal_score_[live]).max())
+        assert live.sum() == m.size_ and np.all(m.cal_oob_[live].sum(1) >= 1)
+    assert m.forest_.n_resets >= 2
+    assert worst <= 1e-9
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,6 @@ import numpy as np
 from numba import njit
 
 from ..rng import next_float
-from ..trees._kernels import _room
 
 
 @njit(cache=True, inline="always")
@@ -37,8 +36,3 @@ def draw_weights(frng, lam, w, out):
     for i in range(w.shape[0]):
         for t in range(out.shape[0]):
             out[t, i] = poisson(frng, lam) * w[i]
-
-
-@njit(cache=True)
-def tree_lacks_room(st, prm):
-    return not _room(st, prm)

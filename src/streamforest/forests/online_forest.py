@@ -40,6 +40,10 @@ class OnlineForestRegressor(Estimator):
     tree
         Template of the trees (its ``max_features`` and ``seed`` are replaced); default
         ``HoeffdingTreeRegressor()``.
+    drift_threshold
+        Page-Hinkley threshold of each tree's drift detector (see
+        :class:`HoeffdingTreeRegressor`); a tree whose prequential error rises is replaced by a
+        fresh one (ARF-style, without background trees).  ``None``: no detection.
     n_jobs
         Threads that run trees in parallel on chunks of at least 2048 rows (the compiled loops
         release the GIL).  Results do not depend on it.
@@ -64,6 +68,7 @@ class OnlineForestRegressor(Estimator):
         max_features: int | float | str | None = "sqrt",
         aggregation: str = "mean",
         tree: HoeffdingTreeRegressor | None = None,
+        drift_threshold: float | None = 50.0,
         n_jobs: int = 1,
         seed: int | None = None,
     ):
@@ -72,6 +77,7 @@ class OnlineForestRegressor(Estimator):
         self.max_features = max_features
         self.aggregation = aggregation
         self.tree = tree
+        self.drift_threshold = drift_threshold
         self.n_jobs = n_jobs
         self.seed = seed
 
@@ -111,7 +117,10 @@ class OnlineForestRegressor(Estimator):
             fs = self.features_ = FeatureSpace(template.nominal_features)
             for t in range(self.n_trees):
                 tree = template.clone(
-                    max_features=self.max_features, seed=int(seeds[t]), **overrides
+                    max_features=self.max_features,
+                    seed=int(seeds[t]),
+                    drift_threshold=self.drift_threshold,
+                    **overrides,
                 )
                 tree._check_params()
                 tree.features_ = fs
@@ -135,15 +144,17 @@ class OnlineForestRegressor(Estimator):
         return self.trees_[0].params_
 
     @staticmethod
-    def _drive_tree(tree: HoeffdingTreeRegressor, step, n: int) -> None:
+    def _drive_tree(tree: HoeffdingTreeRegressor, step, n: int, on_reset=None) -> None:
         """Call ``step(state, params, start) -> stop`` until all ``n`` rows are done, growing the
-        tree whenever it stopped for lack of room."""
+        tree when it stopped for lack of room and replacing it when its drift detector fired
+        (then ``on_reset(stop)`` if given)."""
         i = 0
         while True:
             i = step(tree.state_, tree.params_, i)
+            if tree._after_stop(i, n) and on_reset is not None:
+                on_reset(i)
             if i >= n:
                 return
-            tree._make_room()
 
     def _each_tree(self, run, n: int) -> None:
         """``run(t, tree)`` for every tree, on ``n_jobs`` threads when the chunk is large."""
@@ -264,6 +275,11 @@ class OnlineForestRegressor(Estimator):
     @property
     def n_leaves(self) -> int:
         return sum(t.n_leaves for t in self.trees_) if self._fitted else self.n_trees
+
+    @property
+    def n_resets(self) -> int:
+        """Trees replaced after a detected drift so far."""
+        return sum(t.n_resets for t in self.trees_) if self._fitted else 0
 
     @property
     def memory_bytes(self) -> int:

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from ..sketches.kll import LV_N, LV_WIDTH, runs_quantile, runs_sorted, shortest_interval
-from ..trees._kernels import _learn_row, _room, route
+from ..trees._kernels import _learn_row, _room, drift_step, route
 from ..trees._state import I_NFEAT, I_NSEEN, I_NSPLITS
 from ..trees.leaf_models import predict_leaf
 
@@ -53,6 +53,8 @@ def sketch_tree_pass(st, prm, X, y, w, start, learn, P, gbuf, gpos, goff, glv):
             st.ints[I_NSEEN] += 1
             if w[i] > 0.0:
                 _learn_row(st, prm, node, x, y[i], w[i])
+            if prm.drift_lambda > 0.0 and drift_step(st, prm, y[i], P[i]):
+                return i + 1
     return X.shape[0]
 
 
@@ -122,6 +124,16 @@ def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo,
 
 # ------------------------------------------------------------------------------------------------
 # calibration set: FIFO ring of slots, scores kept sorted (order[k] = slot of the k-th smallest)
+@njit(cache=True, inline="always")
+def _so_remove(order, pos, n, s):
+    p = pos[s]
+    for k in range(p, n - 1):
+        order[k] = order[k + 1]
+        pos[order[k]] = k
+    pos[s] = -1
+    return n - 1
+
+
 @njit(cache=True, inline="always")
 def _so_insert(order, pos, n, score, s):
     v = score[s]
@@ -247,7 +259,11 @@ def conformal_pass(
         for t in range(T):
             while cur[t] < ev_n[t] and ev_t[t, cur[t]] == i:
                 s2 = ev_s[t, cur[t]]
-                cpred[s2, t] = ev_v[t, cur[t]]
+                v = ev_v[t, cur[t]]
+                if np.isnan(v):  # the tree was replaced: no longer out of bag for s2
+                    coob[s2, t] = 0
+                else:
+                    cpred[s2, t] = v
                 if mark[s2] == 0:
                     mark[s2] = 1
                     touched[nt] = s2
@@ -256,6 +272,14 @@ def conformal_pass(
         for k in range(nt):
             s2 = touched[k]
             mark[s2] = 0
+            if pos[s2] < 0:
+                continue
+            left = 0
+            for t in range(T):
+                left += coob[s2, t]
+            if left == 0:  # every out-of-bag tree was replaced: the member leaves
+                size = _so_remove(order, pos, size, s2)
+                continue
             score[s2] = _oob_score(cy, coob, cpred, s2)
             _so_update(order, pos, size, score, s2)
     for i in range(n):
@@ -378,7 +402,25 @@ def exact_tree_pass(  # noqa: PLR0913
                 _refresh(
                     st, prm, t, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
                 )
+        if prm.drift_lambda > 0.0 and drift_step(st, prm, y[i], P[i]):
+            return i + 1
     return X.shape[0]
+
+
+@njit(cache=True)
+def exact_tree_reset(t, i, cleaf, ev_t, ev_s, ev_v, ev_n):
+    """Tree t was replaced by a fresh tree after row i (drift).  The calibration members it was
+    out of bag for drop it from their out-of-bag sets (event value NaN); a member left with no
+    out-of-bag tree leaves the calibration set (its scores described a replaced model)."""
+    for m in range(cleaf.shape[0]):
+        if cleaf[m, t] < 0:
+            continue
+        cleaf[m, t] = -1
+        k = ev_n[0]
+        ev_t[k] = i
+        ev_s[k] = m
+        ev_v[k] = np.nan
+        ev_n[0] = k + 1
 
 
 # ------------------------------------------------------------------------------------------------

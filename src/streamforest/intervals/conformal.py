@@ -157,6 +157,10 @@ class CPExact(CPApproximate):
     after learning it recomputes only that leaf's list (re-routing the list's members after a
     split).  The paper recomputed the whole calibration set at every prediction (19-33x slower
     than CPApproximate).
+
+    When a tree is replaced after a detected drift, the calibration members drop it from their
+    out-of-bag sets, and those left with none leave the calibration set (their scores measured
+    replaced models); CPApproximate keeps its stored predictions.
     """
 
     _exact = True
@@ -181,14 +185,14 @@ class CPExact(CPApproximate):
                     self.cal_x_, self.cal_leaf_, self.cal_next_, self.cal_prev_,
                     self.cal_birth_, self.cal_cur_, ev_t, ev_s, ev_v, ev_n,
                 )  # fmt: skip
-                if i >= n:
-                    break
                 if ev_n[0] + 2 * c > ev_t.shape[0]:
                     ev_t, ev_s, ev_v = (
                         np.concatenate([a, np.zeros_like(a)]) for a in (ev_t, ev_s, ev_v)
                     )
-                else:
-                    tree._make_room()
+                if tree._after_stop(i, n):  # replaced after a drift: fix this tree's links
+                    IK.exact_tree_reset(t, i - 1, self.cal_leaf_, ev_t, ev_s, ev_v, ev_n)
+                if i >= n:
+                    break
             evs[t] = (ev_t[: ev_n[0]], ev_s[: ev_n[0]], ev_v[: ev_n[0]])
 
         f._each_tree(run, n)

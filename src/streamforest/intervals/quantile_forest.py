@@ -119,14 +119,13 @@ class OnlineQRF(IntervalRegressor):
                     goff[t],
                     glv[t],
                 )
-                if i >= n:
-                    return
-                if bufs[t].shape[0] - gpos[t] < cap:
+                if i < n and bufs[t].shape[0] - gpos[t] < cap:
                     grown = np.empty(2 * bufs[t].shape[0])
                     grown[: gpos[t]] = bufs[t][: gpos[t]]
                     bufs[t] = grown
-                else:
-                    tree._make_room()
+                tree._after_stop(i, n)
+                if i >= n:
+                    return
 
         f._each_tree(run, n)
         return P, (tuple(bufs), goff, glv), W

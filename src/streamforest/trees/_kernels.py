@@ -38,7 +38,14 @@ from ..sketches.kll import kll_copy, kll_reset, kll_update
 from ..stats import chan_merge, chan_subtract, welford_update
 from ._state import (
     B_KEY,
+    D_M,
+    D_MMIN,
+    D_YHI,
+    D_YLO,
+    D_YM2,
+    D_YW,
     I_CAT_USED,
+    I_DRIFT,
     I_FROZEN,
     I_LAST_SPLIT_LEAF,
     I_LEAF_HW,
@@ -366,6 +373,32 @@ def _split(st, prm, leaf, f):
 
 
 # ------------------------------------------------------------------------------------------------
+# drift detection
+@njit(cache=True, inline="always")
+def drift_step(st, prm, y, pred):
+    """Page-Hinkley test (Page 1954; Hinkley 1971) for an increase of the tree's prequential
+    absolute error ``e_t = |y_t - pred_t|``, on the error standardised by its own running mean
+    and sd since the tree was created (so one threshold fits any target scale and noise):
+    ``m_T = sum_t ((e_t - mean) / sd - delta)`` fires when ``m_T - min_t m_t > lambda`` (after
+    ``drift_min`` examples).  Sets ``I_DRIFT``."""
+    dd = st.dd
+    e = abs(y - pred)
+    dd[D_YW], dd[D_YHI], dd[D_YLO], dd[D_YM2] = welford_update(
+        dd[D_YW], dd[D_YHI], dd[D_YLO], dd[D_YM2], e, 1.0
+    )
+    if dd[D_YW] < prm.drift_min or dd[D_YM2] <= 0.0:
+        return False
+    z = (e - (dd[D_YHI] + dd[D_YLO])) / np.sqrt(dd[D_YM2] / dd[D_YW])
+    dd[D_M] += z - prm.drift_delta
+    if dd[D_M] < dd[D_MMIN]:
+        dd[D_MMIN] = dd[D_M]
+    if dd[D_M] - dd[D_MMIN] > prm.drift_lambda:
+        st.ints[I_DRIFT] = 1
+        return True
+    return False
+
+
+# ------------------------------------------------------------------------------------------------
 # learning and prediction loops
 @njit(cache=True, inline="always")
 def _room(st, prm):
@@ -397,6 +430,11 @@ def _sketch_target(st, leaf, y, w):
         kll_update(st.lf_sk, st.lf_skl, leaf, y, wi, st.sk_cap, st.rng)
 
 
+@njit(cache=True)
+def lacks_room(st, prm):
+    return not _room(st, prm)
+
+
 @njit(cache=True, inline="always")
 def _learn_row(st, prm, node, x, y, w):
     """Learn ``(x, y, w)`` at the leaf ``node`` that ``x`` routes to."""
@@ -426,15 +464,25 @@ def _learn_row(st, prm, node, x, y, w):
 
 @njit(cache=True, nogil=True, _nrt=False)
 def learn_batch(st, prm, X, y, w, start):
-    """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all)."""
+    """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all).
+
+    With drift detection on, each row is predicted first (for the detector) and the loop stops
+    after a row on which the detector fired (``I_DRIFT`` set)."""
+    detect = prm.drift_lambda > 0.0
+    nfeat = st.ints[I_NFEAT]
     for i in range(start, X.shape[0]):
-        if w[i] <= 0.0:
+        if w[i] <= 0.0 and not detect:
             st.ints[I_NSEEN] += 1
             continue
         if not _room(st, prm):
             return i
         st.ints[I_NSEEN] += 1
-        _learn_row(st, prm, route(st, X[i]), X[i], y[i], w[i])
+        node = route(st, X[i])
+        pred = predict_leaf(st, prm, st.nd_leaf[node], X[i], nfeat) if detect else 0.0
+        if w[i] > 0.0:
+            _learn_row(st, prm, node, X[i], y[i], w[i])
+        if detect and drift_step(st, prm, y[i], pred):
+            return i + 1
     return X.shape[0]
 
 
@@ -459,6 +507,8 @@ def predict_learn_batch(st, prm, X, y, w, start, out):
         st.ints[I_NSEEN] += 1
         if w[i] > 0.0:
             _learn_row(st, prm, node, x, y[i], w[i])
+        if prm.drift_lambda > 0.0 and drift_step(st, prm, y[i], out[i]):
+            return i + 1
     return X.shape[0]
 
 

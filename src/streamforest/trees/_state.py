@@ -45,7 +45,12 @@ I_FROZEN = 12  # 1 when max_leaves was reached: no more splits, no observers
 I_NATTEMPTS = 13  # split attempts
 I_LAST_SPLIT_LEAF = 14  # node id of the last leaf that split (-1: none yet)
 I_NSEEN = 15  # rows passed to learning so far (weight-0 rows included)
-N_INTS = 16
+I_DRIFT = 16  # 1 when the drift detector fired (the owner replaces the tree)
+N_INTS = 17
+
+# drift detector state (TreeState.dd): Page-Hinkley on the standardised absolute error
+D_M, D_MMIN, D_YW, D_YHI, D_YLO, D_YM2 = range(6)  # PH sum and minimum; error statistic
+N_DD = 6
 
 # leaf models
 LEAF_MEAN = 0
@@ -85,6 +90,9 @@ class TreeParams(NamedTuple):
     max_features: int  # features observed per leaf (0: all)
     max_leaves: int
     max_bins: int
+    drift_lambda: float = 0.0  # Page-Hinkley threshold (0: no drift detection)
+    drift_delta: float = 0.1  # Page-Hinkley tolerance (in error sds)
+    drift_min: int = 30  # examples before the detector may fire
     sketch_k: int = 0  # KLL k of the leaf target sketches (0: none)
     sketch_split: int = 0  # children start with: 0 an empty sketch, 1 a copy of the parent's
 
@@ -92,6 +100,7 @@ class TreeParams(NamedTuple):
 class TreeState(NamedTuple):
     ints: np.ndarray
     rng: np.ndarray
+    dd: np.ndarray  # (N_DD,) drift detector state
     ft_nominal: np.ndarray  # (Pc,) int8
     # nodes
     nd_feat: np.ndarray
@@ -160,6 +169,7 @@ def allocate(
     st = TreeState(
         ints=ints,
         rng=rng.copy(),
+        dd=np.zeros(N_DD),
         ft_nominal=np.zeros(pc, np.int8),
         nd_feat=np.full(nodes, -1, np.int64),
         nd_thr=np.zeros(nodes, f),

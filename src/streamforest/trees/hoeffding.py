@@ -74,6 +74,11 @@ class HoeffdingTreeRegressor(Estimator):
     leaf_quantile_split
         What the two children of a split start their sketch with: ``"empty"`` or ``"parent"``
         (a copy of the parent's sketch, which it keeps accumulating into).
+    drift_threshold, drift_delta
+        ``None``, or the threshold ``lambda`` of a Page-Hinkley test on the tree's prequential
+        absolute error, standardised by its own running mean and sd, with tolerance ``delta``
+        (in sds); when it fires the tree is replaced by a fresh one (``n_resets`` counts it).
+        Learning then predicts every row first, for the detector.
     seed
         Seed of the random feature subsets; the same seed gives the same model.
 
@@ -110,6 +115,8 @@ class HoeffdingTreeRegressor(Estimator):
         nominal_features: tuple | None = None,
         leaf_quantile_k: int | None = None,
         leaf_quantile_split: str = "empty",
+        drift_threshold: float | None = None,
+        drift_delta: float = 0.1,
         seed: int | None = None,
     ):
         self.grace_period = grace_period
@@ -132,6 +139,8 @@ class HoeffdingTreeRegressor(Estimator):
         self.nominal_features = nominal_features
         self.leaf_quantile_k = leaf_quantile_k
         self.leaf_quantile_split = leaf_quantile_split
+        self.drift_threshold = drift_threshold
+        self.drift_delta = drift_delta
         self.seed = seed
 
     # ---------------------------------------------------------------------------------------------
@@ -213,6 +222,10 @@ class HoeffdingTreeRegressor(Estimator):
             raise ValueError(
                 f"leaf_quantile_split must be 'empty' or 'parent', got {self.leaf_quantile_split!r}"
             )
+        if self.drift_threshold is not None:
+            positive("drift_threshold", self.drift_threshold)
+        if not (isinstance(self.drift_delta, numbers.Real) and self.drift_delta >= 0):
+            raise ValueError(f"drift_delta must be a number >= 0, got {self.drift_delta!r}")
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
 
@@ -248,6 +261,8 @@ class HoeffdingTreeRegressor(Estimator):
             max_features=self._n_features_observed(p),
             max_leaves=int(self.max_leaves),
             max_bins=int(self.max_observer_bins),
+            drift_lambda=float(self.drift_threshold or 0.0),
+            drift_delta=float(self.drift_delta),
             sketch_k=int(self.leaf_quantile_k or 0),
             sketch_split=1 if self.leaf_quantile_split == "parent" else 0,
         )
@@ -276,7 +291,7 @@ class HoeffdingTreeRegressor(Estimator):
             self.params_ = self._tree_params(p)
             st = S.allocate(
                 p,
-                _rng.new_state(self.seed),
+                _rng.new_state(self._state_seed()),
                 sketch_k=int(self.leaf_quantile_k or 0),
                 bins=min(4096, int(self.max_observer_bins)),
             )
@@ -298,6 +313,34 @@ class HoeffdingTreeRegressor(Estimator):
             self.params_ = self._tree_params(p)
             self.state_ = st
         st.ints[S.I_MAXCAT] = fs.max_categories
+
+    def _state_seed(self) -> int | None:
+        """Seed of the current state: ``seed``, or one derived from it after each reset."""
+        k = self.__dict__.get("n_resets_", 0)
+        if self.seed is None or k == 0:
+            return self.seed
+        return int(np.random.SeedSequence([int(self.seed), k]).generate_state(1, np.uint64)[0])
+
+    def _reset(self) -> None:
+        """Replace the tree by a fresh one (same features and parameters)."""
+        self.n_resets_ = self.__dict__.get("n_resets_", 0) + 1
+        self.state_ = None
+        self._sync_features()
+
+    def _after_stop(self, stop: int, n: int) -> bool:
+        """After a kernel returned ``stop`` (of ``n`` rows): replace the tree if its drift
+        detector fired (returns True), else grow it if it stopped early for lack of room."""
+        if self.state_.ints[S.I_DRIFT]:
+            self._reset()
+            return True
+        if stop < n and K.lacks_room(self.state_, self.params_):
+            self._make_room()
+        return False
+
+    @property
+    def n_resets(self) -> int:
+        """Times the drift detector replaced the tree."""
+        return self.__dict__.get("n_resets_", 0)
 
     def _make_room(self) -> None:
         st, prm = self.state_, self.params_
@@ -327,9 +370,9 @@ class HoeffdingTreeRegressor(Estimator):
                 i = K.learn_batch(self.state_, self.params_, X, y, w, i)
             else:
                 i = K.predict_learn_batch(self.state_, self.params_, X, y, w, i, out)
+            self._after_stop(i, n)
             if i >= n:
                 return
-            self._make_room()
 
     # ---------------------------------------------------------------------------------------------
     # River-style API
