@@ -20,7 +20,7 @@ from numba import njit
 from ..sketches.kll import LV_N, LV_WIDTH, runs_quantile, runs_sorted, shortest_interval
 from ..trees._kernels import _learn_row, _room, drift_step, route
 from ..trees._state import I_NFEAT, I_NSEEN, I_NSPLITS
-from ..trees.leaf_models import predict_leaf
+from ..trees.leaf_models import fold_leaf_model, folded_predict, predict_leaf
 
 
 # ------------------------------------------------------------------------------------------------
@@ -200,43 +200,14 @@ def ring_slots(ring, W, slots):
 
 # ------------------------------------------------------------------------------------------------
 # CPApproximate / CPExact method pass
-@njit(cache=True, inline="always")
-def _oob_score(cy, coob, cpred, s):
-    sm = 0.0
-    cnt = 0
-    for t in range(coob.shape[1]):
-        if coob[s, t]:
-            sm += cpred[s, t]
-            cnt += 1
-    return abs(cy[s] - sm / cnt)
-
-
 @njit(cache=True, nogil=True)
-def conformal_pass(
-    size,
-    cy,
-    coob,
-    cpred,
-    score,
-    order,
-    pos,
-    P,
-    W,
-    y,
-    X,
-    cx,
-    slots,
-    ev_t,
-    ev_s,
-    ev_v,
-    ev_n,
-    alphas,
-    half,
-):
+def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, P, W, y, X, cx, slots,
+                   ev_t, ev_s, ev_v, ev_n, alphas, half):  # fmt: skip
     """Rows in order: ``half[i, a]`` from the scores before row i, then row i enters the
     calibration set (evicting its slot's occupant) with the stored OOB predictions ``P[:, i]``,
-    then the trees' refreshed predictions of time i (events, CPExact) are applied.  Returns the
-    new size; copies the features of members that entered into ``cx``."""
+    then the trees' refreshed predictions of time i (events, CPExact; ``ev_*[t]`` tree t's)
+    are applied.  Each member keeps the sum and count of its OOB predictions, updated per
+    event.  Returns the new size; copies the features of members that entered into ``cx``."""
     T, n = P.shape
     cur = np.zeros(T, np.int64)
     touched = np.empty(cy.shape[0], np.int64)
@@ -247,40 +218,54 @@ def conformal_pass(
         s = slots[i]
         if s >= 0:
             cy[s] = y[i]
+            sm = 0.0
+            cnt = 0
             for t in range(T):
-                coob[s, t] = 1 if W[t, i] == 0.0 else 0
+                oob = W[t, i] == 0.0
+                coob[s, t] = 1 if oob else 0
                 cpred[s, t] = P[t, i]
-            score[s] = _oob_score(cy, coob, cpred, s)
+                if oob:
+                    sm += P[t, i]
+                    cnt += 1
+            csum[s] = sm
+            ccnt[s] = cnt
+            score[s] = abs(y[i] - sm / cnt)
             if pos[s] >= 0:  # the new member replaces the evicted one in the sorted order
                 _so_update(order, pos, size, score, s)
             else:
                 size = _so_insert(order, pos, size, score, s)
         nt = 0
         for t in range(T):
-            while cur[t] < ev_n[t] and ev_t[t, cur[t]] == i:
-                s2 = ev_s[t, cur[t]]
-                v = ev_v[t, cur[t]]
+            et = ev_t[t]
+            es = ev_s[t]
+            evv = ev_v[t]
+            k = cur[t]
+            while k < ev_n[t] and et[k] == i:
+                s2 = es[k]
+                v = evv[k]
                 if np.isnan(v):  # the tree was replaced: no longer out of bag for s2
-                    coob[s2, t] = 0
+                    if coob[s2, t]:
+                        coob[s2, t] = 0
+                        csum[s2] -= cpred[s2, t]
+                        ccnt[s2] -= 1
                 else:
+                    csum[s2] += v - cpred[s2, t]
                     cpred[s2, t] = v
                 if mark[s2] == 0:
                     mark[s2] = 1
                     touched[nt] = s2
                     nt += 1
-                cur[t] += 1
+                k += 1
+            cur[t] = k
         for k in range(nt):
             s2 = touched[k]
             mark[s2] = 0
             if pos[s2] < 0:
                 continue
-            left = 0
-            for t in range(T):
-                left += coob[s2, t]
-            if left == 0:  # every out-of-bag tree was replaced: the member leaves
+            if ccnt[s2] == 0:  # every out-of-bag tree was replaced: the member leaves
                 size = _so_remove(order, pos, size, s2)
                 continue
-            score[s2] = _oob_score(cy, coob, cpred, s2)
+            score[s2] = abs(cy[s2] - csum[s2] / ccnt[s2])
             _so_update(order, pos, size, score, s2)
     for i in range(n):
         if slots[i] >= 0:
@@ -323,10 +308,15 @@ def _unlink(st, cleaf, cnext, cprev, m, t):
 
 @njit(cache=True, inline="always")
 def _refresh(st, prm, t, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n):
-    nfeat = st.ints[I_NFEAT]
+    """Recompute the tree's prediction for the calibration members at ``leaf``; append an
+    event for each that changed."""
     m = st.lf_aux[leaf]
+    if m < 0:
+        return
+    nfeat = st.ints[I_NFEAT]
+    a, linear = fold_leaf_model(st, prm, leaf, nfeat)
     while m >= 0:
-        v = predict_leaf(st, prm, leaf, _member_x(X, cx, cbirth, g0, m, t), nfeat)
+        v = folded_predict(st, a, _member_x(X, cx, cbirth, g0, m, t), nfeat) if linear else a
         if v != ccur[m, t]:
             ccur[m, t] = v
             k = ev_n[0]

@@ -42,6 +42,11 @@ class CPApproximate(IntervalRegressor):
 
     _exact = False
 
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d.pop("_evbufs", None)
+        return d
+
     def __init__(self, forest=None, calibration_size: int = 1000, seed: int | None = None):
         self.forest = forest
         self.calibration_size = calibration_size
@@ -59,6 +64,8 @@ class CPApproximate(IntervalRegressor):
         self.cal_oob_ = np.zeros((c, T), np.int8)
         self.cal_pred_ = np.zeros((c, T))
         self.cal_score_ = np.zeros(c)
+        self.cal_sum_ = np.zeros(c)
+        self.cal_cnt_ = np.zeros(c, np.int64)
         self.cal_order_ = np.zeros(c, np.int64)
         self.cal_pos_ = np.full(c, -1, np.int64)
         self.cal_x_ = np.zeros((c, 0))
@@ -117,6 +124,8 @@ class CPApproximate(IntervalRegressor):
             self.cal_y_,
             self.cal_oob_,
             self.cal_pred_,
+            self.cal_sum_,
+            self.cal_cnt_,
             self.cal_score_,
             self.cal_order_,
             self.cal_pos_,
@@ -135,12 +144,8 @@ class CPApproximate(IntervalRegressor):
 
     @staticmethod
     def _empty_events(T):
-        return (
-            np.zeros((T, 1), np.int64),
-            np.zeros((T, 1), np.int64),
-            np.zeros((T, 1)),
-            np.zeros(T, np.int64),
-        )
+        e = np.zeros(1, np.int64)
+        return (e,) * T, (e,) * T, (np.zeros(1),) * T, np.zeros(T, np.int64)
 
     def _exact_tree_passes(self, Xa, ya, W, slots, P):
         raise NotImplementedError
@@ -170,41 +175,44 @@ class CPExact(CPApproximate):
         n, T = Xa.shape[0], f.n_trees
         c = int(self.calibration_size)
         g0 = self.n_seen
-        evs = [None] * T
+        bufs = self.__dict__.setdefault("_evbufs", {})  # reused scratch, not model state
+        ev_n = np.zeros(T, np.int64)
 
         def run(t, tree):
-            cap = 4 * c + 4 * n
-            ev_t = np.zeros(cap, np.int64)
-            ev_s = np.zeros(cap, np.int64)
-            ev_v = np.zeros(cap)
-            ev_n = np.zeros(1, np.int64)
+            if t not in bufs:
+                bufs[t] = (np.empty(8 * c, np.int64), np.empty(8 * c, np.int64), np.empty(8 * c))
+            ev_t, ev_s, ev_v = bufs[t]
+            cnt = ev_n[t : t + 1]
             i = 0
             while True:
                 i = IK.exact_tree_pass(
                     tree.state_, tree.params_, t, Xa, ya, W[t], slots, g0, i, P[t],
                     self.cal_x_, self.cal_leaf_, self.cal_next_, self.cal_prev_,
-                    self.cal_birth_, self.cal_cur_, ev_t, ev_s, ev_v, ev_n,
+                    self.cal_birth_, self.cal_cur_, ev_t, ev_s, ev_v, cnt,
                 )  # fmt: skip
-                if ev_n[0] + 2 * c > ev_t.shape[0]:
-                    ev_t, ev_s, ev_v = (
-                        np.concatenate([a, np.zeros_like(a)]) for a in (ev_t, ev_s, ev_v)
+                if cnt[0] + 2 * c > ev_t.shape[0]:
+                    k = cnt[0]
+                    grown = (
+                        np.empty(2 * ev_t.shape[0], np.int64),
+                        np.empty(2 * ev_t.shape[0], np.int64),
+                        np.empty(2 * ev_t.shape[0]),
                     )
+                    for new, old in zip(grown, (ev_t, ev_s, ev_v), strict=True):
+                        new[:k] = old[:k]
+                    ev_t, ev_s, ev_v = grown
                 if tree._after_stop(i, n):  # replaced after a drift: fix this tree's links
-                    IK.exact_tree_reset(t, i - 1, self.cal_leaf_, ev_t, ev_s, ev_v, ev_n)
+                    IK.exact_tree_reset(t, i - 1, self.cal_leaf_, ev_t, ev_s, ev_v, cnt)
                 if i >= n:
                     break
-            evs[t] = (ev_t[: ev_n[0]], ev_s[: ev_n[0]], ev_v[: ev_n[0]])
+            bufs[t] = (ev_t, ev_s, ev_v)
 
         f._each_tree(run, n)
-        E = max(1, max(e[0].shape[0] for e in evs))
-        ev_t = np.zeros((T, E), np.int64)
-        ev_s = np.zeros((T, E), np.int64)
-        ev_v = np.zeros((T, E))
-        ev_n = np.zeros(T, np.int64)
-        for t, (a, b, v) in enumerate(evs):
-            k = a.shape[0]
-            ev_t[t, :k], ev_s[t, :k], ev_v[t, :k], ev_n[t] = a, b, v, k
-        return ev_t, ev_s, ev_v, ev_n
+        return (
+            tuple(bufs[t][0] for t in range(T)),
+            tuple(bufs[t][1] for t in range(T)),
+            tuple(bufs[t][2] for t in range(T)),
+            ev_n,
+        )
 
 
 class ConformalQRF(OnlineQRF):

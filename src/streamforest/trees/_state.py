@@ -140,6 +140,7 @@ class TreeState(NamedTuple):
     sc_key: np.ndarray  # (B,) scratch: their sort keys
     ft_perm: np.ndarray  # (Pc,) scratch: feature permutation for random subspaces
     ft_spread: np.ndarray  # (Pc,) scratch: feature spreads passed to new leaves
+    ft_lin: np.ndarray  # (Pc, 2) scratch: a leaf's linear model folded to raw feature units
     cats: np.ndarray  # category pool of nominal splits (sorted per split)
 
 
@@ -209,6 +210,7 @@ def allocate(
         sc_key=np.zeros(bins, f),
         ft_perm=np.zeros(pc, np.int64),
         ft_spread=np.zeros(pc, f),
+        ft_lin=np.zeros((pc, 2), f),
     )
     return st
 
@@ -270,6 +272,7 @@ def grow(
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
         d["ft_perm"] = np.zeros(pc, np.int64)
         d["ft_spread"] = np.zeros(pc, np.float64)
+        d["ft_lin"] = np.zeros((pc, 2), np.float64)
     n_bins = max(bins, st.bn.shape[0])
     if n_bins != st.bn.shape[0]:
         bn = _empty_bins(n_bins)

@@ -130,3 +130,42 @@ def inherit_linear(st, parent, child, p_mean, p_sd):
             st.lf_coef[child, j] *= r
     else:
         st.lf_coef[child, :] = 0.0
+
+
+@njit(cache=True, inline="always")
+def fold_leaf_model(st, prm, leaf, nfeat):
+    """Fold the leaf's model into ``y = a + sum_j ft_lin[j, 0] * (x_j - ft_lin[j, 1])`` (terms
+    with a missing ``x_j`` or a zero coefficient skipped): the same function as
+    :func:`predict_leaf`, cheap to evaluate on many rows of one leaf.  Returns ``(a, linear)``;
+    with ``linear`` False the prediction is ``a`` for every row."""
+    mean, sd = target_mean_sd(st, leaf)
+    lm = prm.leaf_model
+    if (
+        lm == LEAF_MEAN
+        or sd == 0.0
+        or (lm == LEAF_ADAPTIVE and st.lf_err[leaf, 1] >= st.lf_err[leaf, 0])
+    ):
+        return mean, False
+    c = st.lf_coef
+    fl = st.ft_lin
+    for j in range(nfeat):
+        fl[j, 0] = 0.0
+        w = st.lf_x[leaf, j, S_W]
+        m2 = st.lf_x[leaf, j, S_M2]
+        if c[leaf, j + 1] != 0.0 and not st.ft_nominal[j] and w > 0.0 and m2 > 0.0:
+            fl[j, 0] = sd * c[leaf, j + 1] / (3.0 * np.sqrt(m2 / w))
+            fl[j, 1] = st.lf_x[leaf, j, S_HI] + st.lf_x[leaf, j, S_LO]
+    return mean + sd * c[leaf, 0], True
+
+
+@njit(cache=True, inline="always")
+def folded_predict(st, a, x, nfeat):
+    fl = st.ft_lin
+    z = a
+    for j in range(nfeat):
+        b = fl[j, 0]
+        if b != 0.0:
+            xj = x[j]
+            if not np.isnan(xj):
+                z += b * (xj - fl[j, 1])
+    return z
