@@ -27,3 +27,20 @@ def test_progressive_val_score_and_pipeline():
         datasets.TrumpApproval(), dummy.StatisticRegressor(stats.Mean()), metrics.MAE()
     )
     assert score.get() < baseline.get()
+
+
+def test_forest_and_interval_methods_in_river():
+    from streamforest import CPApproximate, OnlineForestRegressor, OnlineQRF
+
+    baseline = evaluate.progressive_val_score(
+        datasets.TrumpApproval(), dummy.StatisticRegressor(stats.Mean()), metrics.MAE()
+    ).get()
+    small = OnlineForestRegressor(n_trees=3, tree=HoeffdingTreeRegressor(grace_period=50))
+    for m in (small, CPApproximate(forest=small, seed=1), OnlineQRF(forest=small, seed=1)):
+        model = preprocessing.StandardScaler() | RiverRegressor(m)
+        score = evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())
+        assert score.get() < baseline
+    # the wrapped interval model keeps giving intervals
+    lo, hi = m.predict_interval_one({"ordinal_date": 0.1}, alpha=0.1)
+    assert lo < hi
+    checks.check_estimator(RiverRegressor(CPApproximate(forest=small, seed=1)))

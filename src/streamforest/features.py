@@ -10,7 +10,9 @@ a plain array) to the columns of the float matrix the compiled core reads.  Rule
   model's ``nominal_features``) is nominal.  Its categories are coded 0, 1, 2, ... in order of first
   appearance while learning; at prediction a category never learnt is coded -1 ("unseen").
 - **Emerging features**: a new name met while learning gets the next column; met while
-  predicting it is ignored (the model knows nothing of it).
+  predicting it is ignored (the model knows nothing of it).  New names met in the same dict
+  get their columns sorted by (type name, ``str(name)``), so a model does not depend on the
+  order of a dict's keys (random feature subspaces pick columns).
 - Errors are raised *before* anything is recorded, so a rejected call changes nothing:
   ``TypeError`` for a value of the wrong kind (a string for a numeric feature, a non-numeric
   array), ``ValueError`` for a wrong array width or shape, ``inf`` in x, a NaN or infinite target,
@@ -91,20 +93,12 @@ class FeatureSpace:
         known = len(self.names)
         vals: list[tuple[int, float]] = []
         extra: list[float] = []
+        pending = []  # new features, added in a canonical order (dict order must not matter)
         for name, v in x.items():
             j = self.index.get(name)
             if j is None:
-                if not learn:
-                    continue
-                if _is_missing(v):
-                    continue  # a new feature only arrives with a value
-                if self._plan_feature(name, v, new):
-                    if not isinstance(v, Hashable):
-                        raise TypeError(f"category of feature {name!r} is not hashable: {v!r}")
-                    new_cats.append((known + len(new) - 1, v))
-                    extra.append(0.0)  # the first category of a new feature has code 0
-                else:
-                    extra.append(self._numeric(name, v))
+                if learn and not _is_missing(v):  # a new feature only arrives with a value
+                    pending.append((name, v))
                 continue
             if _is_missing(v):
                 continue
@@ -121,6 +115,15 @@ class FeatureSpace:
                 vals.append((j, float(code)))
             else:
                 vals.append((j, self._numeric(name, v)))
+        pending.sort(key=lambda nv: (type(nv[0]).__name__, str(nv[0])))
+        for name, v in pending:
+            if self._plan_feature(name, v, new):
+                if not isinstance(v, Hashable):
+                    raise TypeError(f"category of feature {name!r} is not hashable: {v!r}")
+                new_cats.append((known + len(new) - 1, v))
+                extra.append(0.0)  # the first category of a new feature has code 0
+            else:
+                extra.append(self._numeric(name, v))
         row = np.full(known + len(new), _MISSING)
         for j, f in vals:
             row[j] = f
