@@ -171,6 +171,68 @@ def _so_update(order, pos, n, score, s):
 
 
 @njit(cache=True, inline="always")
+def _ss_remove(order, pos, ss, n, s):
+    """Sorted-scores variant (``ss[k] = score[order[k]]`` kept contiguous for fast scans)."""
+    p = pos[s]
+    for k in range(p, n - 1):
+        order[k] = order[k + 1]
+        ss[k] = ss[k + 1]
+        pos[order[k]] = k
+    pos[s] = -1
+    return n - 1
+
+
+@njit(cache=True, inline="always")
+def _ss_insert(order, pos, ss, n, v, s):
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if ss[mid] <= v:
+            lo = mid + 1
+        else:
+            hi = mid
+    for k in range(n, lo, -1):
+        order[k] = order[k - 1]
+        ss[k] = ss[k - 1]
+        pos[order[k]] = k
+    order[lo] = s
+    ss[lo] = v
+    pos[s] = lo
+    return n + 1
+
+
+@njit(cache=True, inline="always")
+def _ss_update(order, pos, ss, n, v, s):
+    p = pos[s]
+    while p > 0 and ss[p - 1] > v:
+        order[p] = order[p - 1]
+        ss[p] = ss[p - 1]
+        pos[order[p]] = p
+        p -= 1
+    while p < n - 1 and ss[p + 1] < v:
+        order[p] = order[p + 1]
+        ss[p] = ss[p + 1]
+        pos[order[p]] = p
+        p += 1
+    order[p] = s
+    ss[p] = v
+    pos[s] = p
+
+
+@njit(cache=True, inline="always")
+def sorted_half_width(ss, n, alpha):
+    """The ``ceil((n + 1)(1 - alpha))``-th smallest of the sorted scores ``ss[:n]`` (``inf``
+    when that exceeds ``n``)."""
+    r = np.int64(np.ceil((n + 1) * (1.0 - alpha) - 1e-9))
+    if r > n or n == 0:
+        return np.inf
+    if r < 1:
+        return -np.inf
+    return ss[r - 1]
+
+
+@njit(cache=True, inline="always")
 def conformal_half_width(score, order, n, alpha):
     """The ``ceil((n + 1)(1 - alpha))``-th smallest score (``inf`` when that exceeds ``n``)."""
     r = np.int64(np.ceil((n + 1) * (1.0 - alpha) - 1e-9))
@@ -201,7 +263,7 @@ def ring_slots(ring, W, slots):
 # ------------------------------------------------------------------------------------------------
 # CPApproximate / CPExact method pass
 @njit(cache=True, nogil=True)
-def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, P, W, y, X, cx, slots,
+def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, W, y, X, cx, slots,
                    ev_t, ev_s, ev_v, ev_n, alphas, half):  # fmt: skip
     """Rows in order: ``half[i, a]`` from the scores before row i, then row i enters the
     calibration set (evicting its slot's occupant) with the stored OOB predictions ``P[:, i]``,
@@ -214,7 +276,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, P, W, y
     mark = np.zeros(cy.shape[0], np.int8)
     for i in range(n):
         for a in range(alphas.shape[0]):
-            half[i, a] = conformal_half_width(score, order, size, alphas[a])
+            half[i, a] = sorted_half_width(ss, size, alphas[a])
         s = slots[i]
         if s >= 0:
             cy[s] = y[i]
@@ -231,9 +293,9 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, P, W, y
             ccnt[s] = cnt
             score[s] = abs(y[i] - sm / cnt)
             if pos[s] >= 0:  # the new member replaces the evicted one in the sorted order
-                _so_update(order, pos, size, score, s)
+                _ss_update(order, pos, ss, size, score[s], s)
             else:
-                size = _so_insert(order, pos, size, score, s)
+                size = _ss_insert(order, pos, ss, size, score[s], s)
         nt = 0
         for t in range(T):
             et = ev_t[t]
@@ -263,10 +325,10 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, P, W, y
             if pos[s2] < 0:
                 continue
             if ccnt[s2] == 0:  # every out-of-bag tree was replaced: the member leaves
-                size = _so_remove(order, pos, size, s2)
+                size = _ss_remove(order, pos, ss, size, s2)
                 continue
             score[s2] = abs(cy[s2] - csum[s2] / ccnt[s2])
-            _so_update(order, pos, size, score, s2)
+            _ss_update(order, pos, ss, size, score[s2], s2)
     for i in range(n):
         if slots[i] >= 0:
             for j in range(X.shape[1]):

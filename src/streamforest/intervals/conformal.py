@@ -68,6 +68,7 @@ class CPApproximate(IntervalRegressor):
         self.cal_cnt_ = np.zeros(c, np.int64)
         self.cal_order_ = np.zeros(c, np.int64)
         self.cal_pos_ = np.full(c, -1, np.int64)
+        self.cal_sorted_ = np.zeros(c)
         self.cal_x_ = np.zeros((c, 0))
         if self._exact:
             self.cal_leaf_ = np.full((c, T), -1, np.int64)
@@ -83,7 +84,7 @@ class CPApproximate(IntervalRegressor):
     def calibration_scores(self) -> np.ndarray:
         """The current non-conformity scores, ascending."""
         _ = self.forest_  # creates the state
-        return self.cal_score_[self.cal_order_[: self.size_]].copy()
+        return self.cal_sorted_[: self.size_].copy()
 
     def _widen_x(self, p: int) -> None:
         if self.cal_x_.shape[1] < p:
@@ -94,9 +95,7 @@ class CPApproximate(IntervalRegressor):
     def _half_widths(self, n, alphas):
         half = np.empty((n, alphas.shape[0]))
         for a in range(alphas.shape[0]):
-            half[:, a] = IK.conformal_half_width(
-                self.cal_score_, self.cal_order_, self.size_, alphas[a]
-            )
+            half[:, a] = IK.sorted_half_width(self.cal_sorted_, self.size_, alphas[a])
         return half
 
     def _chunk(self, Xa, ya, wa, alphas, learn):
@@ -129,6 +128,7 @@ class CPApproximate(IntervalRegressor):
             self.cal_score_,
             self.cal_order_,
             self.cal_pos_,
+            self.cal_sorted_,
             P,
             W,
             ya,
