@@ -125,16 +125,6 @@ def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo,
 # ------------------------------------------------------------------------------------------------
 # calibration set: FIFO ring of slots, scores kept sorted (order[k] = slot of the k-th smallest)
 @njit(cache=True, inline="always")
-def _so_remove(order, pos, n, s):
-    p = pos[s]
-    for k in range(p, n - 1):
-        order[k] = order[k + 1]
-        pos[order[k]] = k
-    pos[s] = -1
-    return n - 1
-
-
-@njit(cache=True, inline="always")
 def _so_insert(order, pos, n, score, s):
     v = score[s]
     lo = 0

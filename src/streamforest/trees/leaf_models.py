@@ -77,19 +77,25 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
     if lm != LEAF_MEAN:
         mean, sd = target_mean_sd(st, leaf)
         if sd > 0.0:
-            z = linear_raw(st, leaf, x, nfeat)
+            # standardise each feature once (kept in the scratch column ft_lin[:, 0])
+            xs_ = st.ft_lin
+            c = st.lf_coef
+            z = c[leaf, 0]
+            for j in range(nfeat):
+                xs_[j, 0] = standardised(st, leaf, j, x[j])
+                if c[leaf, j + 1] != 0.0:
+                    z += c[leaf, j + 1] * xs_[j, 0]
             if lm == LEAF_ADAPTIVE:
                 f = prm.fading
                 st.lf_err[leaf, 0] = f * st.lf_err[leaf, 0] + w * abs(y - mean)
                 st.lf_err[leaf, 1] = f * st.lf_err[leaf, 1] + w * abs(y - (mean + sd * z))
             e = z - (y - mean) / sd  # gradient of 0.5 * e**2 w.r.t. the raw output
             g = st.lf_rms
-            c = st.lf_coef
             dec = prm.rms_decay
             g[leaf, 0] = dec * g[leaf, 0] + (1.0 - dec) * e * e
             c[leaf, 0] -= prm.lr * w * e / np.sqrt(g[leaf, 0] + prm.rms_eps)
             for j in range(nfeat):
-                xs = standardised(st, leaf, j, x[j])
+                xs = xs_[j, 0]
                 if xs != 0.0:
                     gj = e * xs
                     g[leaf, j + 1] = dec * g[leaf, j + 1] + (1.0 - dec) * gj * gj
