@@ -43,7 +43,7 @@ class IntervalRegressor(Estimator):
     list.  Before the method has enough data for a level, its interval is ``(-inf, inf)``.
     """
 
-    _chunk_rows = 4096
+    _chunk_rows = 8192
 
     def _check_common(self) -> None:
         if self.forest is not None and not isinstance(self.forest, OnlineForestRegressor):
@@ -88,21 +88,22 @@ class IntervalRegressor(Estimator):
         pred = np.zeros(n)
         lo = np.full((n, A), -np.inf)
         hi = np.full((n, A), np.inf)
-        step = self._chunk_rows
-        for a in range(0, n, step):
-            b = min(n, a + step)
+        a = 0
+        while a < n:
+            b = min(n, a + self._rows_per_chunk())
             p, lo_c, hi_c = self._chunk(Xa[a:b], ya[a:b], wa[a:b], alphas, learn)
             pred[a:b] = p
             lo[a:b] = lo_c
             hi[a:b] = hi_c
             if learn:
                 self._n_seen += b - a
+            a = b
         lo = np.where(np.isnan(lo), -np.inf, lo)
         hi = np.where(np.isnan(hi), np.inf, hi)
         return pred, lo, hi
 
-    def _no_target(self, n):
-        return np.zeros(n), np.ones(n)
+    def _rows_per_chunk(self) -> int:
+        return self._chunk_rows
 
     # --- array API -------------------------------------------------------------------------------
     def learn_many(self, X, y, w=None):

@@ -48,7 +48,8 @@ class OnlineQRF(IntervalRegressor):
     Before any tree has data for ``x``, intervals are ``(-inf, inf)`` and quantiles NaN.
     """
 
-    _chunk_rows = 4096
+    _chunk_rows = 8192
+    _record_budget = 64 * 2**20  # bytes of leaf-sketch copies per chunk (scratch)
 
     def __init__(
         self,
@@ -85,7 +86,17 @@ class OnlineQRF(IntervalRegressor):
     def __getstate__(self):
         d = dict(self.__dict__)
         d.pop("_bufs", None)
+        d.pop("_glv", None)
+        d.pop("_items_per_row", None)
         return d
+
+    def _rows_per_chunk(self) -> int:
+        """Rows per chunk: large chunks let trees run longer per call (and on threads), but
+        every row holds a copy of its leaf sketch per tree, so the chunk is sized from the
+        last chunk's mean sketch size to keep those copies within ``_record_budget``."""
+        per_row = self.__dict__.get("_items_per_row", 0.0) * 8 + self.forest_.n_trees * 300
+        rows = int(self._record_budget / max(per_row, 1.0))
+        return max(512, min(self._chunk_rows, rows))
 
     def _tree_records(self, Xa, ya, wa, learn):
         """Per-tree predictions ``P (T, n)``, copies of the leaf sketches each row reaches (a
@@ -98,8 +109,11 @@ class OnlineQRF(IntervalRegressor):
         if bufs is None or len(bufs) != T:
             bufs = self._bufs = [np.empty(64 * cap) for _ in range(T)]
         gpos = np.zeros(T, np.int64)
-        goff = np.zeros((T, n), np.int64)
-        glv = np.zeros((T, n, kll.LV_WIDTH), np.int64)
+        goff = np.empty((T, n), np.int64)
+        lvs = self.__dict__.get("_glv")  # reused scratch: every entry read is written first
+        if lvs is None or lvs.shape[0] != T or lvs.shape[1] < n:
+            lvs = self._glv = np.empty((T, max(n, self._chunk_rows), kll.LV_WIDTH), np.int64)
+        glv = lvs[:, :n]
         W = f._bagging_weights(wa) if learn else np.zeros((T, n))
 
         def run(t, tree):
@@ -128,6 +142,7 @@ class OnlineQRF(IntervalRegressor):
                     return
 
         f._each_tree(run, n)
+        self._items_per_row = float(gpos.sum()) / max(n, 1)
         return P, (tuple(bufs), goff, glv), W
 
     def _mixture(self, rec, mask, qs, masses, out_q, out_lo, out_hi) -> None:
@@ -179,13 +194,15 @@ class OnlineQRF(IntervalRegressor):
         n = Xa.shape[0]
         out = np.full((n, qa.shape[0]), np.nan)
         if self.forest_._fitted and n:
-            for a in range(0, n, self._chunk_rows):
-                b = min(n, a + self._chunk_rows)
+            a = 0
+            while a < n:
+                b = min(n, a + self._rows_per_chunk())
                 P, rec, _ = self._tree_records(Xa[a:b], np.zeros(b - a), np.ones(b - a), False)
                 mask = np.ones(P.shape, np.int8)
                 o = np.empty((b - a, qa.shape[0]))
                 self._mixture(rec, mask, np.ascontiguousarray(qa), np.zeros(0), o, o, o)
                 out[a:b] = o
+                a = b
         return out[:, 0] if scalar else out
 
 
