@@ -189,6 +189,31 @@ def evaluate(name, X, y, args, methods, report, cached):
     report[name] = rows
 
 
+def summarize(report) -> None:
+    """Per method over the real datasets: how many kept MER <= alpha, mean MER, median RIS,
+    mean utility, and the median throughput ratio to River."""
+    real = [k for k in report if not k.startswith("FriedmanDrift")]
+    if not real:
+        return
+    methods = list(dict.fromkeys(m for d in real for m in report[d]))
+    print(f"\n== summary over {len(real)} real datasets (alpha={ALPHA})")
+    print(f"{'method':34s} {'MER<=a':>7s} {'MER':>6s} {'RIS~':>6s} {'util':>6s} {'xRiver~':>8s}")
+    for m in methods:
+        rows = [(d, report[d][m]) for d in real if m in report[d]]
+        ratios = [
+            r["eps"] / report[d]["River Jackknife(ARF10, w=1000)"]["eps"]
+            for d, r in rows
+            if "River Jackknife(ARF10, w=1000)" in report[d]
+        ]
+        print(
+            f"{m:34s} {sum(r['mer'] <= ALPHA for _, r in rows):3d}/{len(rows):<3d} "
+            f"{np.mean([r['mer'] for _, r in rows]):6.3f} "
+            f"{np.median([r['ris'] for _, r in rows]):6.3f} "
+            f"{np.mean([r['utility'] for _, r in rows]):6.3f} "
+            f"{np.median(ratios) if ratios else float('nan'):8.0f}"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100_000, help="length of the gra stream (0: skip)")
@@ -235,6 +260,7 @@ def main() -> None:
         for name in names:
             X, y = real_dataset(name, args.max_rows)
             evaluate(name, X, y, args, methods, report, cached)
+    summarize(report)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     fname = "peers.json" if args.skip_ours else "intervals_vs_river.json"

@@ -288,3 +288,26 @@ def test_calibration_memory_is_bounded(rng):
     m = sf.CPExact(calibration_size=200, forest=small_forest(), seed=0).learn_many(X, y)
     assert m.size_ == 200
     assert m._own_bytes() < 200 * (4 * 8 * 5 + 8 * 5 + 64) + 200 * 10 * 8
+
+
+@pytest.mark.parametrize("cls", [sf.CPApproximate, sf.CPExact, sf.OnlineQRF, sf.ConformalQRF])
+def test_bad_input_loses_nothing(cls, rng):
+    X, y = friedman1(600, rng)
+    m = cls(forest=small_forest(), seed=0).learn_many(X, y)
+    before = pickle.dumps(m)
+    for bad in [
+        lambda: m.learn_many(X[:, :4], y),
+        lambda: m.learn_many(X, y[:5]),
+        lambda: m.learn_many(np.where(X > 0.9, np.inf, X), y),
+        lambda: m.learn_one({0: 0.5}, float("nan")),
+        lambda: m.learn_one({0: "text"}, 1.0),
+        lambda: m.predict_learn_many(X, y, alpha=1.5),
+        lambda: m.predict_interval(X[:, :3], alpha=0.1),
+        lambda: m.predict_interval(X, alpha=[0.1, None]),
+    ]:
+        with pytest.raises((ValueError, TypeError)):
+            bad()
+        assert pickle.dumps(m) == before
+    for bad_params in [dict(seed="1"), dict(forest="forest")]:
+        with pytest.raises((ValueError, TypeError)):
+            cls(**bad_params).learn_many(X, y)
