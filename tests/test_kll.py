@@ -111,3 +111,34 @@ def test_bad_input():
     with pytest.raises(ValueError):
         KLLSketch(4)
     assert s.n == 0 and np.isnan(s.quantile(0.5))
+
+
+@pytest.mark.parametrize("mode", ["empty", "parent"])
+def test_leaf_sketches_at_a_split(mode):
+    """Children of a split start with an empty sketch, or with a copy of the parent's."""
+    from streamforest import HoeffdingTreeRegressor
+    from streamforest.sketches.kll import LV_N
+
+    rng = np.random.default_rng(0)
+    tree = HoeffdingTreeRegressor(
+        grace_period=50, leaf_model="mean", leaf_quantile_k=64, leaf_quantile_split=mode, seed=0
+    )
+    n_before = 0
+    for i in range(5000):
+        x = rng.random()
+        tree.learn_many(np.array([[x]]), np.array([10.0 * (x > 0.5) + rng.normal()]))
+        if tree.n_splits:
+            n_before = i + 1
+            break
+    assert tree.n_splits == 1
+    st = tree.state_
+    leaves = [int(st.nd_leaf[n]) for n in (1, 2)]
+    ns = [int(st.lf_skl[s, LV_N]) for s in leaves]
+    if mode == "empty":
+        assert ns == [0, 0]
+    else:
+        assert ns == [n_before, n_before]
+        a, b = leaves
+        assert np.array_equal(st.lf_skl[a], st.lf_skl[b])
+        lo = st.lf_skl[a, 1]
+        assert np.array_equal(st.lf_sk[a, lo:], st.lf_sk[b, lo:])
