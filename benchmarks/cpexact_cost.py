@@ -1,0 +1,52 @@
+"""CPExact's throughput relative to CPApproximate on the same forest and data (target >= 0.5),
+on River's FriedmanDrift 'gra' (100k, two global drifts: every tree is replaced twice) and on a
+stationary Friedman #1 stream (100k), with 1 and 2 threads, after a warm-up.
+
+    python benchmarks/cpexact_cost.py
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import streamforest as sf
+from intervals_vs_river import gra_stream
+
+
+def friedman1(n, seed=7):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 10))
+    y = (
+        10 * np.sin(np.pi * X[:, 0] * X[:, 1])
+        + 20 * (X[:, 2] - 0.5) ** 2
+        + 10 * X[:, 3]
+        + 5 * X[:, 4]
+        + rng.standard_normal(n)
+    )
+    return X, y
+
+
+def main() -> None:
+    streams = {"gra (drift)": gra_stream(100_000), "Friedman #1 (stationary)": friedman1(100_000)}
+    for name, (X, y) in streams.items():
+        for n_jobs in (1, 2):
+            eps = {}
+            for cls in (sf.CPApproximate, sf.CPExact):
+                cls(forest=sf.OnlineForestRegressor(seed=1, n_jobs=n_jobs)).predict_learn_many(
+                    X[:5000], y[:5000]
+                )
+                m = cls(forest=sf.OnlineForestRegressor(seed=42, n_jobs=n_jobs))
+                t0 = time.perf_counter()
+                m.predict_learn_many(X, y)
+                eps[cls.__name__] = len(y) / (time.perf_counter() - t0)
+            ratio = eps["CPExact"] / eps["CPApproximate"]
+            print(
+                f"{name:26s} n_jobs={n_jobs}: CPApproximate {eps['CPApproximate']:9.0f}/s  "
+                f"CPExact {eps['CPExact']:9.0f}/s  ratio {ratio:.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
