@@ -123,46 +123,10 @@ def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo,
 
 
 # ------------------------------------------------------------------------------------------------
-# calibration set: FIFO ring of slots, scores kept sorted (order[k] = slot of the k-th smallest)
-@njit(cache=True, inline="always")
-def _so_insert(order, pos, n, score, s):
-    v = score[s]
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if score[order[mid]] <= v:
-            lo = mid + 1
-        else:
-            hi = mid
-    for k in range(n, lo, -1):
-        order[k] = order[k - 1]
-        pos[order[k]] = k
-    order[lo] = s
-    pos[s] = lo
-    return n + 1
-
-
-@njit(cache=True, inline="always")
-def _so_update(order, pos, n, score, s):
-    """Move slot ``s`` to its place after its score changed."""
-    p = pos[s]
-    v = score[s]
-    while p > 0 and score[order[p - 1]] > v:
-        order[p] = order[p - 1]
-        pos[order[p]] = p
-        p -= 1
-    while p < n - 1 and score[order[p + 1]] < v:
-        order[p] = order[p + 1]
-        pos[order[p]] = p
-        p += 1
-    order[p] = s
-    pos[s] = p
-
-
+# calibration set: FIFO ring of slots, scores kept sorted: order[k] is the slot of the k-th
+# smallest score, ss[k] that score (contiguous, for fast scans), pos[slot] its rank (-1: empty)
 @njit(cache=True, inline="always")
 def _ss_remove(order, pos, ss, n, s):
-    """Sorted-scores variant (``ss[k] = score[order[k]]`` kept contiguous for fast scans)."""
     p = pos[s]
     for k in range(p, n - 1):
         order[k] = order[k + 1]
@@ -220,17 +184,6 @@ def sorted_half_width(ss, n, alpha):
     if r < 1:
         return -np.inf
     return ss[r - 1]
-
-
-@njit(cache=True, inline="always")
-def conformal_half_width(score, order, n, alpha):
-    """The ``ceil((n + 1)(1 - alpha))``-th smallest score (``inf`` when that exceeds ``n``)."""
-    r = np.int64(np.ceil((n + 1) * (1.0 - alpha) - 1e-9))
-    if r > n or n == 0:
-        return np.inf
-    if r < 1:
-        return -np.inf
-    return score[order[r - 1]]
 
 
 @njit(cache=True)
@@ -474,6 +427,7 @@ def cqr_pass(
     cscore,
     order,
     pos,
+    ss,
     base_lo,
     base_hi,
     oob_lo,
@@ -495,7 +449,7 @@ def cqr_pass(
     c = ring[1]
     for i in range(y.shape[0]):
         for a in range(A):
-            half[i, a] = conformal_half_width(cscore[a], order[a], size, alpha_t[a])
+            half[i, a] = sorted_half_width(ss[a], size, alpha_t[a])
         if not learn:
             continue
         if aci_gamma > 0.0:
@@ -516,9 +470,9 @@ def cqr_pass(
         for a in range(A):
             cscore[a, s] = max(oob_lo[i, a] - y[i], y[i] - oob_hi[i, a])
             if evict:  # the new member replaces the evicted one in the sorted order
-                _so_update(order[a], pos[a], size, cscore[a], s)
+                _ss_update(order[a], pos[a], ss[a], size, cscore[a, s], s)
             else:
-                _so_insert(order[a], pos[a], size, cscore[a], s)
+                _ss_insert(order[a], pos[a], ss[a], size, cscore[a, s], s)
         if not evict:
             size += 1
     return size

@@ -105,13 +105,17 @@ class IntervalRegressor(Estimator):
     def _rows_per_chunk(self) -> int:
         return self._chunk_rows
 
+    def _learn_levels(self) -> np.ndarray:
+        """Levels computed while only learning (their intervals are discarded)."""
+        return np.array([0.1])
+
     # --- array API -------------------------------------------------------------------------------
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` in order (optional sample weights)."""
         f = self.forest_
         Xa, ya, wa = f._prepare(X, y, w)
         if Xa.shape[0]:
-            self._run(Xa, ya, wa, np.array([0.1]), learn=True)
+            self._run(Xa, ya, wa, self._learn_levels(), learn=True)
         return self
 
     def predict_learn_many(self, X, y, alpha=0.1, w=None):
@@ -155,7 +159,7 @@ class IntervalRegressor(Estimator):
         yf = check_target(y)
         wa = check_weights(np.array([w], dtype=float) if isinstance(w, numbers.Real) else w, 1)
         Xa = self.forest_._encode_one(x, learn=True)
-        self._run(Xa, np.array([yf]), wa, np.array([0.1]), learn=True)
+        self._run(Xa, np.array([yf]), wa, self._learn_levels(), learn=True)
 
     def predict_one(self, x: Mapping[Hashable, object]) -> float:
         return self.forest_.predict_one(x)

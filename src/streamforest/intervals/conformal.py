@@ -288,6 +288,7 @@ class ConformalQRF(OnlineQRF):
         self.cal_score_ = np.zeros((A, c))
         self.cal_order_ = np.zeros((A, c), np.int64)
         self.cal_pos_ = np.full((A, c), -1, np.int64)
+        self.cal_sorted_ = np.zeros((A, c))
         self.alpha_t_ = self._levels().copy()
 
     def _own_bytes(self) -> int:
@@ -306,7 +307,8 @@ class ConformalQRF(OnlineQRF):
         half = np.empty((n, levels.shape[0]))
         g = float(self.aci_gamma) if self.aci_gamma is not None else 0.0
         self.size_ = IK.cqr_pass(
-            self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_, base_lo,
+            self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
+            self.cal_sorted_, base_lo,
             base_hi, oob_lo, oob_hi, W if learn else np.ones((T, n)), ya, learn, levels, g,
             self.alpha_t_, half,
         )  # fmt: skip
@@ -329,24 +331,12 @@ class ConformalQRF(OnlineQRF):
             idx.append(int(hit[0]))
         return np.array(idx)
 
+    def _learn_levels(self) -> np.ndarray:
+        return self._levels()
+
     def _run(self, Xa, ya, wa, alphas, learn):
-        if learn:  # prequential: report the requested levels among the calibrated ones
-            idx = self._level_index(alphas, self._levels()) if alphas is not None else None
+        if learn:  # every calibrated level is updated; report the requested ones
+            idx = self._level_index(alphas, self._levels())
             pred, lo, hi = super()._run(Xa, ya, wa, self._levels(), learn)
             return pred, lo[:, idx], hi[:, idx]
         return super()._run(Xa, ya, wa, alphas, learn)
-
-    def learn_many(self, X, y, w=None):
-        f = self.forest_
-        Xa, ya, wa = f._prepare(X, y, w)
-        if Xa.shape[0]:
-            super()._run(Xa, ya, wa, self._levels(), learn=True)
-        return self
-
-    def learn_one(self, x, y, w: float = 1.0) -> None:
-        from ..features import check_target, check_weights
-
-        yf = check_target(y)
-        wa = check_weights(np.array([w], dtype=float) if isinstance(w, numbers.Real) else w, 1)
-        Xa = self.forest_._encode_one(x, learn=True)
-        super()._run(Xa, np.array([yf]), wa, self._levels(), learn=True)
