@@ -177,7 +177,14 @@ class OnlineQRF(IntervalRegressor):
             lo, hi = out[:, 0::2], out[:, 1::2]
         return lo, hi
 
+    def _learn_levels(self) -> np.ndarray:
+        return np.zeros(0)  # learning alone needs no interval: the forest learns directly
+
     def _chunk(self, Xa, ya, wa, alphas, learn):
+        if learn and alphas.shape[0] == 0:
+            self.forest_._learn_encoded(Xa, ya, wa)  # same weights and learning, no records
+            n = Xa.shape[0]
+            return np.zeros(n), np.zeros((n, 0)), np.zeros((n, 0))
         P, rec, _ = self._tree_records(Xa, ya, wa, learn)
         mask = np.ones(P.shape, np.int8)
         lo, hi = self._query(rec, mask, alphas)
