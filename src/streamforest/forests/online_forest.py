@@ -57,8 +57,8 @@ class OnlineForestRegressor(Estimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(size=(5000, 3)); y = 10 * (X[:, 0] > 0.5) + rng.normal(size=5000)
     >>> forest = OnlineForestRegressor(n_trees=5, seed=1).learn_many(X, y)
-    >>> np.round(forest.predict([[0.9, 0.5, 0.5], [0.1, 0.5, 0.5]]))
-    array([10.,  0.])
+    >>> [round(float(v)) for v in forest.predict([[0.9, 0.5, 0.5], [0.1, 0.5, 0.5]])]
+    [10, 0]
     """
 
     def __init__(

@@ -48,9 +48,9 @@ class KLLSketch:
     for all quantiles at once, 99% confidence), in at most ``~3k`` retained items.
 
     >>> s = KLLSketch(k=200, seed=0)
-    >>> s.update_many(range(1000))
-    >>> s.quantile(0.5), s.n
-    (499.0, 1000)
+    >>> s.update_many(range(100))  # below capacity the sketch is exact
+    >>> s.quantile([0.05, 0.5, 0.95]).tolist(), s.n
+    ([4.0, 49.0, 94.0], 100)
     """
 
     def __init__(self, k: int = 200, seed: int | None = None):
