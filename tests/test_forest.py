@@ -132,3 +132,18 @@ def test_drift_detector_replaces_trees_after_a_change_only(rng):
     # a single tree can detect too
     t = HoeffdingTreeRegressor(drift_threshold=50, seed=0).learn_many(X, y)
     assert t.n_resets >= 1
+
+
+def test_memory_budget_bounds_the_forest(rng):
+    from streamforest import OnlineQRF
+
+    X, y = friedman1(60000, rng)
+    budget = 8.0
+    kw = dict(n_trees=4, tree=HoeffdingTreeRegressor(grace_period=50), seed=0)
+    capped = OnlineQRF(forest=OnlineForestRegressor(max_memory_mb=budget, **kw)).learn_many(X, y)
+    free = OnlineQRF(forest=OnlineForestRegressor(max_memory_mb=None, **kw)).learn_many(X, y)
+    assert capped.forest_.memory_bytes <= budget * 2**20
+    assert free.forest_.memory_bytes > budget * 2**20  # the budget was binding
+    assert capped.forest_.n_leaves < free.forest_.n_leaves
+    Xt, yt = friedman1(2000, rng)  # a capped forest still learns and predicts
+    assert np.abs(capped.predict(Xt) - yt).mean() < np.abs(yt - yt.mean()).mean()

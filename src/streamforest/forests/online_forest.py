@@ -12,6 +12,7 @@ import numpy as np
 from .. import rng as _rng
 from ..base import Estimator
 from ..features import FeatureSpace, check_target, check_targets, check_weights
+from ..sketches import kll
 from ..trees import HoeffdingTreeRegressor
 from ..trees import _kernels as TK
 from ..trees import _state as S
@@ -44,6 +45,12 @@ class OnlineForestRegressor(Estimator):
         Page-Hinkley threshold of each tree's drift detector (see
         :class:`HoeffdingTreeRegressor`); a tree whose prequential error rises is replaced by a
         fresh one (ARF-style, without background trees).  ``None``: no detection.
+    max_memory_mb
+        Memory budget of the whole forest (``None``: only each tree's own caps).  It is split
+        evenly among the trees, and each tree's share (halved, as arrays grow by doubling) is
+        split evenly between observer bins (``max_observer_bins``) and leaves (``max_leaves``,
+        whose size depends on the number of features and on a leaf sketch).  A tree at its leaf
+        cap freezes its structure and keeps learning its leaves.  Set when a tree is created.
     n_jobs
         Threads that run trees in parallel on chunks of at least 2048 rows (the compiled loops
         release the GIL).  Results do not depend on it.
@@ -69,6 +76,7 @@ class OnlineForestRegressor(Estimator):
         aggregation: str = "mean",
         tree: HoeffdingTreeRegressor | None = None,
         drift_threshold: float | None = 50.0,
+        max_memory_mb: float | None = 2048.0,
         n_jobs: int = 1,
         seed: int | None = None,
     ):
@@ -78,6 +86,7 @@ class OnlineForestRegressor(Estimator):
         self.aggregation = aggregation
         self.tree = tree
         self.drift_threshold = drift_threshold
+        self.max_memory_mb = max_memory_mb
         self.n_jobs = n_jobs
         self.seed = seed
 
@@ -95,6 +104,9 @@ class OnlineForestRegressor(Estimator):
             raise TypeError(
                 f"tree must be a HoeffdingTreeRegressor template, got {type(self.tree).__name__}"
             )
+        mm = self.max_memory_mb
+        if mm is not None and not (isinstance(mm, numbers.Real) and mm > 0 and math.isfinite(mm)):
+            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
         if not (isinstance(self.n_jobs, numbers.Integral) and 1 <= self.n_jobs <= 64):
             raise ValueError(f"n_jobs must be an integer in [1, 64], got {self.n_jobs!r}")
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):
@@ -133,7 +145,22 @@ class OnlineForestRegressor(Estimator):
         if len(self.features_) == 0:
             raise ValueError("no feature has been seen yet: an example needs at least one feature")
         for tree in self.trees_:
+            if tree.state_ is None:
+                self._apply_memory_budget(tree, len(self.features_))
             tree._sync_features()
+
+    def _apply_memory_budget(self, tree: HoeffdingTreeRegressor, p: int) -> None:
+        """Cap a new tree's bins and leaves so the forest stays within ``max_memory_mb``."""
+        if self.max_memory_mb is None:
+            return
+        share = self.max_memory_mb * 2**20 / self.n_trees / 2  # allocation <= 2x use
+        k = tree.leaf_quantile_k
+        sketch = 8 * (kll.row_capacity(k) + kll.LV_WIDTH) if k else 0
+        # per leaf slot: stats, models, feature statistics, observers' heads; two nodes per leaf
+        leaf_bytes = 8 * (12 + 2 * (p + 1) + 4 * p + 3 * p) + p + sketch + 2 * 8 * 13
+        bin_bytes = 8 * 11 + 4 * 8 + 2 * 8  # bin row, hash slots (load <= 1/2), split scratch
+        tree.max_observer_bins = int(min(tree.max_observer_bins, max(64, share / 2 / bin_bytes)))
+        tree.max_leaves = int(min(tree.max_leaves, max(2, share / 2 / leaf_bytes)))
 
     @property
     def _fitted(self) -> bool:
