@@ -9,27 +9,16 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 import streamforest as sf
 from intervals_vs_river import gra_stream
-
-
-def friedman1(n, seed=7):
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, 10))
-    y = (
-        10 * np.sin(np.pi * X[:, 0] * X[:, 1])
-        + 20 * (X[:, 2] - 0.5) ** 2
-        + 10 * X[:, 3]
-        + 5 * X[:, 4]
-        + rng.standard_normal(n)
-    )
-    return X, y
+from streamforest.streams import Friedman
 
 
 def main() -> None:
-    streams = {"gra (drift)": gra_stream(100_000), "Friedman #1 (stationary)": friedman1(100_000)}
+    streams = {
+        "gra (drift)": gra_stream(100_000),
+        "Friedman #1 (stationary)": Friedman(n=100_000, seed=7).arrays(),
+    }
     for name, (X, y) in streams.items():
         for n_jobs in (1, 2):
             eps = {}
