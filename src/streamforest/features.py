@@ -267,6 +267,11 @@ def check_weights(w, n: int) -> np.ndarray:
     return a
 
 
+def check_weight(w) -> np.ndarray:
+    """The sample weight of one example, as the 1-element array the learning loops take."""
+    return check_weights(np.array([w], dtype=float) if isinstance(w, numbers.Real) else w, 1)
+
+
 def check_target(y) -> float:
     if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Real):
         raise TypeError(f"y must be a real number, got {type(y).__name__} {y!r}")

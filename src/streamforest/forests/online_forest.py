@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import rng as _rng
 from ..base import Estimator
-from ..features import FeatureSpace, check_target, check_targets, check_weights
+from ..features import FeatureSpace, check_target, check_targets, check_weight, check_weights
 from ..sketches import kll
 from ..trees import HoeffdingTreeRegressor
 from ..trees import _kernels as TK
@@ -171,13 +171,16 @@ class OnlineForestRegressor(Estimator):
         return self.trees_[0].params_
 
     @staticmethod
-    def _drive_tree(tree: HoeffdingTreeRegressor, step, n: int, on_reset=None) -> None:
-        """Call ``step(state, params, start) -> stop`` until all ``n`` rows are done, growing the
-        tree when it stopped for lack of room and replacing it when its drift detector fired
-        (then ``on_reset(stop)`` if given)."""
+    def _drive_tree(tree: HoeffdingTreeRegressor, step, n: int, before=None, on_reset=None) -> None:
+        """Call ``step(state, params, start) -> stop`` until all ``n`` rows are done.  After each
+        call: ``before(stop)`` if given (a pass grows its own buffers there), then the tree is
+        grown if it stopped for lack of room, or replaced if its drift detector fired (then
+        ``on_reset(stop)`` if given)."""
         i = 0
         while True:
             i = step(tree.state_, tree.params_, i)
+            if before is not None:
+                before(i)
             if tree._after_stop(i, n) and on_reset is not None:
                 on_reset(i)
             if i >= n:
@@ -290,7 +293,7 @@ class OnlineForestRegressor(Estimator):
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values) with sample weight ``w``."""
         yf = check_target(y)
-        wa = check_weights(np.array([w], dtype=float) if isinstance(w, numbers.Real) else w, 1)
+        wa = check_weight(w)
         self._learn_encoded(self._encode_one(x, learn=True), np.array([yf]), wa)
 
     def predict_one(self, x: Mapping[Hashable, object]) -> float:

@@ -8,7 +8,7 @@ from collections.abc import Hashable, Mapping
 import numpy as np
 
 from ..base import Estimator
-from ..features import check_target, check_weights
+from ..features import check_target, check_weight
 from ..forests import OnlineForestRegressor
 
 
@@ -26,6 +26,13 @@ def check_alphas(alpha) -> tuple[np.ndarray, bool]:
     if a.ndim != 1 or a.shape[0] == 0 or not np.all((a > 0) & (a < 1)):
         raise ValueError(f"alpha must be in (0, 1) (or a non-empty list of such), got {alpha!r}")
     return np.ascontiguousarray(a), scalar
+
+
+def doubled(a: np.ndarray, k: int) -> np.ndarray:
+    """An array twice as long as ``a`` holding ``a[:k]`` (a pass's scratch buffer, grown)."""
+    out = np.empty(2 * a.shape[0], a.dtype)
+    out[:k] = a[:k]
+    return out
 
 
 def _shape(lo: np.ndarray, hi: np.ndarray, scalar: bool) -> np.ndarray:
@@ -157,7 +164,7 @@ class IntervalRegressor(Estimator):
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values)."""
         yf = check_target(y)
-        wa = check_weights(np.array([w], dtype=float) if isinstance(w, numbers.Real) else w, 1)
+        wa = check_weight(w)
         Xa = self.forest_._encode_one(x, learn=True)
         self._run(Xa, np.array([yf]), wa, self._learn_levels(), learn=True)
 

@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 
 from . import _kernels as IK
-from .base import IntervalRegressor, check_alphas
+from .base import IntervalRegressor, check_alphas, doubled
 from .quantile_forest import OnlineQRF
 
 
@@ -181,30 +181,22 @@ class CPExact(CPApproximate):
         def run(t, tree):
             if t not in bufs:
                 bufs[t] = (np.empty(8 * c, np.int64), np.empty(8 * c, np.int64), np.empty(8 * c))
-            ev_t, ev_s, ev_v = bufs[t]
             cnt = ev_n[t : t + 1]
-            i = 0
-            while True:
-                i = IK.exact_tree_pass(
-                    tree.state_, tree.params_, t, Xa, ya, W[t], slots, g0, i, P[t],
-                    self.cal_x_, self.cal_leaf_, self.cal_next_, self.cal_prev_,
-                    self.cal_birth_, self.cal_cur_, ev_t, ev_s, ev_v, cnt,
+
+            def step(st, prm, i):
+                return IK.exact_tree_pass(
+                    st, prm, t, Xa, ya, W[t], slots, g0, i, P[t], self.cal_x_, self.cal_leaf_,
+                    self.cal_next_, self.cal_prev_, self.cal_birth_, self.cal_cur_, *bufs[t], cnt,
                 )  # fmt: skip
-                if cnt[0] + 2 * c > ev_t.shape[0]:
-                    k = cnt[0]
-                    grown = (
-                        np.empty(2 * ev_t.shape[0], np.int64),
-                        np.empty(2 * ev_t.shape[0], np.int64),
-                        np.empty(2 * ev_t.shape[0]),
-                    )
-                    for new, old in zip(grown, (ev_t, ev_s, ev_v), strict=True):
-                        new[:k] = old[:k]
-                    ev_t, ev_s, ev_v = grown
-                if tree._after_stop(i, n):  # replaced after a drift: fix this tree's links
-                    IK.exact_tree_reset(t, i - 1, self.cal_leaf_, ev_t, ev_s, ev_v, cnt)
-                if i >= n:
-                    break
-            bufs[t] = (ev_t, ev_s, ev_v)
+
+            def room(stop):  # a pass stops when fewer than 2c event slots are left
+                if cnt[0] + 2 * c > bufs[t][0].shape[0]:
+                    bufs[t] = tuple(doubled(a, cnt[0]) for a in bufs[t])
+
+            def relink(stop):  # the tree was replaced after a drift: fix its links
+                IK.exact_tree_reset(t, stop - 1, self.cal_leaf_, *bufs[t], cnt)
+
+            f._drive_tree(tree, step, n, before=room, on_reset=relink)
 
         f._each_tree(run, n)
         return (

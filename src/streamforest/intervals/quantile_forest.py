@@ -10,7 +10,7 @@ import numpy as np
 
 from ..sketches import kll
 from . import _kernels as IK
-from .base import IntervalRegressor, check_alphas
+from .base import IntervalRegressor, check_alphas, doubled
 
 _WEIGHTINGS = ("meinshausen", "paper")
 
@@ -117,29 +117,16 @@ class OnlineQRF(IntervalRegressor):
         W = f._bagging_weights(wa) if learn else np.zeros((T, n))
 
         def run(t, tree):
-            i = 0
-            while True:
-                i = IK.sketch_tree_pass(
-                    tree.state_,
-                    tree.params_,
-                    Xa,
-                    ya,
-                    W[t],
-                    i,
-                    learn,
-                    P[t],
-                    bufs[t],
-                    gpos[t : t + 1],
-                    goff[t],
-                    glv[t],
+            def step(st, prm, i):
+                return IK.sketch_tree_pass(
+                    st, prm, Xa, ya, W[t], i, learn, P[t], bufs[t], gpos[t : t + 1], goff[t], glv[t]
                 )
-                if i < n and bufs[t].shape[0] - gpos[t] < cap:
-                    grown = np.empty(2 * bufs[t].shape[0])
-                    grown[: gpos[t]] = bufs[t][: gpos[t]]
-                    bufs[t] = grown
-                tree._after_stop(i, n)
-                if i >= n:
-                    return
+
+            def room(stop):
+                if stop < n and bufs[t].shape[0] - gpos[t] < cap:
+                    bufs[t] = doubled(bufs[t], gpos[t])
+
+            f._drive_tree(tree, step, n, before=room)
 
         f._each_tree(run, n)
         self._items_per_row = float(gpos.sum()) / max(n, 1)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import rng as _rng
 from ..base import Estimator
-from ..features import FeatureSpace, check_target, check_targets, check_weights
+from ..features import FeatureSpace, check_target, check_targets, check_weight, check_weights
 from ..stats import RunningStats
 from . import _kernels as K
 from . import _state as S
@@ -379,7 +379,7 @@ class HoeffdingTreeRegressor(Estimator):
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values) with sample weight ``w``."""
         yf = check_target(y)
-        wa = check_weights(np.array([w], dtype=float) if isinstance(w, numbers.Real) else w, 1)
+        wa = check_weight(w)
         row = self._features().encode_dict(x, learn=True)
         self._sync_features()
         if self.state_ is None:  # no feature seen yet: the example still counts at the root
