@@ -1,0 +1,51 @@
+"""The real regression datasets kept as gzipped CSV files beside the project (``../shared/data/``).
+
+The folder holds ``NAME.csv.gz`` files (numeric features, target last and named ``target``) and a
+``manifest.json`` describing them.  Benchmarks and examples use them; tests do not need them.
+The folder is found from ``root=``, else the ``STREAMFOREST_DATA`` environment variable, else
+``../shared/data`` and ``shared/data`` relative to the working directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from .files import FileStream
+
+_CANDIDATES = ("../shared/data", "shared/data")
+
+
+def data_root(root=None) -> str:
+    """The datasets folder (see the module docstring); ``FileNotFoundError`` if none is found."""
+    tried = [root] if root is not None else []
+    if root is None:
+        env = os.environ.get("STREAMFOREST_DATA")
+        tried += ([env] if env else []) + list(_CANDIDATES)
+    for path in tried:
+        if path and os.path.isfile(os.path.join(path, "manifest.json")):
+            return os.fspath(path)
+    raise FileNotFoundError(
+        f"no datasets folder with a manifest.json (tried {', '.join(map(str, tried))}); "
+        f"pass root= or set STREAMFOREST_DATA"
+    )
+
+
+def manifest(root=None) -> dict:
+    """The folder's ``manifest.json``: name -> rows, features, source, licence, ..."""
+    with open(os.path.join(data_root(root), "manifest.json")) as fh:
+        return json.load(fh)
+
+
+def list_datasets(root=None) -> list[str]:
+    """Names of the datasets in the folder."""
+    return sorted(manifest(root))
+
+
+def dataset(name: str, root=None) -> FileStream:
+    """The stream of dataset ``name``, rows in their original order."""
+    folder = data_root(root)
+    info = manifest(folder)
+    if name not in info:
+        raise ValueError(f"no dataset {name!r}; available: {', '.join(sorted(info))}")
+    return FileStream(os.path.join(folder, info[name].get("file", f"{name}.csv.gz")), "target")

@@ -1,0 +1,245 @@
+"""Streams read from files: CSV (optionally gzipped), Parquet and ARFF.
+
+Rules (the same for every format):
+
+- The first row of a CSV is its header; the target is the column named ``target=`` (default:
+  the last column).  It must be numeric with no missing values; a row that breaks this stops the
+  stream with an error naming the row.
+- A feature column is **nominal** when it is listed in ``nominal=``, or, when ``nominal`` is not
+  given, when its values in the first 10,000 rows are not all numbers (CSV text columns, Parquet
+  string/dictionary columns, ARFF nominal and string attributes).  Nominal values reach models as
+  ``str`` in an object array, so every streamforest model treats them as categories (coded in
+  order of first appearance, see :mod:`streamforest.features`).  Booleans are numeric 0/1.
+- Empty cells are missing values (NaN, or ``None`` in a nominal column).
+- A numeric column that later holds text is an error naming the column and the row (list the
+  column in ``nominal=`` to read it as categories).
+- Files are read chunk by chunk (CSV with pandas, Parquet with pyarrow), so memory stays bounded;
+  ARFF files are read whole (scipy.io.arff), then served in chunks.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Iterator
+
+import numpy as np
+
+from .base import Stream, check_n
+
+FORMATS = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet", ".arff": "arff"}
+
+
+def _format(path: str) -> tuple[str, bool]:
+    name = path.lower()
+    gz = name.endswith(".gz")
+    if gz:
+        name = name[:-3]
+    for suffix, fmt in FORMATS.items():
+        if name.endswith(suffix):
+            if gz and fmt == "parquet":
+                break
+            return fmt, gz
+    raise ValueError(
+        f"cannot tell the format of {path!r}: expected .csv, .csv.gz, .tsv, .parquet or .arff"
+    )
+
+
+def _need(module: str, purpose: str):
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ImportError(
+            f"{purpose} needs the '{module.split('.')[0]}' package (pip install "
+            f"'streamforest[files]')"
+        ) from None
+
+
+class FileStream(Stream):
+    """A stream over the rows of a CSV, Parquet or ARFF file (see the module docstring).
+
+    Parameters
+    ----------
+    path
+        The file; the format comes from its name (``.csv``, ``.csv.gz``, ``.tsv``, ``.parquet``,
+        ``.arff``).
+    target
+        Name of the target column (default: the last column).
+    nominal
+        Names of the nominal feature columns; ``None`` infers them from the first chunk.
+    """
+
+    def __init__(self, path, target: str | None = None, nominal=None):
+        self.path = os.fspath(path)
+        if not os.path.isfile(self.path):
+            raise FileNotFoundError(f"no such file: {self.path}")
+        self.format, self._gz = _format(self.path)
+        self._arff = None
+        columns = self._columns()
+        if not columns:
+            raise ValueError(f"{self.path}: no columns")
+        if target is None:
+            target = columns[-1]
+        if target not in columns:
+            shown = ", ".join(map(str, columns[:20])) + (" ..." if len(columns) > 20 else "")
+            raise ValueError(f"{self.path}: no column named {target!r} (columns: {shown})")
+        self.target = target
+        self.feature_names = [c for c in columns if c != target]
+        if nominal is not None:
+            nominal = tuple(nominal)
+            unknown = [c for c in nominal if c not in self.feature_names]
+            if unknown:
+                raise ValueError(f"{self.path}: nominal columns not among the features: {unknown}")
+        self._given_nominal = nominal
+        self._nominal = None
+        self._n = None
+        self.change_points = []
+
+    # ---------------------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"FileStream({self.path!r}, target={self.target!r})"
+
+    @property
+    def nominal(self) -> tuple:
+        if self._nominal is None:
+            if self._given_nominal is not None:
+                self._nominal = self._given_nominal
+            else:
+                first = next(self._frames(10_000), None)
+                self._nominal = () if first is None else self._infer_nominal(first)
+        return self._nominal
+
+    @property
+    def n(self) -> int:
+        """Number of rows (counted on first use for CSV files)."""
+        if self._n is None:
+            if self.format == "parquet":
+                pq = _need("pyarrow.parquet", "reading Parquet")
+                self._n = pq.ParquetFile(self.path).metadata.num_rows
+            elif self.format == "arff":
+                self._n = len(self._load_arff())
+            else:
+                opener = gzip.open if self._gz else open
+                with opener(self.path, "rb") as fh:
+                    self._n = max(0, sum(1 for _ in fh) - 1)
+        return self._n
+
+    # ---------------------------------------------------------------------------------------------
+    def _columns(self) -> list:
+        if self.format == "csv":
+            import pandas as pd
+
+            try:
+                head = pd.read_csv(self.path, nrows=0, sep=self._sep())
+            except Exception as e:
+                raise ValueError(f"{self.path}: cannot read a CSV header ({e})") from None
+            return list(head.columns)
+        if self.format == "parquet":
+            pq = _need("pyarrow.parquet", "reading Parquet")
+            try:
+                return list(pq.ParquetFile(self.path).schema_arrow.names)
+            except Exception as e:
+                raise ValueError(f"{self.path}: not a readable Parquet file ({e})") from None
+        return list(self._load_arff().columns)
+
+    def _sep(self) -> str:
+        return "\t" if self.path.lower().removesuffix(".gz").endswith(".tsv") else ","
+
+    def _load_arff(self):
+        if self._arff is None:
+            arff = _need("scipy.io.arff", "reading ARFF")
+            import pandas as pd
+
+            try:
+                if self._gz:
+                    import io
+
+                    with gzip.open(self.path, "rt") as fh:
+                        data, _ = arff.loadarff(io.StringIO(fh.read()))
+                else:
+                    data, _ = arff.loadarff(self.path)
+            except Exception as e:
+                raise ValueError(f"{self.path}: not a readable ARFF file ({e})") from None
+            df = pd.DataFrame(data)
+            for c in df.columns:  # nominal attributes come as bytes; b'?' is missing
+                if df[c].dtype == object:
+                    df[c] = [
+                        None if v in (b"?", "?") else v.decode() if isinstance(v, bytes) else v
+                        for v in df[c]
+                    ]
+            self._arff = df
+        return self._arff
+
+    def _frames(self, size: int):
+        """pandas DataFrames of ``size`` rows."""
+        if self.format == "csv":
+            import pandas as pd
+
+            yield from pd.read_csv(self.path, chunksize=size, sep=self._sep())
+        elif self.format == "parquet":
+            pq = _need("pyarrow.parquet", "reading Parquet")
+            for batch in pq.ParquetFile(self.path).iter_batches(batch_size=size):
+                yield batch.to_pandas()
+        else:
+            df = self._load_arff()
+            for start in range(0, len(df), size):
+                yield df.iloc[start : start + size]
+
+    def _infer_nominal(self, df) -> tuple:
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        return tuple(
+            c
+            for c in self.feature_names
+            if not (is_numeric_dtype(df[c].dtype) or is_bool_dtype(df[c].dtype))
+        )
+
+    def chunks(self, size: int = 10_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        import pandas as pd
+
+        size = check_n(size)
+        nominal = set(self.nominal)
+        start = 0
+        for df in self._frames(size):
+            y = self._numeric(df[self.target], self.target, start, pd, target=True)
+            if nominal:
+                X = np.empty((len(df), len(self.feature_names)), dtype=object)
+            else:
+                X = np.empty((len(df), len(self.feature_names)))
+            for j, c in enumerate(self.feature_names):
+                if c in nominal:
+                    col = df[c]
+                    X[:, j] = [None if v is None or v is pd.NA or v != v else str(v) for v in col]
+                else:
+                    X[:, j] = self._numeric(df[c], c, start, pd)
+            yield X, y
+            start += len(df)
+
+    def _numeric(self, col, name, start: int, pd, target: bool = False) -> np.ndarray:
+        try:
+            a = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+        except (ValueError, TypeError):
+            bad = pd.to_numeric(col, errors="coerce").isna() & col.notna()
+            row = start + int(np.flatnonzero(bad.to_numpy())[0])
+            value = col.iloc[row - start]
+            hint = "" if target else " (list it in nominal= to read it as categories)"
+            what = "target" if target else "numeric column"
+            raise ValueError(
+                f"{self.path}: {what} {name!r} has a non-numeric value {value!r} at data row "
+                f"{row}{hint}"
+            ) from None
+        if target:
+            missing = np.flatnonzero(~np.isfinite(a))
+            if len(missing):
+                row = start + int(missing[0])
+                raise ValueError(
+                    f"{self.path}: target {name!r} is missing or not finite at data row {row}"
+                )
+        return a
+
+
+def from_file(path, target: str | None = None, nominal=None) -> FileStream:
+    """A :class:`FileStream` over a CSV (optionally gzipped), Parquet or ARFF file."""
+    return FileStream(path, target=target, nominal=nominal)
