@@ -1,0 +1,189 @@
+"""Prequential metrics of point predictions and prediction intervals.
+
+Rows are accumulated by a compiled kernel (:func:`accumulate`) into *blocks* of ``step``
+consecutive rows; every block holds additive sums, so totals, tumbling windows and sliding windows
+are all sums of blocks (:func:`summarize`).  Definitions, for the rows ``i`` of a set (the whole
+stream or a window), interval ``[l_i, u_i]`` at level ``alpha``:
+
+- ``mer``: mean error rate, the fraction of ``y_i`` outside ``[l_i, u_i]`` (JMLR 2019);
+  ``coverage`` (PICP) = 1 - mer; ``below`` = fraction with ``y_i < l_i``.
+- ``mpiw``: mean interval width.  An infinite interval (conformal methods give ``(-inf, inf)``
+  until they have enough scores) counts as width ``rho``; ``n_infinite`` counts them.
+- ``ris``: relative interval size, mpiw / rho with ``rho`` = max(y) - min(y) over the evaluated
+  stream, as the paper (``ris_range="running"``: each width divided by the range of the targets
+  seen so far, current one included; 1 for an infinite width or while that range is 0 and the
+  width is not).  ``nmpiw`` = mpiw / rho, the same quantity under its other name.
+- ``quantile_loss``: the paper's ``alpha * RIS + beta``, ``beta`` the mean distance of ``y_i``
+  outside its interval divided by rho.
+- ``utility``: ``1 - RIS`` if mer <= alpha, else ``(1 - RIS) exp(-gamma (mer - alpha))`` with
+  ``gamma = 2 ln 2 / alpha`` (utility halves at mer = 1.5 alpha), and 0 if RIS > 1.
+- ``mae``, ``rmse``; ``rmae`` = sum |y - yhat| / sum |y - b| and ``rrse`` = sqrt(sum (y - yhat)^2 /
+  sum (y - b)^2), ``b`` the prequential mean of the targets seen before (0 before any; MOA's
+  convention); ``r2`` = 1 - sum (y - yhat)^2 / sum (y - mean of the set's y)^2.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# block columns: point part, then K columns per alpha
+N, SAE, SSE, YMEAN, YM2, YMIN, YMAX, BAE, BSE = range(9)
+POINT = 9
+MISS, BELOW, WSUM, NINF, BETA, WRUN = range(6)
+K = 6
+# carried state: rows seen, mean of targets, running min and max
+C_N, C_MEAN, C_MIN, C_MAX = range(4)
+
+
+def n_columns(n_alphas: int) -> int:
+    return POINT + K * n_alphas
+
+
+def new_carry() -> np.ndarray:
+    return np.array([0.0, 0.0, np.inf, -np.inf])
+
+
+@njit(cache=True, nogil=True)
+def accumulate(y, pred, lo, hi, first_row, step, blocks, carry):  # pragma: no cover - compiled
+    """Add rows ``first_row ..`` (targets ``y``, predictions ``pred``, intervals ``lo``/``hi`` of
+    shape (n, A)) to ``blocks`` (row ``b`` holds rows ``[b*step, (b+1)*step)``), updating the
+    carried prequential state."""
+    n = y.shape[0]
+    A = lo.shape[1]
+    for i in range(n):
+        b = (first_row + i) // step
+        row = blocks[b]
+        t = y[i]
+        e = t - pred[i]
+        # baseline: mean of the targets before this one (0 before any)
+        be = t - carry[C_MEAN]
+        carry[C_N] += 1.0
+        carry[C_MEAN] += be / carry[C_N]
+        if t < carry[C_MIN]:
+            carry[C_MIN] = t
+        if t > carry[C_MAX]:
+            carry[C_MAX] = t
+        run_range = carry[C_MAX] - carry[C_MIN]
+        # block statistics
+        row[N] += 1.0
+        row[SAE] += abs(e)
+        row[SSE] += e * e
+        d = t - row[YMEAN]
+        row[YMEAN] += d / row[N]
+        row[YM2] += d * (t - row[YMEAN])
+        if row[N] == 1.0 or t < row[YMIN]:
+            row[YMIN] = t
+        if row[N] == 1.0 or t > row[YMAX]:
+            row[YMAX] = t
+        row[BAE] += abs(be)
+        row[BSE] += be * be
+        for a in range(A):
+            c = POINT + K * a
+            low = lo[i, a]
+            up = hi[i, a]
+            width = up - low
+            if t < low:
+                row[c + MISS] += 1.0
+                row[c + BELOW] += 1.0
+                row[c + BETA] += low - t
+            elif t > up:
+                row[c + MISS] += 1.0
+                row[c + BETA] += t - up
+            if math.isfinite(width):
+                row[c + WSUM] += width
+                if run_range > 0.0:
+                    row[c + WRUN] += width / run_range
+                elif width > 0.0:
+                    row[c + WRUN] += 1.0
+            else:
+                row[c + NINF] += 1.0
+                row[c + WRUN] += 1.0
+
+
+def merge(blocks: np.ndarray) -> np.ndarray:
+    """One row summing several blocks (means and M2 combined by Chan's rule)."""
+    out = blocks.sum(axis=0)
+    n = blocks[:, N]
+    tot = n.sum()
+    if tot > 0:
+        mean = float(np.sum(n * blocks[:, YMEAN]) / tot)
+        out[YMEAN] = mean
+        out[YM2] = float(np.sum(blocks[:, YM2] + n * (blocks[:, YMEAN] - mean) ** 2))
+        seen = n > 0
+        out[YMIN] = blocks[seen, YMIN].min()
+        out[YMAX] = blocks[seen, YMAX].max()
+    return out
+
+
+def gamma(alpha: float) -> float:
+    """The utility's decay rate: utility halves at mer = 1.5 alpha."""
+    return 2 * math.log(2) / alpha
+
+
+def utility(mer: float, ris: float, alpha: float) -> float:
+    if not (ris <= 1):
+        return 0.0
+    return (1 - ris) * (math.exp(-gamma(alpha) * (mer - alpha)) if mer > alpha else 1.0)
+
+
+def _div(a, b):
+    return float(a / b) if b > 0 else float("nan")
+
+
+def summarize(row: np.ndarray, alphas, rho: float, running: bool = False) -> dict:
+    """Metrics of one merged row (see the module docstring); ``rho`` the stream's target range."""
+    n = row[N]
+    out = {
+        "n": int(n),
+        "mae": _div(row[SAE], n),
+        "rmse": math.sqrt(row[SSE] / n) if n > 0 else float("nan"),
+        "rmae": _div(row[SAE], row[BAE]),
+        "rrse": math.sqrt(row[SSE] / row[BSE]) if row[BSE] > 0 else float("nan"),
+        "r2": 1 - row[SSE] / row[YM2] if row[YM2] > 0 else float("nan"),
+    }
+    levels = {}
+    for a, alpha in enumerate(alphas):
+        c = POINT + K * a
+        mer = _div(row[c + MISS], n)
+        mpiw = _div(row[c + WSUM] + row[c + NINF] * rho, n)
+        nmpiw = mpiw / rho if rho > 0 else float("nan")
+        ris = _div(row[c + WRUN], n) if running else nmpiw
+        beta = _div(row[c + BETA], n) / rho if rho > 0 else float("nan")
+        levels[_key(alpha)] = {
+            "alpha": float(alpha),
+            "mer": mer,
+            "coverage": 1 - mer,
+            "below": _div(row[c + BELOW], n),
+            "ris": ris,
+            "mpiw": mpiw,
+            "nmpiw": nmpiw,
+            "quantile_loss": alpha * ris + beta,
+            "utility": utility(mer, ris, alpha) if n > 0 else float("nan"),
+            "n_infinite": int(row[c + NINF]),
+        }
+    if levels:
+        out["intervals"] = levels
+    return out
+
+
+def _key(alpha: float) -> str:
+    return f"{float(alpha):g}"
+
+
+DESCRIPTIONS = {
+    "mer": "mean error rate: fraction of targets outside the interval (valid if <= alpha)",
+    "coverage": "PICP, 1 - mer",
+    "ris": "relative interval size: mean width / range of y over the stream",
+    "mpiw": "mean prediction interval width (an infinite interval counts as the range of y)",
+    "nmpiw": "mpiw / range of y (equal to ris)",
+    "quantile_loss": "the JMLR paper's alpha * RIS + mean distance outside / range",
+    "utility": "(1 - RIS), halved each time mer exceeds alpha by alpha/2; 0 if RIS > 1",
+    "mae": "mean absolute error of the point prediction",
+    "rmse": "root mean squared error",
+    "rmae": "MAE relative to the prequential mean predictor",
+    "rrse": "root relative squared error (vs the prequential mean predictor)",
+    "r2": "coefficient of determination",
+}
