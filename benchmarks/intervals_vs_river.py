@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import math
 import time
 from pathlib import Path
 
@@ -43,14 +42,11 @@ DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 
 
 def metrics(y, lo, hi, pred, alpha=ALPHA):
-    rho = float(np.ptp(y)) or 1.0
-    err = (y < lo) | (y > hi)
-    width = np.where(np.isfinite(hi - lo), hi - lo, rho)
-    mer = float(err.mean())
-    ris = float((width / rho).mean())
-    gamma = 2 * math.log(2) / alpha
-    util = 0.0 if ris > 1 else (1 - ris) * (math.exp(-gamma * (mer - alpha)) if mer > alpha else 1)
-    return {"mer": mer, "ris": ris, "utility": util, "mae": float(np.abs(pred - y).mean())}
+    from streamforest.metrics import score
+
+    m = score(y, pred, np.stack([lo, hi], axis=-1), [alpha])
+    iv = m["intervals"][f"{alpha:g}"]
+    return {"mer": iv["mer"], "ris": iv["ris"], "utility": iv["utility"], "mae": m["mae"]}
 
 
 def our_methods():

@@ -43,6 +43,14 @@ def test_metrics_equal_hand_computation(step):
     assert m["r2"] == pytest.approx(1 - 6 / 14)
 
 
+def test_score_of_whole_arrays_equals_blocks():
+    iv = np.stack([LO, HI], axis=-1)  # (4, 1, 2)
+    assert M.score(Y, PRED, iv, [0.1]) == _run(4)
+    assert M.score(Y, PRED, iv[:, 0, :], 0.1) == _run(4)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        M.score(Y, PRED, iv, [0.1, 0.2])
+
+
 def test_running_range_ris():
     # running ranges 0, 2, 2, 5: widths 1 (range 0 -> 1), 1/2, 2/2, inf (-> 1)
     assert _run(2, running=True)["intervals"]["0.1"]["ris"] == pytest.approx(3.5 / 4)

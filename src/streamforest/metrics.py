@@ -169,6 +169,30 @@ def summarize(row: np.ndarray, alphas, rho: float, running: bool = False) -> dic
     return out
 
 
+def score(y, pred, intervals=None, alphas=(), running: bool = False) -> dict:
+    """Metrics of whole arrays at once (the evaluator's totals): targets ``y`` (n,), predictions
+    ``pred`` (n,), ``intervals`` (n, 2) for one level or (n, A, 2) for ``alphas``."""
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    pred = np.ascontiguousarray(pred, dtype=np.float64)
+    alphas = [float(a) for a in np.atleast_1d(alphas)] if intervals is not None else []
+    if intervals is None:
+        iv = np.empty((len(y), 0, 2))
+    else:
+        iv = np.asarray(intervals, dtype=np.float64)
+        iv = iv[:, None, :] if iv.ndim == 2 else iv
+    if iv.shape[:2] != (len(y), len(alphas)) or pred.shape != y.shape:
+        raise ValueError(
+            f"shapes do not match: y {y.shape}, pred {pred.shape}, intervals {iv.shape}, "
+            f"{len(alphas)} alphas"
+        )
+    blocks = np.zeros((1, n_columns(len(alphas))))
+    lo = np.ascontiguousarray(iv[:, :, 0])
+    hi = np.ascontiguousarray(iv[:, :, 1])
+    accumulate(y, pred, lo, hi, 0, max(1, len(y)), blocks, new_carry())
+    rho = float(blocks[0, YMAX] - blocks[0, YMIN]) if len(y) else float("nan")
+    return summarize(blocks[0], alphas, rho, running)
+
+
 def _key(alpha: float) -> str:
     return f"{float(alpha):g}"
 
