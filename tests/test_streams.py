@@ -28,7 +28,8 @@ def friedman1_concepts(x):
 
 
 def friedman23_concepts(x, function):
-    R, w, L, C = x
+    R, f, L, C = x
+    w = 2 * math.pi * f
     if function == 2:
         return {
             "orig": math.sqrt(R**2 + (w * L - 1 / (w * C)) ** 2),
@@ -50,9 +51,9 @@ def lea_region(x, function, stage):
     """Which region (None, 'R1', 'R2') a row is in at a stage, from the paper's inequalities."""
     if function == 1:
         x1, x2, x3, x4, x5 = x[:5]
-    else:  # normalised R, omega, L, C; the fifth variable is normalised R again (documented)
-        R, w, L, C = x
-        x1, x2, x3, x4 = R / 100, (w - 40 * math.pi) / (520 * math.pi), L, (C - 1) / 10
+    else:  # normalised R, f, L, C; the fifth variable is normalised R again (documented)
+        R, f, L, C = x
+        x1, x2, x3, x4 = R / 100, (f - 20) / 260, L, (C - 1) / 10
         x5 = x1
     r1 = [x2 < 0.3, x4 > 0.7, x5 < 0.3]
     r2 = [x2 > 0.7, x3 > 0.7, x4 < 0.3, x5 > 0.7]
@@ -93,8 +94,8 @@ def test_friedman_targets_follow_the_paper(function, drift):
     if function == 1:
         assert X.min() >= 0 and X.max() < 1
     else:
-        lo = [0, 40 * math.pi, 0, 1]
-        hi = [100, 560 * math.pi, 1, 11]
+        lo = [0, 20, 0, 1]  # the paper's ranges: R ohms, f Hz, L henries, C
+        hi = [100, 280, 1, 11]
         assert (X.min(axis=0) >= lo).all() and (X.max(axis=0) <= hi).all()
         assert (X[:, 0] > 0).all() and (X[:, 2] > 0).all()
     counts = {}

@@ -11,8 +11,8 @@ Change points sit at the paper's fractions of the stream (its default length is 
 Friedman #1: ``X`` uniform on [0, 1]^10 (five informative features), noise N(0, 1).
 
 Friedman #2 (impedance Z) and #3 (phase shift phi) model a series R-L-C circuit.  The features are
-``R`` in (0, 100] ohms, ``omega`` = 2 pi f with f in [20, 280] Hz, ``L`` in (0, 1] henries and
-``C`` in [1, 11] (the paper's "microfarads"), with
+in the paper's ranges: ``R`` in (0, 100] ohms, ``f`` in [20, 280] Hz, ``L`` in (0, 1] henries and
+``C`` in [1, 11] (the paper's "microfarads"); with ``omega = 2 pi f``,
 ``Z = sqrt(R^2 + (omega L - 1 / (omega C))^2)`` and ``phi = arctan((omega L - 1 / (omega C)) / R)``,
 plus N(0, 1) noise as the paper says.  Conventions where the paper is silent or ambiguous:
 
@@ -20,7 +20,7 @@ plus N(0, 1) noise as the paper says.  Conventions where the paper is silent or 
   ``make_friedman2`` and the paper authors' MOA generators (not converted to farads);
 - ``R`` and ``L`` are drawn from (0, 100] and (0, 1] so that no equation divides by zero.  Some
   drifted concepts divide by ``L`` or ``R * L`` and so have heavy right tails (Z up to ~1e5+);
-- the drift regions use the normalised features ``u = (R / 100, (omega - 40 pi) / (520 pi), L,
+- the drift regions use the normalised features ``u = (R / 100, (f - 20) / 260, L,
   (C - 1) / 10)`` in place of ``X1..X4`` of Friedman #1; Friedman #1's regions also test ``X5``,
   which these functions do not have, so ``u1`` (normalised R) takes its place: three distinct
   expanding stages remain;
@@ -68,7 +68,7 @@ def f1_region2(x):
 
 
 def _rlc(x):
-    return x[:, 0], x[:, 1], x[:, 2], x[:, 3]  # R, omega, L, C
+    return x[:, 0], 2 * PI * x[:, 1], x[:, 2], x[:, 3]  # R, omega = 2 pi f, L, C
 
 
 def z_original(x):
@@ -124,9 +124,7 @@ def normalised(function: int, x: np.ndarray) -> np.ndarray:
     then ``u1`` again in fifth place (Friedman #2/#3; see the module docstring)."""
     if function == 1:
         return x[:, :5]
-    u = np.column_stack(
-        [x[:, 0] / 100, (x[:, 1] - 40 * PI) / (520 * PI), x[:, 2], (x[:, 3] - 1) / 10]
-    )
+    u = np.column_stack([x[:, 0] / 100, (x[:, 1] - 20) / 260, x[:, 2], (x[:, 3] - 1) / 10])
     return np.column_stack([u, u[:, 0]])
 
 
@@ -190,7 +188,7 @@ class Friedman(SyntheticStream):
         super().__init__(n, seed, unbounded_ok=True)
         self.function, self.drift, self.noise = function, drift, float(noise)
         self.feature_names = (
-            [f"x{k + 1}" for k in range(10)] if function == 1 else ["R", "omega", "L", "C"]
+            [f"x{k + 1}" for k in range(10)] if function == 1 else ["R", "f", "L", "C"]
         )
 
     def _describe(self) -> dict:
@@ -216,7 +214,7 @@ class Friedman(SyntheticStream):
             return rng.random((size, 10))
         u = rng.random((size, 4))
         return np.column_stack(
-            [100 * (1 - u[:, 0]), 40 * PI + 520 * PI * u[:, 1], 1 - u[:, 2], 1 + 10 * u[:, 3]]
+            [100 * (1 - u[:, 0]), 20 + 260 * u[:, 1], 1 - u[:, 2], 1 + 10 * u[:, 3]]
         )
 
     def _block(self, rng, start, size):
