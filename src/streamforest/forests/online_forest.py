@@ -311,6 +311,11 @@ class OnlineForestRegressor(Estimator):
         """Trees replaced after a detected drift so far."""
         return sum(t.n_resets for t in self.trees_) if self._fitted else 0
 
+    def _load_kernels(self) -> None:
+        """See :meth:`HoeffdingTreeRegressor._load_kernels`."""
+        for tree in getattr(self, "trees_", [])[:1]:
+            tree._load_kernels()
+
     @property
     def memory_bytes(self) -> int:
         """Bytes of the trees' compiled state (allocated capacity)."""

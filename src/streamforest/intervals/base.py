@@ -183,6 +183,10 @@ class IntervalRegressor(Estimator):
     def n_seen(self) -> int:
         return self.__dict__.get("_n_seen", 0)
 
+    def _load_kernels(self) -> None:
+        """See :meth:`HoeffdingTreeRegressor._load_kernels`."""
+        self.forest_._load_kernels()
+
     @property
     def memory_bytes(self) -> int:
         return self.forest_.memory_bytes + self._own_bytes()

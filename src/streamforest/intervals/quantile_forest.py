@@ -113,7 +113,7 @@ class OnlineQRF(IntervalRegressor):
         lvs = self.__dict__.get("_glv")  # reused scratch: every entry read is written first
         if lvs is None or lvs.shape[0] != T or lvs.shape[1] < n:
             lvs = self._glv = np.empty((T, max(n, self._chunk_rows), kll.LV_WIDTH), np.int64)
-        glv = lvs[:, :n]
+        glv = lvs  # whole (C-contiguous, one compiled signature); rows >= n are not read
         W = f._bagging_weights(wa) if learn else np.zeros((T, n))
 
         def run(t, tree):
