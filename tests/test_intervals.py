@@ -47,6 +47,9 @@ def test_cpexact_scores_equal_brute_force_after_every_step(leaf_model, step, rng
         worst = max(worst, np.abs(scores - m.cal_score_[live]).max())
         srt = m.calibration_scores
         assert np.all(np.diff(srt) >= 0) and srt.shape[0] == live.sum() == min(60, m.size_)
+        # the sorted view holds exactly the members' scores, and ranks point back to slots
+        assert np.array_equal(srt, np.sort(m.cal_score_[live]))
+        assert np.array_equal(m.cal_order_[m.cal_pos_[live]], np.flatnonzero(live))
     assert worst <= 1e-9
     assert sum(t.n_splits for t in m.forest_.trees_) > 40  # splits happened along the way
     assert m.forest_.n_resets == 0

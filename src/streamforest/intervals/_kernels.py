@@ -174,6 +174,35 @@ def _ss_update(order, pos, ss, n, v, s):
     pos[s] = p
 
 
+# When more than size / RESORT_FRACTION members are re-scored in one row (young trees: a leaf
+# holds many members, and they move past each other as its prediction changes), one insertion
+# re-sort of the nearly sorted order beats moving each of them (measured ~20% of the CPExact
+# score pass on FriedmanDrift 'gra'); both give the same sorted scores.
+RESORT_FRACTION = 4
+
+
+@njit(cache=True, inline="always")
+def _ss_resort(order, pos, ss, score, n):
+    """Re-sort ``order[:n]`` by ``score`` (insertion sort: O(n + displacement) on a nearly
+    sorted order), then rewrite ``ss`` and ``pos``."""
+    for k in range(n):
+        ss[k] = score[order[k]]
+    for k in range(1, n):
+        v = ss[k]
+        if ss[k - 1] <= v:
+            continue
+        o = order[k]
+        j = k - 1
+        while j >= 0 and ss[j] > v:
+            ss[j + 1] = ss[j]
+            order[j + 1] = order[j]
+            j -= 1
+        ss[j + 1] = v
+        order[j + 1] = o
+    for k in range(n):
+        pos[order[k]] = k
+
+
 @njit(cache=True, inline="always")
 def sorted_half_width(ss, n, alpha):
     """The ``ceil((n + 1)(1 - alpha))``-th smallest of the sorted scores ``ss[:n]`` (``inf``
@@ -262,6 +291,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                     nt += 1
                 k += 1
             cur[t] = k
+        resort = nt * RESORT_FRACTION > size  # many re-scored: one re-sort is cheaper
         for k in range(nt):
             s2 = touched[k]
             mark[s2] = 0
@@ -271,7 +301,10 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                 size = _ss_remove(order, pos, ss, size, s2)
                 continue
             score[s2] = abs(cy[s2] - csum[s2] / ccnt[s2])
-            _ss_update(order, pos, ss, size, score[s2], s2)
+            if not resort:
+                _ss_update(order, pos, ss, size, score[s2], s2)
+        if resort:
+            _ss_resort(order, pos, ss, score, size)
     for i in range(n):
         if slots[i] >= 0:
             for j in range(X.shape[1]):
