@@ -315,37 +315,37 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
 # ------------------------------------------------------------------------------------------------
 # CPExact tree pass: keep each tree's out-of-bag predictions of the calibration members current
 @njit(cache=True, inline="always")
-def _member_x(X, cx, cbirth, g0, m, t):
-    b = cbirth[m, t]
+def _member_x(X, cx, cbirth, g0, m):
+    b = cbirth[m]
     return X[b - g0] if b >= g0 else cx[m]
 
 
 @njit(cache=True, inline="always")
-def _link(st, cleaf, cnext, cprev, m, t, leaf):
+def _link(st, cleaf, cnext, cprev, m, leaf):
     h = st.lf_aux[leaf]
-    cnext[m, t] = h
-    cprev[m, t] = -1
+    cnext[m] = h
+    cprev[m] = -1
     if h >= 0:
-        cprev[h, t] = m
+        cprev[h] = m
     st.lf_aux[leaf] = m
-    cleaf[m, t] = leaf
+    cleaf[m] = leaf
 
 
 @njit(cache=True, inline="always")
-def _unlink(st, cleaf, cnext, cprev, m, t):
-    p = cprev[m, t]
-    nx = cnext[m, t]
+def _unlink(st, cleaf, cnext, cprev, m):
+    p = cprev[m]
+    nx = cnext[m]
     if p >= 0:
-        cnext[p, t] = nx
+        cnext[p] = nx
     else:
-        st.lf_aux[cleaf[m, t]] = nx
+        st.lf_aux[cleaf[m]] = nx
     if nx >= 0:
-        cprev[nx, t] = p
-    cleaf[m, t] = -1
+        cprev[nx] = p
+    cleaf[m] = -1
 
 
 @njit(cache=True, inline="always")
-def _refresh(st, prm, t, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n):
+def _refresh(st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n):
     """Recompute the tree's prediction for the calibration members at ``leaf``; append an
     event for each that changed."""
     m = st.lf_aux[leaf]
@@ -354,22 +354,21 @@ def _refresh(st, prm, t, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev
     nfeat = st.ints[I_NFEAT]
     a, linear = fold_leaf_model(st, prm, leaf, nfeat)
     while m >= 0:
-        v = folded_predict(st, a, _member_x(X, cx, cbirth, g0, m, t), nfeat) if linear else a
-        if v != ccur[m, t]:
-            ccur[m, t] = v
+        v = folded_predict(st, a, _member_x(X, cx, cbirth, g0, m), nfeat) if linear else a
+        if v != ccur[m]:
+            ccur[m] = v
             k = ev_n[0]
             ev_t[k] = i
             ev_s[k] = m
             ev_v[k] = v
             ev_n[0] = k + 1
-        m = cnext[m, t]
+        m = cnext[m]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def exact_tree_pass(  # noqa: PLR0913
     st,
     prm,
-    t,
     X,
     y,
     w,
@@ -400,12 +399,12 @@ def exact_tree_pass(  # noqa: PLR0913
         P[i] = predict_leaf(st, prm, leaf, x, nfeat)
         s = slots[i]
         if s >= 0:
-            if cleaf[s, t] >= 0:
-                _unlink(st, cleaf, cnext, cprev, s, t)
+            if cleaf[s] >= 0:
+                _unlink(st, cleaf, cnext, cprev, s)
             if w[i] == 0.0:
-                cbirth[s, t] = g0 + i
-                ccur[s, t] = P[i]
-                _link(st, cleaf, cnext, cprev, s, t, leaf)
+                cbirth[s] = g0 + i
+                ccur[s] = P[i]
+                _link(st, cleaf, cnext, cprev, s, leaf)
         st.ints[I_NSEEN] += 1
         if w[i] > 0.0:
             nsplit = st.ints[I_NSPLITS]
@@ -416,19 +415,19 @@ def exact_tree_pass(  # noqa: PLR0913
                 st.lf_aux[leaf] = -1
                 st.lf_aux[rslot] = -1
                 while m >= 0:
-                    nx = cnext[m, t]
-                    child = st.nd_leaf[route(st, _member_x(X, cx, cbirth, g0, m, t))]
-                    _link(st, cleaf, cnext, cprev, m, t, child)
+                    nx = cnext[m]
+                    child = st.nd_leaf[route(st, _member_x(X, cx, cbirth, g0, m))]
+                    _link(st, cleaf, cnext, cprev, m, child)
                     m = nx
                 _refresh(
-                    st, prm, t, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
+                    st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
                 )
                 _refresh(
-                    st, prm, t, rslot, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
+                    st, prm, rslot, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
                 )
             else:
                 _refresh(
-                    st, prm, t, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
+                    st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
                 )
         if prm.drift_lambda > 0.0 and drift_step(st, prm, y[i], P[i]):
             return i + 1
@@ -436,14 +435,14 @@ def exact_tree_pass(  # noqa: PLR0913
 
 
 @njit(cache=True)
-def exact_tree_reset(t, i, cleaf, ev_t, ev_s, ev_v, ev_n):
+def exact_tree_reset(i, cleaf, ev_t, ev_s, ev_v, ev_n):
     """Tree t was replaced by a fresh tree after row i (drift).  The calibration members it was
     out of bag for drop it from their out-of-bag sets (event value NaN); a member left with no
     out-of-bag tree leaves the calibration set (its scores described a replaced model)."""
     for m in range(cleaf.shape[0]):
-        if cleaf[m, t] < 0:
+        if cleaf[m] < 0:
             continue
-        cleaf[m, t] = -1
+        cleaf[m] = -1
         k = ev_n[0]
         ev_t[k] = i
         ev_s[k] = m

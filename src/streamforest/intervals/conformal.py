@@ -71,11 +71,11 @@ class CPApproximate(IntervalRegressor):
         self.cal_sorted_ = np.zeros(c)
         self.cal_x_ = np.zeros((c, 0))
         if self._exact:
-            self.cal_leaf_ = np.full((c, T), -1, np.int64)
-            self.cal_next_ = np.full((c, T), -1, np.int64)
-            self.cal_prev_ = np.full((c, T), -1, np.int64)
-            self.cal_birth_ = np.zeros((c, T), np.int64)
-            self.cal_cur_ = np.zeros((c, T))
+            self.cal_leaf_ = np.full((T, c), -1, np.int64)
+            self.cal_next_ = np.full((T, c), -1, np.int64)
+            self.cal_prev_ = np.full((T, c), -1, np.int64)
+            self.cal_birth_ = np.zeros((T, c), np.int64)
+            self.cal_cur_ = np.zeros((T, c))
 
     def _own_bytes(self) -> int:
         return sum(v.nbytes for k, v in self.__dict__.items() if k.startswith("cal_"))
@@ -185,8 +185,9 @@ class CPExact(CPApproximate):
 
             def step(st, prm, i):
                 return IK.exact_tree_pass(
-                    st, prm, t, Xa, ya, W[t], slots, g0, i, P[t], self.cal_x_, self.cal_leaf_,
-                    self.cal_next_, self.cal_prev_, self.cal_birth_, self.cal_cur_, *bufs[t], cnt,
+                    st, prm, Xa, ya, W[t], slots, g0, i, P[t], self.cal_x_, self.cal_leaf_[t],
+                    self.cal_next_[t], self.cal_prev_[t], self.cal_birth_[t], self.cal_cur_[t],
+                    *bufs[t], cnt,
                 )  # fmt: skip
 
             def room(stop):  # a pass stops when fewer than 2c event slots are left
@@ -194,7 +195,7 @@ class CPExact(CPApproximate):
                     bufs[t] = tuple(doubled(a, cnt[0]) for a in bufs[t])
 
             def relink(stop):  # the tree was replaced after a drift: fix its links
-                IK.exact_tree_reset(t, stop - 1, self.cal_leaf_, *bufs[t], cnt)
+                IK.exact_tree_reset(stop - 1, self.cal_leaf_[t], *bufs[t], cnt)
 
             f._drive_tree(tree, step, n, before=room, on_reset=relink)
 
