@@ -30,7 +30,6 @@ streams), so ``--skip-ours`` measures the peers alone and ``--peers-from`` reuse
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import time
 from pathlib import Path
@@ -138,9 +137,9 @@ def gra_stream(n):
 
 
 def real_dataset(name, max_rows):
-    with gzip.open(DATA / f"{name}.csv.gz", "rt") as fh:
-        A = np.loadtxt(fh, delimiter=",", skiprows=1, max_rows=max_rows)
-    return np.ascontiguousarray(A[:, :-1]), np.ascontiguousarray(A[:, -1])
+    from streamforest.streams import dataset
+
+    return dataset(name, root=DATA).arrays(max_rows)
 
 
 def evaluate(name, X, y, args, methods, report, cached):

@@ -50,6 +50,9 @@ def test_run_options_file_and_json_path(tmp_path, capsys):
     assert d["n"] == 1500 and set(d["intervals"]) == {"0.2", "0.1"}
     assert "n_trees=3" in d["model"] and "grace_period=50" in d["model"]
     assert not list((tmp_path / "o").glob("*.png"))
+    # --n takes the first rows of a file
+    assert main(args + ["--n", "1000"]) == 0
+    assert json.loads(js.read_text())["n"] == 1000
     capsys.readouterr()
 
 

@@ -209,11 +209,8 @@ def _river_pass(model, X, y, names, with_interval: bool):
     for i, (row, t) in enumerate(zip(X.tolist(), y.tolist(), strict=True)):
         x = dict(zip(names, row, strict=True))
         if with_interval:
-            try:
-                iv = model.predict_one(x, with_interval=True)
-            except (ValueError, IndexError, ZeroDivisionError):
-                iv = None  # nothing learnt yet
-            if iv is None or iv.lower is None:
+            iv = model.predict_one(x, with_interval=True)
+            if iv is None or iv.lower is None:  # nothing to say yet
                 pred[i] = 0.0
             else:
                 lo[i, 0], hi[i, 0] = iv.lower, iv.upper
