@@ -39,6 +39,8 @@ def brute_force_scores(m):
 @pytest.mark.parametrize("step", [1, 37])
 def test_cpexact_scores_equal_brute_force_after_every_step(leaf_model, step, rng):
     X, y = friedman1(2500, rng)
+    if step == 37:  # missing values: linear leaves skip their terms
+        X[rng.random(X.shape) < 0.05] = np.nan
     m = sf.CPExact(calibration_size=60, forest=small_forest(leaf_model=leaf_model), seed=2)
     worst = 0.0
     for a in range(0, 2500, step):

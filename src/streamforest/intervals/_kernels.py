@@ -353,16 +353,29 @@ def _refresh(st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v,
         return
     nfeat = st.ints[I_NFEAT]
     a, linear = fold_leaf_model(st, prm, leaf, nfeat)
+    fl = st.ft_lin
+    a0 = a  # the folded model as a0 + sum_j b_j x_j: a plain dot product per member
+    if linear:
+        for j in range(nfeat):
+            a0 -= fl[j, 0] * fl[j, 1]
+    k = ev_n[0]  # kept in a register over the loop
     while m >= 0:
-        v = folded_predict(st, a, _member_x(X, cx, cbirth, g0, m), nfeat) if linear else a
+        v = a
+        if linear:
+            x = _member_x(X, cx, cbirth, g0, m)
+            v = a0
+            for j in range(nfeat):
+                v += fl[j, 0] * x[j]
+            if v != v:  # a missing value: its term is skipped, as predict_leaf does
+                v = folded_predict(st, a, x, nfeat)
         if v != ccur[m]:
             ccur[m] = v
-            k = ev_n[0]
             ev_t[k] = i
             ev_s[k] = m
             ev_v[k] = v
-            ev_n[0] = k + 1
+            k += 1
         m = cnext[m]
+    ev_n[0] = k
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -144,7 +144,7 @@ class CPApproximate(IntervalRegressor):
 
     @staticmethod
     def _empty_events(T):
-        e = np.zeros(1, np.int64)
+        e = np.zeros(1, np.int32)
         return (e,) * T, (e,) * T, (np.zeros(1),) * T, np.zeros(T, np.int64)
 
     def _exact_tree_passes(self, Xa, ya, W, slots, P):
@@ -180,7 +180,7 @@ class CPExact(CPApproximate):
 
         def run(t, tree):
             if t not in bufs:
-                bufs[t] = (np.empty(8 * c, np.int64), np.empty(8 * c, np.int64), np.empty(8 * c))
+                bufs[t] = (np.empty(8 * c, np.int32), np.empty(8 * c, np.int32), np.empty(8 * c))
             cnt = ev_n[t : t + 1]
 
             def step(st, prm, i):
