@@ -432,16 +432,10 @@ def exact_tree_pass(  # noqa: PLR0913
                     child = st.nd_leaf[route(st, _member_x(X, cx, cbirth, g0, m))]
                     _link(st, cleaf, cnext, cprev, m, child)
                     m = nx
-                _refresh(
-                    st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
-                )
-                _refresh(
-                    st, prm, rslot, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
-                )
+                _refresh(st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n)
+                _refresh(st, prm, rslot, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n)
             else:
-                _refresh(
-                    st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n
-                )
+                _refresh(st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n)
         if prm.drift_lambda > 0.0 and drift_step(st, prm, y[i], P[i]):
             return i + 1
     return X.shape[0]
