@@ -235,13 +235,13 @@ def ring_slots(ring, W, slots):
 # ------------------------------------------------------------------------------------------------
 # CPApproximate / CPExact method pass
 @njit(cache=True, nogil=True)
-def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, W, y, X, cx, slots,
+def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, W, y, slots,
                    ev_t, ev_s, ev_v, ev_n, alphas, half):  # fmt: skip
     """Rows in order: ``half[i, a]`` from the scores before row i, then row i enters the
     calibration set (evicting its slot's occupant) with the stored OOB predictions ``P[:, i]``,
     then the trees' refreshed predictions of time i (events, CPExact; ``ev_*[t]`` tree t's)
     are applied.  Each member keeps the sum and count of its OOB predictions, updated per
-    event.  Returns the new size; copies the features of members that entered into ``cx``."""
+    event.  Returns the new size."""
     T, n = P.shape
     cur = np.zeros(T, np.int64)
     touched = np.empty(cy.shape[0], np.int64)
@@ -305,11 +305,16 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                 _ss_update(order, pos, ss, size, score[s2], s2)
         if resort:
             _ss_resort(order, pos, ss, score, size)
-    for i in range(n):
+    return size
+
+
+@njit(cache=True, nogil=True)
+def copy_entrants(slots, X, cx):
+    """The features of the rows that entered the calibration set, into their slots of ``cx``."""
+    for i in range(X.shape[0]):
         if slots[i] >= 0:
             for j in range(X.shape[1]):
                 cx[slots[i], j] = X[i, j]
-    return size
 
 
 # ------------------------------------------------------------------------------------------------

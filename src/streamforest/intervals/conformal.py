@@ -4,6 +4,7 @@ CPApproximate and CPExact, and the conformalized quantile forest (ConformalQRF).
 from __future__ import annotations
 
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -100,24 +101,38 @@ class CPApproximate(IntervalRegressor):
 
     def _chunk(self, Xa, ya, wa, alphas, learn):
         f = self.forest_
-        n, T = Xa.shape[0], f.n_trees
         if not learn:
             yhat = f._aggregate(f._tree_predictions_encoded(Xa))
-            half = self._half_widths(n, alphas)
+            half = self._half_widths(Xa.shape[0], alphas)
             return yhat, yhat[:, None] - half, yhat[:, None] + half
+        return self._score_stage(self._tree_stage(Xa, ya, wa), ya, alphas)
+
+    def _tree_stage(self, Xa, ya, wa, parity: int = 0):
+        """The trees learn the chunk: bagging weights, calibration slots, out-of-bag
+        predictions and (CPExact) the refresh events; the entrants' features are stored.  Touches
+        only the forest, the ring and the member links, not what :meth:`_score_stage` uses."""
+        f = self.forest_
+        n, T = Xa.shape[0], f.n_trees
         self._widen_x(Xa.shape[1])
-        ev = self._empty_events(T)
         if self._exact:
             W = f._bagging_weights(wa)
             slots = np.empty(n, np.int64)
             IK.ring_slots(self.ring_, W, slots)
             P = np.zeros((T, n))
-            ev = self._exact_tree_passes(Xa, ya, W, slots, P)
+            ev = self._exact_tree_passes(Xa, ya, W, slots, P, parity)
         else:
             P, W = f._predict_learn_encoded(Xa, ya, wa)
             slots = np.empty(n, np.int64)
             IK.ring_slots(self.ring_, W, slots)
-        half = np.empty((n, alphas.shape[0]))
+            ev = self._empty_events(T)
+        IK.copy_entrants(slots, Xa, self.cal_x_)
+        return P, W, slots, ev
+
+    def _score_stage(self, stage, ya, alphas):
+        """Half-widths of the chunk's rows from the calibration scores, row by row, updating the
+        calibration set; returns ``(prediction, lower, upper)``."""
+        P, W, slots, ev = stage
+        half = np.empty((P.shape[1], alphas.shape[0]))
         self.size_ = IK.conformal_pass(
             self.size_,
             self.cal_y_,
@@ -132,22 +147,47 @@ class CPApproximate(IntervalRegressor):
             P,
             W,
             ya,
-            Xa,
-            self.cal_x_,
             slots,
             *ev,
             alphas,
             half,
         )
-        yhat = f._aggregate(P)
+        yhat = self.forest_._aggregate(P)
         return yhat, yhat[:, None] - half, yhat[:, None] + half
+
+    def _run(self, Xa, ya, wa, alphas, learn):
+        """With ``n_jobs >= 2``, chunk k's score stage (sequential) runs on its own thread
+        while the trees learn chunk k+1: the two stages share no written state, so the results
+        are those of the sequential order."""
+        n = Xa.shape[0]
+        rows = self._rows_per_chunk()
+        if not learn or self.forest_.n_jobs < 2 or n <= rows:
+            return super()._run(Xa, ya, wa, alphas, learn)
+        pred = np.zeros(n)
+        lo = np.empty((n, alphas.shape[0]))
+        hi = np.empty((n, alphas.shape[0]))
+
+        def score(stage, a, b):
+            pred[a:b], lo[a:b], hi[a:b] = self._score_stage(stage, ya[a:b], alphas)
+
+        pending = None
+        with ThreadPoolExecutor(1) as scorer:
+            for k, a in enumerate(range(0, n, rows)):
+                b = min(n, a + rows)
+                stage = self._tree_stage(Xa[a:b], ya[a:b], wa[a:b], parity=k % 2)
+                self._n_seen += b - a
+                if pending is not None:
+                    pending.result()
+                pending = scorer.submit(score, stage, a, b)
+            pending.result()
+        return pred, np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi)
 
     @staticmethod
     def _empty_events(T):
         e = np.zeros(1, np.int32)
         return (e,) * T, (e,) * T, (np.zeros(1),) * T, np.zeros(T, np.int64)
 
-    def _exact_tree_passes(self, Xa, ya, W, slots, P):
+    def _exact_tree_passes(self, Xa, ya, W, slots, P, parity):
         raise NotImplementedError
 
 
@@ -170,12 +210,13 @@ class CPExact(CPApproximate):
 
     _exact = True
 
-    def _exact_tree_passes(self, Xa, ya, W, slots, P):
+    def _exact_tree_passes(self, Xa, ya, W, slots, P, parity):
         f = self.forest_
         n, T = Xa.shape[0], f.n_trees
         c = int(self.calibration_size)
         g0 = self.n_seen
-        bufs = self.__dict__.setdefault("_evbufs", {})  # reused scratch, not model state
+        # reused scratch, not model state; two sets, as chunk k is scored while k+1 learns
+        bufs = self.__dict__.setdefault("_evbufs", {}).setdefault(parity, {})
         ev_n = np.zeros(T, np.int64)
 
         def run(t, tree):
