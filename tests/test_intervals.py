@@ -333,3 +333,100 @@ def test_conformal_pipeline_on_threads_changes_nothing(cls, rng):
     assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
     assert np.array_equal(runs[0][2], runs[1][2])
     assert runs[0][3] == runs[1][3] >= 1
+
+
+@pytest.mark.parametrize("cls", [sf.CPApproximate, sf.CPExact])
+def test_conformal_ranks_within_a_pass_equal_a_full_sort(cls, rng):
+    """Within one pass only the largest scores are kept sorted (a top part refilled from the
+    rest); a pass of one row starts from the full sorted order.  Both must give the same
+    intervals at every row, at low and high levels, with members leaving after drifts."""
+    from .test_forest import drifting
+
+    X, y = drifting(2500, 1200, rng)
+    alphas = [0.02, 0.1, 0.3, 0.6]
+    make = lambda: cls(calibration_size=150, forest=small_forest(), seed=5)  # noqa: E731
+    whole = make()
+    pw, iw = whole.predict_learn_many(X, y, alpha=alphas)
+    rows = make()
+    parts = [rows.predict_learn_many(X[i : i + 1], y[i : i + 1], alpha=alphas) for i in range(2500)]
+    assert np.array_equal(pw, np.concatenate([p for p, _ in parts]))
+    assert np.array_equal(iw, np.concatenate([i for _, i in parts]))
+    assert np.isfinite(iw[-1]).all() and whole.forest_.n_resets >= 1
+    assert np.array_equal(whole.calibration_scores, rows.calibration_scores)
+
+
+def test_conformal_pass_equals_a_full_sort_under_random_rescoring():
+    """The compiled conformal pass against a plain reference that sorts every score at every
+    row, with members re-scored wildly many times per row, dropped out-of-bag trees and members
+    leaving: exercises the top part's refills and its bound on the rest."""
+    from streamforest.intervals import _kernels as IK
+
+    rng = np.random.default_rng(11)
+    c, T, n = 40, 3, 3000
+    alphas = np.array([0.05, 0.25, 0.5, 0.9])
+    W = (rng.random((T, n)) < 0.6).astype(float)  # 0: out of bag
+    P = rng.normal(size=(T, n)) * 3
+    y = rng.normal(size=n) * 3
+    slots = np.full(n, -1, np.int64)
+    head = 0
+    for i in range(n):
+        if (W[:, i] == 0).any():
+            slots[i], head = head, (head + 1) % c
+    # reference: the same bookkeeping, and a full sort per row
+    cy, coob, cpred = np.zeros(c), np.zeros((c, T), bool), np.zeros((c, T))
+    csum, ccnt, present = np.zeros(c), np.zeros(c, int), np.zeros(c, bool)
+    score = np.zeros(c)
+    events = [[] for _ in range(T)]
+    ref = np.empty((n, len(alphas)))
+    for i in range(n):
+        live = np.sort(score[present])
+        m = len(live)
+        for a, al in enumerate(alphas):
+            r = int(np.ceil((m + 1) * (1 - al) - 1e-9))
+            ref[i, a] = np.inf if (r > m or m == 0) else (-np.inf if r < 1 else live[r - 1])
+        s = slots[i]
+        if s >= 0:
+            cy[s] = y[i]
+            coob[s] = W[:, i] == 0
+            cpred[s] = P[:, i]
+            csum[s] = sum(P[t, i] for t in range(T) if coob[s, t])
+            ccnt[s] = coob[s].sum()
+            score[s] = abs(y[i] - csum[s] / ccnt[s])
+            present[s] = True
+        touched = []
+        for t in range(T):
+            for mm in np.flatnonzero(present & coob[:, t]):
+                u = rng.random()
+                if u < 0.01:  # tree replaced: no longer out of bag
+                    events[t].append((i, mm, np.nan))
+                    coob[mm, t] = False
+                    csum[mm] -= cpred[mm, t]
+                    ccnt[mm] -= 1
+                elif u < 0.5:
+                    v = rng.normal() * 4
+                    events[t].append((i, mm, v))
+                    csum[mm] += v - cpred[mm, t]
+                    cpred[mm, t] = v
+                else:
+                    continue
+                if mm not in touched:
+                    touched.append(mm)
+        for mm in touched:
+            if present[mm]:
+                if ccnt[mm] == 0:
+                    present[mm] = False
+                else:
+                    score[mm] = abs(cy[mm] - csum[mm] / ccnt[mm])
+    ev_t = tuple(np.array([e[0] for e in ev] or [0], np.int32) for ev in events)
+    ev_s = tuple(np.array([e[1] for e in ev] or [0], np.int32) for ev in events)
+    ev_v = tuple(np.array([e[2] for e in ev] or [0.0]) for ev in events)
+    ev_n = np.array([len(ev) for ev in events], np.int64)
+    half = np.empty((n, len(alphas)))
+    order, pos, ss = np.zeros(c, np.int64), np.full(c, -1, np.int64), np.zeros(c)
+    args = (np.zeros(c), np.zeros((c, T), np.int8), np.zeros((c, T)), np.zeros(c))
+    size = IK.conformal_pass(0, *args, np.zeros(c, np.int64), np.zeros(c), order, pos, ss, P, W,
+                             y, slots, ev_t, ev_s, ev_v, ev_n, alphas, half)  # fmt: skip
+    assert min(ev_n) > 10_000 and not present.all()  # heavy re-scoring, members left
+    assert size == present.sum()
+    assert np.array_equal(half, ref)
+    assert np.array_equal(ss[:size], np.sort(score[present]))

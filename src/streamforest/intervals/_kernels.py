@@ -126,17 +126,6 @@ def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo,
 # calibration set: FIFO ring of slots, scores kept sorted: order[k] is the slot of the k-th
 # smallest score, ss[k] that score (contiguous, for fast scans), pos[slot] its rank (-1: empty)
 @njit(cache=True, inline="always")
-def _ss_remove(order, pos, ss, n, s):
-    p = pos[s]
-    for k in range(p, n - 1):
-        order[k] = order[k + 1]
-        ss[k] = ss[k + 1]
-        pos[order[k]] = k
-    pos[s] = -1
-    return n - 1
-
-
-@njit(cache=True, inline="always")
 def _ss_insert(order, pos, ss, n, v, s):
     lo = 0
     hi = n
@@ -174,35 +163,6 @@ def _ss_update(order, pos, ss, n, v, s):
     pos[s] = p
 
 
-# When more than size / RESORT_FRACTION members are re-scored in one row (young trees: a leaf
-# holds many members, and they move past each other as its prediction changes), one insertion
-# re-sort of the nearly sorted order beats moving each of them (measured ~20% of the CPExact
-# score pass on FriedmanDrift 'gra'); both give the same sorted scores.
-RESORT_FRACTION = 4
-
-
-@njit(cache=True, inline="always")
-def _ss_resort(order, pos, ss, score, n):
-    """Re-sort ``order[:n]`` by ``score`` (insertion sort: O(n + displacement) on a nearly
-    sorted order), then rewrite ``ss`` and ``pos``."""
-    for k in range(n):
-        ss[k] = score[order[k]]
-    for k in range(1, n):
-        v = ss[k]
-        if ss[k - 1] <= v:
-            continue
-        o = order[k]
-        j = k - 1
-        while j >= 0 and ss[j] > v:
-            ss[j + 1] = ss[j]
-            order[j + 1] = order[j]
-            j -= 1
-        ss[j + 1] = v
-        order[j + 1] = o
-    for k in range(n):
-        pos[order[k]] = k
-
-
 @njit(cache=True, inline="always")
 def sorted_half_width(ss, n, alpha):
     """The ``ceil((n + 1)(1 - alpha))``-th smallest of the sorted scores ``ss[:n]`` (``inf``
@@ -234,6 +194,86 @@ def ring_slots(ring, W, slots):
 
 # ------------------------------------------------------------------------------------------------
 # CPApproximate / CPExact method pass
+TOP_MARGIN = 16  # members kept in the top part beyond what the ranks need
+
+
+@njit(cache=True, inline="always")
+def _top_insert(tord, tss, tpos, tn, v, s):
+    """Insert score ``v`` of member ``s`` into the top part (descending order)."""
+    k = tn
+    while k > 0 and tss[k - 1] < v:
+        tss[k] = tss[k - 1]
+        tord[k] = tord[k - 1]
+        tpos[tord[k]] = k
+        k -= 1
+    tss[k] = v
+    tord[k] = s
+    tpos[s] = k
+    return tn + 1
+
+
+@njit(cache=True, inline="always")
+def _top_remove(tord, tss, tpos, tn, s):
+    p = tpos[s]
+    for k in range(p, tn - 1):
+        tss[k] = tss[k + 1]
+        tord[k] = tord[k + 1]
+        tpos[tord[k]] = k
+    tpos[s] = -1
+    return tn - 1
+
+
+@njit(cache=True, inline="always")
+def _top_update(tord, tss, tpos, tn, v, s):
+    p = tpos[s]
+    while p > 0 and tss[p - 1] < v:
+        tss[p] = tss[p - 1]
+        tord[p] = tord[p - 1]
+        tpos[tord[p]] = p
+        p -= 1
+    while p < tn - 1 and tss[p + 1] > v:
+        tss[p] = tss[p + 1]
+        tord[p] = tord[p + 1]
+        tpos[tord[p]] = p
+        p += 1
+    tss[p] = v
+    tord[p] = s
+    tpos[s] = p
+
+
+@njit(cache=True, inline="always")
+def _needed(size, alphas):
+    """How many of the largest scores the levels' ranks reach into."""
+    need = 0
+    for a in range(alphas.shape[0]):
+        r = np.int64(np.ceil((size + 1) * (1.0 - alphas[a]) - 1e-9))
+        if 1 <= r <= size:
+            need = max(need, size - r + 1)
+    return need
+
+
+@njit(cache=True, nogil=True)
+def _refill(tord, tss, tpos, tn, present, score, c, target, scr_s, scr_o):
+    """Bring the top part up to ``target`` members with the largest scores of the rest."""
+    m = 0
+    for s in range(c):
+        if present[s] and tpos[s] < 0:
+            scr_s[m] = score[s]
+            scr_o[m] = s
+            m += 1
+    want = min(target - tn, m)
+    if want <= 0:
+        return tn
+    idx = np.argsort(scr_s[:m])
+    for q in range(m - 1, m - 1 - want, -1):  # largest first: each goes to the end
+        s = scr_o[idx[q]]
+        tss[tn] = scr_s[idx[q]]
+        tord[tn] = s
+        tpos[s] = tn
+        tn += 1
+    return tn
+
+
 @njit(cache=True, nogil=True)
 def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, W, y, slots,
                    ev_t, ev_s, ev_v, ev_n, alphas, half):  # fmt: skip
@@ -241,14 +281,42 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
     calibration set (evicting its slot's occupant) with the stored OOB predictions ``P[:, i]``,
     then the trees' refreshed predictions of time i (events, CPExact; ``ev_*[t]`` tree t's)
     are applied.  Each member keeps the sum and count of its OOB predictions, updated per
-    event.  Returns the new size."""
+    event.  Returns the new size.
+
+    The levels' ranks only reach the largest scores (``alpha = 0.1``: the top tenth), so
+    during the pass only a *top part* is kept sorted: the members with the largest scores,
+    a few more than the ranks need, every other score being <= its minimum.  A re-scored
+    member outside it and staying below its minimum costs O(1); the top part is refilled
+    from the rest when it runs short.  The half-widths are exactly those of a fully sorted
+    order, which is rebuilt at the end (``order``, ``pos``, ``ss``) for later predictions."""
     T, n = P.shape
+    c = cy.shape[0]
+    A = alphas.shape[0]
     cur = np.zeros(T, np.int64)
-    touched = np.empty(cy.shape[0], np.int64)
-    mark = np.zeros(cy.shape[0], np.int8)
+    touched = np.empty(c, np.int64)
+    mark = np.zeros(c, np.int8)
+    present = np.zeros(c, np.int8)
+    tord = np.empty(c + 1, np.int64)
+    tss = np.empty(c + 1)
+    tpos = np.full(c, -1, np.int64)
+    scr_s = np.empty(c)
+    scr_o = np.empty(c, np.int64)
+    for s in range(c):
+        if pos[s] >= 0:
+            present[s] = 1
+    tn = 0
     for i in range(n):
-        for a in range(alphas.shape[0]):
-            half[i, a] = sorted_half_width(ss, size, alphas[a])
+        need = _needed(size, alphas)
+        if tn < need:
+            tn = _refill(tord, tss, tpos, tn, present, score, c, need + TOP_MARGIN, scr_s, scr_o)
+        for a in range(A):
+            r = np.int64(np.ceil((size + 1) * (1.0 - alphas[a]) - 1e-9))
+            if r > size or size == 0:
+                half[i, a] = np.inf
+            elif r < 1:
+                half[i, a] = -np.inf
+            else:
+                half[i, a] = tss[size - r]
         s = slots[i]
         if s >= 0:
             cy[s] = y[i]
@@ -263,11 +331,16 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                     cnt += 1
             csum[s] = sm
             ccnt[s] = cnt
-            score[s] = abs(y[i] - sm / cnt)
-            if pos[s] >= 0:  # the new member replaces the evicted one in the sorted order
-                _ss_update(order, pos, ss, size, score[s], s)
+            v = abs(y[i] - sm / cnt)
+            score[s] = v
+            if present[s]:
+                if tpos[s] >= 0:
+                    tn = _top_remove(tord, tss, tpos, tn, s)
             else:
-                size = _ss_insert(order, pos, ss, size, score[s], s)
+                present[s] = 1
+                size += 1
+            if tn > 0 and v > tss[tn - 1]:
+                tn = _top_insert(tord, tss, tpos, tn, v, s)
         nt = 0
         for t in range(T):
             et = ev_t[t]
@@ -277,7 +350,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
             while k < ev_n[t] and et[k] == i:
                 s2 = es[k]
                 v = evv[k]
-                if np.isnan(v):  # the tree was replaced: no longer out of bag for s2
+                if np.isnan(v):
                     if coob[s2, t]:
                         coob[s2, t] = 0
                         csum[s2] -= cpred[s2, t]
@@ -291,20 +364,54 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                     nt += 1
                 k += 1
             cur[t] = k
-        resort = nt * RESORT_FRACTION > size  # many re-scored: one re-sort is cheaper
         for k in range(nt):
             s2 = touched[k]
             mark[s2] = 0
-            if pos[s2] < 0:
+            if not present[s2]:
                 continue
-            if ccnt[s2] == 0:  # every out-of-bag tree was replaced: the member leaves
-                size = _ss_remove(order, pos, ss, size, s2)
+            if ccnt[s2] == 0:
+                present[s2] = 0
+                size -= 1
+                if tpos[s2] >= 0:
+                    tn = _top_remove(tord, tss, tpos, tn, s2)
                 continue
-            score[s2] = abs(cy[s2] - csum[s2] / ccnt[s2])
-            if not resort:
-                _ss_update(order, pos, ss, size, score[s2], s2)
-        if resort:
-            _ss_resort(order, pos, ss, score, size)
+            v = abs(cy[s2] - csum[s2] / ccnt[s2])
+            if tpos[s2] >= 0:
+                # rest <= min(top) must hold: the bound is the smallest other top member (or
+                # this member's old score when it is the only one)
+                p = tpos[s2]
+                if p != tn - 1:
+                    low = tss[tn - 1]
+                elif tn >= 2:
+                    low = tss[tn - 2]
+                else:
+                    low = score[s2]
+                if v < low:
+                    tn = _top_remove(tord, tss, tpos, tn, s2)
+                else:
+                    _top_update(tord, tss, tpos, tn, v, s2)
+                score[s2] = v
+            else:
+                score[s2] = v
+                if tn > 0 and v > tss[tn - 1]:
+                    tn = _top_insert(tord, tss, tpos, tn, v, s2)
+        if tn > need + 4 * TOP_MARGIN:  # keep the top part small: its minimum goes to the rest
+            while tn > need + TOP_MARGIN:
+                tpos[tord[tn - 1]] = -1
+                tn -= 1
+    # the full sorted view for later predictions and inspection
+    m = 0
+    for s in range(c):
+        pos[s] = -1
+        if present[s]:
+            scr_s[m] = score[s]
+            scr_o[m] = s
+            m += 1
+    idx = np.argsort(scr_s[:m])
+    for k in range(m):
+        order[k] = scr_o[idx[k]]
+        ss[k] = scr_s[idx[k]]
+        pos[order[k]] = k
     return size
 
 
