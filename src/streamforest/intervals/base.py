@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -89,9 +90,27 @@ class IntervalRegressor(Estimator):
         raise NotImplementedError
 
     # --- driving ---------------------------------------------------------------------------------
+    def _pipelined(self, alphas) -> bool:
+        """Whether learning runs as two stages (:meth:`_tree_stage`, then
+        :meth:`_score_stage`) that may overlap across chunks on threads."""
+        return False
+
+    def _tree_stage(self, Xa, ya, wa, parity: int):
+        raise NotImplementedError
+
+    def _score_stage(self, stage, ya, alphas):
+        raise NotImplementedError
+
     def _run(self, Xa, ya, wa, alphas, learn):
         n = Xa.shape[0]
         A = alphas.shape[0]
+        if (
+            learn
+            and self.forest_.n_jobs > 1
+            and n > self._rows_per_chunk()
+            and self._pipelined(alphas)
+        ):
+            return self._run_pipelined(Xa, ya, wa, alphas)
         pred = np.zeros(n)
         lo = np.full((n, A), -np.inf)
         hi = np.full((n, A), np.inf)
@@ -108,6 +127,32 @@ class IntervalRegressor(Estimator):
         lo = np.where(np.isnan(lo), -np.inf, lo)
         hi = np.where(np.isnan(hi), np.inf, hi)
         return pred, lo, hi
+
+    def _run_pipelined(self, Xa, ya, wa, alphas):
+        """Learning with ``n_jobs >= 2``: chunk k's score stage runs on its own thread while
+        the trees learn chunk k+1.  The stages share no written state (scratch buffers come in
+        two sets, by chunk parity), so the results are those of the sequential order."""
+        n = Xa.shape[0]
+        pred = np.zeros(n)
+        lo = np.empty((n, alphas.shape[0]))
+        hi = np.empty((n, alphas.shape[0]))
+
+        def score(stage, a, b):
+            pred[a:b], lo[a:b], hi[a:b] = self._score_stage(stage, ya[a:b], alphas)
+
+        pending = None
+        a, k = 0, 0
+        with ThreadPoolExecutor(1) as scorer:
+            while a < n:
+                b = min(n, a + self._rows_per_chunk())
+                stage = self._tree_stage(Xa[a:b], ya[a:b], wa[a:b], k % 2)
+                self._n_seen += b - a
+                if pending is not None:
+                    pending.result()
+                pending = scorer.submit(score, stage, a, b)
+                a, k = b, k + 1
+            pending.result()
+        return pred, np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi)
 
     def _rows_per_chunk(self) -> int:
         return self._chunk_rows

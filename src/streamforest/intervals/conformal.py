@@ -4,7 +4,6 @@ CPApproximate and CPExact, and the conformalized quantile forest (ConformalQRF).
 from __future__ import annotations
 
 import numbers
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -155,32 +154,8 @@ class CPApproximate(IntervalRegressor):
         yhat = self.forest_._aggregate(P)
         return yhat, yhat[:, None] - half, yhat[:, None] + half
 
-    def _run(self, Xa, ya, wa, alphas, learn):
-        """With ``n_jobs >= 2``, chunk k's score stage (sequential) runs on its own thread
-        while the trees learn chunk k+1: the two stages share no written state, so the results
-        are those of the sequential order."""
-        n = Xa.shape[0]
-        rows = self._rows_per_chunk()
-        if not learn or self.forest_.n_jobs < 2 or n <= rows:
-            return super()._run(Xa, ya, wa, alphas, learn)
-        pred = np.zeros(n)
-        lo = np.empty((n, alphas.shape[0]))
-        hi = np.empty((n, alphas.shape[0]))
-
-        def score(stage, a, b):
-            pred[a:b], lo[a:b], hi[a:b] = self._score_stage(stage, ya[a:b], alphas)
-
-        pending = None
-        with ThreadPoolExecutor(1) as scorer:
-            for k, a in enumerate(range(0, n, rows)):
-                b = min(n, a + rows)
-                stage = self._tree_stage(Xa[a:b], ya[a:b], wa[a:b], parity=k % 2)
-                self._n_seen += b - a
-                if pending is not None:
-                    pending.result()
-                pending = scorer.submit(score, stage, a, b)
-            pending.result()
-        return pred, np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi)
+    def _pipelined(self, alphas) -> bool:
+        return True
 
     @staticmethod
     def _empty_events(T):
@@ -278,6 +253,9 @@ class ConformalQRF(OnlineQRF):
     forest, k, weighting, interval, split_sketch, seed
         As in :class:`OnlineQRF`.
     """
+
+    def _pipelined(self, alphas) -> bool:
+        return False  # one sequential pass per chunk (the scores need each chunk's OOB masks)
 
     def __init__(
         self,

@@ -98,21 +98,24 @@ class OnlineQRF(IntervalRegressor):
         rows = int(self._record_budget / max(per_row, 1.0))
         return max(512, min(self._chunk_rows, rows))
 
-    def _tree_records(self, Xa, ya, wa, learn):
+    def _tree_records(self, Xa, ya, wa, learn, parity: int = 0):
         """Per-tree predictions ``P (T, n)``, copies of the leaf sketches each row reaches (a
-        record), and the bagging weights."""
+        record), and the bagging weights.  The record lives in reused scratch buffers, two
+        sets (``parity``) so one chunk's record can be queried while the next is written."""
         f = self.forest_
         T, n = f.n_trees, Xa.shape[0]
         cap = kll.row_capacity(int(self.k))
         P = np.zeros((T, n))
-        bufs = self.__dict__.get("_bufs")  # reused scratch, not model state
+        scratch = self.__dict__.setdefault("_bufs", {})  # reused scratch, not model state
+        bufs = scratch.get(parity)
         if bufs is None or len(bufs) != T:
-            bufs = self._bufs = [np.empty(64 * cap) for _ in range(T)]
+            bufs = scratch[parity] = [np.empty(64 * cap) for _ in range(T)]
         gpos = np.zeros(T, np.int64)
         goff = np.empty((T, n), np.int64)
-        lvs = self.__dict__.get("_glv")  # reused scratch: every entry read is written first
+        levels = self.__dict__.setdefault("_glv", {})  # every entry read is written first
+        lvs = levels.get(parity)
         if lvs is None or lvs.shape[0] != T or lvs.shape[1] < n:
-            lvs = self._glv = np.empty((T, max(n, self._chunk_rows), kll.LV_WIDTH), np.int64)
+            lvs = levels[parity] = np.empty((T, max(n, self._chunk_rows), kll.LV_WIDTH), np.int64)
         glv = lvs  # whole (C-contiguous, one compiled signature); rows >= n are not read
         W = f._bagging_weights(wa) if learn else np.zeros((T, n))
 
@@ -132,11 +135,11 @@ class OnlineQRF(IntervalRegressor):
         self._items_per_row = float(gpos.sum()) / max(n, 1)
         return P, (tuple(bufs), goff, glv), W
 
-    def _mixture(self, rec, mask, qs, masses, out_q, out_lo, out_hi) -> None:
+    def _mixture(self, rec, mask, qs, masses, out_q, out_lo, out_hi, threads=True) -> None:
         """Run the mixture query on the forest's threads (rows split in blocks)."""
         n = rec[1].shape[1]
         mein = self.weighting == "meinshausen"
-        jobs = self.forest_.n_jobs if n >= 2048 else 1
+        jobs = self.forest_.n_jobs if n >= 2048 and threads else 1
         bounds = np.linspace(0, n, jobs + 1).astype(int)
 
         def run(j):
@@ -150,17 +153,17 @@ class OnlineQRF(IntervalRegressor):
         else:
             run(0)
 
-    def _query(self, rec, mask, alphas):
+    def _query(self, rec, mask, alphas, threads=True):
         """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of the trees in ``mask``."""
         n, A = rec[1].shape[1], alphas.shape[0]
         lo = np.full((n, A), np.nan)
         hi = np.full((n, A), np.nan)
         if self.interval == "hdi":
-            self._mixture(rec, mask, np.zeros(0), 1.0 - alphas, np.empty((n, 0)), lo, hi)
+            self._mixture(rec, mask, np.zeros(0), 1.0 - alphas, np.empty((n, 0)), lo, hi, threads)
         else:
             qs = np.ascontiguousarray(np.stack([alphas / 2, 1 - alphas / 2], axis=1).ravel())
             out = np.empty((n, 2 * A))
-            self._mixture(rec, mask, qs, np.zeros(0), out, lo, hi)
+            self._mixture(rec, mask, qs, np.zeros(0), out, lo, hi, threads)
             lo, hi = out[:, 0::2], out[:, 1::2]
         return lo, hi
 
@@ -175,6 +178,20 @@ class OnlineQRF(IntervalRegressor):
         P, rec, _ = self._tree_records(Xa, ya, wa, learn)
         mask = np.ones(P.shape, np.int8)
         lo, hi = self._query(rec, mask, alphas)
+        return self.forest_._aggregate(P), lo, hi
+
+    def _pipelined(self, alphas) -> bool:
+        return alphas.shape[0] > 0
+
+    def _tree_stage(self, Xa, ya, wa, parity: int):
+        P, rec, _ = self._tree_records(Xa, ya, wa, True, parity)
+        return P, rec
+
+    def _score_stage(self, stage, ya, alphas):
+        """The mixture query of a learnt chunk, on one thread: the other cores run the trees
+        of the next chunk meanwhile."""
+        P, rec = stage
+        lo, hi = self._query(rec, np.ones(P.shape, np.int8), alphas, threads=False)
         return self.forest_._aggregate(P), lo, hi
 
     def predict_quantiles(self, X, q) -> np.ndarray:
