@@ -194,51 +194,21 @@ def ring_slots(ring, W, slots):
 
 # ------------------------------------------------------------------------------------------------
 # CPApproximate / CPExact method pass
+# The top part is kept as *negated* scores in ascending order (``nts``), so that the
+# ascending helpers above serve it: ``-nts[0]`` is its largest score, ``-nts[tn - 1]`` its
+# smallest.
 TOP_MARGIN = 16  # members kept in the top part beyond what the ranks need
 
 
 @njit(cache=True, inline="always")
-def _top_insert(tord, tss, tpos, tn, v, s):
-    """Insert score ``v`` of member ``s`` into the top part (descending order)."""
-    k = tn
-    while k > 0 and tss[k - 1] < v:
-        tss[k] = tss[k - 1]
-        tord[k] = tord[k - 1]
-        tpos[tord[k]] = k
-        k -= 1
-    tss[k] = v
-    tord[k] = s
-    tpos[s] = k
-    return tn + 1
-
-
-@njit(cache=True, inline="always")
-def _top_remove(tord, tss, tpos, tn, s):
+def _top_remove(tord, nts, tpos, tn, s):
     p = tpos[s]
     for k in range(p, tn - 1):
-        tss[k] = tss[k + 1]
+        nts[k] = nts[k + 1]
         tord[k] = tord[k + 1]
         tpos[tord[k]] = k
     tpos[s] = -1
     return tn - 1
-
-
-@njit(cache=True, inline="always")
-def _top_update(tord, tss, tpos, tn, v, s):
-    p = tpos[s]
-    while p > 0 and tss[p - 1] < v:
-        tss[p] = tss[p - 1]
-        tord[p] = tord[p - 1]
-        tpos[tord[p]] = p
-        p -= 1
-    while p < tn - 1 and tss[p + 1] > v:
-        tss[p] = tss[p + 1]
-        tord[p] = tord[p + 1]
-        tpos[tord[p]] = p
-        p += 1
-    tss[p] = v
-    tord[p] = s
-    tpos[s] = p
 
 
 @njit(cache=True, inline="always")
@@ -253,7 +223,7 @@ def _needed(size, alphas):
 
 
 @njit(cache=True, nogil=True)
-def _refill(tord, tss, tpos, tn, present, score, c, target, scr_s, scr_o):
+def _refill(tord, nts, tpos, tn, present, score, c, target, scr_s, scr_o):
     """Bring the top part up to ``target`` members with the largest scores of the rest."""
     m = 0
     for s in range(c):
@@ -267,7 +237,7 @@ def _refill(tord, tss, tpos, tn, present, score, c, target, scr_s, scr_o):
     idx = np.argsort(scr_s[:m])
     for q in range(m - 1, m - 1 - want, -1):  # largest first: each goes to the end
         s = scr_o[idx[q]]
-        tss[tn] = scr_s[idx[q]]
+        nts[tn] = -scr_s[idx[q]]
         tord[tn] = s
         tpos[s] = tn
         tn += 1
@@ -297,7 +267,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
     mark = np.zeros(c, np.int8)
     present = np.zeros(c, np.int8)
     tord = np.empty(c + 1, np.int64)
-    tss = np.empty(c + 1)
+    nts = np.empty(c + 1)
     tpos = np.full(c, -1, np.int64)
     scr_s = np.empty(c)
     scr_o = np.empty(c, np.int64)
@@ -308,7 +278,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
     for i in range(n):
         need = _needed(size, alphas)
         if tn < need:
-            tn = _refill(tord, tss, tpos, tn, present, score, c, need + TOP_MARGIN, scr_s, scr_o)
+            tn = _refill(tord, nts, tpos, tn, present, score, c, need + TOP_MARGIN, scr_s, scr_o)
         for a in range(A):
             r = np.int64(np.ceil((size + 1) * (1.0 - alphas[a]) - 1e-9))
             if r > size or size == 0:
@@ -316,7 +286,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
             elif r < 1:
                 half[i, a] = -np.inf
             else:
-                half[i, a] = tss[size - r]
+                half[i, a] = -nts[size - r]
         s = slots[i]
         if s >= 0:
             cy[s] = y[i]
@@ -335,12 +305,12 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
             score[s] = v
             if present[s]:
                 if tpos[s] >= 0:
-                    tn = _top_remove(tord, tss, tpos, tn, s)
+                    tn = _top_remove(tord, nts, tpos, tn, s)
             else:
                 present[s] = 1
                 size += 1
-            if tn > 0 and v > tss[tn - 1]:
-                tn = _top_insert(tord, tss, tpos, tn, v, s)
+            if tn > 0 and v > -nts[tn - 1]:
+                tn = _ss_insert(tord, tpos, nts, tn, -v, s)
         nt = 0
         for t in range(T):
             et = ev_t[t]
@@ -373,7 +343,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                 present[s2] = 0
                 size -= 1
                 if tpos[s2] >= 0:
-                    tn = _top_remove(tord, tss, tpos, tn, s2)
+                    tn = _top_remove(tord, nts, tpos, tn, s2)
                 continue
             v = abs(cy[s2] - csum[s2] / ccnt[s2])
             if tpos[s2] >= 0:
@@ -381,20 +351,20 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                 # this member's old score when it is the only one)
                 p = tpos[s2]
                 if p != tn - 1:
-                    low = tss[tn - 1]
+                    low = -nts[tn - 1]
                 elif tn >= 2:
-                    low = tss[tn - 2]
+                    low = -nts[tn - 2]
                 else:
                     low = score[s2]
                 if v < low:
-                    tn = _top_remove(tord, tss, tpos, tn, s2)
+                    tn = _top_remove(tord, nts, tpos, tn, s2)
                 else:
-                    _top_update(tord, tss, tpos, tn, v, s2)
+                    _ss_update(tord, tpos, nts, tn, -v, s2)
                 score[s2] = v
             else:
                 score[s2] = v
-                if tn > 0 and v > tss[tn - 1]:
-                    tn = _top_insert(tord, tss, tpos, tn, v, s2)
+                if tn > 0 and v > -nts[tn - 1]:
+                    tn = _ss_insert(tord, tpos, nts, tn, -v, s2)
         if tn > need + 4 * TOP_MARGIN:  # keep the top part small: its minimum goes to the rest
             while tn > need + TOP_MARGIN:
                 tpos[tord[tn - 1]] = -1
