@@ -268,7 +268,7 @@ def prequential(
         raise TypeError(f"stream must be a streamforest Stream or an (X, y) pair, got {stream!r}")
     kind = _kind(model)
     levels, _ = check_alphas(alphas)
-    levels = tuple(float(a) for a in np.atleast_1d(levels))
+    levels = tuple(float(a) for a in levels)
     if kind == "point":
         levels = ()
     elif kind == "river":

@@ -164,10 +164,17 @@ def _ss_update(order, pos, ss, n, v, s):
 
 
 @njit(cache=True, inline="always")
+def conformal_rank(n, alpha):
+    """``ceil((n + 1)(1 - alpha))``: the rank (1-based, ascending) of the half-width among ``n``
+    scores; above ``n`` the interval is infinite."""
+    return np.int64(np.ceil((n + 1) * (1.0 - alpha) - 1e-9))
+
+
+@njit(cache=True, inline="always")
 def sorted_half_width(ss, n, alpha):
-    """The ``ceil((n + 1)(1 - alpha))``-th smallest of the sorted scores ``ss[:n]`` (``inf``
-    when that exceeds ``n``)."""
-    r = np.int64(np.ceil((n + 1) * (1.0 - alpha) - 1e-9))
+    """The :func:`conformal_rank`-th smallest of the sorted scores ``ss[:n]`` (``inf`` when that
+    exceeds ``n``)."""
+    r = conformal_rank(n, alpha)
     if r > n or n == 0:
         return np.inf
     if r < 1:
@@ -216,7 +223,7 @@ def _needed(size, alphas):
     """How many of the largest scores the levels' ranks reach into."""
     need = 0
     for a in range(alphas.shape[0]):
-        r = np.int64(np.ceil((size + 1) * (1.0 - alphas[a]) - 1e-9))
+        r = conformal_rank(size, alphas[a])
         if 1 <= r <= size:
             need = max(need, size - r + 1)
     return need
@@ -280,7 +287,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
         if tn < need:
             tn = _refill(tord, nts, tpos, tn, present, score, c, need + TOP_MARGIN, scr_s, scr_o)
         for a in range(A):
-            r = np.int64(np.ceil((size + 1) * (1.0 - alphas[a]) - 1e-9))
+            r = conformal_rank(size, alphas[a])
             if r > size or size == 0:
                 half[i, a] = np.inf
             elif r < 1:

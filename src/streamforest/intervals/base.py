@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -47,8 +48,9 @@ class IntervalRegressor(Estimator):
     Subclasses implement ``_configure(forest)`` (tree settings the method needs),
     ``_init_state()`` and ``_chunk(Xa, ya, wa, alphas, learn)`` returning
     ``(prediction, lower, upper)`` for the rows of one chunk, predicted before learning them
-    when ``learn``.  Intervals are ``(n, 2)`` for one ``alpha`` and ``(n, len(alpha), 2)`` for a
-    list.  Before the method has enough data for a level, its interval is ``(-inf, inf)``.
+    when ``learn``; or, for learning, the two stages of :meth:`_run` (``_staged``).
+    Intervals are ``(n, 2)`` for one ``alpha`` and ``(n, len(alpha), 2)`` for a list.  Before
+    the method has enough data for a level, its interval is ``(-inf, inf)``.
     """
 
     _chunk_rows = 8192
@@ -90,69 +92,58 @@ class IntervalRegressor(Estimator):
         raise NotImplementedError
 
     # --- driving ---------------------------------------------------------------------------------
-    def _pipelined(self, alphas) -> bool:
-        """Whether learning runs as two stages (:meth:`_tree_stage`, then
-        :meth:`_score_stage`) that may overlap across chunks on threads."""
+    def _staged(self, alphas) -> bool:
+        """Whether learning these levels runs as two stages per chunk, :meth:`_tree_stage` (the
+        trees learn) then :meth:`_score_stage` (the intervals), instead of :meth:`_chunk`."""
         return False
 
     def _tree_stage(self, Xa, ya, wa, parity: int):
         raise NotImplementedError
 
-    def _score_stage(self, stage, ya, alphas):
+    def _score_stage(self, stage, ya, alphas, alone: bool):
         raise NotImplementedError
 
     def _run(self, Xa, ya, wa, alphas, learn):
+        """Chunk by chunk.  Staged learning with ``n_jobs >= 2`` and several chunks overlaps
+        chunk k's score stage (sequential, on its own thread; ``alone`` False) with the trees
+        learning chunk k+1.  The stages share no written state (scratch buffers come in two
+        sets, by chunk parity), so the results are those of the sequential order."""
         n = Xa.shape[0]
         A = alphas.shape[0]
-        if (
-            learn
-            and self.forest_.n_jobs > 1
-            and n > self._rows_per_chunk()
-            and self._pipelined(alphas)
-        ):
-            return self._run_pipelined(Xa, ya, wa, alphas)
         pred = np.zeros(n)
         lo = np.full((n, A), -np.inf)
         hi = np.full((n, A), np.inf)
-        a = 0
-        while a < n:
-            b = min(n, a + self._rows_per_chunk())
-            p, lo_c, hi_c = self._chunk(Xa[a:b], ya[a:b], wa[a:b], alphas, learn)
-            pred[a:b] = p
-            lo[a:b] = lo_c
-            hi[a:b] = hi_c
-            if learn:
-                self._n_seen += b - a
-            a = b
+        staged = learn and self._staged(alphas)
+        overlap = staged and self.forest_.n_jobs > 1 and n > self._rows_per_chunk()
+
+        def score(stage, a, b):
+            pred[a:b], lo[a:b], hi[a:b] = self._score_stage(stage, ya[a:b], alphas, not overlap)
+
+        pending = None
+        with ThreadPoolExecutor(1) if overlap else nullcontext() as scorer:
+            a, k = 0, 0
+            while a < n:
+                b = min(n, a + self._rows_per_chunk())
+                if not staged:
+                    pred[a:b], lo[a:b], hi[a:b] = self._chunk(
+                        Xa[a:b], ya[a:b], wa[a:b], alphas, learn
+                    )
+                else:
+                    stage = self._tree_stage(Xa[a:b], ya[a:b], wa[a:b], k % 2)
+                    if not overlap:
+                        score(stage, a, b)
+                    else:
+                        if pending is not None:
+                            pending.result()
+                        pending = scorer.submit(score, stage, a, b)
+                if learn:
+                    self._n_seen += b - a
+                a, k = b, k + 1
+            if pending is not None:
+                pending.result()
         lo = np.where(np.isnan(lo), -np.inf, lo)
         hi = np.where(np.isnan(hi), np.inf, hi)
         return pred, lo, hi
-
-    def _run_pipelined(self, Xa, ya, wa, alphas):
-        """Learning with ``n_jobs >= 2``: chunk k's score stage runs on its own thread while
-        the trees learn chunk k+1.  The stages share no written state (scratch buffers come in
-        two sets, by chunk parity), so the results are those of the sequential order."""
-        n = Xa.shape[0]
-        pred = np.zeros(n)
-        lo = np.empty((n, alphas.shape[0]))
-        hi = np.empty((n, alphas.shape[0]))
-
-        def score(stage, a, b):
-            pred[a:b], lo[a:b], hi[a:b] = self._score_stage(stage, ya[a:b], alphas)
-
-        pending = None
-        a, k = 0, 0
-        with ThreadPoolExecutor(1) as scorer:
-            while a < n:
-                b = min(n, a + self._rows_per_chunk())
-                stage = self._tree_stage(Xa[a:b], ya[a:b], wa[a:b], k % 2)
-                self._n_seen += b - a
-                if pending is not None:
-                    pending.result()
-                pending = scorer.submit(score, stage, a, b)
-                a, k = b, k + 1
-            pending.result()
-        return pred, np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi)
 
     def _rows_per_chunk(self) -> int:
         return self._chunk_rows

@@ -99,14 +99,16 @@ class CPApproximate(IntervalRegressor):
         return half
 
     def _chunk(self, Xa, ya, wa, alphas, learn):
+        """Prediction only (learning runs in stages)."""
         f = self.forest_
-        if not learn:
-            yhat = f._aggregate(f._tree_predictions_encoded(Xa))
-            half = self._half_widths(Xa.shape[0], alphas)
-            return yhat, yhat[:, None] - half, yhat[:, None] + half
-        return self._score_stage(self._tree_stage(Xa, ya, wa), ya, alphas)
+        yhat = f._aggregate(f._tree_predictions_encoded(Xa))
+        half = self._half_widths(Xa.shape[0], alphas)
+        return yhat, yhat[:, None] - half, yhat[:, None] + half
 
-    def _tree_stage(self, Xa, ya, wa, parity: int = 0):
+    def _staged(self, alphas) -> bool:
+        return True
+
+    def _tree_stage(self, Xa, ya, wa, parity: int):
         """The trees learn the chunk: bagging weights, calibration slots, out-of-bag
         predictions and (CPExact) the refresh events; the entrants' features are stored.  Touches
         only the forest, the ring and the member links, not what :meth:`_score_stage` uses."""
@@ -127,7 +129,7 @@ class CPApproximate(IntervalRegressor):
         IK.copy_entrants(slots, Xa, self.cal_x_)
         return P, W, slots, ev
 
-    def _score_stage(self, stage, ya, alphas):
+    def _score_stage(self, stage, ya, alphas, alone: bool):
         """Half-widths of the chunk's rows from the calibration scores, row by row, updating the
         calibration set; returns ``(prediction, lower, upper)``."""
         P, W, slots, ev = stage
@@ -153,9 +155,6 @@ class CPApproximate(IntervalRegressor):
         )
         yhat = self.forest_._aggregate(P)
         return yhat, yhat[:, None] - half, yhat[:, None] + half
-
-    def _pipelined(self, alphas) -> bool:
-        return True
 
     @staticmethod
     def _empty_events(T):
@@ -254,8 +253,8 @@ class ConformalQRF(OnlineQRF):
         As in :class:`OnlineQRF`.
     """
 
-    def _pipelined(self, alphas) -> bool:
-        return False  # one sequential pass per chunk (the scores need each chunk's OOB masks)
+    def _staged(self, alphas) -> bool:
+        return False  # one pass per chunk (its scores need the chunk's OOB masks and records)
 
     def __init__(
         self,

@@ -171,27 +171,26 @@ class OnlineQRF(IntervalRegressor):
         return np.zeros(0)  # learning alone needs no interval: the forest learns directly
 
     def _chunk(self, Xa, ya, wa, alphas, learn):
-        if learn and alphas.shape[0] == 0:
+        """Learning alone (no levels), or prediction; learning with levels runs in stages."""
+        if learn:
             self.forest_._learn_encoded(Xa, ya, wa)  # same weights and learning, no records
             n = Xa.shape[0]
             return np.zeros(n), np.zeros((n, 0)), np.zeros((n, 0))
-        P, rec, _ = self._tree_records(Xa, ya, wa, learn)
-        mask = np.ones(P.shape, np.int8)
-        lo, hi = self._query(rec, mask, alphas)
-        return self.forest_._aggregate(P), lo, hi
+        P, rec, _ = self._tree_records(Xa, ya, wa, False)
+        return self.forest_._aggregate(P), *self._query(rec, np.ones(P.shape, np.int8), alphas)
 
-    def _pipelined(self, alphas) -> bool:
+    def _staged(self, alphas) -> bool:
         return alphas.shape[0] > 0
 
     def _tree_stage(self, Xa, ya, wa, parity: int):
         P, rec, _ = self._tree_records(Xa, ya, wa, True, parity)
         return P, rec
 
-    def _score_stage(self, stage, ya, alphas):
-        """The mixture query of a learnt chunk, on one thread: the other cores run the trees
-        of the next chunk meanwhile."""
+    def _score_stage(self, stage, ya, alphas, alone: bool):
+        """The mixture query of a learnt chunk: on the forest's threads when ``alone``, else on
+        one thread (the other cores run the trees of the next chunk meanwhile)."""
         P, rec = stage
-        lo, hi = self._query(rec, np.ones(P.shape, np.int8), alphas, threads=False)
+        lo, hi = self._query(rec, np.ones(P.shape, np.int8), alphas, threads=alone)
         return self.forest_._aggregate(P), lo, hi
 
     def predict_quantiles(self, X, q) -> np.ndarray:

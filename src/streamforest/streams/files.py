@@ -203,7 +203,7 @@ class FileStream(Stream):
         nominal = set(self.nominal)
         start = 0
         for df in self._frames(size):
-            y = self._numeric(df[self.target], self.target, start, pd, target=True)
+            y = self._numeric(df[self.target], self.target, start, target=True)
             if nominal:
                 X = np.empty((len(df), len(self.feature_names)), dtype=object)
             else:
@@ -213,11 +213,13 @@ class FileStream(Stream):
                     col = df[c]
                     X[:, j] = [None if v is None or v is pd.NA or v != v else str(v) for v in col]
                 else:
-                    X[:, j] = self._numeric(df[c], c, start, pd)
+                    X[:, j] = self._numeric(df[c], c, start)
             yield X, y
             start += len(df)
 
-    def _numeric(self, col, name, start: int, pd, target: bool = False) -> np.ndarray:
+    def _numeric(self, col, name, start: int, target: bool = False) -> np.ndarray:
+        import pandas as pd
+
         try:
             a = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
         except (ValueError, TypeError):
