@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from streamforest import HoeffdingTreeRegressor, OnlineForestRegressor
-from streamforest.forests import _kernels as FK
+from streamforest.engine import _kernels as FK
 from streamforest.rng import new_state
 
 from .conftest import friedman1

@@ -4,9 +4,10 @@ import pickle
 
 import numpy as np
 import pytest
+from numba import typed
 
 import streamforest as sf
-from streamforest.intervals import _kernels as IK
+from streamforest.intervals import _quantile_kernels as QK
 from streamforest.sketches import kll
 
 from .conftest import friedman1
@@ -179,11 +180,11 @@ def _records_from_sketches(groups):
             goff[t, i] = pos[t]
             bufs[t].append(items)
             pos[t] += items.shape[0]
-    return tuple(np.concatenate(b) for b in bufs), goff, glv
+    return typed.List([np.concatenate(b) for b in bufs]), goff, glv
 
 
 def query(rec, mask, mein, qs, masses, out_q, out_lo, out_hi):
-    IK.mixture_query(*rec, mask, mein, qs, masses, out_q, out_lo, out_hi, 0, rec[1].shape[1])
+    QK.mixture_query(*rec, mask, mein, qs, masses, out_q, out_lo, out_hi, 0, rec[1].shape[1])
 
 
 def _record_items(rec, i, mein):
@@ -368,7 +369,7 @@ def test_conformal_pass_equals_a_full_sort_under_random_rescoring():
     """The compiled conformal pass against a plain reference that sorts every score at every
     row, with members re-scored wildly many times per row, dropped out-of-bag trees and members
     leaving: exercises the top part's refills and its bound on the rest."""
-    from streamforest.intervals import _kernels as IK
+    from streamforest.intervals import _conformal_kernels as CK
 
     rng = np.random.default_rng(11)
     c, T, n = 40, 3, 3000
@@ -426,14 +427,14 @@ def test_conformal_pass_equals_a_full_sort_under_random_rescoring():
                     present[mm] = False
                 else:
                     score[mm] = abs(cy[mm] - csum[mm] / ccnt[mm])
-    ev_t = tuple(np.array([e[0] for e in ev] or [0], np.int32) for ev in events)
-    ev_s = tuple(np.array([e[1] for e in ev] or [0], np.int32) for ev in events)
-    ev_v = tuple(np.array([e[2] for e in ev] or [0.0]) for ev in events)
+    ev_t = typed.List([np.array([e[0] for e in ev] or [0], np.int32) for ev in events])
+    ev_s = typed.List([np.array([e[1] for e in ev] or [0], np.int32) for ev in events])
+    ev_v = typed.List([np.array([e[2] for e in ev] or [0.0]) for ev in events])
     ev_n = np.array([len(ev) for ev in events], np.int64)
     half = np.empty((n, len(alphas)))
     order, pos, ss = np.zeros(c, np.int64), np.full(c, -1, np.int64), np.zeros(c)
     args = (np.zeros(c), np.zeros((c, T), np.int8), np.zeros((c, T)), np.zeros(c))
-    size = IK.conformal_pass(0, *args, np.zeros(c, np.int64), np.zeros(c), order, pos, ss, P, W,
+    size = CK.conformal_pass(0, *args, np.zeros(c, np.int64), np.zeros(c), order, pos, ss, P, W,
                              y, slots, ev_t, ev_s, ev_v, ev_n, alphas, half)  # fmt: skip
     assert min(ev_n) > 10_000 and not present.all()  # heavy re-scoring, members left
     assert size == present.sum()

@@ -13,9 +13,19 @@ from ..base import Estimator
 from ..features import check_target, check_weight
 from ..forests import OnlineForestRegressor
 
+_ONE_LEVEL: dict[float, np.ndarray] = {}
+
 
 def check_alphas(alpha) -> tuple[np.ndarray, bool]:
     """``(levels, scalar)``: significance level(s) as a float array, each in (0, 1)."""
+    if type(alpha) is float and 0.0 < alpha < 1.0:  # the per-example fast path
+        a = _ONE_LEVEL.get(alpha)
+        if a is None:
+            if len(_ONE_LEVEL) > 256:
+                _ONE_LEVEL.clear()
+            a = _ONE_LEVEL[alpha] = np.array([alpha])
+            a.flags.writeable = False
+        return a, True
     scalar = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
     if isinstance(alpha, (str, bytes, bool)) or (
         not scalar and any(isinstance(a, (str, bytes, bool)) for a in np.ravel(alpha))
@@ -54,6 +64,13 @@ class IntervalRegressor(Estimator):
     """
 
     _chunk_rows = 8192
+    _scratch_keys: tuple = ("_one_lohi",)  # reused buffers, not model state (not pickled)
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        for k in self._scratch_keys:
+            d.pop(k, None)
+        return d
 
     def _check_common(self) -> None:
         if self.forest is not None and not isinstance(self.forest, OnlineForestRegressor):
@@ -210,10 +227,26 @@ class IntervalRegressor(Estimator):
     def predict_interval_one(self, x: Mapping[Hashable, object], alpha=0.1):
         """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
         alphas, scalar = check_alphas(alpha)
-        Xa = self.forest_._encode_one(x, learn=False)
-        _, lo, hi = self._predict_only(Xa, alphas)
-        pairs = [(float(lo[0, a]), float(hi[0, a])) for a in range(alphas.shape[0])]
-        return pairs[0] if scalar else pairs
+        f = self.forest_
+        if self._one_kernel is not None and f._fitted:
+            row = f._features().encode_dict(x, learn=False)
+            lo, hi = self._one_scratch(alphas.shape[0])
+            self._one_kernel(row, alphas, lo, hi)
+        else:
+            Xa = f._encode_one(x, learn=False)
+            _, lo2, hi2 = self._predict_only(Xa, alphas)
+            lo, hi = lo2[0], hi2[0]
+        if scalar:
+            return (float(lo[0]), float(hi[0]))
+        return [(float(lo[a]), float(hi[a])) for a in range(alphas.shape[0])]
+
+    _one_kernel = None  # a method's per-example interval: (row, alphas, lo, hi) -> None
+
+    def _one_scratch(self, n: int):
+        s = self.__dict__.get("_one_lohi")
+        if s is None or s[0].shape[0] < n:
+            s = self._one_lohi = (np.empty(max(n, 4)), np.empty(max(n, 4)))
+        return s
 
     @property
     def n_seen(self) -> int:

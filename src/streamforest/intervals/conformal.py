@@ -6,8 +6,12 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from numba import typed
 
-from . import _kernels as IK
+from ..features import check_target, check_weight
+from . import _conformal_kernels as CK
+from . import _cqr_kernels as CQ
+from . import _scores as SC
 from .base import IntervalRegressor, check_alphas, doubled
 from .quantile_forest import OnlineQRF
 
@@ -42,10 +46,7 @@ class CPApproximate(IntervalRegressor):
 
     _exact = False
 
-    def __getstate__(self):
-        d = dict(self.__dict__)
-        d.pop("_evbufs", None)
-        return d
+    _scratch_keys = (*IntervalRegressor._scratch_keys, "_evbufs")
 
     def __init__(self, forest=None, calibration_size: int = 1000, seed: int | None = None):
         self.forest = forest
@@ -95,7 +96,7 @@ class CPApproximate(IntervalRegressor):
     def _half_widths(self, n, alphas):
         half = np.empty((n, alphas.shape[0]))
         for a in range(alphas.shape[0]):
-            half[:, a] = IK.sorted_half_width(self.cal_sorted_, self.size_, alphas[a])
+            half[:, a] = SC.sorted_half_width(self.cal_sorted_, self.size_, alphas[a])
         return half
 
     def _chunk(self, Xa, ya, wa, alphas, learn):
@@ -108,6 +109,30 @@ class CPApproximate(IntervalRegressor):
     def _staged(self, alphas) -> bool:
         return True
 
+    # --- one example, one compiled call ----------------------------------------------------------
+    def learn_one(self, x, y: float, w: float = 1.0) -> None:
+        """Learn one example (``x`` a dict of feature values)."""
+        if self._exact:  # CPExact's member links need the chunk path
+            return super().learn_one(x, y, w)
+        yf = check_target(y)
+        wf = float(check_weight(w)[0])
+        f = self.forest_
+        row = f._encode_one(x, learn=True)[0]
+        e = f.engine_
+        self._widen_x(row.shape[0])
+        self.size_ = e.learn_one(
+            row, yf, wf, CK.cp_learn_one,
+            (self.ring_, self.cal_y_, self.cal_oob_, self.cal_pred_, self.cal_sum_, self.cal_cnt_,
+             self.cal_score_, self.cal_order_, self.cal_pos_, self.cal_sorted_, self.cal_x_,
+             self.size_),
+        )  # fmt: skip
+        self._n_seen += 1
+
+    def _one_kernel(self, row, alphas, lo, hi) -> None:
+        e = self.forest_.engine_
+        CK.cp_predict_one(e.arena, row, e.aggregation, e._p, self.cal_sorted_, self.size_, alphas,
+                          lo, hi)  # fmt: skip
+
     def _tree_stage(self, Xa, ya, wa, parity: int):
         """The trees learn the chunk: bagging weights, calibration slots, out-of-bag
         predictions and (CPExact) the refresh events; the entrants' features are stored.  Touches
@@ -118,15 +143,15 @@ class CPApproximate(IntervalRegressor):
         if self._exact:
             W = f._bagging_weights(wa)
             slots = np.empty(n, np.int64)
-            IK.ring_slots(self.ring_, W, slots)
+            SC.ring_slots(self.ring_, W, slots)
             P = np.zeros((T, n))
             ev = self._exact_tree_passes(Xa, ya, W, slots, P, parity)
         else:
             P, W = f._predict_learn_encoded(Xa, ya, wa)
             slots = np.empty(n, np.int64)
-            IK.ring_slots(self.ring_, W, slots)
+            SC.ring_slots(self.ring_, W, slots)
             ev = self._empty_events(T)
-        IK.copy_entrants(slots, Xa, self.cal_x_)
+        CK.copy_entrants(slots, Xa, self.cal_x_)
         return P, W, slots, ev
 
     def _score_stage(self, stage, ya, alphas, alone: bool):
@@ -134,7 +159,7 @@ class CPApproximate(IntervalRegressor):
         calibration set; returns ``(prediction, lower, upper)``."""
         P, W, slots, ev = stage
         half = np.empty((P.shape[1], alphas.shape[0]))
-        self.size_ = IK.conformal_pass(
+        self.size_ = CK.conformal_pass(
             self.size_,
             self.cal_y_,
             self.cal_oob_,
@@ -153,13 +178,18 @@ class CPApproximate(IntervalRegressor):
             alphas,
             half,
         )
-        yhat = self.forest_._aggregate(P)
+        yhat = self.forest_.engine_.aggregate(P)
         return yhat, yhat[:, None] - half, yhat[:, None] + half
 
     @staticmethod
     def _empty_events(T):
         e = np.zeros(1, np.int32)
-        return (e,) * T, (e,) * T, (np.zeros(1),) * T, np.zeros(T, np.int64)
+        return (
+            typed.List([e] * T),
+            typed.List([e] * T),
+            typed.List([np.zeros(1)] * T),
+            np.zeros(T, np.int64),
+        )
 
     def _exact_tree_passes(self, Xa, ya, W, slots, P, parity):
         raise NotImplementedError
@@ -193,32 +223,29 @@ class CPExact(CPApproximate):
         bufs = self.__dict__.setdefault("_evbufs", {}).setdefault(parity, {})
         ev_n = np.zeros(T, np.int64)
 
-        def run(t, tree):
+        for t in range(T):
             if t not in bufs:
                 bufs[t] = (np.empty(8 * c, np.int32), np.empty(8 * c, np.int32), np.empty(8 * c))
-            cnt = ev_n[t : t + 1]
 
-            def step(st, prm, i):
-                return IK.exact_tree_pass(
-                    st, prm, Xa, ya, W[t], slots, g0, i, P[t], self.cal_x_, self.cal_leaf_[t],
-                    self.cal_next_[t], self.cal_prev_[t], self.cal_birth_[t], self.cal_cur_[t],
-                    *bufs[t], cnt,
-                )  # fmt: skip
+        def step(A, t, i):
+            return CK.exact_tree_pass(
+                A, t, Xa, ya, W[t], slots, g0, i, P[t], self.cal_x_, self.cal_leaf_[t],
+                self.cal_next_[t], self.cal_prev_[t], self.cal_birth_[t], self.cal_cur_[t],
+                *bufs[t], ev_n[t : t + 1],
+            )  # fmt: skip
 
-            def room(stop):  # a pass stops when fewer than 2c event slots are left
-                if cnt[0] + 2 * c > bufs[t][0].shape[0]:
-                    bufs[t] = tuple(doubled(a, cnt[0]) for a in bufs[t])
+        def room(t, stop):  # a pass stops when fewer than 2c event slots are left
+            if ev_n[t] + 2 * c > bufs[t][0].shape[0]:
+                bufs[t] = tuple(doubled(a, ev_n[t]) for a in bufs[t])
 
-            def relink(stop):  # the tree was replaced after a drift: fix its links
-                IK.exact_tree_reset(stop - 1, self.cal_leaf_[t], *bufs[t], cnt)
+        def relink(t, stop):  # the tree was replaced after a drift: fix its links
+            CK.exact_tree_reset(stop - 1, self.cal_leaf_[t], *bufs[t], ev_n[t : t + 1])
 
-            f._drive_tree(tree, step, n, before=room, on_reset=relink)
-
-        f._each_tree(run, n)
+        f.engine_.run(step, n, before=room, on_reset=relink)
         return (
-            tuple(bufs[t][0] for t in range(T)),
-            tuple(bufs[t][1] for t in range(T)),
-            tuple(bufs[t][2] for t in range(T)),
+            typed.List([bufs[t][0] for t in range(T)]),
+            typed.List([bufs[t][1] for t in range(T)]),
+            typed.List([bufs[t][2] for t in range(T)]),
             ev_n,
         )
 
@@ -255,6 +282,9 @@ class ConformalQRF(OnlineQRF):
 
     def _staged(self, alphas) -> bool:
         return False  # one pass per chunk (its scores need the chunk's OOB masks and records)
+
+    learn_one = IntervalRegressor.learn_one  # its calibration learns through the chunk pass
+    _one_kernel = None
 
     def __init__(
         self,
@@ -317,14 +347,14 @@ class ConformalQRF(OnlineQRF):
             oob_lo = oob_hi = base_lo
         half = np.empty((n, levels.shape[0]))
         g = float(self.aci_gamma) if self.aci_gamma is not None else 0.0
-        self.size_ = IK.cqr_pass(
+        self.size_ = CQ.cqr_pass(
             self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
             self.cal_sorted_, base_lo,
             base_hi, oob_lo, oob_hi, W if learn else np.ones((T, n)), ya, learn, levels, g,
             self.alpha_t_, half,
         )  # fmt: skip
         lo, hi = base_lo - half, base_hi + half
-        yhat = self.forest_._aggregate(P)
+        yhat = self.forest_.engine_.aggregate(P)
         if idx is None:  # learning: the levels are the calibrated ones
             return yhat, lo, hi
         return yhat, lo[:, idx], hi[:, idx]

@@ -7,9 +7,11 @@ import numbers
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from numba import typed
 
+from ..features import check_target, check_weight
 from ..sketches import kll
-from . import _kernels as IK
+from . import _quantile_kernels as QK
 from .base import IntervalRegressor, check_alphas, doubled
 
 _WEIGHTINGS = ("meinshausen", "paper")
@@ -83,12 +85,7 @@ class OnlineQRF(IntervalRegressor):
         forest._configure_trees(leaf_quantile_k=int(self.k), leaf_quantile_split=self.split_sketch)
 
     # ---------------------------------------------------------------------------------------------
-    def __getstate__(self):
-        d = dict(self.__dict__)
-        d.pop("_bufs", None)
-        d.pop("_glv", None)
-        d.pop("_items_per_row", None)
-        return d
+    _scratch_keys = (*IntervalRegressor._scratch_keys, "_bufs", "_glv", "_items_per_row", "_qone")
 
     def _rows_per_chunk(self) -> int:
         """Rows per chunk: large chunks let trees run longer per call (and on threads), but
@@ -103,13 +100,14 @@ class OnlineQRF(IntervalRegressor):
         record), and the bagging weights.  The record lives in reused scratch buffers, two
         sets (``parity``) so one chunk's record can be queried while the next is written."""
         f = self.forest_
+        e = f.engine_
         T, n = f.n_trees, Xa.shape[0]
         cap = kll.row_capacity(int(self.k))
         P = np.zeros((T, n))
         scratch = self.__dict__.setdefault("_bufs", {})  # reused scratch, not model state
         bufs = scratch.get(parity)
         if bufs is None or len(bufs) != T:
-            bufs = scratch[parity] = [np.empty(64 * cap) for _ in range(T)]
+            bufs = scratch[parity] = typed.List([np.empty(64 * cap) for _ in range(T)])
         gpos = np.zeros(T, np.int64)
         goff = np.empty((T, n), np.int64)
         levels = self.__dict__.setdefault("_glv", {})  # every entry read is written first
@@ -117,23 +115,24 @@ class OnlineQRF(IntervalRegressor):
         if lvs is None or lvs.shape[0] != T or lvs.shape[1] < n:
             lvs = levels[parity] = np.empty((T, max(n, self._chunk_rows), kll.LV_WIDTH), np.int64)
         glv = lvs  # whole (C-contiguous, one compiled signature); rows >= n are not read
-        W = f._bagging_weights(wa) if learn else np.zeros((T, n))
+        W = e.bagging_weights(wa) if learn else np.zeros((T, n))
+        local = [bufs[t] for t in range(T)]  # plain references for the tree passes
 
-        def run(t, tree):
-            def step(st, prm, i):
-                return IK.sketch_tree_pass(
-                    st, prm, Xa, ya, W[t], i, learn, P[t], bufs[t], gpos[t : t + 1], goff[t], glv[t]
-                )
+        def step(A, t, i):
+            return QK.sketch_tree_pass(
+                A, t, Xa, ya, W[t], i, learn, P[t], local[t], gpos[t : t + 1], goff[t], glv[t]
+            )
 
-            def room(stop):
-                if stop < n and bufs[t].shape[0] - gpos[t] < cap:
-                    bufs[t] = doubled(bufs[t], gpos[t])
+        def room(t, stop):
+            if stop < n and local[t].shape[0] - gpos[t] < cap:
+                local[t] = doubled(local[t], gpos[t])
 
-            f._drive_tree(tree, step, n, before=room)
-
-        f._each_tree(run, n)
+        e.run(step, n, before=room)
+        for t in range(T):
+            if local[t] is not bufs[t]:
+                bufs[t] = local[t]
         self._items_per_row = float(gpos.sum()) / max(n, 1)
-        return P, (tuple(bufs), goff, glv), W
+        return P, (bufs, goff, glv), W
 
     def _mixture(self, rec, mask, qs, masses, out_q, out_lo, out_hi, threads=True) -> None:
         """Run the mixture query on the forest's threads (rows split in blocks)."""
@@ -143,7 +142,7 @@ class OnlineQRF(IntervalRegressor):
         bounds = np.linspace(0, n, jobs + 1).astype(int)
 
         def run(j):
-            IK.mixture_query(
+            QK.mixture_query(
                 *rec, mask, mein, qs, masses, out_q, out_lo, out_hi, bounds[j], bounds[j + 1]
             )
 
@@ -173,11 +172,13 @@ class OnlineQRF(IntervalRegressor):
     def _chunk(self, Xa, ya, wa, alphas, learn):
         """Learning alone (no levels), or prediction; learning with levels runs in stages."""
         if learn:
-            self.forest_._learn_encoded(Xa, ya, wa)  # same weights and learning, no records
+            e = self.forest_.engine_  # same weights and learning, no records
+            e.learn(Xa, ya, e.bagging_weights(wa))
             n = Xa.shape[0]
             return np.zeros(n), np.zeros((n, 0)), np.zeros((n, 0))
         P, rec, _ = self._tree_records(Xa, ya, wa, False)
-        return self.forest_._aggregate(P), *self._query(rec, np.ones(P.shape, np.int8), alphas)
+        lo, hi = self._query(rec, np.ones(P.shape, np.int8), alphas)
+        return self.forest_.engine_.aggregate(P), lo, hi
 
     def _staged(self, alphas) -> bool:
         return alphas.shape[0] > 0
@@ -191,7 +192,78 @@ class OnlineQRF(IntervalRegressor):
         one thread (the other cores run the trees of the next chunk meanwhile)."""
         P, rec = stage
         lo, hi = self._query(rec, np.ones(P.shape, np.int8), alphas, threads=alone)
-        return self.forest_._aggregate(P), lo, hi
+        return self.forest_.engine_.aggregate(P), lo, hi
+
+    # --- one example, one compiled call ----------------------------------------------------------
+    def learn_one(self, x, y: float, w: float = 1.0) -> None:
+        """Learn one example (``x`` a dict of feature values): the forest learns it directly
+        (the leaves' sketches are updated as it learns)."""
+        yf = check_target(y)
+        wf = float(check_weight(w)[0])
+        f = self.forest_
+        row = f._encode_one(x, learn=True)[0]
+        f.engine_.learn_one(row, yf, wf)
+        self._n_seen += 1
+
+    def _qone_scratch(self):
+        """Scratch of :func:`query_one`, sized for the forest and ``k``."""
+        s = self.__dict__.get("_qone")
+        if s is None:
+            T = self.forest_.n_trees
+            cap = kll.row_capacity(int(self.k))
+            R = T * (kll.LV_WIDTH - 3)
+            i64 = np.int64
+            s = self._qone = (
+                np.empty(T, i64), np.empty(T * cap), np.empty(R, i64), np.empty(R, i64),
+                np.empty(R), np.empty(R, i64), np.empty(R), np.empty(R, i64),
+                np.empty(T * cap), np.empty(T * cap), {},
+            )  # fmt: skip
+        return s
+
+    def _query_one(self, row, qs, masses, out_q, out_lo, out_hi) -> None:
+        s = self._qone_scratch()
+        QK.query_one(self.forest_.engine_.arena, row, self.weighting == "meinshausen", qs, masses,
+                     out_q, out_lo, out_hi, *s[:-1])  # fmt: skip
+
+    def _one_kernel(self, row, alphas, lo, hi) -> None:
+        A = alphas.shape[0]
+        cache = self._qone_scratch()[-1]
+        key = (self.interval, alphas.tobytes())
+        levels = cache.get(key)
+        if levels is None:
+            if len(cache) > 64:
+                cache.clear()
+            if self.interval == "hdi":
+                levels = cache[key] = (np.zeros(0), 1.0 - alphas, np.empty(0))
+            else:
+                qs = np.ascontiguousarray(np.stack([alphas / 2, 1 - alphas / 2], axis=1).ravel())
+                levels = cache[key] = (qs, np.zeros(0), np.empty(2 * A))
+        qs, masses, out_q = levels
+        self._query_one(row, qs, masses, out_q, lo, hi)
+        if qs.shape[0]:
+            lo[:A] = out_q[0::2]
+            hi[:A] = out_q[1::2]
+        for a in range(A):
+            if lo[a] != lo[a]:
+                lo[a] = -np.inf
+            if hi[a] != hi[a]:
+                hi[a] = np.inf
+
+    def predict_quantiles_one(self, x, q):
+        """Quantiles ``q`` (a number or a list) of the conditional distribution of y at one
+        example: a float or a list.  NaN before any data."""
+        scalar = isinstance(q, numbers.Real)
+        qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        if qa.ndim != 1 or not np.all((qa >= 0) & (qa <= 1)):
+            raise ValueError(f"q must be in [0, 1] (or a list of such), got {q!r}")
+        f = self.forest_
+        out = np.full(qa.shape[0], np.nan)
+        if f._fitted:
+            row = f._features().encode_dict(x, learn=False)
+            self._query_one(row, np.ascontiguousarray(qa), np.zeros(0), out, out, out)
+        else:
+            f._features().encode_dict(x, learn=False)  # validates
+        return float(out[0]) if scalar else [float(v) for v in out]
 
     def predict_quantiles(self, X, q) -> np.ndarray:
         """Quantiles ``q`` (a number or a list) of the conditional distribution of y for the rows

@@ -462,52 +462,82 @@ def _learn_row(st, prm, node, x, y, w):
         _attempt_split(st, prm, leaf)
 
 
+@njit(cache=True, inline="always")
+def learn_at(st, prm, node, x, y, w, pred):
+    """Learn ``(x, y, w)`` at leaf ``node`` (where ``x`` routes; ``pred`` the tree's prediction
+    for it, made before, which feeds the drift detector).  Returns whether drift was detected."""
+    st.ints[I_NSEEN] += 1
+    if w > 0.0:
+        _learn_row(st, prm, node, x, y, w)
+    if prm.drift_lambda > 0.0:
+        return drift_step(st, prm, y, pred)
+    return False
+
+
+@njit(cache=True, inline="always")
+def learn_step(st, prm, x, y, w, predict):
+    """The tree's step for one example (room already checked, see :func:`has_room`): route
+    ``x``, predict it (when ``predict`` or for the drift detector), learn ``(x, y, w)`` (when
+    ``w > 0``), feed the detector.  Returns ``(prediction, drift detected)``."""
+    node = route(st, x)
+    pred = 0.0
+    if predict or prm.drift_lambda > 0.0:
+        pred = predict_leaf(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT])
+    return pred, learn_at(st, prm, node, x, y, w, pred)
+
+
+@njit(cache=True, inline="always")
+def needs_step(prm, w):
+    """Whether an example of weight ``w`` changes the tree beyond its row count."""
+    return w > 0.0 or prm.drift_lambda > 0.0
+
+
+@njit(cache=True, inline="always")
+def has_room(st, prm):
+    """True if one more example can be learnt without growing any array (may free observer
+    bins under the memory budget)."""
+    return _room(st, prm)
+
+
+@njit(cache=True, inline="always")
+def predict_row(st, prm, x):
+    """The tree's prediction for row ``x``."""
+    node = route(st, x)
+    return predict_leaf(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT])
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def learn_batch(st, prm, X, y, w, start):
     """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all).
 
     With drift detection on, each row is predicted first (for the detector) and the loop stops
     after a row on which the detector fired (``I_DRIFT`` set)."""
-    detect = prm.drift_lambda > 0.0
-    nfeat = st.ints[I_NFEAT]
     for i in range(start, X.shape[0]):
-        if w[i] <= 0.0 and not detect:
+        if not needs_step(prm, w[i]):
             st.ints[I_NSEEN] += 1
             continue
         if not _room(st, prm):
             return i
-        st.ints[I_NSEEN] += 1
-        node = route(st, X[i])
-        pred = predict_leaf(st, prm, st.nd_leaf[node], X[i], nfeat) if detect else 0.0
-        if w[i] > 0.0:
-            _learn_row(st, prm, node, X[i], y[i], w[i])
-        if detect and drift_step(st, prm, y[i], pred):
+        _, drifted = learn_step(st, prm, X[i], y[i], w[i], False)
+        if drifted:
             return i + 1
     return X.shape[0]
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def predict_batch(st, prm, X, out):
-    nfeat = st.ints[I_NFEAT]
     for i in range(X.shape[0]):
-        node = route(st, X[i])
-        out[i] = predict_leaf(st, prm, st.nd_leaf[node], X[i], nfeat)
+        out[i] = predict_row(st, prm, X[i])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
 def predict_learn_batch(st, prm, X, y, w, start, out):
     """Prequential loop: ``out[i]`` is the prediction for row i made before learning it."""
-    nfeat = st.ints[I_NFEAT]
     for i in range(start, X.shape[0]):
-        if not _room(st, prm):
+        if needs_step(prm, w[i]) and not _room(st, prm):
             return i
-        x = X[i]
-        node = route(st, x)
-        out[i] = predict_leaf(st, prm, st.nd_leaf[node], x, nfeat)
-        st.ints[I_NSEEN] += 1
-        if w[i] > 0.0:
-            _learn_row(st, prm, node, x, y[i], w[i])
-        if prm.drift_lambda > 0.0 and drift_step(st, prm, y[i], out[i]):
+        out[i], drifted = learn_step(st, prm, X[i], y[i], w[i], True)
+        if drifted:
             return i + 1
     return X.shape[0]
 

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-from .. import rng as _rng
-from ..base import Estimator
-from ..features import FeatureSpace, check_target, check_targets, check_weight, check_weights
+from ..engine.model import EngineRegressor
 from ..stats import RunningStats
-from . import _kernels as K
 from . import _state as S
-from .observers import rebuild_hash
+from .inspection import TreeInspection
 
 
-class HoeffdingTreeRegressor(Estimator):
+class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     """Incremental regression tree (FIMT / Hoeffding tree) compiled with numba.
 
     Each leaf accumulates target statistics and one attribute observer per feature.  Every
@@ -268,130 +264,14 @@ class HoeffdingTreeRegressor(Estimator):
         )
 
     # ---------------------------------------------------------------------------------------------
-    # state
-    @property
-    def _fitted(self) -> bool:
-        return getattr(self, "state_", None) is not None
+    # engine: one tree, no bagging
+    def _nominal(self):
+        return self.nominal_features
 
-    def _features(self) -> FeatureSpace:
-        fs = getattr(self, "features_", None)
-        if fs is None:
-            self._check_params()
-            fs = self.features_ = FeatureSpace(self.nominal_features)
-            self.state_ = None
-        return fs
+    def _make_engine(self, features):
+        from ..engine.core import Engine
 
-    def _sync_features(self) -> None:
-        """Create the state, or widen it, to match the feature space."""
-        fs = self.features_
-        p = len(fs)
-        if p == 0:
-            return
-        if self.state_ is None:
-            self.params_ = self._tree_params(p)
-            st = S.allocate(
-                p,
-                _rng.new_state(self._state_seed()),
-                sketch_k=int(self.leaf_quantile_k or 0),
-                bins=min(4096, int(self.max_observer_bins)),
-            )
-            st.ft_nominal[:p] = fs.nominal
-            K.init_root(st, self.params_)
-            self.state_ = st
-        st = self.state_
-        if st.ints[S.I_NFEAT] < p:
-            pc = st.ft_nominal.shape[0]
-            if p > pc:
-                st = S.grow(st, features=max(p, 2 * pc))
-            st.ft_nominal[:p] = fs.nominal
-            # new features are observed by every existing leaf (see _choose_features)
-            st.lf_mask[:, st.ints[S.I_NFEAT] : p] = 1
-            prm = self.params_
-            new_scale = 1.0 / prm.qo_radius if prm.observer == S.OBS_QO else prm.tebst_scale
-            st.lf_scale[:, st.ints[S.I_NFEAT] : p] = new_scale
-            st.ints[S.I_NFEAT] = p
-            self.params_ = self._tree_params(p)
-            self.state_ = st
-        st.ints[S.I_MAXCAT] = fs.max_categories
-
-    def _state_seed(self) -> int | None:
-        """Seed of the current state: ``seed``, or one derived from it after each reset."""
-        k = self.__dict__.get("n_resets_", 0)
-        if self.seed is None or k == 0:
-            return self.seed
-        return int(np.random.SeedSequence([int(self.seed), k]).generate_state(1, np.uint64)[0])
-
-    def _reset(self) -> None:
-        """Replace the tree by a fresh one (same features and parameters)."""
-        self.n_resets_ = self.__dict__.get("n_resets_", 0) + 1
-        self.state_ = None
-        self._sync_features()
-
-    def _after_stop(self, stop: int, n: int) -> bool:
-        """After a kernel returned ``stop`` (of ``n`` rows): replace the tree if its drift
-        detector fired (returns True), else grow it if it stopped early for lack of room."""
-        if self.state_.ints[S.I_DRIFT]:
-            self._reset()
-            return True
-        if stop < n and K.lacks_room(self.state_, self.params_):
-            self._make_room()
-        return False
-
-    def _load_kernels(self) -> None:
-        """Load (or compile) kernels that only run when the tree grows, so a timed run does not
-        pay for them; rehashing the observer bins in place changes nothing."""
-        if self._fitted:
-            rebuild_hash(self.state_)
-
-    @property
-    def n_resets(self) -> int:
-        """Times the drift detector replaced the tree."""
-        return self.__dict__.get("n_resets_", 0)
-
-    def _make_room(self) -> None:
-        st, prm = self.state_, self.params_
-        ints = st.ints
-        kw = {}
-        if ints[S.I_NNODES] + 2 > st.nd_feat.shape[0]:
-            kw["nodes"] = 2 * st.nd_feat.shape[0]
-        if ints[S.I_LEAF_NFREE] == 0 and ints[S.I_LEAF_HW] + 1 > st.lf_node.shape[0]:
-            kw["leaves"] = 2 * st.lf_node.shape[0]
-        if ints[S.I_CAT_USED] + ints[S.I_MAXCAT] > st.cats.shape[0]:
-            kw["cats"] = 2 * (st.cats.shape[0] + ints[S.I_MAXCAT])
-        n_bins = st.bn.shape[0]
-        if n_bins - ints[S.I_BINS_LIVE] < ints[S.I_NFEAT] and n_bins < prm.max_bins:
-            kw["bins"] = min(prm.max_bins, 2 * n_bins)
-        if not kw:
-            raise RuntimeError("internal error: the tree asked for room it does not need")
-        st = S.grow(st, **kw)
-        if "bins" in kw:
-            rebuild_hash(st)
-        self.state_ = st
-
-    def _run(self, X, y, w, out=None) -> None:
-        i = 0
-        n = X.shape[0]
-        while True:
-            if out is None:
-                i = K.learn_batch(self.state_, self.params_, X, y, w, i)
-            else:
-                i = K.predict_learn_batch(self.state_, self.params_, X, y, w, i, out)
-            self._after_stop(i, n)
-            if i >= n:
-                return
-
-    # ---------------------------------------------------------------------------------------------
-    # River-style API
-    def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
-        """Learn one example (``x`` a dict of feature values) with sample weight ``w``."""
-        yf = check_target(y)
-        wa = check_weight(w)
-        row = self._features().encode_dict(x, learn=True)
-        self._sync_features()
-        if self.state_ is None:  # no feature seen yet: the example still counts at the root
-            return self._learn_featureless(yf, wa[0])
-        X = row.reshape(1, -1)
-        self._run(X, np.array([yf]), wa)
+        return Engine([self.clone()], features)
 
     def _learn_featureless(self, y: float, w: float) -> None:
         """Examples without any feature: only their target mean is kept (bounded memory)."""
@@ -400,154 +280,28 @@ class HoeffdingTreeRegressor(Estimator):
         if w > 0:
             self.featureless_.update(y, w)
 
-    def predict_one(self, x: Mapping[Hashable, object]) -> float:
-        """Prediction for one example; 0.0 before anything was learnt."""
-        if not self._fitted:
-            if not isinstance(x, Mapping):
-                raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
-            return self._featureless_prediction()
-        row = self.features_.encode_dict(x, learn=False)
-        out = np.empty(1)
-        K.predict_batch(self.state_, self.params_, row.reshape(1, -1), out)
-        return float(out[0])
-
     def _featureless_prediction(self) -> float:
         fl = getattr(self, "featureless_", None)
         return fl.mean if fl is not None else 0.0
 
-    # ---------------------------------------------------------------------------------------------
-    # array API
-    def learn_many(self, X, y, w=None) -> HoeffdingTreeRegressor:
-        """Learn the rows of ``X`` (2-d array or DataFrame) in order, with optional weights."""
-        Xa, ya, wa = self._prepare(X, y, w)
-        if self.state_ is not None and Xa.shape[0]:
-            self._run(Xa, ya, wa)
-        return self
+    @property
+    def state_(self) -> S.TreeState | None:
+        """The compiled state (numpy views of the engine's arena), ``None`` before learning."""
+        return self.engine_.state(0) if self._fitted else None
 
-    def predict(self, X) -> np.ndarray:
-        """Predictions for the rows of ``X``."""
-        n = X.shape[0] if hasattr(X, "shape") else len(X)
-        if not self._fitted:
-            self._features().encode_array(X, learn=False)  # validates
-            return np.full(n, self._featureless_prediction())
-        Xa = self.features_.encode_array(X, learn=False)
-        Xa = self._pad(Xa)
-        out = np.empty(Xa.shape[0])
-        K.predict_batch(self.state_, self.params_, Xa, out)
-        return out
+    @property
+    def params_(self) -> S.TreeParams | None:
+        return self.engine_.params(0) if self._fitted else None
 
-    def predict_learn_many(self, X, y, w=None) -> np.ndarray:
-        """Prequential pass: predict each row, then learn it; returns the predictions.
-
-        Equivalent to ``predict_one`` then ``learn_one`` per row, in one compiled loop.
-        """
-        Xa, ya, wa = self._prepare(X, y, w, defer=True)
-        out = np.empty(Xa.shape[0])
-        if Xa.shape[0]:
-            self._sync_features()
-            self._run(Xa, ya, wa, out)
-        return out
-
-    def _prepare(self, X, y, w, defer: bool = False):
-        fs = self._features()
-        n = X.shape[0] if hasattr(X, "shape") else len(X)
-        ya = check_targets(y, n)
-        wa = check_weights(w, n)
-        Xa = fs.encode_array(X, learn=True)
-        if not defer:
-            self._sync_features()
-        Xa = np.ascontiguousarray(Xa, dtype=np.float64)
-        return Xa, ya, wa
-
-    def _pad(self, Xa: np.ndarray) -> np.ndarray:
-        p = self.state_.ints[S.I_NFEAT]
-        if Xa.shape[1] < p:
-            Xa = np.hstack([Xa, np.full((Xa.shape[0], p - Xa.shape[1]), np.nan)])
-        return np.ascontiguousarray(Xa, dtype=np.float64)
+    @property
+    def n_resets(self) -> int:
+        """Times the drift detector replaced the tree."""
+        e = self.__dict__.get("engine_")
+        return int(e.n_resets[0]) if e is not None else 0
 
     def apply(self, X) -> np.ndarray:
         """Id of the leaf node each row of ``X`` reaches."""
+        Xa = self._encode_predict(X)
         if not self._fitted:
-            n = X.shape[0] if hasattr(X, "shape") else len(X)
-            return np.zeros(n, dtype=np.int64)
-        Xa = self._pad(self.features_.encode_array(X, learn=False))
-        out = np.empty(Xa.shape[0], dtype=np.int64)
-        K.apply_batch(self.state_, Xa, out)
-        return out
-
-    # ---------------------------------------------------------------------------------------------
-    # inspection
-    def _int(self, i: int) -> int:
-        return int(self.state_.ints[i]) if self._fitted else 0
-
-    @property
-    def n_leaves(self) -> int:
-        return self._int(S.I_NLEAVES) if self._fitted else 1
-
-    @property
-    def n_nodes(self) -> int:
-        return self._int(S.I_NNODES) if self._fitted else 1
-
-    @property
-    def n_splits(self) -> int:
-        return self._int(S.I_NSPLITS)
-
-    @property
-    def height(self) -> int:
-        if not self._fitted:
-            return 0
-        st = self.state_
-        return int(st.nd_depth[: st.ints[S.I_NNODES]].max())
-
-    @property
-    def n_features_in_(self) -> int:
-        return len(self.features_) if getattr(self, "features_", None) is not None else 0
-
-    @property
-    def feature_names_in_(self) -> list:
-        return list(self.features_.names) if getattr(self, "features_", None) is not None else []
-
-    @property
-    def memory_bytes(self) -> int:
-        """Bytes of the compiled state's arrays (allocated capacity)."""
-        return S.nbytes(self.state_) if self._fitted else 0
-
-    def leaf_stats(self, node: int) -> tuple[float, float, float]:
-        """``(weight, mean, variance)`` of the targets that reached leaf ``node``."""
-        w, mean, m2 = K.leaf_target_stats(self.state_, node)
-        return w, mean, (m2 / w if w > 0 else 0.0)
-
-    def splits(self) -> list[dict]:
-        """The split nodes, root first: for each, its ``node`` id, ``feature`` name, ``threshold``
-        (numeric: ``x <= threshold`` goes left) or ``left_categories`` / ``right_categories``
-        (nominal), ``missing_left`` (where missing values and unseen categories go) and the
-        ``left`` and ``right`` child ids."""
-        if not self._fitted:
-            return []
-        st = self.state_
-        out = []
-        names = self.features_.names
-        for node in range(int(st.ints[S.I_NNODES])):
-            f = int(st.nd_feat[node])
-            if f < 0:
-                continue
-            d = {
-                "node": node,
-                "feature": names[f],
-                "missing_left": bool(st.nd_miss_left[node]),
-                "left": int(st.nd_left[node]),
-                "right": int(st.nd_right[node]),
-            }
-            if st.ft_nominal[f]:
-                inv = {c: v for v, c in self.features_.categories[f].items()}
-                off, nl, nr = (
-                    int(st.nd_cat_off[node]),
-                    int(st.nd_cat_len[node]),
-                    int(st.nd_cat_nr[node]),
-                )
-                d["left_categories"] = [inv[int(c)] for c in st.cats[off : off + nl]]
-                d["right_categories"] = [inv[int(c)] for c in st.cats[off + nl : off + nl + nr]]
-            else:
-                d["threshold"] = float(st.nd_thr[node])
-            out.append(d)
-        return out
+            return np.zeros(Xa.shape[0], dtype=np.int64)
+        return self.engine_.apply(0, Xa)

@@ -1,15 +1,11 @@
-"""Compiled passes of the interval meta-algorithms.
+"""Compiled passes of the conformal methods CPApproximate and CPExact (JMLR 2019, section 3.1).
 
-Each method works on a chunk of rows in two steps (see :mod:`streamforest.forests._kernels` for
-why trees run tree-major):
-
-1. a *tree pass* per tree: predict each row (before learning it), record what the method needs
-   from the tree at that moment, then learn the row with the tree's bagging weight;
-2. a *method pass* over the rows in stream order that combines the trees' records into the
-   intervals and updates the method's own state (calibration set, ACI levels).
-
-Because a tree's records at row ``i`` are taken before it learns row ``i`` and trees are
-independent, this gives exactly the row-by-row (prequential) result.
+A chunk runs in two steps: a *tree pass* per tree (predict each row before learning it and, for
+CPExact, keep the tree's out-of-bag predictions of the calibration members current, recording
+each change as an event), then a *method pass* over the rows in stream order that computes the
+half-widths from the calibration scores and updates the calibration set.  Trees are independent
+given their bagging weights, so this is exactly the row-by-row result.  :func:`cp_learn_one` and
+:func:`cp_predict_one` do one row in one call (the per-example API).
 """
 
 from __future__ import annotations
@@ -17,187 +13,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..sketches.kll import LV_N, LV_WIDTH, runs_quantile, runs_sorted, shortest_interval
-from ..trees._kernels import _learn_row, _room, drift_step, route
-from ..trees._state import I_NFEAT, I_NSEEN, I_NSPLITS
+from ..engine._kernels import aggregate, learn_one, predict_trees
+from ..trees._arena import tree_at
+from ..trees._kernels import has_room, learn_at, needs_step, route
+from ..trees._state import I_NFEAT, I_NSPLITS
 from ..trees.leaf_models import fold_leaf_model, folded_predict, predict_leaf
-
-
-# ------------------------------------------------------------------------------------------------
-# OnlineQRF: copy each row's leaf sketch, then query the mixture of the trees' leaf sketches
-@njit(cache=True, nogil=True, _nrt=False)
-def sketch_tree_pass(st, prm, X, y, w, start, learn, P, gbuf, gpos, goff, glv):
-    """``P[i]``: the tree's prediction for row i; a copy of the sketch of the leaf row i reaches
-    (its retained items appended to ``gbuf`` at ``goff[i]``, its level row in ``glv[i]``), both
-    taken before learning row i.  Stops before a row when the tree or ``gbuf`` lacks room."""
-    cap = st.lf_sk.shape[1]
-    nfeat = st.ints[I_NFEAT]
-    for i in range(start, X.shape[0]):
-        if gbuf.shape[0] - gpos[0] < cap or (learn and not _room(st, prm)):
-            return i
-        x = X[i]
-        node = route(st, x)
-        leaf = st.nd_leaf[node]
-        P[i] = predict_leaf(st, prm, leaf, x, nfeat)
-        H = st.lf_skl[leaf, 0]
-        for j in range(H + 2):  # level count and boundaries
-            glv[i, j] = st.lf_skl[leaf, j]
-        glv[i, LV_N] = st.lf_skl[leaf, LV_N]
-        p = gpos[0]
-        goff[i] = p
-        for j in range(st.lf_skl[leaf, 1], cap):
-            gbuf[p] = st.lf_sk[leaf, j]
-            p += 1
-        gpos[0] = p
-        if learn:
-            st.ints[I_NSEEN] += 1
-            if w[i] > 0.0:
-                _learn_row(st, prm, node, x, y[i], w[i])
-            if prm.drift_lambda > 0.0 and drift_step(st, prm, y[i], P[i]):
-                return i + 1
-    return X.shape[0]
-
-
-@njit(cache=True, inline="always")
-def _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw):
-    """Copy row i's leaf sketches of the trees with ``mask[t, i]`` into ``buf`` as sorted runs
-    (one per level, weights as chosen); returns ``(runs, total weight)``."""
-    T = glv.shape[0]
-    teff = 0
-    for t in range(T):
-        if mask[t, i] and glv[t, i, LV_N] > 0:
-            teff += 1
-    nr = 0
-    nb = 0
-    total = 0.0
-    for t in range(T):
-        nt = glv[t, i, LV_N]
-        if not (mask[t, i] and nt > 0):
-            continue
-        src = bufs[t]
-        mult = 1.0 / (nt * teff) if meinshausen else 1.0
-        off = goff[t, i] - glv[t, i, 1]
-        for h in range(glv[t, i, 0]):
-            s = glv[t, i, h + 1]
-            e = glv[t, i, h + 2]
-            if e > s:
-                rs[nr] = nb
-                for j in range(off + s, off + e):
-                    buf[nb] = src[j]
-                    nb += 1
-                re[nr] = nb
-                rw[nr] = mult * float(np.int64(1) << h)
-                nr += 1
-        total += mult * nt
-    return nr, total
-
-
-@njit(cache=True, nogil=True)
-def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo, out_hi, r0, r1):
-    """For rows ``r0..r1``: quantiles ``qs`` (into ``out_q``) and highest-density intervals of
-    the masses ``masses`` (into ``out_lo``, ``out_hi``) of the trees' leaf-sketch mixture.
-    ``bufs[t]`` holds tree t's sketch copies (row i's at ``goff[t, i]``)."""
-    T = glv.shape[0]
-    cap = 0
-    for t in range(T):
-        for i in range(r0, r1):
-            cap = max(cap, glv[t, i, 1 + glv[t, i, 0]] - glv[t, i, 1])
-    R = T * (LV_WIDTH - 3)
-    buf = np.empty(T * cap)
-    rs = np.empty(R, np.int64)
-    re = np.empty(R, np.int64)
-    rw = np.empty(R)
-    heap = np.empty(R, np.int64)
-    hv = np.empty(R)
-    cur = np.empty(R, np.int64)
-    sv = np.empty(T * cap if masses.shape[0] else 0)
-    sw = np.empty(T * cap if masses.shape[0] else 0)
-    for i in range(r0, r1):
-        nr, total = _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw)
-        for k in range(qs.shape[0]):
-            out_q[i, k] = runs_quantile(buf, rs, re, rw, nr, total, qs[k], hv, cur)
-        if masses.shape[0]:
-            m = runs_sorted(buf, rs, re, rw, nr, heap, cur, sv, sw)
-            for k in range(masses.shape[0]):
-                out_lo[i, k], out_hi[i, k] = shortest_interval(sv, sw, m, masses[k])
-
-
-# ------------------------------------------------------------------------------------------------
-# calibration set: FIFO ring of slots, scores kept sorted: order[k] is the slot of the k-th
-# smallest score, ss[k] that score (contiguous, for fast scans), pos[slot] its rank (-1: empty)
-@njit(cache=True, inline="always")
-def _ss_insert(order, pos, ss, n, v, s):
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if ss[mid] <= v:
-            lo = mid + 1
-        else:
-            hi = mid
-    for k in range(n, lo, -1):
-        order[k] = order[k - 1]
-        ss[k] = ss[k - 1]
-        pos[order[k]] = k
-    order[lo] = s
-    ss[lo] = v
-    pos[s] = lo
-    return n + 1
-
-
-@njit(cache=True, inline="always")
-def _ss_update(order, pos, ss, n, v, s):
-    p = pos[s]
-    while p > 0 and ss[p - 1] > v:
-        order[p] = order[p - 1]
-        ss[p] = ss[p - 1]
-        pos[order[p]] = p
-        p -= 1
-    while p < n - 1 and ss[p + 1] < v:
-        order[p] = order[p + 1]
-        ss[p] = ss[p + 1]
-        pos[order[p]] = p
-        p += 1
-    order[p] = s
-    ss[p] = v
-    pos[s] = p
-
-
-@njit(cache=True, inline="always")
-def conformal_rank(n, alpha):
-    """``ceil((n + 1)(1 - alpha))``: the rank (1-based, ascending) of the half-width among ``n``
-    scores; above ``n`` the interval is infinite."""
-    return np.int64(np.ceil((n + 1) * (1.0 - alpha) - 1e-9))
-
-
-@njit(cache=True, inline="always")
-def sorted_half_width(ss, n, alpha):
-    """The :func:`conformal_rank`-th smallest of the sorted scores ``ss[:n]`` (``inf`` when that
-    exceeds ``n``)."""
-    r = conformal_rank(n, alpha)
-    if r > n or n == 0:
-        return np.inf
-    if r < 1:
-        return -np.inf
-    return ss[r - 1]
-
-
-@njit(cache=True)
-def ring_slots(ring, W, slots):
-    """Slot of each row that enters the calibration set (out-of-bag for some tree), else -1.
-    ``ring = [head, capacity]``; advances the head."""
-    c = ring[1]
-    for i in range(W.shape[1]):
-        oob = False
-        for t in range(W.shape[0]):
-            if W[t, i] == 0.0:
-                oob = True
-        if oob:
-            slots[i] = ring[0]
-            ring[0] = (ring[0] + 1) % c
-        else:
-            slots[i] = -1
-
+from ._scores import conformal_rank, sorted_half_width, ss_insert, ss_update
 
 # ------------------------------------------------------------------------------------------------
 # CPApproximate / CPExact method pass
@@ -256,9 +77,9 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                    ev_t, ev_s, ev_v, ev_n, alphas, half):  # fmt: skip
     """Rows in order: ``half[i, a]`` from the scores before row i, then row i enters the
     calibration set (evicting its slot's occupant) with the stored OOB predictions ``P[:, i]``,
-    then the trees' refreshed predictions of time i (events, CPExact; ``ev_*[t]`` tree t's)
-    are applied.  Each member keeps the sum and count of its OOB predictions, updated per
-    event.  Returns the new size.
+    then the trees' refreshed predictions of time i (events, CPExact; ``ev_*[t]`` tree t's, in
+    typed lists) are applied.  Each member keeps the sum and count of its OOB predictions,
+    updated per event.  Returns the new size.
 
     The levels' ranks only reach the largest scores (``alpha = 0.1``: the top tenth), so
     during the pass only a *top part* is kept sorted: the members with the largest scores,
@@ -317,7 +138,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                 present[s] = 1
                 size += 1
             if tn > 0 and v > -nts[tn - 1]:
-                tn = _ss_insert(tord, tpos, nts, tn, -v, s)
+                tn = ss_insert(tord, tpos, nts, tn, -v, s)
         nt = 0
         for t in range(T):
             et = ev_t[t]
@@ -366,12 +187,12 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                 if v < low:
                     tn = _top_remove(tord, nts, tpos, tn, s2)
                 else:
-                    _ss_update(tord, tpos, nts, tn, -v, s2)
+                    ss_update(tord, tpos, nts, tn, -v, s2)
                 score[s2] = v
             else:
                 score[s2] = v
                 if tn > 0 and v > -nts[tn - 1]:
-                    tn = _ss_insert(tord, tpos, nts, tn, -v, s2)
+                    tn = ss_insert(tord, tpos, nts, tn, -v, s2)
         if tn > need + 4 * TOP_MARGIN:  # keep the top part small: its minimum goes to the rest
             while tn > need + TOP_MARGIN:
                 tpos[tord[tn - 1]] = -1
@@ -468,32 +289,19 @@ def _refresh(st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v,
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def exact_tree_pass(  # noqa: PLR0913
-    st,
-    prm,
-    X,
-    y,
-    w,
-    slots,
-    g0,
-    start,
-    P,
-    cx,
-    cleaf,
-    cnext,
-    cprev,
-    cbirth,
-    ccur,
-    ev_t,
-    ev_s,
-    ev_v,
-    ev_n,
-):
+def exact_tree_pass(A, t, X, y, w, slots, g0, start, P, cx, cleaf, cnext, cprev, cbirth, ccur,
+                    ev_t, ev_s, ev_v, ev_n):  # fmt: skip
+    """Tree ``t`` through the rows (prediction into ``P``, then learning with weights ``w``),
+    keeping its out-of-bag predictions of the calibration members current: the members it is
+    out of bag for are linked per leaf; after each learnt row the leaf's members are re-predicted
+    (re-routed after a split) and every changed prediction is an event ``(row, member, value)``
+    appended to ``ev_*``."""
+    st, prm = tree_at(A, t)
     c = cx.shape[0]
     cap = ev_t.shape[0]
     nfeat = st.ints[I_NFEAT]
     for i in range(start, X.shape[0]):
-        if not _room(st, prm) or ev_n[0] + 2 * c > cap:
+        if (needs_step(prm, w[i]) and not has_room(st, prm)) or ev_n[0] + 2 * c > cap:
             return i
         x = X[i]
         node = route(st, x)
@@ -507,10 +315,9 @@ def exact_tree_pass(  # noqa: PLR0913
                 cbirth[s] = g0 + i
                 ccur[s] = P[i]
                 _link(st, cleaf, cnext, cprev, s, leaf)
-        st.ints[I_NSEEN] += 1
+        nsplit = st.ints[I_NSPLITS]
+        drifted = learn_at(st, prm, node, x, y[i], w[i], P[i])
         if w[i] > 0.0:
-            nsplit = st.ints[I_NSPLITS]
-            _learn_row(st, prm, node, x, y[i], w[i])
             if st.ints[I_NSPLITS] != nsplit:  # the leaf split: its members move to the children
                 m = st.lf_aux[leaf]
                 rslot = st.nd_leaf[st.nd_right[node]]
@@ -525,7 +332,7 @@ def exact_tree_pass(  # noqa: PLR0913
                 _refresh(st, prm, rslot, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n)
             else:
                 _refresh(st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n)
-        if prm.drift_lambda > 0.0 and drift_step(st, prm, y[i], P[i]):
+        if drifted:
             return i + 1
     return X.shape[0]
 
@@ -547,60 +354,63 @@ def exact_tree_reset(i, cleaf, ev_t, ev_s, ev_v, ev_n):
 
 
 # ------------------------------------------------------------------------------------------------
-# conformalized QRF method pass
-@njit(cache=True, nogil=True)
-def cqr_pass(
-    size,
-    ring,
-    cscore,
-    order,
-    pos,
-    ss,
-    base_lo,
-    base_hi,
-    oob_lo,
-    oob_hi,
-    W,
-    y,
-    learn,
-    alphas,
-    aci_gamma,
-    alpha_t,
-    half,
-):
-    """Rows in order.  ``base_lo/hi[i, a]``: the QRF interval of row i at ``alphas[a]`` from all
-    trees; ``oob_lo/hi``: from the trees for which row i is out of bag (NaN if none).  Per
-    level a: ``half[i, a]`` (the widening, possibly negative) is the conformal quantile at level
-    ``alpha_t[a]`` of the scores ``max(lo - y, y - hi)``; then, when learning, ACI updates
-    ``alpha_t[a] += gamma * (alphas[a] - err)`` and row i enters the calibration set."""
-    A = alphas.shape[0]
-    c = ring[1]
-    for i in range(y.shape[0]):
-        for a in range(A):
-            half[i, a] = sorted_half_width(ss[a], size, alpha_t[a])
-        if not learn:
-            continue
-        if aci_gamma > 0.0:
-            for a in range(A):
-                lo = base_lo[i, a] - half[i, a]
-                hi = base_hi[i, a] + half[i, a]
-                err = 0.0 if (lo <= y[i] <= hi) else 1.0
-                alpha_t[a] += aci_gamma * (alphas[a] - err)
-        oob = False
-        for t in range(W.shape[0]):
-            if W[t, i] == 0.0:
-                oob = True
-        if not oob or np.isnan(oob_lo[i, 0]):
-            continue
+# one row (the per-example API of CPApproximate)
+@njit(cache=True, inline="always")
+def _enter(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, wt, y, s):
+    """The row enters slot ``s`` (replacing its occupant) with the predictions ``P`` of the trees
+    for which it is out of bag (``wt[t] == 0``); the sorted order is updated in place.  Returns
+    the new size."""
+    cy[s] = y
+    sm = 0.0
+    cnt = 0
+    for t in range(P.shape[0]):
+        oob = wt[t] == 0.0
+        coob[s, t] = 1 if oob else 0
+        cpred[s, t] = P[t]
+        if oob:
+            sm += P[t]
+            cnt += 1
+    csum[s] = sm
+    ccnt[s] = cnt
+    v = abs(y - sm / cnt)
+    score[s] = v
+    if pos[s] >= 0:
+        ss_update(order, pos, ss, size, v, s)
+        return size
+    ss_insert(order, pos, ss, size, v, s)
+    return size + 1
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, ring, cy, coob, cpred, csum, ccnt, score,
+                 order, pos, ss, cx, size):  # fmt: skip
+    """CPApproximate, one example: every tree learns ``(x, y)`` (see
+    :func:`streamforest.engine._kernels.learn_one`); when the row is out of bag for some tree it
+    enters the calibration set at the ring's next slot (features stored in ``cx``).  Returns
+    ``(t, size)``: ``t >= 0`` a tree that lacks room (nothing was done), else -1."""
+    t = learn_one(A, frng, lam, x, y, w, wt, P, drifted)
+    if t >= 0:
+        return t, size
+    oob = False
+    for t in range(P.shape[0]):
+        if wt[t] == 0.0:
+            oob = True
+    if oob:
         s = ring[0]
-        ring[0] = (s + 1) % c
-        evict = pos[0, s] >= 0
-        for a in range(A):
-            cscore[a, s] = max(oob_lo[i, a] - y[i], y[i] - oob_hi[i, a])
-            if evict:  # the new member replaces the evicted one in the sorted order
-                _ss_update(order[a], pos[a], ss[a], size, cscore[a, s], s)
-            else:
-                _ss_insert(order[a], pos[a], ss[a], size, cscore[a, s], s)
-        if not evict:
-            size += 1
-    return size
+        ring[0] = (s + 1) % ring[1]
+        for j in range(x.shape[0]):
+            cx[s, j] = x[j]
+        size = _enter(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, wt, y, s)
+    return -1, size
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def cp_predict_one(A, x, agg, P, ss, size, alphas, lo, hi):
+    """The forest's prediction for row ``x`` and its conformal interval at each level."""
+    predict_trees(A, x, P)
+    yhat = aggregate(P, agg)
+    for a in range(alphas.shape[0]):
+        half = sorted_half_width(ss, size, alphas[a])
+        lo[a] = yhat - half
+        hi[a] = yhat + half
+    return yhat

@@ -1,0 +1,155 @@
+"""Both APIs (River-style dicts, array batches) of a regressor whose trees run in an engine.
+
+:class:`EngineRegressor` is the base of :class:`~streamforest.HoeffdingTreeRegressor` (an engine
+of one tree, no bagging) and :class:`~streamforest.OnlineForestRegressor`.  A subclass says how
+its engine is made (:meth:`EngineRegressor._make_engine`); everything else, encoding, validation
+and the compiled calls, is here once.  A per-example call is one compiled call after the dict is
+encoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+
+import numpy as np
+
+from ..base import Estimator
+from ..features import FeatureSpace, check_target, check_targets, check_weight, check_weights
+
+
+class EngineRegressor(Estimator):
+    """Base of the regressors run by an :class:`~streamforest.engine.core.Engine`."""
+
+    # --- hooks -----------------------------------------------------------------------------------
+    def _check_params(self) -> None:
+        pass
+
+    def _nominal(self):
+        """Features forced nominal (names or column indices)."""
+        return None
+
+    def _make_engine(self, features: FeatureSpace):
+        raise NotImplementedError
+
+    def _learn_featureless(self, y: float, w: float) -> None:
+        raise ValueError("no feature has been seen yet: an example needs at least one feature")
+
+    def _featureless_prediction(self) -> float:
+        return 0.0
+
+    # --- state -----------------------------------------------------------------------------------
+    @property
+    def _fitted(self) -> bool:
+        e = self.__dict__.get("engine_")
+        return e is not None and e.fitted
+
+    def _features(self) -> FeatureSpace:
+        fs = self.__dict__.get("features_")
+        if fs is None:
+            self._check_params()
+            fs = FeatureSpace(self._nominal())
+            self.engine_ = self._make_engine(fs)
+            self.features_ = fs
+        return fs
+
+    @property
+    def _engine(self):
+        self._features()
+        return self.engine_
+
+    def _pad(self, Xa: np.ndarray) -> np.ndarray:
+        p = len(self.features_)
+        if Xa.shape[1] < p:
+            Xa = np.hstack([Xa, np.full((Xa.shape[0], p - Xa.shape[1]), np.nan)])
+        return np.ascontiguousarray(Xa, dtype=np.float64)
+
+    def _prepare(self, X, y, w):
+        """Validated ``(X, y, w)`` arrays of a batch to learn; the trees are synced to the
+        features."""
+        fs = self._features()
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        ya = check_targets(y, n)
+        wa = check_weights(w, n)
+        Xa = fs.encode_array(X, learn=True)
+        if n:
+            self.engine_.sync()
+        return self._pad(Xa), ya, wa
+
+    def _encode_predict(self, X) -> np.ndarray:
+        return self._pad(self._features().encode_array(X, learn=False))
+
+    # --- array API -------------------------------------------------------------------------------
+    def learn_many(self, X, y, w=None):
+        """Learn the rows of ``X`` (2-d array or DataFrame) in order, with optional weights."""
+        Xa, ya, wa = self._prepare(X, y, w)
+        if Xa.shape[0]:
+            self._check_fittable()
+            e = self.engine_
+            e.learn(Xa, ya, e.bagging_weights(wa))
+        return self
+
+    def _check_fittable(self) -> None:
+        if not self.engine_.fitted:
+            self._learn_featureless(0.0, 0.0)
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions for the rows of ``X``."""
+        Xa = self._encode_predict(X)
+        if not self._fitted:
+            return np.full(Xa.shape[0], self._featureless_prediction())
+        e = self.engine_
+        return e.aggregate(e.predict_trees(Xa))
+
+    def predict_learn_many(self, X, y, w=None) -> np.ndarray:
+        """Prequential pass: predict each row, then learn it; returns the predictions.
+
+        Equivalent to ``predict_one`` then ``learn_one`` per row, in one compiled loop per tree.
+        """
+        Xa, ya, wa = self._prepare(X, y, w)
+        if not Xa.shape[0]:
+            return np.zeros(0)
+        self._check_fittable()
+        e = self.engine_
+        return e.aggregate(e.predict_learn(Xa, ya, e.bagging_weights(wa)))
+
+    # --- River-style API -------------------------------------------------------------------------
+    def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
+        """Learn one example (``x`` a dict of feature values) with sample weight ``w``."""
+        yf = check_target(y)
+        wf = float(check_weight(w)[0])
+        row = self._features().encode_dict(x, learn=True)
+        e = self.engine_
+        e.sync()
+        if not e.fitted:  # no feature seen yet
+            return self._learn_featureless(yf, wf)
+        e.learn_one(row, yf, wf)
+
+    def predict_one(self, x: Mapping[Hashable, object]) -> float:
+        """Prediction for one example (before anything was learnt: see the model)."""
+        fs = self._features()
+        if not self._fitted:
+            if not isinstance(x, Mapping):
+                raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
+            return self._featureless_prediction()
+        return self.engine_.predict_one(fs.encode_dict(x, learn=False))
+
+    # --- inspection ------------------------------------------------------------------------------
+    @property
+    def n_features_in_(self) -> int:
+        fs = self.__dict__.get("features_")
+        return len(fs) if fs is not None else 0
+
+    @property
+    def feature_names_in_(self) -> list:
+        fs = self.__dict__.get("features_")
+        return list(fs.names) if fs is not None else []
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes of the trees' compiled state (allocated capacity)."""
+        return self.engine_.memory_bytes if self._fitted else 0
+
+    def _load_kernels(self) -> None:
+        """Load (or compile) kernels that only run when a tree grows (see the engine)."""
+        if self._fitted:
+            self.engine_.load_kernels()

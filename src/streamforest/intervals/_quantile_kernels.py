@@ -1,0 +1,170 @@
+"""Compiled passes of OnlineQRF: each tree copies the leaf sketch every row reaches (before
+learning the row), then the mixture of the trees' copies is queried for quantiles and
+highest-density intervals.  A tree's copies at row ``i`` are taken before it learns row ``i`` and
+trees are independent, so the chunked passes give exactly the row-by-row (prequential) result;
+:func:`query_one` reads the leaves in place for one row."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..sketches.kll import LV_N, LV_WIDTH, runs_quantile, runs_sorted, shortest_interval
+from ..trees._arena import tree_at
+from ..trees._kernels import has_room, learn_at, needs_step, route
+from ..trees._state import I_NFEAT
+from ..trees.leaf_models import predict_leaf
+
+
+# ------------------------------------------------------------------------------------------------
+# OnlineQRF: copy each row's leaf sketch, then query the mixture of the trees' leaf sketches
+@njit(cache=True, nogil=True, _nrt=False)
+def sketch_tree_pass(A, t, X, y, w, start, learn, P, gbuf, gpos, goff, glv):
+    """Tree ``t``: ``P[i]`` its prediction for row i; a copy of the sketch of the leaf row i
+    reaches (its retained items appended to ``gbuf`` at ``goff[i]``, its level row in
+    ``glv[i]``), both taken before learning row i (with weight ``w[i]``, when ``learn``).  Stops
+    before a row when the tree or ``gbuf`` lacks room."""
+    st, prm = tree_at(A, t)
+    cap = st.lf_sk.shape[1]
+    nfeat = st.ints[I_NFEAT]
+    for i in range(start, X.shape[0]):
+        if gbuf.shape[0] - gpos[0] < cap or (
+            learn and needs_step(prm, w[i]) and not has_room(st, prm)
+        ):
+            return i
+        x = X[i]
+        node = route(st, x)
+        leaf = st.nd_leaf[node]
+        P[i] = predict_leaf(st, prm, leaf, x, nfeat)
+        H = st.lf_skl[leaf, 0]
+        for j in range(H + 2):  # level count and boundaries
+            glv[i, j] = st.lf_skl[leaf, j]
+        glv[i, LV_N] = st.lf_skl[leaf, LV_N]
+        p = gpos[0]
+        goff[i] = p
+        for j in range(st.lf_skl[leaf, 1], cap):
+            gbuf[p] = st.lf_sk[leaf, j]
+            p += 1
+        gpos[0] = p
+        if learn and learn_at(st, prm, node, x, y[i], w[i], P[i]):
+            return i + 1
+    return X.shape[0]
+
+
+@njit(cache=True, inline="always")
+def _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw):
+    """Copy row i's leaf sketches of the trees with ``mask[t, i]`` into ``buf`` as sorted runs
+    (one per level, weights as chosen); returns ``(runs, total weight)``."""
+    T = glv.shape[0]
+    teff = 0
+    for t in range(T):
+        if mask[t, i] and glv[t, i, LV_N] > 0:
+            teff += 1
+    nr = 0
+    nb = 0
+    total = 0.0
+    for t in range(T):
+        nt = glv[t, i, LV_N]
+        if not (mask[t, i] and nt > 0):
+            continue
+        src = bufs[t]
+        mult = 1.0 / (nt * teff) if meinshausen else 1.0
+        off = goff[t, i] - glv[t, i, 1]
+        for h in range(glv[t, i, 0]):
+            s = glv[t, i, h + 1]
+            e = glv[t, i, h + 2]
+            if e > s:
+                rs[nr] = nb
+                for j in range(off + s, off + e):
+                    buf[nb] = src[j]
+                    nb += 1
+                re[nr] = nb
+                rw[nr] = mult * float(np.int64(1) << h)
+                nr += 1
+        total += mult * nt
+    return nr, total
+
+
+@njit(cache=True, nogil=True)
+def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo, out_hi, r0, r1):
+    """For rows ``r0..r1``: quantiles ``qs`` (into ``out_q``) and highest-density intervals of
+    the masses ``masses`` (into ``out_lo``, ``out_hi``) of the trees' leaf-sketch mixture.
+    ``bufs[t]`` (a typed list: its type does not depend on the number of trees) holds tree t's
+    sketch copies (row i's at ``goff[t, i]``)."""
+    T = glv.shape[0]
+    cap = 0
+    for t in range(T):
+        for i in range(r0, r1):
+            cap = max(cap, glv[t, i, 1 + glv[t, i, 0]] - glv[t, i, 1])
+    R = T * (LV_WIDTH - 3)
+    buf = np.empty(T * cap)
+    rs = np.empty(R, np.int64)
+    re = np.empty(R, np.int64)
+    rw = np.empty(R)
+    heap = np.empty(R, np.int64)
+    hv = np.empty(R)
+    cur = np.empty(R, np.int64)
+    sv = np.empty(T * cap if masses.shape[0] else 0)
+    sw = np.empty(T * cap if masses.shape[0] else 0)
+    for i in range(r0, r1):
+        nr, total = _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw)
+        for k in range(qs.shape[0]):
+            out_q[i, k] = runs_quantile(buf, rs, re, rw, nr, total, qs[k], hv, cur)
+        if masses.shape[0]:
+            m = runs_sorted(buf, rs, re, rw, nr, heap, cur, sv, sw)
+            for k in range(masses.shape[0]):
+                out_lo[i, k], out_hi[i, k] = shortest_interval(sv, sw, m, masses[k])
+
+
+# ------------------------------------------------------------------------------------------------
+# one row, read in place from the leaves
+@njit(cache=True, inline="always")
+def _gather_leaf_runs(A, x, meinshausen, leaves, buf, rs, re, rw):
+    """As :func:`_gather_runs` for row ``x``, reading every tree's leaf sketch in place."""
+    T = A.lay.shape[0]
+    teff = 0
+    for t in range(T):
+        st, _ = tree_at(A, t)
+        leaves[t] = st.nd_leaf[route(st, x)]
+        if st.lf_skl[leaves[t], LV_N] > 0:
+            teff += 1
+    nr = 0
+    nb = 0
+    total = 0.0
+    for t in range(T):
+        st, _ = tree_at(A, t)
+        leaf = leaves[t]
+        nt = st.lf_skl[leaf, LV_N]
+        if nt <= 0:
+            continue
+        mult = 1.0 / (nt * teff) if meinshausen else 1.0
+        for h in range(st.lf_skl[leaf, 0]):
+            s = st.lf_skl[leaf, h + 1]
+            e = st.lf_skl[leaf, h + 2]
+            if e > s:
+                rs[nr] = nb
+                for j in range(s, e):
+                    buf[nb] = st.lf_sk[leaf, j]
+                    nb += 1
+                re[nr] = nb
+                rw[nr] = mult * float(np.int64(1) << h)
+                nr += 1
+        total += mult * nt
+    return nr, total
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, leaves, buf, rs, re, rw,
+              heap, hv, cur, sv, sw):  # fmt: skip
+    """For one row ``x``: quantiles ``qs`` (into ``out_q``) and highest-density intervals of the
+    masses (into ``out_lo``, ``out_hi``) of the mixture of the trees' leaf sketches, read in
+    place; the same values as :func:`mixture_query` on copies.  The rest are scratch arrays
+    (``buf``, ``sv``, ``sw``: ``n_trees`` times a leaf sketch's capacity; ``rs``, ``re``, ``rw``,
+    ``heap``, ``hv``, ``cur``: ``n_trees * (LV_WIDTH - 3)``; ``leaves``: ``n_trees``)."""
+    nr, total = _gather_leaf_runs(A, x, meinshausen, leaves, buf, rs, re, rw)
+    for k in range(qs.shape[0]):
+        out_q[k] = runs_quantile(buf, rs, re, rw, nr, total, qs[k], hv, cur)
+    if masses.shape[0]:
+        m = runs_sorted(buf, rs, re, rw, nr, heap, cur, sv, sw)
+        for k in range(masses.shape[0]):
+            out_lo[k], out_hi[k] = shortest_interval(sv, sw, m, masses[k])

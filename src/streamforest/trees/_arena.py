@@ -1,0 +1,249 @@
+"""Arenas: the compiled state of every tree of a forest in a few arrays.
+
+A forest (a single tree is a forest of one) keeps all its trees in one :class:`Arena`:
+
+- ``fa`` (float64), ``ia`` (int64) and ``ba`` (int8), each ``(n_trees, capacity)``: one row per
+  tree holding every array of that tree's :class:`~streamforest.trees._state.TreeState`, packed;
+- ``lay`` ``(n_trees, n_fields, 4)`` int64: for each field of the tree state, its offset in its
+  row and its shape (up to three dimensions, unused ones 1);
+- ``pa`` ``(n_trees, n_params)`` float64: each tree's
+  :class:`~streamforest.trees._state.TreeParams`.
+
+Why: a numba kernel unboxes each array argument on every call from Python (~80 ns each), and the
+tree state has 41 arrays, the parameters 22 scalars; a per-example call paid ~4 us for that alone,
+per tree.  Passing the arena costs five arrays whatever the number of trees, and the kernels'
+types depend neither on the number of trees, nor on the number of features (a tuple of per-tree
+arrays did, so each new ``n_trees`` compiled everything again).  Inside compiled code,
+:func:`tree_at` rebuilds the tree state as views of the arena (no allocation, a few ns a field),
+so the per-tree kernels are written against :class:`TreeState` as before.
+
+Python changes a tree's state (creation, growth, replacement) through :func:`load` (numpy views
+of row ``t``) and :func:`store` (write a tree state into row ``t``, widening the arena when the
+row is too short).  Views from :func:`load` are valid until the next :func:`store`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, get_type_hints
+
+import numpy as np
+from numba import njit
+
+from ._state import TreeParams, TreeState
+
+F64, I64, I8 = 0, 1, 2
+_ARENA_OF = {np.dtype(np.float64): F64, np.dtype(np.int64): I64, np.dtype(np.uint64): I64,
+             np.dtype(np.int8): I8}  # fmt: skip
+N_FIELDS = len(TreeState._fields)
+N_PARAMS = len(TreeParams._fields)
+_INT_PARAMS = frozenset(n for n, tp in get_type_hints(TreeParams).items() if tp is int)
+
+
+class Arena(NamedTuple):
+    fa: np.ndarray  # (T, Cf) float64
+    ia: np.ndarray  # (T, Ci) int64
+    ba: np.ndarray  # (T, Cb) int8
+    lay: np.ndarray  # (T, N_FIELDS, 4) int64: offset, shape
+    pa: np.ndarray  # (T, N_PARAMS) float64
+
+
+def empty(n_trees: int) -> Arena:
+    """An arena for ``n_trees`` trees, none stored yet."""
+    return Arena(
+        np.zeros((n_trees, 0)),
+        np.zeros((n_trees, 0), np.int64),
+        np.zeros((n_trees, 0), np.int8),
+        np.zeros((n_trees, N_FIELDS, 4), np.int64),
+        np.zeros((n_trees, N_PARAMS)),
+    )
+
+
+def params_row(prm: TreeParams) -> np.ndarray:
+    return np.array([float(v) for v in prm])
+
+
+def params_at(A: Arena, t: int) -> TreeParams:
+    """Tree ``t``'s parameters (the values :func:`tree_at` gives compiled code)."""
+    row = A.pa[t]
+    return TreeParams(
+        *(int(v) if name in _INT_PARAMS else float(v)
+          for name, v in zip(TreeParams._fields, row, strict=True))
+    )  # fmt: skip
+
+
+def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None) -> Arena:
+    """Write tree state ``st`` (and parameters) into row ``t``; returns the arena, with new
+    arrays when a row had to be lengthened (capacity grows by at least half)."""
+    need = [0, 0, 0]
+    lay = np.ones((N_FIELDS, 4), np.int64)
+    for k, a in enumerate(st):
+        which = _ARENA_OF[a.dtype]
+        lay[k, 0] = need[which]
+        lay[k, 1 : 1 + a.ndim] = a.shape
+        need[which] += a.size
+    arrays = [A.fa, A.ia, A.ba]
+    for which in range(3):
+        cap = arrays[which].shape[1]
+        if need[which] > cap:
+            new = np.zeros((A.lay.shape[0], max(need[which], cap + cap // 2)), arrays[which].dtype)
+            new[:, :cap] = arrays[which]
+            arrays[which] = new
+    # the new row is assembled apart: ``st`` may be views of this very row
+    rows = [np.zeros(need[which], arrays[which].dtype) for which in range(3)]
+    for k, a in enumerate(st):
+        which = _ARENA_OF[a.dtype]
+        flat = a.reshape(-1)
+        if a.dtype == np.uint64:
+            flat = flat.view(np.int64)
+        rows[which][lay[k, 0] : lay[k, 0] + a.size] = flat
+    for which in range(3):
+        arrays[which][t, : need[which]] = rows[which]
+    A = Arena(arrays[0], arrays[1], arrays[2], A.lay, A.pa)
+    A.lay[t] = lay
+    if prm is not None:
+        A.pa[t] = params_row(prm)
+    return A
+
+
+def load(A: Arena, t: int) -> TreeState:
+    """Tree ``t``'s state as numpy views of the arena (valid until the next :func:`store`)."""
+    arrays = (A.fa[t], A.ia[t], A.ba[t])
+    out = []
+    for k, name in enumerate(TreeState._fields):
+        which = _FIELD_ARENA[k]
+        o, d0, d1, d2 = (int(v) for v in A.lay[t, k])
+        shape = (d0, d1, d2)[: _FIELD_NDIM[k]]
+        v = arrays[which][o : o + d0 * d1 * d2].reshape(shape)
+        if name == "rng":
+            v = v.view(np.uint64)
+        out.append(v)
+    return TreeState(*out)
+
+
+def used_bytes(A: Arena, t: int) -> int:
+    """Bytes of tree ``t``'s arrays (its share of the arena, capacity included)."""
+    item = (8, 8, 1)
+    return int(sum(item[_FIELD_ARENA[k]] * int(np.prod(A.lay[t, k, 1:])) for k in range(N_FIELDS)))
+
+
+def _field_kinds():
+    from ..rng import new_state
+    from ._state import allocate
+
+    st = allocate(1, new_state(0), sketch_k=8)
+    return (
+        tuple(_ARENA_OF[a.dtype] for a in st),
+        tuple(a.ndim for a in st),
+    )
+
+
+_FIELD_ARENA, _FIELD_NDIM = _field_kinds()
+
+
+# ------------------------------------------------------------------------------------------------
+# compiled access
+@njit(cache=True, inline="always")
+def _v1(a, lay, t, k):
+    o = lay[t, k, 0]
+    return a[t, o : o + lay[t, k, 1]]
+
+
+@njit(cache=True, inline="always")
+def _v2(a, lay, t, k):
+    o = lay[t, k, 0]
+    n0 = lay[t, k, 1]
+    n1 = lay[t, k, 2]
+    return a[t, o : o + n0 * n1].reshape((n0, n1))
+
+
+@njit(cache=True, inline="always")
+def _v3(a, lay, t, k):
+    o = lay[t, k, 0]
+    n0 = lay[t, k, 1]
+    n1 = lay[t, k, 2]
+    n2 = lay[t, k, 3]
+    return a[t, o : o + n0 * n1 * n2].reshape((n0, n1, n2))
+
+
+@njit(cache=True, inline="always")
+def tree_state(A, t):
+    """Tree ``t``'s :class:`TreeState` as views of the arena (no allocation)."""
+    return TreeState(
+        ints=_v1(A.ia, A.lay, t, 0),
+        rng=_v1(A.ia, A.lay, t, 1).view(np.uint64),
+        dd=_v1(A.fa, A.lay, t, 2),
+        ft_nominal=_v1(A.ba, A.lay, t, 3),
+        nd_feat=_v1(A.ia, A.lay, t, 4),
+        nd_thr=_v1(A.fa, A.lay, t, 5),
+        nd_left=_v1(A.ia, A.lay, t, 6),
+        nd_right=_v1(A.ia, A.lay, t, 7),
+        nd_miss_left=_v1(A.ba, A.lay, t, 8),
+        nd_leaf=_v1(A.ia, A.lay, t, 9),
+        nd_cat_off=_v1(A.ia, A.lay, t, 10),
+        nd_cat_len=_v1(A.ia, A.lay, t, 11),
+        nd_cat_nr=_v1(A.ia, A.lay, t, 12),
+        nd_depth=_v1(A.ia, A.lay, t, 13),
+        nd_born=_v1(A.ia, A.lay, t, 14),
+        lf_node=_v1(A.ia, A.lay, t, 15),
+        lf_stat=_v2(A.fa, A.lay, t, 16),
+        lf_inh=_v2(A.fa, A.lay, t, 17),
+        lf_last=_v1(A.fa, A.lay, t, 18),
+        lf_active=_v1(A.ba, A.lay, t, 19),
+        lf_err=_v2(A.fa, A.lay, t, 20),
+        lf_coef=_v2(A.fa, A.lay, t, 21),
+        lf_rms=_v2(A.fa, A.lay, t, 22),
+        lf_x=_v3(A.fa, A.lay, t, 23),
+        lf_scale=_v2(A.fa, A.lay, t, 24),
+        lf_head=_v2(A.ia, A.lay, t, 25),
+        lf_nb=_v2(A.ia, A.lay, t, 26),
+        lf_mask=_v2(A.ba, A.lay, t, 27),
+        lf_free=_v1(A.ia, A.lay, t, 28),
+        lf_sk=_v2(A.fa, A.lay, t, 29),
+        lf_skl=_v2(A.ia, A.lay, t, 30),
+        lf_aux=_v1(A.ia, A.lay, t, 31),
+        sk_cap=_v2(A.ia, A.lay, t, 32),
+        bn=_v2(A.fa, A.lay, t, 33),
+        ht=_v1(A.ia, A.lay, t, 34),
+        sc_idx=_v1(A.ia, A.lay, t, 35),
+        sc_key=_v1(A.fa, A.lay, t, 36),
+        ft_perm=_v1(A.ia, A.lay, t, 37),
+        ft_spread=_v1(A.fa, A.lay, t, 38),
+        ft_lin=_v2(A.fa, A.lay, t, 39),
+        cats=_v1(A.fa, A.lay, t, 40),
+    )
+
+
+@njit(cache=True, inline="always")
+def tree_params(A, t):
+    """Tree ``t``'s :class:`TreeParams`."""
+    p = A.pa[t]
+    return TreeParams(
+        grace=p[0],
+        delta=p[1],
+        tau=p[2],
+        max_depth=np.int64(p[3]),
+        min_branch=p[4],
+        leaf_model=np.int64(p[5]),
+        lr=p[6],
+        rms_decay=p[7],
+        rms_eps=p[8],
+        fading=p[9],
+        observer=np.int64(p[10]),
+        tebst_scale=p[11],
+        qo_sigma=p[12],
+        qo_radius=p[13],
+        max_features=np.int64(p[14]),
+        max_leaves=np.int64(p[15]),
+        max_bins=np.int64(p[16]),
+        drift_lambda=p[17],
+        drift_delta=p[18],
+        drift_min=np.int64(p[19]),
+        sketch_k=np.int64(p[20]),
+        sketch_split=np.int64(p[21]),
+    )
+
+
+@njit(cache=True, inline="always")
+def tree_at(A, t):
+    """``(state, params)`` of tree ``t``."""
+    return tree_state(A, t), tree_params(A, t)

@@ -1,0 +1,121 @@
+"""Read-only inspection of one tree of an engine: size, splits, leaf statistics.
+
+:class:`TreeInspection` serves both :class:`~streamforest.HoeffdingTreeRegressor` (tree 0 of its
+own engine) and :class:`TreeView` (tree ``t`` of a forest, as listed by
+``OnlineForestRegressor.trees_``).  A subclass provides ``_tree_engine()`` (the engine, or
+``None`` before learning) and ``_tree_index``.
+"""
+
+from __future__ import annotations
+
+from . import _kernels as K
+from . import _state as S
+
+
+class TreeInspection:
+    _tree_index = 0
+
+    def _tree_engine(self):
+        e = self.__dict__.get("engine_")
+        return e if e is not None and e.fitted else None
+
+    def _int(self, i: int) -> int:
+        e = self._tree_engine()
+        return e.int_of(self._tree_index, i) if e is not None else 0
+
+    @property
+    def n_leaves(self) -> int:
+        return self._int(S.I_NLEAVES) if self._tree_engine() is not None else 1
+
+    @property
+    def n_nodes(self) -> int:
+        return self._int(S.I_NNODES) if self._tree_engine() is not None else 1
+
+    @property
+    def n_splits(self) -> int:
+        return self._int(S.I_NSPLITS)
+
+    @property
+    def height(self) -> int:
+        e = self._tree_engine()
+        if e is None:
+            return 0
+        st = e.state(self._tree_index)
+        return int(st.nd_depth[: st.ints[S.I_NNODES]].max())
+
+    @property
+    def tree_memory_bytes(self) -> int:
+        """Bytes of this tree's compiled state (allocated capacity)."""
+        e = self._tree_engine()
+        return e.tree_bytes(self._tree_index) if e is not None else 0
+
+    def leaf_stats(self, node: int) -> tuple[float, float, float]:
+        """``(weight, mean, variance)`` of the targets that reached leaf ``node``."""
+        st = self._tree_engine().state(self._tree_index)
+        w, mean, m2 = K.leaf_target_stats(st, node)
+        return w, mean, (m2 / w if w > 0 else 0.0)
+
+    def splits(self) -> list[dict]:
+        """The split nodes, root first: for each, its ``node`` id, ``feature`` name, ``threshold``
+        (numeric: ``x <= threshold`` goes left) or ``left_categories`` / ``right_categories``
+        (nominal), ``missing_left`` (where missing values and unseen categories go) and the
+        ``left`` and ``right`` child ids."""
+        e = self._tree_engine()
+        if e is None:
+            return []
+        st = e.state(self._tree_index)
+        out = []
+        fs = e.features
+        names = fs.names
+        for node in range(int(st.ints[S.I_NNODES])):
+            f = int(st.nd_feat[node])
+            if f < 0:
+                continue
+            d = {
+                "node": node,
+                "feature": names[f],
+                "missing_left": bool(st.nd_miss_left[node]),
+                "left": int(st.nd_left[node]),
+                "right": int(st.nd_right[node]),
+            }
+            if st.ft_nominal[f]:
+                inv = {c: v for v, c in fs.categories[f].items()}
+                off, nl, nr = (
+                    int(st.nd_cat_off[node]),
+                    int(st.nd_cat_len[node]),
+                    int(st.nd_cat_nr[node]),
+                )
+                d["left_categories"] = [inv[int(c)] for c in st.cats[off : off + nl]]
+                d["right_categories"] = [inv[int(c)] for c in st.cats[off + nl : off + nl + nr]]
+            else:
+                d["threshold"] = float(st.nd_thr[node])
+            out.append(d)
+        return out
+
+
+class TreeView(TreeInspection):
+    """Tree ``t`` of a forest's engine, read-only (``OnlineForestRegressor.trees_``)."""
+
+    def __init__(self, engine, t: int):
+        self._engine_ref = engine
+        self._tree_index = t
+
+    def _tree_engine(self):
+        e = self._engine_ref
+        return e if e.created[self._tree_index] else None
+
+    @property
+    def n_resets(self) -> int:
+        """Times this tree was replaced after a detected drift."""
+        return int(self._engine_ref.n_resets[self._tree_index])
+
+    @property
+    def state_(self) -> S.TreeState | None:
+        e = self._tree_engine()
+        return e.state(self._tree_index) if e is not None else None
+
+    def __repr__(self) -> str:
+        return f"TreeView(tree={self._tree_index}, leaves={self.n_leaves})"
+
+
+__all__ = ["TreeInspection", "TreeView"]

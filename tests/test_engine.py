@@ -1,0 +1,158 @@
+"""The forest engine: one compiled structure for all trees, per-example calls equal to batch
+passes, no recompilation for a new forest shape, arena bookkeeping."""
+
+import pickle
+import sys
+
+import numpy as np
+import pytest
+from numba.core.registry import CPUDispatcher
+
+import streamforest as sf
+from streamforest.trees import _arena as AR
+from streamforest.trees import _state as S
+
+from .conftest import friedman1
+
+
+def _dicts(X):
+    return [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
+
+
+def _signatures() -> int:
+    """Compiled signatures of every streamforest kernel loaded so far."""
+    total = 0
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("streamforest"):
+            continue
+        for obj in vars(mod).values():
+            if isinstance(obj, CPUDispatcher):
+                total += len(obj.signatures)
+    return total
+
+
+def _exercise(model, X, y, nominal=False):
+    """Every public path of a model: dicts, arrays, intervals, quantiles."""
+    D = _dicts(X)
+    if nominal:
+        for i, d in enumerate(D):
+            d["site"] = "abc"[i % 3]
+    half = len(D) // 2
+    for d, v in zip(D[:half], y[:half], strict=True):
+        model.predict_one(d)
+        if hasattr(model, "predict_interval_one"):
+            model.predict_interval_one(d, alpha=0.1)
+            model.predict_interval_one(d, alpha=[0.1, 0.3])
+        model.learn_one(d, float(v))
+    Xa = np.array([[d[k] for k in D[0] if k != "site"] for d in D[half:]])
+    if nominal:
+        return
+    if hasattr(model, "predict_interval"):
+        model.predict_learn_many(Xa, y[half:], alpha=[0.1, 0.2])
+        model.predict_interval(Xa, alpha=0.1)
+    else:
+        model.predict_learn_many(Xa, y[half:])
+    model.learn_many(Xa, y[half:])
+    model.predict(Xa)
+    if hasattr(model, "predict_quantiles"):
+        model.predict_quantiles(Xa, [0.1, 0.5])
+        model.predict_quantiles_one(D[0], 0.5)
+
+
+def test_a_new_forest_shape_compiles_nothing(rng):
+    """After one model of each kind has run, models with another number of trees, features
+    and levels use the compiled kernels as they are (no new signature anywhere)."""
+    X5, y5 = friedman1(1200, rng, p=5)
+    X8, y8 = friedman1(1200, rng, p=8)
+
+    def models(n_trees):
+        forest = sf.OnlineForestRegressor(n_trees=n_trees, seed=1)
+        return [
+            sf.HoeffdingTreeRegressor(grace_period=50, seed=1),
+            forest,
+            sf.CPApproximate(forest=forest.clone(), calibration_size=200, seed=1),
+            sf.OnlineQRF(forest=forest.clone(), k=32, seed=1),
+        ]
+
+    for m in models(4):
+        _exercise(m, X5, y5)
+    before = _signatures()
+    for m in models(7):
+        _exercise(m, X8, y8)
+    assert _signatures() == before
+
+
+@pytest.mark.parametrize("drift", [None, 2.0])
+def test_per_example_calls_equal_the_batch_pass(rng, drift):
+    """predict_interval_one then learn_one, row by row, gives exactly what one compiled
+    prequential pass gives, also while trees grow and are replaced after drifts."""
+    X, y = friedman1(3000, rng)
+    y[1500:] += 8.0  # an abrupt change (the detectors fire with the low threshold)
+    forest = sf.OnlineForestRegressor(n_trees=5, drift_threshold=drift, seed=3,
+                                      tree=sf.HoeffdingTreeRegressor(grace_period=50))  # fmt: skip
+    for cls, kw in [(sf.CPApproximate, {"calibration_size": 300}), (sf.OnlineQRF, {"k": 32})]:
+        a = cls(forest=forest.clone(), seed=3, **kw)
+        b = cls(forest=forest.clone(), seed=3, **kw)
+        pred, iv = a.predict_learn_many(X, y, alpha=[0.1, 0.3])
+        one = np.empty_like(iv)
+        preds = np.empty(len(y))
+        for i, (d, v) in enumerate(zip(_dicts(X), y, strict=True)):
+            preds[i] = b.predict_one(d)
+            one[i] = b.predict_interval_one(d, alpha=[0.1, 0.3])
+            b.learn_one(d, float(v))
+        assert np.array_equal(pred, preds)
+        assert np.array_equal(iv, one)
+        if drift:
+            assert a.forest_.n_resets > 0
+        assert a.forest_.n_resets == b.forest_.n_resets
+
+
+def test_tree_and_forest_per_example_equal_batch(rng):
+    X, y = friedman1(2000, rng)
+    for m in [sf.HoeffdingTreeRegressor(grace_period=50, seed=2),
+              sf.OnlineForestRegressor(n_trees=4, aggregation="median", seed=2)]:  # fmt: skip
+        a, b = m.clone(), m.clone()
+        pa = a.predict_learn_many(X, y)
+        pb = np.empty(len(y))
+        for i, (d, v) in enumerate(zip(_dicts(X), y, strict=True)):
+            pb[i] = b.predict_one(d)
+            b.learn_one(d, float(v))
+        assert np.array_equal(pa, pb)
+        assert np.array_equal(a.predict(X[:100]), b.predict(X[:100]))
+
+
+def test_arena_round_trip_and_views(rng):
+    """A tree state stored in an arena row reads back bit-identically, in Python and in
+    compiled code, and rows of different sizes coexist."""
+    X, y = friedman1(3000, rng)
+    small = sf.HoeffdingTreeRegressor(seed=1, leaf_quantile_k=16).learn_many(X[:300], y[:300])
+    big = sf.HoeffdingTreeRegressor(grace_period=50, seed=1).learn_many(X, y)
+    A = AR.empty(3)
+    A = AR.store(A, 2, big.state_, big.params_)
+    A = AR.store(A, 0, small.state_, small.params_)
+    for t, m in [(0, small), (2, big)]:
+        st = AR.load(A, t)
+        for name, a, b in zip(S.TreeState._fields, st, m.state_, strict=True):
+            assert a.dtype == b.dtype and a.shape == b.shape, name
+            assert a.tobytes() == b.tobytes(), name
+        assert AR.params_at(A, t) == m.params_
+        assert AR.used_bytes(A, t) == S.nbytes(m.state_)
+    # storing a tree over its own row (views of that row) keeps it intact
+    st = S.grow(AR.load(A, 2), nodes=4 * big.state_.nd_feat.shape[0])
+    A = AR.store(A, 2, st)
+    assert (
+        AR.load(A, 2).nd_thr[: big.n_nodes].tobytes() == big.state_.nd_thr[: big.n_nodes].tobytes()
+    )
+
+
+def test_forest_state_is_one_arena_and_pickles(rng):
+    X, y = friedman1(2000, rng)
+    f = sf.OnlineForestRegressor(n_trees=6, seed=4).learn_many(X, y)
+    A = f.engine_.arena
+    assert A.fa.shape[0] == A.ia.shape[0] == A.ba.shape[0] == 6
+    assert f.memory_bytes == sum(AR.used_bytes(A, t) for t in range(6)) > 0
+    g = pickle.loads(pickle.dumps(f))
+    assert np.array_equal(g.predict(X[:200]), f.predict(X[:200]))
+    g.learn_many(X[:500], y[:500])
+    f.learn_many(X[:500], y[:500])
+    assert np.array_equal(g.predict(X[:200]), f.predict(X[:200]))
