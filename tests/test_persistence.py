@@ -169,6 +169,7 @@ class Fitted:
         self.pickled = pickle.dumps(model)
         self.deep = copy.deepcopy(model)
         self.before = outputs(model)
+        self.saved_after_predicting = persistence._dumps(model)
         self.after = resume(model)
 
 
@@ -264,6 +265,12 @@ def test_deepcopy(name, fitted):
     f = fitted[name]
     assert_same(outputs(f.deep), f.before)
     assert_same(resume(f.deep), f.after)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_predicting_does_not_change_the_saved_file(name, fitted):
+    """Scratch buffers made by predicting are not saved (the estimators' ``__getstate__``)."""
+    assert fitted[name].saved_after_predicting == fitted[name].path.read_bytes()
 
 
 def test_manifest_contents(fitted):
@@ -442,7 +449,9 @@ FOREIGN = [
 
 @pytest.mark.parametrize("cls", FOREIGN)
 def test_classes_outside_streamforest_are_refused(fitted, tmp_path, cls):
-    path = rewrite(fitted["OnlineForestRegressor"].path, tmp_path / "top.sfm", set_keys(**{"class": cls}))
+    path = rewrite(
+        fitted["OnlineForestRegressor"].path, tmp_path / "top.sfm", set_keys(**{"class": cls})
+    )
     with pytest.raises(ValueError, match="refusing|cannot load"):
         sf.load(path)
 
@@ -452,6 +461,14 @@ def test_classes_outside_streamforest_are_refused(fitted, tmp_path, cls):
 
     with pytest.raises(ValueError, match="refusing|cannot load"):
         sf.load(rewrite(fitted["OnlineForestRegressor"].path, tmp_path / "in.sfm", nested))
+
+
+def test_no_foreign_module_is_imported(fitted, tmp_path, capfd):
+    assert "this" not in sys.modules  # importing it prints the Zen of Python
+    path = rewrite(fitted["KLLSketch"].path, tmp_path / "t.sfm", set_keys(**{"class": "this:s"}))
+    with pytest.raises(ValueError, match="only classes defined in streamforest modules"):
+        sf.load(path)
+    assert "this" not in sys.modules and "Zen" not in capfd.readouterr().out
 
 
 def test_pickled_array_entries_are_refused(fitted, tmp_path):
@@ -535,15 +552,23 @@ def test_supported_values_round_trip():
             2.5: "float",
             "s": "str",
             (1, "t"): "tuple",
-            True: "bool",
+            False: "bool",
             None: "none",
             np.int64(7): "np.int64",
             np.str_("ns"): "np.str_",
             frozenset({1}): "frozenset",
         },
-        "scalars": [np.float32(np.nan), np.float64(-0.0), np.int8(-3), np.uint64(2**64 - 1),
-                    np.bool_(True), np.complex128(1 - 2j), np.datetime64("2024-01-02"),
-                    np.str_("abc"), np.longdouble(1) / 3],  # fmt: skip
+        "scalars": [
+            np.float32(np.nan),
+            np.float64(-0.0),
+            np.int8(-3),
+            np.uint64(2**64 - 1),
+            np.bool_(True),
+            np.complex128(1 - 2j),
+            np.datetime64("2024-01-02"),
+            np.str_("abc"),
+            np.longdouble(1) / 3,
+        ],
         "dtypes": [np.dtype("<f4"), np.dtype(">i8"), nested.dtype],
         "arrays": [
             np.arange(12.0).reshape(3, 4),
@@ -663,3 +688,16 @@ def test_only_streamforest_objects_can_be_saved():
         persistence._dumps({"a": 1})
     with pytest.raises(TypeError, match="streamforest estimator"):
         persistence._dumps(NotStreamforest())
+
+
+def test_featureless_tree_round_trips():
+    """A tree that has only seen examples without features (a statistic with slots)."""
+    model = sf.HoeffdingTreeRegressor()
+    for y in (1.0, 2.5, 4.0):
+        model.learn_one({}, y)
+    loaded = persistence.load(io.BytesIO(persistence._dumps(model)))
+    assert loaded.predict_one({}) == model.predict_one({}) == 2.5
+    for m in (model, loaded):
+        m.learn_one({}, 10.0)
+        m.learn_one({"a": 1.0}, 3.0)
+    assert loaded.predict_one({"a": 1.0}) == model.predict_one({"a": 1.0})

@@ -297,8 +297,8 @@ class _Encoder:
             self.busy.add(id(v))
             items = [self.encode(x, (path, "." + f)) for f, x in zip(t._fields, v, strict=True)]
             self.busy.discard(id(v))
-            return {"$t": "namedtuple", "id": nid, "class": spec, "fields": list(t._fields),
-                    "items": items}  # fmt: skip
+            fields = list(t._fields)
+            return {"$t": "namedtuple", "id": nid, "class": spec, "fields": fields, "items": items}
         if _is_object_class(t):
             return self._object(v, path)
         raise TypeError(
@@ -311,14 +311,16 @@ class _Encoder:
         node = {"$t": "dict", "id": self._new_id(d), "items": []}
         items = node["items"]
         for k, x in d.items():
-            items.append([self.encode(k, (path, "{key}")), self.encode(x, (path, _key_step(k, attrs)))])
+            items.append(
+                [self.encode(k, (path, "{key}")), self.encode(x, (path, _key_step(k, attrs)))]
+            )
         return node
 
     def _object(self, obj, path) -> dict:
         cls = type(obj)
         spec = _class_spec(cls, path)
-        for meth in ("__reduce__", "__reduce_ex__"):
-            if getattr(cls, meth) is not getattr(object, meth):
+        for meth in ("__reduce__", "__reduce_ex__", "__getnewargs__", "__getnewargs_ex__"):
+            if getattr(cls, meth, None) is not getattr(object, meth, None):
                 raise TypeError(
                     f"cannot save {_fmt(path)}: {spec} defines {meth}, which a model file cannot "
                     f"replay (define __getstate__/__setstate__ instead)"
@@ -346,9 +348,7 @@ class _Encoder:
             groups.setdefault(id(root), (root, []))[1].append((node, a))
         for root, members in groups.values():
             members_nz = [(n, a) for n, a in members if a.size]
-            shared = len(members_nz) > 1 and (
-                root.flags.c_contiguous or root.flags.f_contiguous
-            )
+            shared = len(members_nz) > 1 and (root.flags.c_contiguous or root.flags.f_contiguous)
             if not shared:
                 for node, a in members:
                     self._standalone(node, a)
@@ -362,11 +362,12 @@ class _Encoder:
                 if a is root:
                     node["data"] = name
                 else:
-                    node.update(
-                        {"$t": "view", "data": name, "offset": _address(a) - base,
-                         "shape": list(a.shape), "strides": list(a.strides),
-                         "dtype": _descr(a.dtype)}
-                    )  # fmt: skip
+                    node["$t"] = "view"
+                    node["data"] = name
+                    node["offset"] = _address(a) - base
+                    node["shape"] = list(a.shape)
+                    node["strides"] = list(a.strides)
+                    node["dtype"] = _descr(a.dtype)
                 if not a.flags.writeable:
                     node["readonly"] = True
 
@@ -669,6 +670,8 @@ def _write_zip(f, manifest: bytes, entries, compress: bool) -> None:
         def info(name):
             zi = zipfile.ZipInfo(name, date_time=_EPOCH)
             zi.compress_type = method
+            # fast deflate: the arrays' spare capacity (zeros) is what compresses
+            setattr(zi, "compress_level" if hasattr(zi, "compress_level") else "_compresslevel", 1)
             zi.external_attr = 0o644 << 16
             return zi
 
@@ -741,7 +744,9 @@ def _read_manifest(zf: zipfile.ZipFile, where: str) -> dict:
     try:
         manifest = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
-        raise ValueError(f"{where} is not a streamforest model file (bad {MANIFEST}: {e})") from None
+        raise ValueError(
+            f"{where} is not a streamforest model file (bad {MANIFEST}: {e})"
+        ) from None
     if not isinstance(manifest, dict):
         raise ValueError(f"{where} is not a streamforest model file (bad {MANIFEST})")
     return manifest
