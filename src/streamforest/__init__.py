@@ -2,6 +2,7 @@
 
 from .forests import OnlineForestRegressor
 from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF
+from .persistence import load, save
 from .sketches import KLLSketch
 from .trees import HoeffdingTreeRegressor
 
@@ -16,4 +17,6 @@ __all__ = [
     "OnlineForestRegressor",
     "OnlineQRF",
     "__version__",
+    "load",
+    "save",
 ]
