@@ -16,6 +16,7 @@ import math
 import resource
 import sys
 import time
+from contextlib import ExitStack
 
 import numpy as np
 
@@ -276,6 +277,9 @@ def prequential(
     carry = M.new_carry()
     names = stream.feature_names
     bar = _progress(total, f"{type(model).__name__}") if progress else None
+    note = ExitStack()  # while a kernel compiles (first use only), the bar says so
+    if bar is not None:
+        note.enter_context(_compile_note(*bar, type(model).__name__))
     row, model_seconds, peak_model = 0, 0.0, 0
     start = time.perf_counter()
     try:
@@ -303,6 +307,7 @@ def prequential(
             if bar is not None:
                 bar[0].update(bar[1], completed=row)
     finally:
+        note.close()
         if bar is not None:
             bar[0].stop()
     seconds = time.perf_counter() - start
@@ -355,6 +360,16 @@ def _progress(total: int, label: str):
     )
     p.start()
     return p, p.add_task(label, total=total)
+
+
+def _compile_note(progress, task, label: str):
+    """While a streamforest kernel compiles, the bar's label says so."""
+    from .compilation import watch
+
+    return watch(
+        on_start=lambda: progress.update(task, description=f"{label} (compiling…)"),
+        on_end=lambda: progress.update(task, description=label),
+    )
 
 
 __all__ = ["ArrayStream", "PrequentialResult", "prequential"]
