@@ -1,6 +1,7 @@
 """The command line end to end: exit codes, the files it writes, and one-line errors."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from streamforest import registry
 from streamforest.cli import build_model, main
 
 
@@ -95,6 +97,42 @@ def test_parameters_reach_method_forest_and_tree():
     assert build_model("tree", {"grace_period": 20}, seed=1).grace_period == 20
     with pytest.raises(ValueError, match="no parameter 'c'"):
         build_model("tree", {"c": 5}, seed=1)
+
+
+@pytest.mark.parametrize("name", registry.names(aliases=True))
+def test_every_registry_model_runs(name, tmp_path, capsys):
+    js = tmp_path / "r.json"
+    args = ["run", "--model", name, "--n", "600", "--alphas", "0.1,0.3", "--json", str(js)]
+    assert main(args + ["--no-plot", "--quiet", "--out", str(tmp_path)]) == 0
+    d = json.loads(js.read_text())
+    spec = registry.get(name)
+    assert d["n"] == 600 and d["model"].startswith(spec.cls.__name__ + "(")
+    intervals = hasattr(spec.cls, "predict_interval")
+    assert d["alphas"] == ([0.1, 0.3] if intervals else [])
+    if name in ("conformal-qrf", "cqr"):  # its calibrated levels come from --alphas
+        assert "alphas=(0.1, 0.3)" in d["model"]
+    capsys.readouterr()
+
+
+def test_list_shows_every_model_and_its_parameters(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for spec in registry.MODELS.values():
+        assert re.search(rf"^  {re.escape(spec.name)} +{re.escape(spec.description)}", out, re.M)
+    assert "(also: cqr)" in out
+    assert "calibration_size=1000" in out and "interval='hdi'" in out and "k=200" in out
+    assert "n_trees=10" in out and "grace_period=200" in out and "leaf_model='adaptive'" in out
+
+
+def test_warmup_command(capsys):
+    assert main(["warmup", "--model", "tree", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("warmup: 1 models in ") and "kernel signatures compiled" in out
+    try:
+        code = main(["warmup", "--model", "nope"])
+    except SystemExit as e:
+        code = e.code
+    assert code == 2 and "invalid choice" in capsys.readouterr().err
 
 
 def test_console_script_installed(tmp_path):

@@ -170,3 +170,14 @@ def test_json_and_bad_arguments(tmp_path):
         prequential(object(), stream)
     with pytest.raises(ValueError, match="alpha"):
         prequential(OnlineQRF(), stream, alphas=1.5)
+
+
+def test_array_stream_lives_in_streams():
+    import streamforest.evaluate as E
+    from streamforest.streams.arrays import ArrayStream as Arrays
+
+    assert S.ArrayStream is Arrays is ArrayStream is E.ArrayStream
+    assert "ArrayStream" in S.__all__ and "ArrayStream" in E.__all__
+    s = S.ArrayStream(np.arange(10.0).reshape(5, 2), np.arange(5.0), feature_names=["a", "b"])
+    assert [len(y) for _, y in s.chunks(2)] == [2, 2, 1] and s.feature_names == ["a", "b"]
+    assert next(iter(s)) == ({"a": 0.0, "b": 1.0}, 0.0)

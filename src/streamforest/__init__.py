@@ -1,5 +1,7 @@
 """streamforest: online regression forests for data streams, with prediction intervals."""
 
+# first: its import registers the listener that logs the first compilation of a kernel
+from .compilation import warmup  # isort: skip
 from .forests import OnlineForestRegressor
 from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF
 from .persistence import load, save
@@ -19,4 +21,5 @@ __all__ = [
     "__version__",
     "load",
     "save",
+    "warmup",
 ]

@@ -3,7 +3,9 @@
 ``streamforest run`` is the main job: a prequential (test-then-train) run of a model on a stream,
 with a progress bar, a metrics table, a PNG of windowed MER / RIS / MAE and a JSON of the results.
 With no arguments it runs OnlineQRF (10 trees, alpha = 0.1) on Friedman #1 with global abrupt
-drift (100k rows).  ``streamforest list`` names the models, streams, datasets and metrics.
+drift (100k rows).  ``streamforest list`` names the models (from :mod:`streamforest.registry`,
+with their parameters), streams, datasets and metrics.  ``streamforest warmup`` compiles the
+numba kernels ahead of time (:func:`streamforest.warmup`).
 
 Errors (bad arguments, missing files, unknown columns, non-numeric data) print one line and exit
 with status 2.
@@ -14,21 +16,16 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import shutil
 import sys
+import textwrap
 import time
+from contextlib import contextmanager
+
+from . import registry
 
 DEFAULT_OUT = "streamforest-results"
-
-MODELS = {
-    "qrf": "OnlineQRF: KLL sketches in the leaves, equal-tailed quantile intervals (default)",
-    "qrf-hdi": "OnlineQRF with highest-density (shortest) intervals, HDI-Forest",
-    "cp-approx": "CPApproximate: conformal intervals from a FIFO out-of-bag calibration set",
-    "cp-exact": "CPExact: as cp-approx, calibration scores kept exact as the trees change",
-    "conformal-qrf": "ConformalQRF: OnlineQRF bounds calibrated by out-of-bag conformal scores",
-    "gaussian": "GaussianInterval: mean +- z sd of the trees (baseline)",
-    "forest": "OnlineForestRegressor: point predictions only",
-    "tree": "HoeffdingTreeRegressor: a single tree, point predictions only",
-}
+COMPILING = "compiling kernels (first run only, about a minute)…"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,58 +56,9 @@ def _params(items) -> dict:
 
 
 def build_model(name: str, params: dict, seed: int, n_jobs: int = 1):
-    """The model ``name`` (see :data:`MODELS`); each parameter goes to the interval method, the
-    forest or the tree template, whichever takes it."""
-    from . import (
-        ConformalQRF,
-        CPApproximate,
-        CPExact,
-        GaussianInterval,
-        HoeffdingTreeRegressor,
-        OnlineForestRegressor,
-        OnlineQRF,
-    )
-
-    methods = {
-        "qrf": (OnlineQRF, {}),
-        "qrf-hdi": (OnlineQRF, {"interval": "hdi"}),
-        "cp-approx": (CPApproximate, {}),
-        "cp-exact": (CPExact, {}),
-        "conformal-qrf": (ConformalQRF, {}),
-        "gaussian": (GaussianInterval, {}),
-    }
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
-    params = dict(params)
-    tree_names = set(HoeffdingTreeRegressor._param_names())
-    forest_names = set(OnlineForestRegressor._param_names()) - {"tree"}
-
-    def take(names):
-        return {k: params.pop(k) for k in list(params) if k in names}
-
-    if name == "tree":
-        kw = take(tree_names)
-        _no_leftovers(params, name)
-        return HoeffdingTreeRegressor(**{"seed": seed, **kw})
-    cls, fixed = methods.get(name, (None, {}))
-    method_kw = take(set(cls._param_names()) - {"forest"}) if cls else {}
-    forest_kw = take(forest_names)
-    tree_kw = take(tree_names)
-    _no_leftovers(params, name)
-    if tree_kw:
-        forest_kw["tree"] = HoeffdingTreeRegressor(**tree_kw)
-    forest = OnlineForestRegressor(**{"n_trees": 10, "seed": seed, "n_jobs": n_jobs, **forest_kw})
-    if cls is None:
-        return forest
-    return cls(**{**fixed, "forest": forest, "seed": seed, **method_kw})
-
-
-def _no_leftovers(params: dict, name: str) -> None:
-    if params:
-        raise ValueError(
-            f"model {name!r} has no parameter {', '.join(map(repr, params))} "
-            f"(see 'streamforest list' and the model's docstring)"
-        )
+    """The model ``name`` of :mod:`streamforest.registry`; each parameter goes to the interval
+    method, the forest or the tree template, whichever takes it first."""
+    return registry.build(name, params, seed=seed, n_jobs=n_jobs)
 
 
 def _stream(args):
@@ -137,13 +85,41 @@ def _alphas(text: str) -> list[float]:
     return values
 
 
-def _first_run() -> bool:
-    """No compiled kernel cached yet next to the sources (numba's cache files)."""
-    here = os.path.dirname(__file__)
-    for _, _, files in os.walk(here):
-        if any(f.endswith(".nbi") for f in files):
-            return False
-    return True
+@contextmanager
+def _compile_status(show: bool, text: str = COMPILING, summary: bool = True):
+    """While the block runs: if a kernel compiles (not when it loads from numba's cache), a
+    status line on stderr (a spinner on a terminal, one line otherwise), then (``summary``) how
+    long it took."""
+    from rich.console import Console
+
+    from .compilation import watch
+
+    console = Console(stderr=True)
+    shown = []
+
+    def started():  # from the compiling thread; compilations come one at a time
+        if show and not shown:
+            if console.is_terminal:
+                status = console.status(text)
+                status.start()
+                shown.append(status)
+            else:
+                print(text, file=sys.stderr, flush=True)
+                shown.append(None)
+
+    with watch(on_start=started) as w:
+        try:
+            yield w
+        finally:
+            if shown and shown[0] is not None:
+                shown[0].stop()
+            if shown and summary:
+                print(
+                    f"compiled {w.compiled} kernels in {w.seconds:.0f} s (cached: later runs "
+                    f"skip this; 'streamforest warmup' does it ahead of time)",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
 
 def _slug(text: str) -> str:
@@ -156,20 +132,20 @@ def _run(args) -> int:
     alphas = _alphas(args.alphas)
     stream = _stream(args)
     params = _params(args.param)
-    if args.model == "conformal-qrf" and "alphas" not in params:
-        params["alphas"] = tuple(alphas)
-    model = build_model(args.model, params, args.seed, args.jobs)
+    spec = registry.get(args.model)
+    if "alphas" in spec.parameters()[spec.layers[0]] and "alphas" not in params:
+        params["alphas"] = tuple(alphas)  # a model calibrating fixed levels (ConformalQRF)
+    model = spec.build(params, seed=args.seed, n_jobs=args.jobs)
     n = args.n if (args.file or args.dataset) else None
     total = stream.n if n is None else min(n, stream.n)
     if total == 0:
         raise ValueError(f"{stream!r} has no rows")
     window = args.window or max(1, total // 100)
-    if not args.quiet and _first_run():
-        print("compiling kernels on first use (about a minute; cached afterwards)", file=sys.stderr)
     t0 = time.perf_counter()  # load compiled code outside the timed run, on a throw-away clone
-    warm = model.clone()
-    prequential(warm, stream, alphas=alphas, n=min(2000, total), window=max(1, total))
-    warm._load_kernels()
+    with _compile_status(show=not args.quiet):
+        warm = model.clone()
+        prequential(warm, stream, alphas=alphas, n=min(2000, total), window=max(1, total))
+        warm._load_kernels()
     load = time.perf_counter() - t0
     result = prequential(
         model, stream, alphas=alphas, n=n, window=window, step=args.step, progress=not args.quiet
@@ -177,7 +153,7 @@ def _run(args) -> int:
     result.totals["compiled_code_load_seconds"] = load
     print(result.table())
     data = os.path.basename(args.file) if args.file else args.dataset or args.stream
-    stem = _slug(f"{args.model}_{data or 'friedman1-gra'}_n{result.n}_seed{args.seed}")
+    stem = _slug(f"{spec.name}_{data or 'friedman1-gra'}_n{result.n}_seed{args.seed}")
     os.makedirs(args.out, exist_ok=True)
     json_path = args.json or os.path.join(args.out, stem + ".json")
     if os.path.dirname(json_path):
@@ -191,6 +167,59 @@ def _run(args) -> int:
     return 0
 
 
+def _defaults(params: dict) -> str:
+    shown = []
+    for k, v in params.items():
+        if k in _FROM_OPTIONS:
+            continue
+        shown.append(f"{k}=<--alphas>" if k == "alphas" else f"{k}={v!r}")
+    return " ".join(shown)
+
+
+_FROM_OPTIONS = ("seed", "n_jobs")  # --seed and --jobs
+
+
+def _wrap(text: str, indent: int) -> str:
+    width = max(60, min(120, shutil.get_terminal_size((100, 24)).columns))
+    return textwrap.fill(
+        text, width, initial_indent=" " * indent, subsequent_indent=" " * indent,
+        break_long_words=False, break_on_hyphens=False,
+    )  # fmt: skip
+
+
+def _list_models() -> None:
+    """Each model of the registry with its own parameters and their defaults; the forest's and
+    the tree's parameters (shared by the models built on them) once, after them."""
+    specs = list(registry.MODELS.values())
+    width = max(len(m.name) for m in specs)
+    shared: dict = {}  # (layer, class) -> (parameters, model names)
+    for task in registry.tasks():
+        print(f"{task} models (--model NAME; --param KEY=VALUE, repeatable)")
+        for m in specs:
+            if m.task != task:
+                continue
+            aka = f" (also: {', '.join(m.aliases)})" if m.aliases else ""
+            print(f"  {m.name:<{width}}  {m.description}{aka}")
+            params = m.parameters()
+            if m.layers[0] == "method" and _defaults(params["method"]):
+                print(_wrap(_defaults(params["method"]), width + 4))
+            below = [layer for layer in m.layers if layer != "method"]
+            for layer in below:
+                cls = m.layer_cls(layer)
+                shared.setdefault((layer, cls), (params[layer], []))[1].append(m.name)
+            print(_wrap(f"+ {' and '.join(below)} parameters", width + 4))
+        print()
+    for (layer, cls), (params, users) in shared.items():
+        others = [m.name for m in specs if m.name not in users]
+        which = f"every model but {', '.join(others)}" if others else "every model"
+        print(f"{layer} parameters ({cls.__name__}; {which})")
+        print(_wrap(_defaults(params), 2))
+        print()
+    print("seed and n_jobs come from --seed and --jobs, alphas from --alphas; a --param goes to")
+    print("the model first, then its forest, then its trees (see each class's docstring)")
+    print()
+
+
 def _list(args) -> int:
     from . import streams as S
     from .metrics import DESCRIPTIONS
@@ -202,7 +231,7 @@ def _list(args) -> int:
             print(f"  {k:<{width}}  {v}")
         print()
 
-    section("models (--model; parameters with --param KEY=VALUE)", MODELS)
+    _list_models()
     section("streams (--stream)", S.BUILTIN)
     try:
         info = S.manifest()
@@ -220,6 +249,18 @@ def _list(args) -> int:
     return 0
 
 
+def _warmup(args) -> int:
+    from .compilation import warmup
+
+    models = args.model or None
+    for name in models or ():
+        registry.get(name)  # unknown names: one-line error before any work
+    with _compile_status(not args.quiet, "compiling kernels (a minute or two)…", summary=False):
+        report = warmup(models, verbose=not args.quiet, n_trees=args.n_trees or None)
+    print(report)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="streamforest",
@@ -233,7 +274,13 @@ def parser() -> argparse.ArgumentParser:
         "and a PNG of windowed MER / RIS / MAE. Defaults: OnlineQRF, 10 trees, alpha 0.1, "
         "Friedman #1 with global abrupt drift, 100k rows.",
     )
-    run.add_argument("--model", default="qrf", choices=list(MODELS), help="model (default qrf)")
+    run.add_argument(
+        "--model",
+        default=registry.DEFAULT,
+        choices=registry.names(aliases=True),
+        metavar="NAME",
+        help=f"model (default {registry.DEFAULT}; see list)",
+    )
     run.add_argument(
         "--param",
         action="append",
@@ -257,6 +304,28 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_parser("list", help="models, streams, datasets and metrics", description="What "
                    "'streamforest run' can use.")  # fmt: skip
+    warm = sub.add_parser(
+        "warmup",
+        help="compile the numba kernels ahead of time (e.g. in a Docker build step)",
+        description="Compile (or load from numba's on-disk cache) every kernel the models use, "
+        "so no later run pauses to compile (streamforest.warmup()).",
+    )
+    warm.add_argument(
+        "--model",
+        action="append",
+        choices=registry.names(aliases=True),
+        metavar="NAME",
+        help="only this model, repeatable (default: all; see list)",
+    )
+    warm.add_argument(
+        "--n-trees",
+        type=int,
+        action="append",
+        metavar="N",
+        help="forest size to compile for, repeatable (default 10; some kernels are compiled "
+        "per number of trees)",
+    )
+    warm.add_argument("--quiet", action="store_true", help="only the summary line")
     return ap
 
 
@@ -264,11 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if getattr(args, "n", None) is not None and args.n <= 0:
         return _fail("--n must be positive")
-    for opt in ("window", "step", "jobs"):
-        if getattr(args, opt, None) is not None and getattr(args, opt) <= 0:
-            return _fail(f"--{opt} must be positive")
+    for opt in ("window", "step", "jobs", "n_trees"):
+        v = getattr(args, opt, None)
+        if v is not None and min(v if isinstance(v, list) else [v]) <= 0:
+            return _fail(f"--{opt.replace('_', '-')} must be positive")
     try:
-        return _run(args) if args.command == "run" else _list(args)
+        return {"run": _run, "list": _list, "warmup": _warmup}[args.command](args)
     except KeyboardInterrupt:
         return _fail("interrupted")
     except (ValueError, TypeError, OSError, ImportError, RuntimeError) as e:

@@ -16,33 +16,13 @@ import math
 import resource
 import sys
 import time
+from contextlib import ExitStack
 
 import numpy as np
 
 from . import metrics as M
-from .streams import Stream
+from .streams import ArrayStream, Stream  # ArrayStream: also importable from here (it was)
 from .streams.base import check_n
-
-
-class ArrayStream(Stream):
-    """A stream over given arrays ``X`` (n, p) and ``y`` (n,)."""
-
-    def __init__(self, X, y, feature_names=None):
-        X = np.asarray(X)
-        y = np.asarray(y)
-        if X.ndim != 2 or y.ndim != 1 or len(X) != len(y):
-            raise ValueError(f"X must be (n, p) and y (n,), got shapes {X.shape} and {y.shape}")
-        self.X, self.y = X, y
-        self.n = len(y)
-        self.feature_names = list(feature_names or range(X.shape[1]))
-        self.change_points = []
-
-    def chunks(self, size: int = 10_000):
-        for s in range(0, self.n, check_n(size)):
-            yield self.X[s : s + size], self.y[s : s + size]
-
-    def __repr__(self) -> str:
-        return f"ArrayStream(n={self.n}, features={self.X.shape[1]})"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -297,6 +277,9 @@ def prequential(
     carry = M.new_carry()
     names = stream.feature_names
     bar = _progress(total, f"{type(model).__name__}") if progress else None
+    note = ExitStack()  # while a kernel compiles (first use only), the bar says so
+    if bar is not None:
+        note.enter_context(_compile_note(*bar, type(model).__name__))
     row, model_seconds, peak_model = 0, 0.0, 0
     start = time.perf_counter()
     try:
@@ -324,6 +307,7 @@ def prequential(
             if bar is not None:
                 bar[0].update(bar[1], completed=row)
     finally:
+        note.close()
         if bar is not None:
             bar[0].stop()
     seconds = time.perf_counter() - start
@@ -376,6 +360,16 @@ def _progress(total: int, label: str):
     )
     p.start()
     return p, p.add_task(label, total=total)
+
+
+def _compile_note(progress, task, label: str):
+    """While a streamforest kernel compiles, the bar's label says so."""
+    from .compilation import watch
+
+    return watch(
+        on_start=lambda: progress.update(task, description=f"{label} (compiling…)"),
+        on_end=lambda: progress.update(task, description=label),
+    )
 
 
 __all__ = ["ArrayStream", "PrequentialResult", "prequential"]

@@ -2,11 +2,13 @@
 
 Every stream yields ``(X, y)`` chunks (:meth:`Stream.chunks`), whole arrays (:meth:`Stream.arrays`)
 or River-style ``(dict, y)`` pairs (iteration).  :func:`make` builds a built-in stream by name
-(the names :data:`BUILTIN` lists, as the command line uses them).
+(the names :data:`BUILTIN` lists, as the command line uses them); :class:`ArrayStream` streams
+arrays already in memory.
 """
 
 from __future__ import annotations
 
+from .arrays import ArrayStream
 from .base import BLOCK, Stream, SyntheticStream
 from .datasets import data_root, dataset, list_datasets, manifest
 from .files import FileStream, from_file
@@ -52,6 +54,7 @@ def make(name: str, n: int = 100_000, seed: int | None = None) -> Stream:
 
 
 __all__ = [
+    "ArrayStream",
     "BLOCK",
     "BUILTIN",
     "FileStream",

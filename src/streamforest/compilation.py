@@ -1,0 +1,403 @@
+"""Compiled kernels: say when they compile, and compile them ahead of time (:func:`warmup`).
+
+Every kernel is a numba ``@njit(cache=True)`` function, compiled on its first call and saved to
+numba's on-disk cache (``NUMBA_CACHE_DIR`` if set, else ``__pycache__`` next to the sources); a
+later process loads it from there in a fraction of a second.  Compiling the kernels of one model
+takes about a minute, all of them a few minutes.
+
+Detection.  numba broadcasts a ``"numba:compile"`` event (:mod:`numba.core.event`) around each
+compilation of a dispatcher for a new signature, and only then: a signature loaded from the
+on-disk cache returns before the event (``Dispatcher.compile`` tries ``_cache.load_overload``
+first).  A listener registered once, when streamforest is imported, watches those events for
+dispatchers whose ``py_func.__module__`` starts with ``streamforest.``; it costs nothing on a
+kernel call (numba only calls it while compiling).  The first such event of the process logs one
+INFO message on the ``"streamforest"`` logger, each top-level kernel a DEBUG line with its
+compile time, and the process's total an INFO line at exit.  :func:`watch` lets a caller follow
+compilation during a block (the command line's status line, :func:`warmup`'s counts).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from numba.core import event as _event
+
+logger = logging.getLogger("streamforest")
+logger.addHandler(logging.NullHandler())
+
+PREFIX = "streamforest."
+
+FIRST_COMPILE_MESSAGE = (
+    "compiling streamforest's numba kernels: the first use of a model in a new environment "
+    "pauses about a minute (a few minutes for all models), then they are cached on disk (%s) "
+    "and load in a fraction of a second; streamforest.warmup() or 'streamforest warmup' does "
+    "this ahead of time"
+)
+
+
+def cache_location() -> str:
+    """Where numba writes the kernels' cache (``NUMBA_CACHE_DIR``, or next to the sources)."""
+    from numba.core import config
+
+    return config.CACHE_DIR or "__pycache__ next to streamforest's sources"
+
+
+def _ours(event) -> str | None:
+    """Qualified name of the compiling function if it is a streamforest kernel."""
+    try:
+        func = event.data["dispatcher"].py_func
+        module = func.__module__ or ""
+    except Exception:
+        return None
+    return f"{module}.{func.__qualname__}" if module.startswith(PREFIX) else None
+
+
+class Watch:
+    """What compiled while a :func:`watch` block ran: ``compiled`` (kernel signatures compiled,
+    nested ones included) and ``seconds`` (wall time spent compiling them)."""
+
+    def __init__(self, on_start: Callable[[], None] | None, on_end: Callable[[], None] | None):
+        self.compiled = 0
+        self.seconds = 0.0
+        self._on_start, self._on_end = on_start, on_end
+
+
+class _CompileListener(_event.Listener):
+    """Listens to ``"numba:compile"``; acts only on streamforest dispatchers.  Compilation runs
+    under numba's global compiler lock, so events arrive one at a time (in nesting order: a
+    kernel's callees compile inside its own event)."""
+
+    def __init__(self, log: logging.Logger = logger):
+        self.log = log
+        self.compiled = 0  # kernel signatures compiled in this process (nested ones included)
+        self.seconds = 0.0  # wall time of the outermost streamforest compilations
+        self.announced = False
+        self._depth = 0
+        self._t0 = 0.0
+        self._watches: list[Watch] = []
+        self._lock = threading.Lock()
+
+    def on_start(self, event):
+        name = _ours(event)
+        if name is None:
+            return
+        try:
+            self.compiled += 1
+            watches = list(self._watches)
+            for w in watches:
+                w.compiled += 1
+            if self._depth == 0:
+                self._t0 = time.perf_counter()
+                if not self.announced:
+                    self.announced = True
+                    self.log.info(FIRST_COMPILE_MESSAGE, cache_location())
+                for w in watches:
+                    if w._on_start is not None:
+                        w._on_start()
+            self._depth += 1
+        except Exception:  # never break a compilation
+            pass
+
+    def on_end(self, event):
+        name = _ours(event)
+        if name is None:
+            return
+        try:
+            self._depth -= 1
+            if self._depth == 0:
+                dt = time.perf_counter() - self._t0
+                self.seconds += dt
+                self.log.debug("compiled %s in %.1f s", name, dt)
+                for w in list(self._watches):
+                    w.seconds += dt
+                    if w._on_end is not None:
+                        w._on_end()
+        except Exception:
+            pass
+
+    @contextmanager
+    def watch(self, on_start=None, on_end=None):
+        w = Watch(on_start, on_end)
+        with self._lock:
+            self._watches = [*self._watches, w]
+        try:
+            yield w
+        finally:
+            with self._lock:
+                self._watches = [x for x in self._watches if x is not w]
+
+    def log_total(self) -> None:
+        if self.compiled:
+            try:
+                self.log.info(
+                    "streamforest compiled %d kernel signatures in %.1f s in this process; "
+                    "they load from the cache next time",
+                    self.compiled,
+                    self.seconds,
+                )
+            except Exception:
+                pass
+
+
+_listener: _CompileListener | None = None
+
+
+def install() -> _CompileListener:
+    """Register the compile listener (once per process; streamforest's import does it)."""
+    global _listener
+    if _listener is None:
+        _listener = _CompileListener()
+        _event.register("numba:compile", _listener)
+        atexit.register(_listener.log_total)
+    return _listener
+
+
+def watch(on_start: Callable[[], None] | None = None, on_end: Callable[[], None] | None = None):
+    """Context manager yielding a :class:`Watch` of the streamforest kernels compiled during the
+    block; ``on_start()`` / ``on_end()`` are called when an outermost compilation starts / ends
+    (from the compiling thread)."""
+    return install().watch(on_start, on_end)
+
+
+def stats() -> dict:
+    """Kernel signatures compiled so far in this process and the seconds it took."""
+    lst = install()
+    return {"compiled": lst.compiled, "seconds": lst.seconds}
+
+
+# ------------------------------------------------------------------------------------------------
+def _dispatchers():
+    """The numba dispatchers defined at module level in streamforest's imported modules."""
+    from numba.core.dispatcher import Dispatcher
+
+    seen = {}
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith(PREFIX) or mod is None:
+            continue
+        for v in list(vars(mod).values()):
+            if isinstance(v, Dispatcher) and getattr(v.py_func, "__module__", None) == name:
+                seen[id(v)] = v
+    return list(seen.values())
+
+
+def _signatures() -> int:
+    return sum(len(d.signatures) for d in _dispatchers())
+
+
+@dataclass
+class WarmupReport:
+    """What :func:`warmup` did: ``seconds`` in all; kernel signatures ``compiled`` (and the
+    ``compile_seconds`` it took) and ``loaded`` from numba's on-disk cache; per model, the same
+    as ``(seconds, compiled, loaded)``."""
+
+    seconds: float = 0.0
+    compiled: int = 0
+    loaded: int = 0
+    compile_seconds: float = 0.0
+    models: dict = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return (
+            f"warmup: {len(self.models)} models in {self.seconds:.1f} s; {self.compiled} kernel "
+            f"signatures compiled ({self.compile_seconds:.1f} s), {self.loaded} loaded from the "
+            f"cache ({cache_location()})"
+        )
+
+
+def _data(n: int, seed: int = 0):
+    """Friedman #1 (10 features, 5 informative) with 1% missing values, a nominal column
+    ``kind`` (for DataFrames and dicts) and an abrupt drift at n/2 (trees get replaced)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 10))
+    y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3]
+    y += 5 * X[:, 4] + rng.standard_normal(n)
+    kind = np.where(rng.random(n) < 0.5, "u", "v")
+    y += np.where(kind == "u", 3.0, 0.0)
+    y[n // 2 :] = 30 - y[n // 2 :]
+    X[rng.random(X.shape) < 0.01] = np.nan
+    return X, y, kind
+
+
+def _exercise(spec, n_trees: int | None) -> None:
+    """Every public learning and prediction path of one registry model, on small data."""
+    import pandas as pd
+
+    from .evaluate import prequential
+    from .streams import ArrayStream
+
+    params = {"grace_period": 50}  # splits (and their kernels) early
+    if "forest" in spec.layers and n_trees is not None:
+        params["n_trees"] = n_trees
+
+    def build(n_jobs=1):
+        return spec.build(params, seed=0, n_jobs=n_jobs)
+
+    model = build()
+    levels = getattr(model, "alphas", None)
+    if isinstance(levels, (tuple, list)) and levels:  # ConformalQRF: the levels it calibrates
+        one, many = float(levels[0]), [float(a) for a in levels]
+    else:
+        one, many = 0.1, [0.1, 0.05]
+    intervals = hasattr(model, "predict_interval")
+
+    def predict_all(m, X):
+        m.predict(X)
+        if intervals:
+            m.predict_interval(X, alpha=one)
+            m.predict_interval(X, alpha=many)
+        if hasattr(m, "predict_quantiles"):
+            m.predict_quantiles(X, 0.5)
+            m.predict_quantiles(X, [0.05, 0.5, 0.95])
+        if hasattr(m, "apply"):
+            m.apply(X)
+            if hasattr(m, "leaf_stats") and m.n_nodes > 1:
+                m.leaf_stats(int(m.apply(X[:1])[0]))
+
+    def prequential_pass(m, X, y):
+        if intervals:
+            m.predict_learn_many(X, y, alpha=many)
+            m.predict_learn_many(X[:100], y[:100], alpha=one)
+        else:
+            m.predict_learn_many(X, y)
+
+    # River style: dicts with a nominal string feature and missing values
+    X, y, kind = _data(3000)
+    for i in range(300):
+        x = {"a": X[i, 0], "b": X[i, 1], "c": X[i, 2], "d": X[i, 3], "kind": str(kind[i])}
+        model.predict_one(x)
+        if intervals and i % 50 == 0:
+            model.predict_interval_one(x, alpha=one)
+            model.predict_interval_one(x, alpha=many)
+        model.learn_one(x, float(y[i]))
+
+    # arrays, and a DataFrame with a nominal column
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    frame["kind"] = kind
+    for data in (X, frame):
+        rows = data.iloc if hasattr(data, "iloc") else data
+        m = build()
+        predict_all(m, rows[:200])  # before any learning
+        m.learn_many(rows[:1000], y[:1000])
+        predict_all(m, rows[1000:])
+        prequential_pass(m, rows[1000:], y[1000:])
+
+    # threads (chunks of >= 2048 rows; > 8192 rows overlap learning and scoring), bigger trees
+    # (their arrays grow) and a drift (trees are replaced); the evaluator's metrics kernel
+    X, y, _ = _data(24_000, seed=1)
+    m = build(n_jobs=1 if spec.layers == ("tree",) else 2)
+    m.learn_many(X[:3000], y[:3000])
+    predict_all(m, X[3000:6000])
+    prequential(m, ArrayStream(X[3000:], y[3000:]), alphas=many, window=1000)
+
+
+def _exercise_sketch() -> None:
+    import numpy as np
+
+    from .sketches import KLLSketch
+
+    a, b = KLLSketch(), KLLSketch()
+    a.update(1.0)
+    a.update(2.0, weight=3)
+    a.update_many(np.linspace(0, 1, 5000))
+    b.update_many(np.linspace(1, 2, 3000), np.ones(3000, dtype=np.int64))
+    a.merge(b)
+    a.quantile(0.5)
+    a.quantile([0.1, 0.9])
+    a.rank(0.5)
+    _ = a.num_retained
+
+
+def warmup(
+    models: Iterable[str] | str | None = None,
+    verbose: bool = False,
+    *,
+    n_trees: int | Iterable[int] | None = None,
+) -> WarmupReport:
+    """Compile (or load from numba's on-disk cache) the kernels of streamforest's estimators
+    ahead of time, so that no later call pauses to compile.
+
+    The first call of each model in a fresh environment compiles its numba kernels (about a
+    minute; a few minutes for all models).  numba caches them on disk (in ``NUMBA_CACHE_DIR`` if
+    set, else next to streamforest's sources), so later processes load them in a fraction of a
+    second.  Call this once where that cache is written, e.g. in a Docker build step (with the
+    same ``NUMBA_CACHE_DIR``, if any, as at run time)::
+
+        RUN python -c "import streamforest; streamforest.warmup()"
+
+    or ``streamforest warmup``.  With a warm cache it only loads the kernels and runs the
+    workloads (a few seconds).  numba keys the cache on its version and the CPU, and recompiles
+    a kernel whose source file changed.
+
+    It runs small workloads through the public API of each model of
+    :mod:`streamforest.registry` (interval methods, forest, tree): ``learn_one`` /
+    ``predict_one`` / ``predict_interval_one`` on dicts with a nominal string feature and
+    missing values; ``learn_many``, ``predict``, ``predict_learn_many``, ``predict_interval``
+    (one ``alpha`` and a list) and ``predict_quantiles`` on arrays and DataFrames;
+    ``n_jobs=2`` on chunks large enough to run on threads; a drift that replaces trees; the
+    prequential evaluator; and :class:`streamforest.KLLSketch`.
+
+    Parameters
+    ----------
+    models
+        Registry names (``streamforest list``) or one name; default: every model.
+    verbose
+        Print a line per model (time, kernels compiled and loaded) to stderr.
+    n_trees
+        Forest size(s) to compile for (default: the registry's, 10).  Some interval kernels
+        take one array per tree and are compiled for each number of trees: give the sizes you
+        will use, e.g. ``n_trees=[10, 50]``.
+
+    Returns
+    -------
+    WarmupReport
+        ``seconds``, ``compiled`` and ``loaded`` kernel signatures, ``compile_seconds``, and per
+        model ``(seconds, compiled, loaded)``.
+    """
+    from . import registry
+
+    if models is None:
+        names = registry.names()
+    else:
+        names = [models] if isinstance(models, str) else list(models)
+    specs = [registry.get(n) for n in names]  # unknown names fail before any work
+    report = WarmupReport()
+    t_all = time.perf_counter()
+    sizes = [n_trees] if n_trees is None or isinstance(n_trees, int) else list(n_trees)
+    steps = [(s.name, lambda s=s: [_exercise(s, t) for t in sizes]) for s in specs]
+    if models is None:
+        steps.append(("kll-sketch", _exercise_sketch))
+    with watch() as total:
+        for name, run in steps:
+            before = _signatures()
+            t0 = time.perf_counter()
+            with watch() as w:
+                run()
+            dt = time.perf_counter() - t0
+            loaded = max(0, _signatures() - before - w.compiled)
+            report.models[name] = (dt, w.compiled, loaded)
+            report.loaded += loaded
+            if verbose:
+                print(
+                    f"warmup {name}: {dt:.1f} s, {w.compiled} kernel signatures compiled, "
+                    f"{loaded} loaded",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    report.seconds = time.perf_counter() - t_all
+    report.compiled, report.compile_seconds = total.compiled, total.seconds
+    logger.info("%s", report)
+    return report
+
+
+install()  # once, when streamforest is imported (before any kernel can compile)
+
+__all__ = ["WarmupReport", "cache_location", "install", "stats", "watch", "warmup"]

@@ -1,0 +1,229 @@
+"""The models by name, for the command line and :func:`streamforest.warmup`.
+
+Each :class:`ModelSpec` names a model (``--model NAME`` of ``streamforest run``), the estimator
+class it builds, a one-line description, its task, constructor values it fixes (``qrf-hdi`` is
+OnlineQRF with ``interval="hdi"``) and its *layers*: the objects a ``--param KEY=VALUE`` can reach.
+An interval method has three (the method, its forest, the forest's tree template), a forest two,
+a tree one; a key goes to the first layer whose constructor takes it.  Adding a model is adding
+one entry to :data:`MODELS`.
+
+>>> from streamforest import registry
+>>> m = registry.build("cp-exact", {"calibration_size": 50, "n_trees": 4, "leaf_model": "mean"})
+>>> m.calibration_size, m.forest.n_trees, m.forest.tree.leaf_model
+(50, 4, 'mean')
+>>> registry.get("cqr").name
+'conformal-qrf'
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from .forests import OnlineForestRegressor
+from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF
+from .trees import HoeffdingTreeRegressor
+
+LAYERS = ("method", "forest", "tree")
+
+#: Parameters the builder sets whatever the layer's own default (``seed`` and ``n_jobs`` come from
+#: the caller, e.g. ``--seed`` and ``--jobs``); a ``--param`` still overrides them.
+FOREST_DEFAULTS = MappingProxyType({"n_trees": 10})
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model of the registry.
+
+    Attributes
+    ----------
+    name
+        Name on the command line (``--model``).
+    cls
+        The estimator class :meth:`build` returns an instance of.
+    description
+        One line for ``streamforest list``.
+    task
+        ``"regression"`` (classification models will say ``"classification"``).
+    layers
+        The objects ``--param`` keys are routed to, outermost first: ``("method", "forest",
+        "tree")`` for a meta-algorithm over a forest (``cls`` takes ``forest=``), ``("forest",
+        "tree")`` for a forest (``cls`` takes ``tree=``), ``("tree",)`` for a single tree.
+    fixed
+        Constructor values of ``cls`` this entry sets (a ``--param`` overrides them).
+    aliases
+        Other names accepted for it.
+    forest_cls, tree_cls
+        Classes of the forest and tree layers.
+    """
+
+    name: str
+    cls: type
+    description: str
+    task: str = "regression"
+    layers: tuple[str, ...] = LAYERS
+    fixed: Mapping = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    forest_cls: type = OnlineForestRegressor
+    tree_cls: type = HoeffdingTreeRegressor
+
+    def __post_init__(self):
+        if self.layers not in (LAYERS, LAYERS[1:], LAYERS[2:]):
+            raise ValueError(f"layers must be a suffix of {LAYERS}, got {self.layers!r}")
+
+    # ---------------------------------------------------------------------------------------------
+    def layer_cls(self, layer: str) -> type:
+        """The class of ``layer`` (``"method"``, ``"forest"`` or ``"tree"``)."""
+        if layer == self.layers[0]:
+            return self.cls
+        return self.forest_cls if layer == "forest" else self.tree_cls
+
+    def _inner(self, layer: str) -> str | None:
+        """Constructor argument of ``layer`` that holds the next layer (``forest``, ``tree``)."""
+        i = self.layers.index(layer)
+        return self.layers[i + 1] if i + 1 < len(self.layers) else None
+
+    def parameters(self) -> dict[str, dict[str, object]]:
+        """``{layer: {parameter: default}}``: the keys ``--param`` can set on each layer, with the
+        defaults this entry builds with (the class signature's, then :data:`FOREST_DEFAULTS` and
+        ``fixed``).  A key listed under several layers goes to the first."""
+        out: dict[str, dict[str, object]] = {}
+        for layer in self.layers:
+            sig = inspect.signature(self.layer_cls(layer).__init__)
+            inner = self._inner(layer)
+            d = {
+                k: (None if p.default is inspect.Parameter.empty else p.default)
+                for k, p in sig.parameters.items()
+                if k != "self" and k != inner and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            }
+            if layer == "forest":
+                d.update({k: v for k, v in FOREST_DEFAULTS.items() if k in d})
+            if layer == self.layers[0]:
+                d.update({k: v for k, v in self.fixed.items() if k in d})
+            out[layer] = d
+        return out
+
+    def param_names(self) -> set[str]:
+        """Every key ``--param`` accepts for this model."""
+        return {k for d in self.parameters().values() for k in d}
+
+    def route(self, params: Mapping) -> dict[str, dict]:
+        """``{layer: kwargs}``: each parameter given to the first layer that takes it.  Raises
+        ``ValueError`` naming any parameter no layer takes."""
+        rest = dict(params)
+        out = {}
+        for layer, names in self.parameters().items():
+            out[layer] = {k: rest.pop(k) for k in list(rest) if k in names}
+        if rest:
+            raise ValueError(
+                f"model {self.name!r} has no parameter {', '.join(map(repr, rest))} "
+                f"(see 'streamforest list' and the model's docstring)"
+            )
+        return out
+
+    def build(self, params: Mapping | None = None, seed: int | None = None, n_jobs: int = 1):
+        """A fresh estimator: ``params`` routed to the layers (see :meth:`route`).  ``seed`` seeds
+        the outermost layer and the forest, ``n_jobs`` is the forest's; a parameter overrides
+        them, and ``fixed`` and :data:`FOREST_DEFAULTS`."""
+        kw = self.route(params or {})
+        obj = None
+        for layer in reversed(self.layers):
+            args = dict(kw[layer])
+            inner = self._inner(layer)
+            if inner is not None and obj is not None:
+                args[inner] = obj
+            if layer == "forest":
+                args = {**FOREST_DEFAULTS, "seed": seed, "n_jobs": n_jobs, **args}
+            if layer == self.layers[0]:
+                args = {**self.fixed, "seed": seed, **args}
+            obj = self.layer_cls(layer)(**args) if args or layer == self.layers[0] else None
+        return obj
+
+
+#: The models, in the order ``streamforest list`` shows them; the first is the default.
+MODELS: dict[str, ModelSpec] = {
+    m.name: m
+    for m in (
+        ModelSpec(
+            "qrf",
+            OnlineQRF,
+            "OnlineQRF: KLL sketches in the leaves, equal-tailed quantile intervals (default)",
+        ),
+        ModelSpec(
+            "qrf-hdi",
+            OnlineQRF,
+            "OnlineQRF with highest-density (shortest) intervals, HDI-Forest",
+            fixed={"interval": "hdi"},
+        ),
+        ModelSpec(
+            "cp-approx",
+            CPApproximate,
+            "CPApproximate: conformal intervals from a FIFO out-of-bag calibration set",
+        ),
+        ModelSpec(
+            "cp-exact",
+            CPExact,
+            "CPExact: as cp-approx, calibration scores kept exact as the trees change",
+        ),
+        ModelSpec(
+            "conformal-qrf",
+            ConformalQRF,
+            "ConformalQRF: OnlineQRF bounds calibrated by out-of-bag conformal scores",
+            aliases=("cqr",),
+        ),
+        ModelSpec(
+            "gaussian",
+            GaussianInterval,
+            "GaussianInterval: mean +- z sd of the trees (baseline)",
+        ),
+        ModelSpec(
+            "forest",
+            OnlineForestRegressor,
+            "OnlineForestRegressor: point predictions only",
+            layers=("forest", "tree"),
+        ),
+        ModelSpec(
+            "tree",
+            HoeffdingTreeRegressor,
+            "HoeffdingTreeRegressor: a single tree, point predictions only",
+            layers=("tree",),
+        ),
+    )
+}
+
+DEFAULT = next(iter(MODELS))
+
+
+def _aliases() -> dict[str, str]:
+    return {a: m.name for m in MODELS.values() for a in m.aliases}
+
+
+def names(task: str | None = None, aliases: bool = False) -> list[str]:
+    """Model names (of ``task`` if given), with their aliases if ``aliases``."""
+    out = [m.name for m in MODELS.values() if task is None or m.task == task]
+    if aliases:
+        out += [a for a, n in _aliases().items() if n in out]
+    return out
+
+
+def tasks() -> list[str]:
+    """The tasks of the models, in registry order."""
+    return list(dict.fromkeys(m.task for m in MODELS.values()))
+
+
+def get(name: str) -> ModelSpec:
+    """The entry named ``name`` (or one of its aliases)."""
+    spec = MODELS.get(name) or MODELS.get(_aliases().get(name, ""))
+    if spec is None:
+        raise ValueError(f"unknown model {name!r}; choose from {', '.join(names(aliases=True))}")
+    return spec
+
+
+def build(name: str, params: Mapping | None = None, seed: int | None = None, n_jobs: int = 1):
+    """The model ``name`` with ``params`` routed to its layers (see :meth:`ModelSpec.build`)."""
+    return get(name).build(params, seed=seed, n_jobs=n_jobs)
+
+
+__all__ = ["DEFAULT", "MODELS", "ModelSpec", "build", "get", "names", "tasks"]

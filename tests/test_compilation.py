@@ -1,0 +1,110 @@
+"""The first-compile message: logged once per process when a streamforest kernel compiles, never
+when kernels load from numba's on-disk cache; and the compile watch used by the CLI."""
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+
+from numba.core import event
+
+import streamforest
+from streamforest import compilation as C
+
+_FUNCS = """
+from numba import njit
+
+@njit
+def add_one(x):
+    return x + 1
+
+@njit
+def twice(x):
+    return 2 * add_one(x) - 2
+"""
+
+
+def _module(name):
+    """Throw-away jitted functions whose ``__module__`` is ``name`` (compiled on each call with
+    new types: no cache)."""
+    ns = {"__name__": name}
+    exec(compile(_FUNCS, f"<{name}>", "exec"), ns)
+    return ns
+
+
+def test_listener_logs_once_for_streamforest_kernels_only(caplog):
+    log = logging.getLogger("streamforest.test-listener")
+    listener = C._CompileListener(log)
+    caplog.set_level(logging.DEBUG, logger="streamforest")
+    with event.install_listener("numba:compile", listener):
+        other = _module("someone_else.kernels")
+        other["twice"](1)
+        assert listener.compiled == 0 and not listener.announced
+        ours = _module("streamforest._throwaway")
+        with listener.watch() as w:
+            ours["add_one"](1.5)  # compiles add_one(float64)
+            ours["twice"](1)  # compiles twice(int64), and add_one(int64) inside it
+            ours["twice"](2)  # already compiled: no event
+        ours["add_one"](1j)
+    records = [r for r in caplog.records if r.name == log.name]
+    first = [r for r in records if r.levelno == logging.INFO]
+    assert len(first) == 1 and "streamforest.warmup()" in first[0].getMessage()
+    assert "about a minute" in first[0].getMessage()
+    assert listener.compiled == 4 and w.compiled == 3 and w.seconds > 0
+    assert listener.seconds >= w.seconds
+    # one DEBUG line per outermost kernel compiled (add_one inside twice is not one)
+    assert sum(r.levelno == logging.DEBUG for r in records) == 3
+
+
+def test_watch_calls_back_around_each_outermost_compilation():
+    calls = []
+    ours = _module("streamforest._throwaway2")
+    with C.watch(lambda: calls.append("start"), lambda: calls.append("end")) as w:
+        ours["twice"](3.5)
+    assert calls == ["start", "end"] and w.compiled == 2
+    with C.watch(lambda: calls.append("again")) as w:
+        ours["twice"](4.5)  # already compiled
+    assert calls == ["start", "end"] and w.compiled == 0
+
+
+def test_one_listener_per_process():
+    C.install()
+    C.install()
+    ours = [x for x in event._registered["numba:compile"] if isinstance(x, C._CompileListener)]
+    assert ours == [C.install()]
+    assert streamforest.warmup is C.warmup
+
+
+_SCRIPT = textwrap.dedent(
+    """
+    import logging, sys
+    logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(name)s|%(message)s")
+    import numpy as np
+    from streamforest import rng, stats
+    rng.next_float(np.zeros(1, np.uint64))  # two small kernels of the package
+    stats.chan_merge(1.0, 1.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0)
+    print("done")
+    """
+)
+
+
+def test_message_on_compile_and_none_on_cache_load(tmp_path):
+    """Two processes with the same fresh cache: the first compiles (one message, and the total
+    at exit), the second loads from the cache (no message)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=300
+        )
+        for _ in range(2)
+    ]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    first, second = (r.stdout.splitlines() for r in runs)
+    announce = [x for x in first if x.startswith("streamforest|compiling streamforest's")]
+    assert len(announce) == 1 and str(tmp_path / "cache") in announce[0]
+    assert first.index(announce[0]) < first.index("done")
+    assert any("compiled 2 kernel signatures" in x for x in first[first.index("done") :])
+    assert second == ["done"]
+    assert any(f.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for f in fs)

@@ -1,0 +1,88 @@
+"""The model registry: names, parameter routing, defaults, and building."""
+
+import inspect
+
+import pytest
+
+from streamforest import (
+    CPExact,
+    HoeffdingTreeRegressor,
+    OnlineForestRegressor,
+    OnlineQRF,
+    registry,
+)
+from streamforest.registry import ModelSpec
+
+TODAY = ["qrf", "qrf-hdi", "cp-approx", "cp-exact", "conformal-qrf", "gaussian", "forest", "tree"]
+
+
+def test_names_and_aliases():
+    assert registry.names() == TODAY  # the command line's names, in its order
+    assert registry.DEFAULT == "qrf"
+    assert registry.get("cqr") is registry.get("conformal-qrf")
+    assert "cqr" in registry.names(aliases=True)
+    assert registry.tasks() == ["regression"]
+    assert registry.names(task="classification") == []
+    with pytest.raises(ValueError, match="unknown model 'nope'; choose from qrf, "):
+        registry.get("nope")
+
+
+@pytest.mark.parametrize("name", TODAY + ["cqr"])
+def test_every_entry_builds_its_class(name):
+    spec = registry.get(name)
+    m = registry.build(name, seed=7, n_jobs=2)
+    assert type(m) is spec.cls and m.seed == 7
+    assert spec.task == "regression" and spec.description
+    if "forest" in spec.layers:
+        forest = m if spec.layers[0] == "forest" else m.forest
+        assert forest.n_trees == 10 and forest.n_jobs == 2 and forest.seed == 7
+    for k, v in spec.fixed.items():
+        assert getattr(m, k) == v
+
+
+def test_parameters_are_the_signatures_defaults():
+    p = registry.get("qrf-hdi").parameters()
+    assert list(p) == ["method", "forest", "tree"]
+    sig = inspect.signature(OnlineQRF.__init__).parameters
+    assert p["method"]["k"] == sig["k"].default and "forest" not in p["method"]
+    assert p["method"]["interval"] == "hdi"  # the entry's fixed value
+    assert p["forest"]["n_trees"] == 10 and "tree" not in p["forest"]
+    tree_sig = inspect.signature(HoeffdingTreeRegressor.__init__).parameters
+    assert p["tree"] == {k: v.default for k, v in tree_sig.items() if k != "self"}
+    assert list(registry.get("tree").parameters()) == ["tree"]
+    assert list(registry.get("forest").parameters()) == ["forest", "tree"]
+
+
+def test_routing_first_layer_wins_and_leftovers_fail():
+    spec = registry.get("cp-exact")
+    kw = spec.route({"calibration_size": 5, "max_features": 3, "grace_period": 9, "seed": 1})
+    assert kw == {
+        "method": {"calibration_size": 5, "seed": 1},
+        "forest": {"max_features": 3},  # the forest's, not the tree template's
+        "tree": {"grace_period": 9},
+    }
+    with pytest.raises(ValueError, match="model 'cp-exact' has no parameter 'c', 'd'"):
+        spec.route({"c": 1, "d": 2, "n_trees": 3})
+    m = spec.build({"calibration_size": 50, "n_trees": 4, "leaf_model": "mean"}, seed=3)
+    assert isinstance(m, CPExact) and m.calibration_size == 50
+    assert m.forest.n_trees == 4 and m.forest.tree.leaf_model == "mean" and m.forest.seed == 3
+    assert registry.build("qrf").forest.tree is None  # no tree parameter: default template
+    # a parameter overrides the entry's fixed value and the builder's defaults
+    m = registry.build("qrf-hdi", {"interval": "equal_tailed", "n_jobs": 3, "seed": 5}, seed=1)
+    assert m.interval == "equal_tailed" and m.forest.n_jobs == 3 and m.seed == 5
+
+
+def test_a_new_model_is_one_entry():
+    spec = ModelSpec(
+        "qrf-paper",
+        OnlineQRF,
+        "OnlineQRF with the paper's merge",
+        fixed={"weighting": "paper"},
+        aliases=("qp",),
+    )
+    m = spec.build({"k": 64, "n_trees": 3, "grace_period": 20}, seed=2)
+    assert isinstance(m, OnlineQRF) and m.weighting == "paper" and m.k == 64
+    assert isinstance(m.forest, OnlineForestRegressor) and m.forest.n_trees == 3
+    assert m.forest.tree.grace_period == 20
+    with pytest.raises(ValueError, match="layers"):
+        ModelSpec("x", OnlineQRF, "x", layers=("tree", "forest"))
