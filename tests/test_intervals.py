@@ -29,7 +29,7 @@ def hetero(n, rng):
 
 def brute_force_scores(m):
     """|y - mean of the OOB trees' current predictions| for every calibration member."""
-    P = m.forest_._tree_predictions_encoded(np.ascontiguousarray(m.cal_x_))
+    P = m.forest_.engine_.predict_trees(np.ascontiguousarray(m.cal_x_))
     oob = m.cal_oob_.astype(bool).T
     live = m.cal_pos_ >= 0
     mean = np.where(oob, P, 0).sum(0)[live] / oob.sum(0)[live]

@@ -154,30 +154,8 @@ class OnlineForestRegressor(EngineRegressor):
         return self.engine_.params(0)
 
     # ---------------------------------------------------------------------------------------------
-    # used by the interval methods (the engine is their door to the trees)
-    def _bagging_weights(self, wa: np.ndarray) -> np.ndarray:
-        return self.engine_.bagging_weights(wa)
-
-    def _aggregate(self, P: np.ndarray) -> np.ndarray:
-        """Forest prediction from ``(n_trees, n)`` tree predictions."""
-        return self.engine_.aggregate(P)
-
-    def _tree_predictions_encoded(self, Xa) -> np.ndarray:
-        """``(n_trees, n)`` predictions."""
-        return self._engine.predict_trees(Xa)
-
-    def _learn_encoded(self, Xa, ya, wa) -> None:
-        if Xa.shape[0]:
-            e = self.engine_
-            e.learn(Xa, ya, e.bagging_weights(wa))
-
-    def _predict_learn_encoded(self, Xa, ya, wa):
-        """``(P, W)``: ``(n_trees, n)`` predictions made before learning each row, and the
-        bagging weights used."""
-        e = self.engine_
-        W = e.bagging_weights(wa)
-        return e.predict_learn(Xa, ya, W), W
-
+    # the door of the interval methods: encoding (below and EngineRegressor's _prepare,
+    # _encode_predict) and ``engine_`` (bagging weights, passes, aggregation)
     def _encode_one(self, x, learn: bool) -> np.ndarray:
         row = self._features().encode_dict(x, learn=learn)
         if learn:
@@ -187,7 +165,7 @@ class OnlineForestRegressor(EngineRegressor):
 
     def tree_predictions(self, X) -> np.ndarray:
         """``(n, n_trees)`` array of each tree's prediction (0 before any learning)."""
-        return self._tree_predictions_encoded(self._encode_predict(X)).T
+        return self._engine.predict_trees(self._encode_predict(X)).T
 
     # ---------------------------------------------------------------------------------------------
     @property

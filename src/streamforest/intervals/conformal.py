@@ -102,7 +102,8 @@ class CPApproximate(IntervalRegressor):
     def _chunk(self, Xa, ya, wa, alphas, learn):
         """Prediction only (learning runs in stages)."""
         f = self.forest_
-        yhat = f._aggregate(f._tree_predictions_encoded(Xa))
+        e = f.engine_
+        yhat = e.aggregate(e.predict_trees(Xa))
         half = self._half_widths(Xa.shape[0], alphas)
         return yhat, yhat[:, None] - half, yhat[:, None] + half
 
@@ -141,13 +142,14 @@ class CPApproximate(IntervalRegressor):
         n, T = Xa.shape[0], f.n_trees
         self._widen_x(Xa.shape[1])
         if self._exact:
-            W = f._bagging_weights(wa)
+            W = f.engine_.bagging_weights(wa)
             slots = np.empty(n, np.int64)
             SC.ring_slots(self.ring_, W, slots)
             P = np.zeros((T, n))
             ev = self._exact_tree_passes(Xa, ya, W, slots, P, parity)
         else:
-            P, W = f._predict_learn_encoded(Xa, ya, wa)
+            W = f.engine_.bagging_weights(wa)
+            P = f.engine_.predict_learn(Xa, ya, W)
             slots = np.empty(n, np.int64)
             SC.ring_slots(self.ring_, W, slots)
             ev = self._empty_events(T)

@@ -25,14 +25,15 @@ class GaussianInterval(IntervalRegressor):
 
     def _chunk(self, Xa, ya, wa, alphas, learn):
         f = self.forest_
-        P = f._predict_learn_encoded(Xa, ya, wa)[0] if learn else f._tree_predictions_encoded(Xa)
+        e = f.engine_
+        P = e.predict_learn(Xa, ya, e.bagging_weights(wa)) if learn else e.predict_trees(Xa)
         mean = P.mean(axis=0)
         sd = P.std(axis=0)
         z = np.array([NormalDist().inv_cdf(1 - a / 2) for a in alphas])
         lo, hi = mean[:, None] - z * sd[:, None], mean[:, None] + z * sd[:, None]
         if learn and self.n_seen == 0:  # the very first row: nothing learnt yet
             lo[0], hi[0] = -np.inf, np.inf
-        return f._aggregate(P), lo, hi
+        return e.aggregate(P), lo, hi
 
     def predict_quantiles(self, X, q) -> np.ndarray:
         """Gaussian quantiles ``mean + z_q * sd`` for the rows of ``X``."""
@@ -40,7 +41,7 @@ class GaussianInterval(IntervalRegressor):
         qa = np.atleast_1d(np.asarray(q, dtype=float))
         if not np.all((qa > 0) & (qa < 1)):
             raise ValueError(f"q must be in (0, 1), got {q!r}")
-        P = f._tree_predictions_encoded(self._encode(X))
+        P = f.engine_.predict_trees(self._encode(X))
         z = np.array([NormalDist().inv_cdf(q) for q in qa])
         out = P.mean(axis=0)[:, None] + z * P.std(axis=0)[:, None]
         return out[:, 0] if np.ndim(q) == 0 else out

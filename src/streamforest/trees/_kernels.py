@@ -33,17 +33,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..drift import page_hinkley_update
 from ..rng import next_below, next_float
 from ..sketches.kll import kll_copy, kll_reset, kll_update
 from ..stats import chan_merge, chan_subtract, welford_update
 from ._state import (
     B_KEY,
-    D_M,
-    D_MMIN,
-    D_YHI,
-    D_YLO,
-    D_YM2,
-    D_YW,
     I_CAT_USED,
     I_DRIFT,
     I_FROZEN,
@@ -376,23 +371,10 @@ def _split(st, prm, leaf, f):
 # drift detection
 @njit(cache=True, inline="always")
 def drift_step(st, prm, y, pred):
-    """Page-Hinkley test (Page 1954; Hinkley 1971) for an increase of the tree's prequential
-    absolute error ``e_t = |y_t - pred_t|``, on the error standardised by its own running mean
-    and sd since the tree was created (so one threshold fits any target scale and noise):
-    ``m_T = sum_t ((e_t - mean) / sd - delta)`` fires when ``m_T - min_t m_t > lambda`` (after
-    ``drift_min`` examples).  Sets ``I_DRIFT``."""
-    dd = st.dd
-    e = abs(y - pred)
-    dd[D_YW], dd[D_YHI], dd[D_YLO], dd[D_YM2] = welford_update(
-        dd[D_YW], dd[D_YHI], dd[D_YLO], dd[D_YM2], e, 1.0
-    )
-    if dd[D_YW] < prm.drift_min or dd[D_YM2] <= 0.0:
-        return False
-    z = (e - (dd[D_YHI] + dd[D_YLO])) / np.sqrt(dd[D_YM2] / dd[D_YW])
-    dd[D_M] += z - prm.drift_delta
-    if dd[D_M] < dd[D_MMIN]:
-        dd[D_MMIN] = dd[D_M]
-    if dd[D_M] - dd[D_MMIN] > prm.drift_lambda:
+    """The tree's drift detector (a component, :mod:`streamforest.drift`): Page-Hinkley on the
+    tree's prequential absolute error ``|y - pred|``, standardised by its own running mean and sd
+    since the tree was created.  Sets ``I_DRIFT`` when it fires."""
+    if page_hinkley_update(st.dd, abs(y - pred), prm.drift_delta, prm.drift_lambda, prm.drift_min):
         st.ints[I_DRIFT] = 1
         return True
     return False

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..drift import N_PH
 from ..sketches import kll
 
 # --- indices into TreeState.ints -----------------------------------------------------------------
@@ -48,9 +49,8 @@ I_NSEEN = 15  # rows passed to learning so far (weight-0 rows included)
 I_DRIFT = 16  # 1 when the drift detector fired (the owner replaces the tree)
 N_INTS = 17
 
-# drift detector state (TreeState.dd): Page-Hinkley on the standardised absolute error
-D_M, D_MMIN, D_YW, D_YHI, D_YLO, D_YM2 = range(6)  # PH sum and minimum; error statistic
-N_DD = 6
+# drift detector state (TreeState.dd): see streamforest.drift (Page-Hinkley)
+N_DD = N_PH
 
 # leaf models
 LEAF_MEAN = 0
