@@ -3,8 +3,11 @@
 Everything runs on stationary Friedman #1 (``streams.Friedman(function=1, seed=...)``, 10
 features), converted once, before any timing, to River-style dicts ``{"x0": ..., "x9": ...}``.
 The peer is River's ``tree.HoeffdingTreeRegressor(splitter=tree.splitter.QOSplitter())``, timed in
-the same run: before each of our timed runs River gets a run of its own on the same examples, and
-each side keeps its best run (this 2-core machine is shared and noisy).
+the same run and interleaved with ours (this 2-core machine is shared and noisy): each of our timed
+runs is paired with a fresh River tree fed the same examples, the two alternating by blocks of
+``--block`` (1000) examples, so both see the same load.  Of ``--repeats`` such pairs the table
+shows the one with the median ratio (ours / River); the details list every ratio, the best rates
+and the ratio of CPU times (``time.process_time``, less sensitive to other processes).
 
 1. Per example (``--rows``, 20k): test-then-train, one dict at a time; a fresh model per run.
    - ``HoeffdingTreeRegressor()`` ``predict_one`` + ``learn_one``: >= 5x River's tree;
@@ -22,22 +25,26 @@ each side keeps its best run (this 2-core machine is shared and noisy).
    that grown copy and of a fresh one.  Numba dispatchers' signatures are counted around every
    timed run: any compile (or cache load) inside a timed loop is reported, as is the slowest step.
 2. Batch (``--batch-rows``, 100k; chunks of ``--chunk`` = 1000 rows): the single tree's
-   ``predict_learn_many`` rows/s vs River's tree per-example rows/s on the same rows (>= 30x);
+   ``predict_learn_many`` rows/s vs River's tree per-example rows/s on the same rows, the two
+   alternating chunk by chunk (>= 30x, median of the repeats' ratios);
    ``OnlineQRF`` and ``CPApproximate`` (10 trees, ``n_jobs=2``) ``predict_learn_many(X, y,
-   alpha=0.1)`` per chunk: >= 150k and >= 250k rows/s.  For information the same with
+   alpha=0.1)`` per chunk: >= 150k and >= 250k rows/s (best run).  For information the same with
    ``n_jobs=1`` and in one call over all rows (``n_jobs=2``).
 3. Recompilation, in a fresh subprocess per method (CPApproximate, OnlineQRF) with, by default,
    an empty numba cache dir (``--recompile-cache fresh``; ``shared`` uses this run's
    ``NUMBA_CACHE_DIR``, faster, but then earlier runs have cached the second configuration): a
    10-tree model on 5 features is warmed up (its time is reported: compile from scratch), then a
    7-tree model on 8 features runs its first ``learn_one`` + ``predict_interval_one``: < 1 s;
-   the numba signatures that second model adds over its whole warm-up schedule: 0 (the names of
-   the dispatchers are printed; cache misses = compiled, hits = loaded from the cache dir).
+   the numba signatures that second model adds over its whole warm-up schedule: 0 (for each new
+   signature the dispatcher and the argument types that changed are printed; cache misses =
+   compiled, hits = loaded from the cache dir).
 4. ``--cold``: ``streamforest run --n 20000`` (the CLI, ``python -m streamforest.cli``) with an
    empty ``NUMBA_CACHE_DIR`` (cold), then again with the same dir (warm).  Information only.
 
     python benchmarks/per_example.py [--rows 20000] [--batch-rows 100000] [--repeats 3]
         [--quick] [--cold] [--sections per-example,latency,batch,recompile] [--json PATH]
+        [--block 1000] [--chunk 1000] [--heldout 2000] [--warmup 300] [--seed 42]
+        [--recompile-cache fresh|shared]
 
 Ends with one table: measure, ours, peer, ratio, target, PASS/FAIL (``info`` rows have no
 target).  ``--json`` writes every number (default none; put it under ``results/``).
@@ -163,6 +170,33 @@ def census() -> dict:
     return out
 
 
+def signatures() -> dict:
+    return {name: list(d.signatures) for name, d in dispatchers().items()}
+
+
+def signature_changes(before: dict, after: dict) -> list[str]:
+    """For each signature added since ``before``: the arguments whose types differ from the
+    closest signature the dispatcher already had."""
+    out = []
+    for name, sigs in after.items():
+        old = before.get(name, [])
+        for sig in sigs:
+            if sig in old:
+                continue
+            same = [o for o in old if len(o) == len(sig)]
+            if not same:
+                out.append(f"{name}: first signature")
+                continue
+            ref = min(same, key=lambda o: sum(a != b for a, b in zip(o, sig, strict=True)))
+            diffs = [
+                f"arg {i}: {str(a)[:70]} -> {str(b)[:70]}"
+                for i, (a, b) in enumerate(zip(ref, sig, strict=True))
+                if a != b
+            ]
+            out.append(f"{name}: " + "; ".join(diffs))
+    return out
+
+
 def census_delta(before: dict, after: dict) -> dict:
     """New signatures (total, per dispatcher) and cache hits/misses between two censuses."""
     per, hits, misses = {}, 0, 0
@@ -200,27 +234,54 @@ def run_loop(model, data, kind: str) -> np.ndarray:
     return np.array(stamps)
 
 
-def timed_run(model, data, kind: str) -> dict:
-    gc.collect()
-    before = census()
-    cpu = time.process_time()
-    stamps = run_loop(model, data, kind)
-    cpu = time.process_time() - cpu
-    delta = census_delta(before, census())
-    steps = np.diff(stamps)
+def summarise(steps: np.ndarray, cpu: float) -> dict:
+    """Rate and step statistics of one model's timed run (``steps``: seconds per example)."""
+    total = float(steps.sum())
     med = float(np.median(steps))
     return {
-        "seconds": float(stamps[-1] - stamps[0]),
+        "seconds": total,
+        "rate": steps.shape[0] / total,
         "cpu_seconds": cpu,
-        "cpu_rate": len(data) / max(cpu, 1e-9),
-        "rate": len(data) / float(stamps[-1] - stamps[0]),
+        "cpu_rate": steps.shape[0] / max(cpu, 1e-9),
         "median_step_us": med * 1e6,
         "max_step_ms": float(steps.max()) * 1e3,
         "max_step_at": int(steps.argmax()),
-        "slow_steps": int((steps > max(10 * med, 1e-3)).sum()),
-        "new_signatures": delta["signatures"],
-        "new_by_dispatcher": delta["by_dispatcher"],
+        "slow_steps": int((steps > max(10 * med, 1e-3)).sum()),  # > 1 ms and > 10x the median
     }
+
+
+def paired_run(model, kind: str, data, block: int) -> tuple[dict, dict]:
+    """Timed test-then-train of ``model`` and of a fresh River tree over the same examples,
+    alternating blocks of ``block`` examples (which side goes first alternates too), so both see
+    the same load on this shared machine.  Returns ``(ours, river)`` summaries; ``ours`` also
+    counts numba signatures added meanwhile (a compile or cache load inside the timed loop)."""
+    sides = {"ours": (model, kind), "river": (river_tree(), "point")}
+    n = len(data)
+    steps = {k: np.empty(n) for k in sides}
+    cpu = dict.fromkeys(sides, 0.0)
+    gc.collect()
+    before = census()
+    for b, a in enumerate(range(0, n, block)):
+        part = data[a : a + block]
+        for side in ("ours", "river") if b % 2 == 0 else ("river", "ours"):
+            m, k = sides[side]
+            c0 = time.process_time()
+            stamps = run_loop(m, part, k)
+            cpu[side] += time.process_time() - c0
+            steps[side][a : a + len(part)] = np.diff(stamps)
+    delta = census_delta(before, census())
+    ours = summarise(steps["ours"], cpu["ours"])
+    ours["new_signatures"] = delta["signatures"]
+    ours["new_by_dispatcher"] = delta["by_dispatcher"]
+    return ours, summarise(steps["river"], cpu["river"])
+
+
+def median_pair(pairs: list[tuple[float, float]]) -> tuple[float, float, float]:
+    """``(ours, peer, ratio)`` of the repeat whose ratio ours/peer is the median (the lower
+    middle for an even count)."""
+    ranked = sorted(pairs, key=lambda p: p[0] / p[1])
+    o, r = ranked[(len(ranked) - 1) // 2]
+    return o, r, o / r
 
 
 def warm_up(factory, kind: str, X, y, data, warm: int, seed: int) -> float:
@@ -266,57 +327,44 @@ def section_per_example(args, report, keep) -> None:
     run_loop(river_tree(), train[: args.warmup], "point")
 
     runs = {name: [] for name in models}
-    river_runs = []
     order = list(models)
     for r in range(args.repeats):
         rot = order[r % len(order) :] + order[: r % len(order)]
         for name in rot:
             label, factory, kind, _ = models[name]
-            rv = timed_run(river_tree(), train, "point")
-            rv["before"] = name
-            river_runs.append(rv)
             m = factory(args.seed)
-            res = timed_run(m, train, kind)
-            res["river_rate_adjacent"] = rv["rate"]
+            res, rv = paired_run(m, kind, train, args.block)
+            res["river"] = rv
             runs[name].append(res)
             keep.setdefault("trained", {})[name] = m
             flag = "" if not res["new_signatures"] else f"  [{res['new_signatures']} new sig.]"
             print(
                 f"  repeat {r + 1}: {label:<40s} {res['rate']:9,.0f}/s   "
-                f"River {rv['rate']:7,.0f}/s   ratio {res['rate'] / rv['rate']:6.2f}"
+                f"River {rv['rate']:7,.0f}/s   ratio {res['rate'] / rv['rate']:6.3f}"
                 f"   max step {res['max_step_ms']:6.1f} ms{flag}",
                 flush=True,
             )
-    river_best = max(r["rate"] for r in river_runs)
-    report["per_example"] = {"rows": n, "river_runs": river_runs, "runs": runs}
-    print(
-        f"  River best {river_best:,.0f}/s over {len(river_runs)} runs "
-        f"(median {np.median([r['rate'] for r in river_runs]):,.0f}/s)"
-    )
-    for name, (label, _, _, target) in models.items():
+    report["per_example"] = {"rows": n, "block": args.block, "runs": runs}
+    print("  per model: the repeat with the median ratio (ours, River, ratio); all ratios; best")
+    print("  rates; ratio of CPU times (median); slowest step; steps > 1 ms and > 10x the median;")
+    print("  numba signatures added inside timed loops")
+    for name, (label, _, kind, target) in models.items():
         rs = runs[name]
+        ours, peer, ratio = median_pair([(r["rate"], r["river"]["rate"]) for r in rs])
+        ratios = ", ".join(f"{r['rate'] / r['river']['rate']:.3f}" for r in rs)
+        cpu_ratio = float(np.median([r["cpu_rate"] / r["river"]["cpu_rate"] for r in rs]))
         best = max(r["rate"] for r in rs)
-        paired = [r["rate"] / r["river_rate_adjacent"] for r in rs]
-        ratio = best / river_best
-        cpu_ratio = max(r["cpu_rate"] for r in rs) / max(r["cpu_rate"] for r in river_runs)
-        slow = sum(r["slow_steps"] for r in rs)
-        sigs = sum(r["new_signatures"] for r in rs)
-        worst = max(r["max_step_ms"] for r in rs)
+        rbest = max(r["river"]["rate"] for r in rs)
         print(
-            f"  {label:<40s} best {best:9,.0f}/s ({1e6 / best:7.1f} us/example)  ratio {ratio:5.2f}"
-            f"  paired {min(paired):.2f}-{max(paired):.2f}  CPU-time ratio {cpu_ratio:5.2f}"
-            f"  max step {worst:.1f} ms,"
-            f" slow steps {slow}, new signatures {sigs}"
+            f"  {label:<38s} {ours:8,.0f}/s ({1e6 / ours:6.1f} us/ex) vs {peer:7,.0f}/s:"
+            f" {ratio:.3f}x  [{ratios}]  best {best:,.0f} vs {rbest:,.0f}/s;"
+            f" CPU {cpu_ratio:.3f}x; max step {max(r['max_step_ms'] for r in rs):.1f} ms;"
+            f" slow steps {sum(r['slow_steps'] for r in rs)};"
+            f" new sig. {sum(r['new_signatures'] for r in rs)}"
         )
+        what = "predict_interval_one" if kind == "interval" else "predict_one"
         report.row(
-            "per-example",
-            f"{label} predict{'_interval' if models[name][2] == 'interval' else ''}_one"
-            "+learn_one, ex/s",
-            best,
-            river_best,
-            ratio,
-            target,
-            "ratio",
+            "per-example", f"{label} {what}+learn_one, ex/s", ours, peer, ratio, target, "ratio"
         )
 
 
@@ -439,28 +487,51 @@ def section_batch(args, report, keep) -> None:
     for _, make, interval, chunk, _, _ in configs.values():
         run(make, interval, chunk)
     print(f"  warm-up (untimed) {time.perf_counter() - t0:.2f} s")
+
+    def tree_vs_river():
+        """Our tree (``predict_learn_many`` per chunk) and River's tree (per example) over the
+        same rows, alternating chunk by chunk; ``(ours rows/s, River rows/s)``."""
+        t, rv = sf.HoeffdingTreeRegressor(seed=args.seed), river_tree()
+        secs = [0.0, 0.0]
+        gc.collect()
+        for b, a in enumerate(range(0, n, c)):
+            for side in (0, 1) if b % 2 == 0 else (1, 0):
+                t0 = time.perf_counter()
+                if side == 0:
+                    t.predict_learn_many(X[a : a + c], y[a : a + c])
+                else:
+                    run_loop(rv, data[a : a + c], "point")
+                secs[side] += time.perf_counter() - t0
+        return n / secs[0], n / secs[1]
+
     rates = {k: [] for k in configs}
     river = []
+    keys = [k for k in configs if k != "tree"]
     for r in range(args.repeats):
-        rv = timed_run(river_tree(), data, "point")
-        river.append(rv["rate"])
-        line = [f"River/ex {rv['rate']:,.0f}/s"]
-        keys = list(configs)
+        c0 = census()
+        ours, rv = tree_vs_river()
+        new_sigs["tree"] = new_sigs.get("tree", 0) + census_delta(c0, census())["signatures"]
+        rates["tree"].append(ours)
+        river.append(rv)
+        line = [f"tree {ours:,.0f}/s vs River/ex {rv:,.0f}/s ({ours / rv:.1f}x)"]
         for k in keys[r % len(keys) :] + keys[: r % len(keys)]:
             _, make, interval, chunk, _, _ = configs[k]
             rates[k].append(run(make, interval, chunk, k))
             line.append(f"{k} {rates[k][-1]:,.0f}/s")
         print(f"  repeat {r + 1}: " + ", ".join(line), flush=True)
-    rbest = max(river)
-    print(f"  {RIVER} per example: best {rbest:,.0f} rows/s")
     for k, (label, _, _, _, target, kind) in configs.items():
         best = max(rates[k])
-        print(f"  {label:<58s} best {best:11,.0f} rows/s  ({best / rbest:6.1f}x River/ex)"
-              f"  new signatures in timed runs: {new_sigs.get(k, 0)}")  # fmt: skip
+        extra = ""
         if kind == "ratio":
-            report.row("batch", f"{label}, rows/s", best, rbest, best / rbest, target, "ratio")
+            ours, peer, ratio = median_pair(list(zip(rates[k], river, strict=True)))
+            report.row("batch", f"{label}, rows/s", ours, peer, ratio, target, "ratio")
+            extra = f"; median-ratio repeat {ours:,.0f} vs River/ex {peer:,.0f}: {ratio:.1f}x"
         else:
             report.row("batch", f"{label}, rows/s", best, None, None, target, kind)
+        print(
+            f"  {label:<58s} best {best:11,.0f} rows/s{extra}"
+            f"  (new signatures in timed runs: {new_sigs.get(k, 0)})"
+        )
     report["batch"] = {"rows": n, "chunk": c, "river_per_example": river, "rates": rates,
                        "new_signatures": new_sigs}  # fmt: skip
 
@@ -486,7 +557,7 @@ def recompile_child(method: str, seed: int) -> None:
     a = cls(forest=sf.OnlineForestRegressor(n_trees=10), seed=seed)
     schedule(a, X[:, :5])
     warm_a = time.perf_counter() - t0
-    c0 = census()
+    c0, s0 = census(), signatures()
     b = cls(forest=sf.OnlineForestRegressor(n_trees=7), seed=seed + 1)
     X8 = X[:, :8]
     d8 = as_dicts(X8[:2])
@@ -511,6 +582,7 @@ def recompile_child(method: str, seed: int) -> None:
         "first_call": census_delta(c0, c1),
         "rest_seconds": rest,
         "whole_second_model": census_delta(c0, c2),
+        "changed_arguments": signature_changes(s0, signatures()),
         "n_dispatchers": len(c2),
     }))  # fmt: skip
 
@@ -561,8 +633,8 @@ def section_recompile(args, report, keep) -> None:
             f" rest of its schedule {res['rest_seconds']:.2f} s; whole second model: "
             f"{w['signatures']} new signatures ({w['misses']} compiled, {w['hits']} from cache)"
         )
-        for name, k in sorted(w["by_dispatcher"].items()):
-            print(f"      {k:3d}  {name}")
+        for line in res["changed_arguments"]:
+            print(f"      {line}")
         label = labels[method]
         report.row("recompile", f"{label} 7 trees/8 feat. first learn+predict_interval, s",
                    res["first_call_seconds"], None, None, 1.0, "below")  # fmt: skip
@@ -661,6 +733,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=None, help="per-example rows (20000)")
     ap.add_argument("--batch-rows", type=int, default=None, help="batch rows (100000)")
     ap.add_argument("--chunk", type=int, default=1000, help="rows per batch call (1000)")
+    ap.add_argument("--block", type=int, default=1000,
+                    help="examples per block when ours and River alternate (1000)")  # fmt: skip
     ap.add_argument("--heldout", type=int, default=None, help="latency examples (2000)")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up examples per model (300)")
     ap.add_argument("--repeats", type=int, default=None, help="timed runs per model (3)")
