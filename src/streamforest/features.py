@@ -46,6 +46,7 @@ _FAST_NUMERIC = frozenset(
     | {np.int8, np.int16, np.int32, np.int64, np.longlong, np.intc}
     | {np.uint8, np.uint16, np.uint32, np.uint64, np.ulonglong, np.uintc}
 )
+_EXACT_INT = 2**53  # ints up to this are exact as floats
 _NO_KEYS = object()  # equal to no tuple of keys
 _MAX_LAYOUTS = 64  # key layouts remembered per FeatureSpace (cleared when full)
 
@@ -448,10 +449,16 @@ def check_weights(w, n: int) -> np.ndarray:
 
 def check_weight(w) -> np.ndarray:
     """The sample weight of one example, as the 1-element array the learning loops take."""
+    if (type(w) is float and 0.0 <= w < _INF) or (type(w) is int and 0 <= w <= _EXACT_INT):
+        a = _empty(1)  # the common case without numbers.Real nor a temporary array
+        a[0] = w
+        return a
     return check_weights(np.array([w], dtype=float) if isinstance(w, numbers.Real) else w, 1)
 
 
 def check_target(y) -> float:
+    if type(y) is float and y - y == 0.0:  # a finite float: the common case, as it is
+        return y
     if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Real):
         raise TypeError(f"y must be a real number, got {type(y).__name__} {y!r}")
     f = float(y)
