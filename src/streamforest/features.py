@@ -47,7 +47,7 @@ _FAST_NUMERIC = frozenset(
     | {np.uint8, np.uint16, np.uint32, np.uint64, np.ulonglong, np.uintc}
 )
 _EXACT_INT = 2**53  # ints up to this are exact as floats
-_NO_KEYS = object()  # equal to no tuple of keys
+_NO_LAYOUT = (-1, None, None, 0, None, None, None, None)  # matches no dict (len(x) != -1)
 _MAX_LAYOUTS = 64  # key layouts remembered per FeatureSpace (cleared when full)
 
 
@@ -66,13 +66,13 @@ class FeatureSpace:
         self.forced_nominal = frozenset(nominal or ())
         self._forget_layouts()
 
-    # Key layouts of dicts met before (a cache derived from the state above, never pickled):
-    # ``_layouts`` maps ``tuple(x)`` to how a dict with exactly those keys, in that order, fills a
-    # row; only layouts whose keys are all known numeric features are kept.  ``_last`` is the
-    # last layout used, checked before the dict.  Both are dropped when a feature is added.
+    # Key layouts of dicts met before: a cache derived from the state above, never pickled.
+    # ``_layouts`` maps a set of keys, all known numeric features, to how a dict with exactly
+    # those keys (in any order) fills a row; ``_last`` is the last layout used, tried first.
+    # Both are dropped when a feature is added (the row widens).  See _remember.
     def _forget_layouts(self) -> None:
-        self._layouts: dict[tuple, tuple] = {}
-        self._last: tuple = (_NO_KEYS, None)
+        self._layouts: dict[frozenset, tuple] = {}
+        self._last: tuple = _NO_LAYOUT
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -129,15 +129,14 @@ class FeatureSpace:
     # ---------------------------------------------------------------------------------------------
     # one dict: a fast path through remembered key layouts, else the general path
     #
-    # The fast path takes a plain ``dict`` whose keys, in that order, form a remembered layout
-    # (all known numeric features; see _remember), with every value of a type in _FAST_NUMERIC
-    # and none infinite (NaN is missing, as in the general path).  Then the general path would
-    # raise nothing and record nothing, and its row holds float(v) of each value in its column
-    # and NaN elsewhere: exactly what the fast path writes (``struct``'s "d" conversion is
-    # float(v) for those types).  Anything else, including any exception on the way (e.g. an int
-    # too large for a float), goes to the general path, which defines results and errors.  The
-    # two public methods below inline the same checks (a shared helper call costs ~70 ns of
-    # ~1.2 us); keep them in step.
+    # The fast path takes a plain ``dict`` whose key set is a remembered layout (all known
+    # numeric features), with every value of a type in _FAST_NUMERIC and none infinite (NaN is
+    # missing, as in the general path).  Then the general path would raise nothing and record
+    # nothing, and its row holds float(v) of each value in its column and NaN elsewhere: exactly
+    # what the fast path writes (``struct``'s "d" conversion is float(v) for those types).
+    # Anything else, including any exception on the way (e.g. an int too large for a float),
+    # goes to the general path, which defines results and errors.  The two public methods
+    # inline the same steps (a helper call costs ~70 ns of ~1 us): keep them in step.
     def encode_dict(self, x: Mapping, learn: bool) -> np.ndarray:
         """One row of the core's matrix for dict ``x``; with ``learn``, new names are added.
 
@@ -146,26 +145,29 @@ class FeatureSpace:
         if type(x) is not dict:
             return self._encode_dict_general(x, learn)
         try:
-            keys = tuple(x)
-            last = self._last
-            lay = last[1] if keys == last[0] else self._find_layout(keys)
-            if lay is not None:
-                vals = tuple(x.values())
-                if _FAST_NUMERIC.issuperset(map(type, vals)):
-                    s = _fsum(vals)  # finite unless a value is NaN or infinite (or raises)
-                    if s - s == 0.0 or not (_INF in vals or _NINF in vals):
-                        order, pad, p, pack, cols, pack_n, _ = lay
-                        if order is not None:
-                            vals = order(vals + _NAN1) if pad else order(vals)
-                        if cols is None:
-                            row = _empty(p)
-                            pack(row, 0, *vals)
-                        else:  # wide and sparse: scatter the few values into a row of NaN
-                            buf = _empty(len(vals))
-                            pack_n(buf, 0, *vals)
-                            row = np.full(p, _MISSING)
-                            row[cols] = buf
-                        return row
+            lay = self._last
+            try:  # the values in column order if x has the last layout's keys
+                vals = lay[1](x) if len(x) == lay[0] else None
+            except KeyError:
+                vals = None
+            if vals is None:
+                lay = self._layouts.get(frozenset(x))
+                if lay is not None:
+                    vals = lay[1](x)
+                    self._last = lay
+            if vals is not None and _FAST_NUMERIC.issuperset(map(type, vals)):
+                s = _fsum(vals)  # finite unless a value is NaN or infinite (or raises)
+                if s - s == 0.0 or not (_INF in vals or _NINF in vals):
+                    _, _, order, p, pack, cols, pack_n, _ = lay
+                    if cols is None:
+                        row = _empty(p)
+                        pack(row, 0, *(vals if order is None else order(vals + _NAN1)))
+                    else:  # wide and sparse: scatter the few values into a row of NaN
+                        buf = _empty(len(vals))
+                        pack_n(buf, 0, *vals)
+                        row = np.full(p, _MISSING)
+                        row[cols] = buf
+                    return row
         except Exception:
             pass
         row = self._encode_dict_general(x, learn)
@@ -189,78 +191,87 @@ class FeatureSpace:
         if type(x) is not dict:
             return self._encode_dict_general(x, learn).reshape(1, -1)
         try:
-            keys = tuple(x)
-            last = self._last
-            lay = last[1] if keys == last[0] else self._find_layout(keys)
-            if lay is not None:
-                vals = tuple(x.values())
-                if _FAST_NUMERIC.issuperset(map(type, vals)):
-                    s = _fsum(vals)  # finite unless a value is NaN or infinite (or raises)
-                    if s - s == 0.0 or not (_INF in vals or _NINF in vals):
-                        order, pad, p, pack, cols, pack_n, shape = lay
+            lay = self._last
+            try:
+                vals = lay[1](x) if len(x) == lay[0] else None
+            except KeyError:
+                vals = None
+            if vals is None:
+                lay = self._layouts.get(frozenset(x))
+                if lay is not None:
+                    vals = lay[1](x)
+                    self._last = lay
+            if vals is not None and _FAST_NUMERIC.issuperset(map(type, vals)):
+                s = _fsum(vals)
+                if s - s == 0.0 or not (_INF in vals or _NINF in vals):
+                    _, _, order, p, pack, cols, pack_n, shape = lay
+                    if cols is None:
                         if order is not None:
-                            vals = order(vals + _NAN1) if pad else order(vals)
-                        if cols is None:
-                            if out is not None and out.size == p and out.dtype is _F64:
-                                pack(out, 0, *vals)  # raises if not contiguous or writeable
-                                return out
-                            row = _empty(shape)
-                            pack(row, 0, *vals)
-                        else:
-                            buf = _empty(len(vals))
-                            pack_n(buf, 0, *vals)
-                            row = np.full(shape, _MISSING)
-                            row[0, cols] = buf
-                        return row
+                            vals = order(vals + _NAN1)
+                        if out is not None and out.size == p and out.dtype is _F64:
+                            pack(out, 0, *vals)  # raises if not contiguous or writeable
+                            return out
+                        row = _empty(shape)
+                        pack(row, 0, *vals)
+                    else:
+                        buf = _empty(len(vals))
+                        pack_n(buf, 0, *vals)
+                        row = np.full(shape, _MISSING)
+                        row[0, cols] = buf
+                    return row
         except Exception:
             pass
         row = self._encode_dict_general(x, learn)
         self._remember(x)
         return row.reshape(1, -1)
 
-    def _find_layout(self, keys: tuple):
-        lay = self._layouts.get(keys)
-        if lay is not None:
-            self._last = (keys, lay)
-        return lay
-
     def _remember(self, x: dict) -> None:
         """Remember the key layout of ``x`` (just encoded) if all its keys are known numeric.
 
-        A layout is ``(order, pad, p, pack, cols, pack_n, (1, p))``: ``order`` maps the dict's
-        values to the row's ``p`` columns (None: they already are in column order), taking the
-        NaN of absent columns from one NaN appended to the values when ``pad``; ``pack`` writes
-        ``p`` doubles into a buffer.  A wide row with few keys scatters instead: ``pack_n`` writes
-        the values, which go to columns ``cols`` of a row of NaN.
+        A layout is ``(n, get, order, p, pack, cols, pack_n, (1, p))``: ``get(x)`` gives the
+        values of a dict with these ``n`` keys in column order (KeyError for a missing key);
+        ``order``, when not None, maps them plus one NaN to the row's ``p`` columns (NaN for the
+        absent ones); ``pack`` writes ``p`` doubles into a buffer.  A wide row with few keys
+        scatters instead: ``pack_n`` writes the values, which go to columns ``cols`` of a row of
+        NaN.
         """
         try:
-            keys = tuple(x)
-            if keys in self._layouts:
+            key = frozenset(x)
+            if key in self._layouts:
                 return
             index, nominal = self.index, self.nominal
-            cols = []
-            for k in keys:
+            by_col = []
+            for k in x:
                 j = index.get(k)
                 if j is None or nominal[j]:
                     return
-                cols.append(j)
+                by_col.append((j, k))
+            by_col.sort(key=itemgetter(0))
+            cols = [j for j, _ in by_col]
+            keys = [k for _, k in by_col]
             p, n = len(self.names), len(keys)
+            if n >= 2:
+                get = itemgetter(*keys)
+            elif n == 1:
+                get = lambda d, k=keys[0]: (d[k],)  # noqa: E731
+            else:
+                get = lambda d: ()  # noqa: E731
             pack = struct.Struct(f"{p}d").pack_into
-            if cols == list(range(p)):  # the keys are the columns, in order
-                lay = (None, False, p, pack, None, None, (1, p))
+            if n == p:  # every column
+                lay = (n, get, None, p, pack, None, None, (1, p))
             elif p <= 4 * n + 32:
                 pos = [n] * p  # where each column's value is in the values + (NaN,)
                 for i, j in enumerate(cols):
                     pos[j] = i
                 order = itemgetter(*pos) if p > 1 else (lambda t, i=pos[0]: (t[i],))
-                lay = (order, n < p, p, pack, None, None, (1, p))
+                lay = (n, get, order, p, pack, None, None, (1, p))
             else:
                 cols_a = np.array(cols, dtype=np.intp)
                 pack_n = struct.Struct(f"{n}d").pack_into
-                lay = (None, False, p, None, cols_a, pack_n, (1, p))
+                lay = (n, get, None, p, None, cols_a, pack_n, (1, p))
             if len(self._layouts) >= _MAX_LAYOUTS:
                 self._layouts.clear()
-            self._layouts[keys] = lay
+            self._layouts[key] = lay
         except Exception:  # only a cache: failing to fill it changes nothing
             pass
 
