@@ -144,6 +144,7 @@ class FeatureSpace:
         """
         if type(x) is not dict:
             return self._encode_dict_general(x, learn)
+        vals = None  # stays None unless x's key set is remembered
         try:
             lay = self._last
             try:  # the values in column order if x has the last layout's keys
@@ -171,7 +172,8 @@ class FeatureSpace:
         except Exception:
             pass
         row = self._encode_dict_general(x, learn)
-        self._remember(x)
+        if vals is None:
+            self._remember(x)
         return row
 
     def encode_dict_into(self, x: Mapping, learn: bool, out: np.ndarray | None = None):
@@ -190,6 +192,7 @@ class FeatureSpace:
         """
         if type(x) is not dict:
             return self._encode_dict_general(x, learn).reshape(1, -1)
+        vals = None  # stays None unless x's key set is remembered
         try:
             lay = self._last
             try:
@@ -222,7 +225,8 @@ class FeatureSpace:
         except Exception:
             pass
         row = self._encode_dict_general(x, learn)
-        self._remember(x)
+        if vals is None:
+            self._remember(x)
         return row.reshape(1, -1)
 
     def _remember(self, x: dict) -> None:
