@@ -247,8 +247,8 @@ def test_fast_path_equals_general_path(case):
     st.data(),
 )
 def test_steady_state_takes_the_fast_path_and_agrees(keys, rounds, data):
-    """Once a layout is known, plain numeric and missing values never take the general path,
-    in any of the layout's orders and subsets; everything else does, with the same outcome."""
+    """Once a key set is known, plain numeric values and NaN never take the general path, in
+    any key order (None does, by design); wrong values agree with the general path."""
     fast = Counting()
     ref = FeatureSpace()
     first = {k: 1.0 for k in keys}
