@@ -256,7 +256,7 @@ def _warmup(args) -> int:
     for name in models or ():
         registry.get(name)  # unknown names: one-line error before any work
     with _compile_status(not args.quiet, "compiling kernels (a minute or two)…", summary=False):
-        report = warmup(models, verbose=not args.quiet, n_trees=args.n_trees or None)
+        report = warmup(models, verbose=not args.quiet)
     print(report)
     return 0
 
@@ -317,14 +317,6 @@ def parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="only this model, repeatable (default: all; see list)",
     )
-    warm.add_argument(
-        "--n-trees",
-        type=int,
-        action="append",
-        metavar="N",
-        help="forest size to compile for, repeatable (default 10; some kernels are compiled "
-        "per number of trees)",
-    )
     warm.add_argument("--quiet", action="store_true", help="only the summary line")
     return ap
 
@@ -333,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if getattr(args, "n", None) is not None and args.n <= 0:
         return _fail("--n must be positive")
-    for opt in ("window", "step", "jobs", "n_trees"):
+    for opt in ("window", "step", "jobs"):
         v = getattr(args, opt, None)
         if v is not None and min(v if isinstance(v, list) else [v]) <= 0:
             return _fail(f"--{opt.replace('_', '-')} must be positive")

@@ -227,7 +227,7 @@ def _data(n: int, seed: int = 0):
     return X, y, kind
 
 
-def _exercise(spec, n_trees: int | None) -> None:
+def _exercise(spec) -> None:
     """Every public learning and prediction path of one registry model, on small data."""
     import pandas as pd
 
@@ -235,8 +235,6 @@ def _exercise(spec, n_trees: int | None) -> None:
     from .streams import ArrayStream
 
     params = {"grace_period": 50}  # splits (and their kernels) early
-    if "forest" in spec.layers and n_trees is not None:
-        params["n_trees"] = n_trees
 
     def build(n_jobs=1):
         return spec.build(params, seed=0, n_jobs=n_jobs)
@@ -290,7 +288,7 @@ def _exercise(spec, n_trees: int | None) -> None:
         predict_all(m, rows[1000:])
         prequential_pass(m, rows[1000:], y[1000:])
 
-    # threads (chunks of >= 2048 rows; > 8192 rows overlap learning and scoring), bigger trees
+    # threads (chunks of >= 256 rows; > 8192 rows overlap learning and scoring), bigger trees
     # (their arrays grow) and a drift (trees are replaced); the evaluator's metrics kernel
     X, y, _ = _data(24_000, seed=1)
     m = build(n_jobs=1 if spec.layers == ("tree",) else 2)
@@ -319,8 +317,6 @@ def _exercise_sketch() -> None:
 def warmup(
     models: Iterable[str] | str | None = None,
     verbose: bool = False,
-    *,
-    n_trees: int | Iterable[int] | None = None,
 ) -> WarmupReport:
     """Compile (or load from numba's on-disk cache) the kernels of streamforest's estimators
     ahead of time, so that no later call pauses to compile.
@@ -335,7 +331,8 @@ def warmup(
 
     or ``streamforest warmup``.  With a warm cache it only loads the kernels and runs the
     workloads (a few seconds).  numba keys the cache on its version and the CPU, and recompiles
-    a kernel whose source file changed.
+    a kernel whose source file changed.  No kernel depends on the number of trees, features or
+    levels, so one warm-up serves every model size.
 
     It runs small workloads through the public API of each model of
     :mod:`streamforest.registry` (interval methods, forest, tree): ``learn_one`` /
@@ -351,10 +348,6 @@ def warmup(
         Registry names (``streamforest list``) or one name; default: every model.
     verbose
         Print a line per model (time, kernels compiled and loaded) to stderr.
-    n_trees
-        Forest size(s) to compile for (default: the registry's, 10).  Some interval kernels
-        take one array per tree and are compiled for each number of trees: give the sizes you
-        will use, e.g. ``n_trees=[10, 50]``.
 
     Returns
     -------
@@ -371,8 +364,7 @@ def warmup(
     specs = [registry.get(n) for n in names]  # unknown names fail before any work
     report = WarmupReport()
     t_all = time.perf_counter()
-    sizes = [n_trees] if n_trees is None or isinstance(n_trees, int) else list(n_trees)
-    steps = [(s.name, lambda s=s: [_exercise(s, t) for t in sizes]) for s in specs]
+    steps = [(s.name, lambda s=s: _exercise(s)) for s in specs]
     if models is None:
         steps.append(("kll-sketch", _exercise_sketch))
     with watch() as total:

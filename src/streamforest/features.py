@@ -64,6 +64,7 @@ class FeatureSpace:
         self.nominal: list[bool] = []
         self.categories: list[dict[Hashable, int]] = []
         self.forced_nominal = frozenset(nominal or ())
+        self.version = 0  # bumped whenever a feature or a category is added
         self._forget_layouts()
 
     # Key layouts of dicts met before: a cache derived from the state above, never pickled.
@@ -112,6 +113,8 @@ class FeatureSpace:
             cats = self.categories[j]
             if v not in cats:
                 cats[v] = len(cats)
+        if new or new_cats:
+            self.version += 1
 
     @staticmethod
     def _numeric(name, v) -> float:
@@ -469,6 +472,16 @@ def check_weight(w) -> np.ndarray:
         a[0] = w
         return a
     return check_weights(np.array([w], dtype=float) if isinstance(w, numbers.Real) else w, 1)
+
+
+def weight_of(w) -> float:
+    """The sample weight of one example as a float (the per-example API), validated as
+    :func:`check_weight` does."""
+    if type(w) is float and 0.0 <= w < _INF:
+        return w
+    if type(w) is int and 0 <= w <= _EXACT_INT:
+        return float(w)
+    return float(check_weight(w)[0])
 
 
 def check_target(y) -> float:

@@ -40,6 +40,8 @@ from ..trees._kernels import (
 
 AGG_MEAN = 0
 AGG_MEDIAN = 1
+DONE = -1  # a per-example kernel learnt the row
+DRIFTED = -2  # ... and some tree's drift detector fired
 
 
 @njit(cache=True, inline="always")
@@ -113,8 +115,9 @@ def learn_one(A, frng, lam, x, y, w, wt, P, drifted):
     """Every tree learns ``(x, y)``: tree t with the bagging weight ``wt[t]`` (drawn here) after
     predicting ``x`` into ``P[t]``; ``drifted[t]`` is set when tree t's drift detector fired.
 
-    Returns -1, or the index of a tree that lacks room: then nothing was learnt and the
-    generator is restored, so the call can be repeated after the engine grew that tree."""
+    Returns ``DONE`` (or ``DRIFTED`` when some detector fired), or the index of a tree that
+    lacks room: then nothing was learnt and the generator is restored, so the call can be
+    repeated after the engine grew that tree."""
     T = A.lay.shape[0]
     saved = frng[0]
     for t in range(T):
@@ -124,11 +127,14 @@ def learn_one(A, frng, lam, x, y, w, wt, P, drifted):
         if needs_step(prm, wt[t]) and not has_room(st, prm):
             frng[0] = saved
             return t
+    status = DONE
     for t in range(T):
         st, prm = tree_at(A, t)
         P[t], d = learn_step(st, prm, x, y, wt[t], True)
         drifted[t] = 1 if d else 0
-    return -1
+        if d:
+            status = DRIFTED
+    return status
 
 
 @njit(cache=True, inline="always")

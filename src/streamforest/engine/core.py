@@ -113,10 +113,10 @@ class Engine:
         Memory budget of all trees (``None``: only each spec's own caps); see
         :class:`~streamforest.OnlineForestRegressor`.
     n_jobs
-        Threads that run trees in parallel on chunks of at least 2048 rows.
+        Threads that run trees in parallel on chunks of at least 256 rows.
     """
 
-    parallel_rows = 2048
+    parallel_rows = 256  # chunks this long run their trees on threads (when n_jobs > 1)
 
     def __init__(self, specs, features, bagging=0.0, seed=None, aggregation="mean",
                  max_memory_mb=None, n_jobs=1):  # fmt: skip
@@ -130,8 +130,9 @@ class Engine:
         T = len(self.specs)
         self.arena = AR.empty(T)
         self.created = np.zeros(T, np.int8)
+        self._fitted = False
         self.n_resets = np.zeros(T, np.int64)
-        self._synced = (0, -1)
+        self._synced = -1  # the version of the feature space the trees match
         self._gate = _Gate()
         self._scratch()
 
@@ -143,7 +144,7 @@ class Engine:
 
     def __getstate__(self):
         d = dict(self.__dict__)
-        for k in ("_wt", "_p", "_drifted"):
+        for k in ("_wt", "_p", "_drifted", "_pool"):
             d.pop(k, None)
         return d
 
@@ -158,7 +159,12 @@ class Engine:
 
     @property
     def fitted(self) -> bool:
-        return bool(self.created.all())
+        """Whether every tree exists (once the first feature is known)."""
+        return self._fitted
+
+    def _set_created(self, t: int) -> None:
+        self.created[t] = 1
+        self._fitted = bool(self.created.all())
 
     def state(self, t: int) -> S.TreeState:
         """Tree ``t``'s state (numpy views, valid until the arena changes)."""
@@ -183,9 +189,11 @@ class Engine:
     def sync(self) -> None:
         """Create the trees (once a feature is known) and widen them to the feature space."""
         fs = self.features
+        key = fs.version
+        if key == self._synced:
+            return
         p = len(fs)
-        key = (p, fs.max_categories)
-        if key == self._synced or p == 0:
+        if p == 0:
             return
         with self._gate.exclusive():
             for t in range(self.n_trees):
@@ -217,7 +225,7 @@ class Engine:
         TK.init_root(st, prm)
         st.ints[S.I_MAXCAT] = self.features.max_categories
         self.arena = AR.store(self.arena, t, st, prm)
-        self.created[t] = 1
+        self._set_created(t)
 
     def _widen(self, t: int, p: int) -> None:
         st = self.state(t)
@@ -322,11 +330,17 @@ class Engine:
             if i >= n:
                 return
 
+    def executor(self) -> ThreadPoolExecutor:
+        """The engine's ``n_jobs`` worker threads (created once, not saved)."""
+        ex = self.__dict__.get("_pool")
+        if ex is None:
+            ex = self._pool = ThreadPoolExecutor(self.n_jobs, thread_name_prefix="streamforest")
+        return ex
+
     def each_tree(self, run, n: int) -> None:
-        """``run(t)`` for every tree, on ``n_jobs`` threads when the chunk is large."""
+        """``run(t)`` for every tree, on ``n_jobs`` threads when the chunk is long enough."""
         if self.n_jobs > 1 and n >= self.parallel_rows:
-            with ThreadPoolExecutor(self.n_jobs) as ex:
-                list(ex.map(run, range(self.n_trees)))
+            list(self.executor().map(run, range(self.n_trees)))
         else:
             for t in range(self.n_trees):
                 run(t)
@@ -383,15 +397,15 @@ class Engine:
         out = self._p
         while True:
             if kernel is None:
-                t = FK.learn_one(self.arena, self.rng, self.bagging, row, y, w, self._wt,
-                                 self._p, self._drifted)  # fmt: skip
+                status = FK.learn_one(self.arena, self.rng, self.bagging, row, y, w, self._wt,
+                                      self._p, self._drifted)  # fmt: skip
             else:
-                t, out = kernel(self.arena, self.rng, self.bagging, row, y, w, self._wt,
-                                self._p, self._drifted, *extra)  # fmt: skip
-            if t < 0:
+                status, out = kernel(self.arena, self.rng, self.bagging, row, y, w, self._wt,
+                                     self._p, self._drifted, *extra)  # fmt: skip
+            if status < 0:
                 break
-            self.make_room(t)
-        if self._drifted.any():
+            self.make_room(status)
+        if status == FK.DRIFTED:
             for t in np.flatnonzero(self._drifted):
                 self.reset(int(t))
         return out

@@ -14,7 +14,8 @@ from collections.abc import Hashable, Mapping
 import numpy as np
 
 from ..base import Estimator
-from ..features import FeatureSpace, check_target, check_targets, check_weight, check_weights
+from ..features import FeatureSpace, check_target, check_targets, check_weights, weight_of
+from . import _kernels as FK
 
 
 class EngineRegressor(Estimator):
@@ -116,7 +117,7 @@ class EngineRegressor(Estimator):
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values) with sample weight ``w``."""
         yf = check_target(y)
-        wf = float(check_weight(w)[0])
+        wf = weight_of(w)
         row = self._features().encode_dict(x, learn=True)
         e = self.engine_
         e.sync()
@@ -124,14 +125,22 @@ class EngineRegressor(Estimator):
             return self._learn_featureless(yf, wf)
         e.learn_one(row, yf, wf)
 
+    def _encode_learn_row(self, x) -> np.ndarray:
+        """The encoded row of an example to learn (new features recorded, trees synced)."""
+        row = self._features().encode_dict(x, learn=True)
+        self.engine_.sync()
+        self._check_fittable()
+        return row
+
     def predict_one(self, x: Mapping[Hashable, object]) -> float:
         """Prediction for one example (before anything was learnt: see the model)."""
-        fs = self._features()
-        if not self._fitted:
-            if not isinstance(x, Mapping):
-                raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
-            return self._featureless_prediction()
-        return self.engine_.predict_one(fs.encode_dict(x, learn=False))
+        e = self.__dict__.get("engine_")
+        if e is not None and e._fitted:  # the hot path: one encoding, one compiled call
+            return FK.predict_one(e.arena, e.features.encode_dict(x, False), e.aggregation, e._p)
+        self._features()
+        if not isinstance(x, Mapping):
+            raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
+        return self._featureless_prediction()
 
     # --- inspection ------------------------------------------------------------------------------
     @property

@@ -47,7 +47,7 @@ class OnlineForestRegressor(EngineRegressor):
         whose size depends on the number of features and on a leaf sketch).  A tree at its leaf
         cap freezes its structure and keeps learning its leaves.  Set when a tree is created.
     n_jobs
-        Threads that run trees in parallel on chunks of at least 2048 rows (the compiled loops
+        Threads that run trees in parallel on chunks of at least 256 rows (the compiled loops
         release the GIL).  Results do not depend on it.
     seed
         Seed of the bagging weights and of the trees' seeds: the same seed gives the same forest.

@@ -387,10 +387,11 @@ def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, ring, cy, coob, cpred, c
     """CPApproximate, one example: every tree learns ``(x, y)`` (see
     :func:`streamforest.engine._kernels.learn_one`); when the row is out of bag for some tree it
     enters the calibration set at the ring's next slot (features stored in ``cx``).  Returns
-    ``(t, size)``: ``t >= 0`` a tree that lacks room (nothing was done), else -1."""
-    t = learn_one(A, frng, lam, x, y, w, wt, P, drifted)
-    if t >= 0:
-        return t, size
+    ``(status, size)``, the status as :func:`~streamforest.engine._kernels.learn_one`'s (a tree
+    that lacks room: nothing was done)."""
+    status = learn_one(A, frng, lam, x, y, w, wt, P, drifted)
+    if status >= 0:
+        return status, size
     oob = False
     for t in range(P.shape[0]):
         if wt[t] == 0.0:
@@ -401,7 +402,7 @@ def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, ring, cy, coob, cpred, c
         for j in range(x.shape[0]):
             cx[s, j] = x[j]
         size = _enter(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, wt, y, s)
-    return -1, size
+    return status, size
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 from numba import typed
 
-from ..features import check_target, check_weight
+from ..features import check_target, weight_of
 from . import _conformal_kernels as CK
 from . import _cqr_kernels as CQ
 from . import _scores as SC
@@ -116,9 +116,9 @@ class CPApproximate(IntervalRegressor):
         if self._exact:  # CPExact's member links need the chunk path
             return super().learn_one(x, y, w)
         yf = check_target(y)
-        wf = float(check_weight(w)[0])
+        wf = weight_of(w)
         f = self.forest_
-        row = f._encode_one(x, learn=True)[0]
+        row = f._encode_learn_row(x)
         e = f.engine_
         self._widen_x(row.shape[0])
         self.size_ = e.learn_one(

@@ -4,12 +4,11 @@ equal-tailed or highest-density (HDI-Forest) intervals."""
 from __future__ import annotations
 
 import numbers
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import typed
 
-from ..features import check_target, check_weight
+from ..features import check_target, weight_of
 from ..sketches import kll
 from . import _quantile_kernels as QK
 from .base import IntervalRegressor, check_alphas, doubled
@@ -138,7 +137,8 @@ class OnlineQRF(IntervalRegressor):
         """Run the mixture query on the forest's threads (rows split in blocks)."""
         n = rec[1].shape[1]
         mein = self.weighting == "meinshausen"
-        jobs = self.forest_.n_jobs if n >= 2048 and threads else 1
+        e = self.forest_.engine_
+        jobs = e.n_jobs if n >= e.parallel_rows and threads else 1
         bounds = np.linspace(0, n, jobs + 1).astype(int)
 
         def run(j):
@@ -147,8 +147,7 @@ class OnlineQRF(IntervalRegressor):
             )
 
         if jobs > 1:
-            with ThreadPoolExecutor(jobs) as ex:
-                list(ex.map(run, range(jobs)))
+            list(e.executor().map(run, range(jobs)))
         else:
             run(0)
 
@@ -199,9 +198,9 @@ class OnlineQRF(IntervalRegressor):
         """Learn one example (``x`` a dict of feature values): the forest learns it directly
         (the leaves' sketches are updated as it learns)."""
         yf = check_target(y)
-        wf = float(check_weight(w)[0])
+        wf = weight_of(w)
         f = self.forest_
-        row = f._encode_one(x, learn=True)[0]
+        row = f._encode_learn_row(x)
         f.engine_.learn_one(row, yf, wf)
         self._n_seen += 1
 
