@@ -156,3 +156,53 @@ def test_forest_state_is_one_arena_and_pickles(rng):
     g.learn_many(X[:500], y[:500])
     f.learn_many(X[:500], y[:500])
     assert np.array_equal(g.predict(X[:200]), f.predict(X[:200]))
+
+
+def test_per_example_calls_allocate_no_array(rng):
+    """In steady state a per-example call allocates no array and keeps nothing: what it
+    allocates for the moment (the compiled call's argument tuple, the returned float or tuple)
+    stays below the call's fixed overhead plus one numpy array object (112 bytes; its data may
+    come from numpy's small-buffer cache, which tracemalloc does not see), and the traced memory
+    does not grow over 1700 calls."""
+    import tracemalloc
+
+    array_bytes = 112  # a numpy array object
+    X, y = friedman1(4000, rng, p=10)
+    D = _dicts(X)
+    forest = sf.OnlineForestRegressor(n_trees=4, seed=1)
+    models = [
+        sf.HoeffdingTreeRegressor(seed=1),
+        forest,
+        sf.CPApproximate(forest=forest.clone(), calibration_size=300, seed=1),
+        sf.OnlineQRF(forest=forest.clone(), k=32, seed=1),
+    ]
+    for m in models:
+        for d, v in zip(D[:2000], y[:2000], strict=True):
+            m.learn_one(d, float(v))
+        rest = list(zip(D[2000:], y[2000:].tolist(), strict=True))
+        calls = [  # (call, arguments, fixed overhead in bytes, measured on Python 3.11)
+            (m.predict_one, [(d,) for d, _ in rest], 96),
+            (m.learn_one, rest, 480 if isinstance(m, sf.CPApproximate) else 96),
+        ]
+        if hasattr(m, "predict_interval_one"):
+            fixed = 240 if isinstance(m, sf.OnlineQRF) else 176
+            calls.append((m.predict_interval_one, [(d, 0.1) for d, _ in rest], fixed))
+        for call, args, fixed in calls:
+            for a in args[:300]:  # also fills Python's free lists (floats, tuples)
+                call(*a)
+            args = args[300:]
+            peaks = np.zeros(len(args), np.int64)
+            tracemalloc.start()
+            try:
+                start = tracemalloc.get_traced_memory()[0]
+                for i, a in enumerate(args):
+                    tracemalloc.reset_peak()
+                    before = tracemalloc.get_traced_memory()[0]
+                    call(*a)
+                    peaks[i] = tracemalloc.get_traced_memory()[1] - before
+                grown = tracemalloc.get_traced_memory()[0] - start
+            finally:
+                tracemalloc.stop()
+            name = f"{type(m).__name__}.{call.__name__}"
+            assert np.median(peaks) < fixed + array_bytes, (name, np.median(peaks))
+            assert grown < 2048, (name, grown)

@@ -141,10 +141,11 @@ class Engine:
         self._wt = np.zeros(T)
         self._p = np.zeros(T)
         self._drifted = np.zeros(T, np.int8)
+        self._row = np.empty(0)
 
     def __getstate__(self):
         d = dict(self.__dict__)
-        for k in ("_wt", "_p", "_drifted", "_pool"):
+        for k in ("_wt", "_p", "_drifted", "_pool", "_row"):
             d.pop(k, None)
         return d
 
@@ -385,6 +386,14 @@ class Engine:
         return out
 
     # --- one example ------------------------------------------------------------------------------
+    def encode_one(self, x, learn: bool) -> np.ndarray:
+        """The encoded row of dict ``x`` (see :meth:`FeatureSpace.encode_dict`), written into the
+        engine's row buffer: valid until the next call (the kernels read it and drop it)."""
+        r = self.features.encode_dict_into(x, learn, self._row)
+        if r is not self._row:  # the general path made a new row: it is the buffer from now on
+            r = self._row = r.reshape(-1)
+        return r
+
     def learn_one(self, row: np.ndarray, y: float, w: float, kernel=None, extra=()):
         """Every tree learns one encoded row (bagging weights drawn) in one compiled call.
 

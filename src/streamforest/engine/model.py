@@ -118,8 +118,9 @@ class EngineRegressor(Estimator):
         """Learn one example (``x`` a dict of feature values) with sample weight ``w``."""
         yf = check_target(y)
         wf = weight_of(w)
-        row = self._features().encode_dict(x, learn=True)
+        self._features()
         e = self.engine_
+        row = e.encode_one(x, True)
         e.sync()
         if not e.fitted:  # no feature seen yet
             return self._learn_featureless(yf, wf)
@@ -127,7 +128,8 @@ class EngineRegressor(Estimator):
 
     def _encode_learn_row(self, x) -> np.ndarray:
         """The encoded row of an example to learn (new features recorded, trees synced)."""
-        row = self._features().encode_dict(x, learn=True)
+        self._features()
+        row = self.engine_.encode_one(x, True)
         self.engine_.sync()
         self._check_fittable()
         return row
@@ -136,7 +138,7 @@ class EngineRegressor(Estimator):
         """Prediction for one example (before anything was learnt: see the model)."""
         e = self.__dict__.get("engine_")
         if e is not None and e._fitted:  # the hot path: one encoding, one compiled call
-            return FK.predict_one(e.arena, e.features.encode_dict(x, False), e.aggregation, e._p)
+            return FK.predict_one(e.arena, e.encode_one(x, False), e.aggregation, e._p)
         self._features()
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")

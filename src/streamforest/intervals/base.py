@@ -229,7 +229,7 @@ class IntervalRegressor(Estimator):
         alphas, scalar = check_alphas(alpha)
         f = self.forest_
         if self._one_kernel is not None and f._fitted:
-            row = f._features().encode_dict(x, learn=False)
+            row = f.engine_.encode_one(x, False)
             lo, hi = self._one_scratch(alphas.shape[0])
             self._one_kernel(row, alphas, lo, hi)
         else:

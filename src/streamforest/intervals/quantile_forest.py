@@ -213,21 +213,42 @@ class OnlineQRF(IntervalRegressor):
             R = T * (kll.LV_WIDTH - 3)
             i64 = np.int64
             s = self._qone = (
-                np.empty(T, i64), np.empty(T * cap), np.empty(R, i64), np.empty(R, i64),
-                np.empty(R), np.empty(R, i64), np.empty(R), np.empty(R, i64),
-                np.empty(T * cap), np.empty(T * cap), {},
+                (np.empty(T, i64), np.empty(T * cap), np.empty(R, i64), np.empty(R, i64),
+                 np.empty(R), np.empty(R, i64), np.empty(R), np.empty(R, i64),
+                 np.empty(T * cap), np.empty(T * cap)),
+                {},
             )  # fmt: skip
         return s
 
     def _query_one(self, row, qs, masses, out_q, out_lo, out_hi) -> None:
-        s = self._qone_scratch()
         QK.query_one(self.forest_.engine_.arena, row, self.weighting == "meinshausen", qs, masses,
-                     out_q, out_lo, out_hi, *s[:-1])  # fmt: skip
+                     out_q, out_lo, out_hi, *self._qone_scratch()[0])  # fmt: skip
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         A = alphas.shape[0]
-        cache = self._qone_scratch()[-1]
-        key = (self.interval, alphas.tobytes())
+        cache = self._qone_scratch()[1]
+        last = cache.get("last")
+        if last is not None and last[0] is alphas:  # the same levels object (a cached scalar)
+            levels = last[1]
+        else:
+            levels = self._levels_for(cache, alphas)
+            cache["last"] = (alphas, levels)
+        qs, masses, out_q = levels
+        self._query_one(row, qs, masses, out_q, lo, hi)
+        equal_tailed = qs.shape[0] > 0
+        for a in range(A):
+            if equal_tailed:
+                lo[a] = out_q[2 * a]
+                hi[a] = out_q[2 * a + 1]
+            if lo[a] != lo[a]:
+                lo[a] = -np.inf
+            if hi[a] != hi[a]:
+                hi[a] = np.inf
+
+    def _levels_for(self, cache, alphas):
+        """Quantile levels or masses (and their output scratch) that answer ``alphas``."""
+        A = alphas.shape[0]
+        key = alphas.tobytes()
         levels = cache.get(key)
         if levels is None:
             if len(cache) > 64:
@@ -237,16 +258,7 @@ class OnlineQRF(IntervalRegressor):
             else:
                 qs = np.ascontiguousarray(np.stack([alphas / 2, 1 - alphas / 2], axis=1).ravel())
                 levels = cache[key] = (qs, np.zeros(0), np.empty(2 * A))
-        qs, masses, out_q = levels
-        self._query_one(row, qs, masses, out_q, lo, hi)
-        if qs.shape[0]:
-            lo[:A] = out_q[0::2]
-            hi[:A] = out_q[1::2]
-        for a in range(A):
-            if lo[a] != lo[a]:
-                lo[a] = -np.inf
-            if hi[a] != hi[a]:
-                hi[a] = np.inf
+        return levels
 
     def predict_quantiles_one(self, x, q):
         """Quantiles ``q`` (a number or a list) of the conditional distribution of y at one
@@ -258,7 +270,7 @@ class OnlineQRF(IntervalRegressor):
         f = self.forest_
         out = np.full(qa.shape[0], np.nan)
         if f._fitted:
-            row = f._features().encode_dict(x, learn=False)
+            row = f.engine_.encode_one(x, False)
             self._query_one(row, np.ascontiguousarray(qa), np.zeros(0), out, out, out)
         else:
             f._features().encode_dict(x, learn=False)  # validates
