@@ -1,6 +1,8 @@
 """streamforest: online regression forests for data streams, with prediction intervals."""
 
-# first: its import registers the listener that logs the first compilation of a kernel
+# first: a writable place for numba's cache (before any kernel is defined), then the listener
+# that logs the first compilation of a kernel
+from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
 from .forests import OnlineForestRegressor
 from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF

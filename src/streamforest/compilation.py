@@ -43,10 +43,20 @@ FIRST_COMPILE_MESSAGE = (
 
 
 def cache_location() -> str:
-    """Where numba writes the kernels' cache (``NUMBA_CACHE_DIR``, or next to the sources)."""
+    """Where numba writes the kernels' cache: ``NUMBA_CACHE_DIR`` (or the fallback of
+    :mod:`streamforest._numba_cache`), next to the sources, or the user's cache folder."""
+    import os
+
     from numba.core import config
 
-    return config.CACHE_DIR or "__pycache__ next to streamforest's sources"
+    if config.CACHE_DIR:
+        return config.CACHE_DIR
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")
+    if os.access(os.path.dirname(here), os.W_OK):
+        return "__pycache__ next to streamforest's sources"
+    from numba.misc.appdirs import AppDirs
+
+    return AppDirs(appname="numba", appauthor=False).user_cache_dir
 
 
 def _ours(event) -> str | None:

@@ -42,6 +42,7 @@ AGG_MEAN = 0
 AGG_MEDIAN = 1
 DONE = -1  # a per-example kernel learnt the row
 DRIFTED = -2  # ... and some tree's drift detector fired
+FRESH = -1  # learn_one's t0 for a new row
 
 
 @njit(cache=True, inline="always")
@@ -111,30 +112,32 @@ def lacks_room(A, t):
 # ------------------------------------------------------------------------------------------------
 # one example through every tree
 @njit(cache=True, nogil=True, _nrt=False)
-def learn_one(A, frng, lam, x, y, w, wt, P, drifted):
-    """Every tree learns ``(x, y)``: tree t with the bagging weight ``wt[t]`` (drawn here) after
-    predicting ``x`` into ``P[t]``; ``drifted[t]`` is set when tree t's drift detector fired.
+def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0):
+    """Every tree learns ``(x, y)``: tree t with the bagging weight ``wt[t]`` after predicting
+    ``x`` into ``P[t]``; ``drifted[t]`` is set when tree t's drift detector fired.  A new row
+    comes with ``t0 = FRESH`` (the weights are drawn, every tree runs); a repeated call with
+    ``t0 = t`` resumes at tree ``t`` with the weights already drawn.
 
-    Returns ``DONE`` (or ``DRIFTED`` when some detector fired), or the index of a tree that
-    lacks room: then nothing was learnt and the generator is restored, so the call can be
-    repeated after the engine grew that tree."""
+    Returns ``DONE`` (or ``DRIFTED`` when some detector fired), or the index ``t`` of a tree
+    that lacks room: the trees before it have learnt the row, and the call is repeated with
+    ``t0 = t`` once the engine grew that tree."""
     T = A.lay.shape[0]
-    saved = frng[0]
-    for t in range(T):
-        wt[t] = bagging_weight(frng, lam, w)
-    for t in range(T):
+    if t0 == FRESH:
+        for t in range(T):
+            wt[t] = bagging_weight(frng, lam, w)
+            drifted[t] = 0
+        t0 = 0
+    for t in range(t0, T):
         st, prm = tree_at(A, t)
         if needs_step(prm, wt[t]) and not has_room(st, prm):
-            frng[0] = saved
             return t
-    status = DONE
-    for t in range(T):
-        st, prm = tree_at(A, t)
         P[t], d = learn_step(st, prm, x, y, wt[t], True)
-        drifted[t] = 1 if d else 0
         if d:
-            status = DRIFTED
-    return status
+            drifted[t] = 1
+    for t in range(T):
+        if drifted[t]:
+            return DRIFTED
+    return DONE
 
 
 @njit(cache=True, inline="always")

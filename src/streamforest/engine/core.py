@@ -398,22 +398,25 @@ class Engine:
         """Every tree learns one encoded row (bagging weights drawn) in one compiled call.
 
         ``kernel`` (default :func:`~streamforest.engine._kernels.learn_one`) is called as
-        ``kernel(arena, rng, bagging, row, y, w, weights, predictions, drifted, *extra)``; a
-        method kernel returns ``(t, result)``, the default ``t``: ``t >= 0`` names a tree that
-        lacks room (nothing was learnt: the engine grows it and calls again).  Afterwards the
+        ``kernel(arena, rng, bagging, row, y, w, weights, predictions, drifted, t0, *extra)``;
+        a method kernel returns ``(status, result)``, the default ``status``: ``t >= 0`` names a
+        tree that lacks room (the trees before it learnt the row: the engine grows it and calls
+        again with ``t0 = t``; a new row starts with ``t0 = FRESH``).  Afterwards the
         trees whose drift detector fired are replaced.  Returns the method kernel's result, or
         the trees' predictions made before learning (scratch, overwritten by the next call)."""
         out = self._p
+        t0 = FK.FRESH
         while True:
             if kernel is None:
                 status = FK.learn_one(self.arena, self.rng, self.bagging, row, y, w, self._wt,
-                                      self._p, self._drifted)  # fmt: skip
+                                      self._p, self._drifted, t0)  # fmt: skip
             else:
                 status, out = kernel(self.arena, self.rng, self.bagging, row, y, w, self._wt,
-                                     self._p, self._drifted, *extra)  # fmt: skip
+                                     self._p, self._drifted, t0, *extra)  # fmt: skip
             if status < 0:
                 break
             self.make_room(status)
+            t0 = status
         if status == FK.DRIFTED:
             for t in np.flatnonzero(self._drifted):
                 self.reset(int(t))

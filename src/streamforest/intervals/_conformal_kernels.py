@@ -382,14 +382,14 @@ def _enter(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, wt, y, s
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, ring, cy, coob, cpred, csum, ccnt, score,
-                 order, pos, ss, cx, size):  # fmt: skip
+def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, ring, cy, coob, cpred, csum, ccnt,
+                 score, order, pos, ss, cx, size):  # fmt: skip
     """CPApproximate, one example: every tree learns ``(x, y)`` (see
     :func:`streamforest.engine._kernels.learn_one`); when the row is out of bag for some tree it
     enters the calibration set at the ring's next slot (features stored in ``cx``).  Returns
     ``(status, size)``, the status as :func:`~streamforest.engine._kernels.learn_one`'s (a tree
-    that lacks room: nothing was done)."""
-    status = learn_one(A, frng, lam, x, y, w, wt, P, drifted)
+    that lacks room: call again from it once grown)."""
+    status = learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0)
     if status >= 0:
         return status, size
     oob = False
