@@ -19,9 +19,10 @@ A tree's hyper-parameters come from a *spec*, a :class:`~streamforest.trees.Hoef
 that is never fitted itself (its ``_tree_params`` gives the compiled parameters).  The tree kind is
 chosen there: split rule (observers), leaf model and drift detector are parameters of the spec.
 
-Threads: trees write only their own arena rows, so they run concurrently; a tree that outgrows
-its row makes the arena reallocate, which waits (:class:`_Gate`) until no other tree's kernel is
-running and makes the others pick up the new arrays.
+Threads: trees write only their own arena rows, so they run concurrently and never wait for each
+other.  A tree that outgrows its row reallocates the arena (under a lock, copying every row as it
+is); a tree whose pass was running on the old arrays meanwhile copies its own row over when its
+call returns (:meth:`Engine.drive`), so no update is lost.
 """
 
 from __future__ import annotations
@@ -42,14 +43,11 @@ from . import _kernels as FK
 AGGREGATIONS = {"mean": FK.AGG_MEAN, "median": FK.AGG_MEDIAN}
 
 
-class _Gate:
-    """Kernels on tree rows run concurrently (``running``); reallocating the arena (``exclusive``)
-    waits until none runs and holds new ones back."""
+class _Lock:
+    """A re-entrant lock that pickles as a new one (models pickle with their engine)."""
 
     def __init__(self):
-        self._cond = threading.Condition()
-        self._active = 0
-        self._writer = False
+        self._lock = threading.RLock()
 
     def __getstate__(self):
         return {}
@@ -57,41 +55,11 @@ class _Gate:
     def __setstate__(self, state):
         self.__init__()
 
-    def running(self):
-        gate = self
+    def __enter__(self):
+        self._lock.acquire()
 
-        class _Ctx:
-            def __enter__(self):
-                with gate._cond:
-                    while gate._writer:
-                        gate._cond.wait()
-                    gate._active += 1
-
-            def __exit__(self, *exc):
-                with gate._cond:
-                    gate._active -= 1
-                    gate._cond.notify_all()
-
-        return _Ctx()
-
-    def exclusive(self):
-        gate = self
-
-        class _Ctx:
-            def __enter__(self):
-                with gate._cond:
-                    while gate._writer:
-                        gate._cond.wait()
-                    gate._writer = True
-                    while gate._active:
-                        gate._cond.wait()
-
-            def __exit__(self, *exc):
-                with gate._cond:
-                    gate._writer = False
-                    gate._cond.notify_all()
-
-        return _Ctx()
+    def __exit__(self, *exc):
+        self._lock.release()
 
 
 class Engine:
@@ -133,7 +101,7 @@ class Engine:
         self._fitted = False
         self.n_resets = np.zeros(T, np.int64)
         self._synced = -1  # the version of the feature space the trees match
-        self._gate = _Gate()
+        self._lock = _Lock()
         self._scratch()
 
     def _scratch(self) -> None:
@@ -196,7 +164,7 @@ class Engine:
         p = len(fs)
         if p == 0:
             return
-        with self._gate.exclusive():
+        with self._lock:
             for t in range(self.n_trees):
                 if not self.created[t]:
                     self._create(t, p)
@@ -257,13 +225,13 @@ class Engine:
 
     def reset(self, t: int) -> None:
         """Replace tree ``t`` by a fresh one (after a detected drift)."""
-        with self._gate.exclusive():
+        with self._lock:
             self.n_resets[t] += 1
             self._create(t, len(self.features))
 
     def make_room(self, t: int) -> None:
         """Grow tree ``t``'s arrays (it stopped for lack of room)."""
-        with self._gate.exclusive():
+        with self._lock:
             st = self.state(t)
             prm = self.params(t)
             ints = st.ints
@@ -298,7 +266,7 @@ class Engine:
         """Load (or compile) kernels that only run when a tree grows, so that a timed run does
         not pay for them; rehashing the observer bins in place changes nothing."""
         if self.fitted:
-            with self._gate.exclusive():
+            with self._lock:
                 rebuild_hash(self.state(0))
 
     # --- bagging and aggregation ------------------------------------------------------------------
@@ -315,6 +283,17 @@ class Engine:
         return P.mean(axis=0)
 
     # --- running the trees ------------------------------------------------------------------------
+    def _carry_row(self, old: AR.Arena, t: int) -> None:
+        """Tree ``t`` ran on arena ``old`` while another tree reallocated the arena (copying
+        every row as it was then): copy ``t``'s row, which only ``t``'s thread writes, into the
+        current arrays."""
+        with self._lock:
+            cur = self.arena
+            if cur is old:
+                return
+            for a, b in zip((old.fa, old.ia, old.ba), (cur.fa, cur.ia, cur.ba), strict=True):
+                b[t, : a.shape[1]] = a[t]
+
     def drive(self, t: int, step, n: int, before=None, on_reset=None) -> None:
         """Call ``step(arena, t, start) -> stop`` until all ``n`` rows are done.  After each call:
         ``before(stop)`` if given (a pass grows its own buffers there), then the tree is grown if
@@ -322,8 +301,9 @@ class Engine:
         ``on_reset(stop)`` if given)."""
         i = 0
         while True:
-            with self._gate.running():
-                i = step(self.arena, t, i)
+            A = self.arena
+            i = step(A, t, i)
+            self._carry_row(A, t)  # if another tree reallocated the arena meanwhile
             if before is not None:
                 before(i)
             if self.after_stop(t, i, n) and on_reset is not None:
@@ -374,8 +354,7 @@ class Engine:
         if self.fitted and n:
 
             def run(t):
-                with self._gate.running():
-                    FK.predict_rows(self.arena, t, Xa, P)
+                FK.predict_rows(self.arena, t, Xa, P)
 
             self.each_tree(run, n)
         return P
