@@ -138,46 +138,13 @@ class FeatureSpace:
     # nothing, and its row holds float(v) of each value in its column and NaN elsewhere: exactly
     # what the fast path writes (``struct``'s "d" conversion is float(v) for those types).
     # Anything else, including any exception on the way (e.g. an int too large for a float),
-    # goes to the general path, which defines results and errors.  The two public methods
-    # inline the same steps (a helper call costs ~70 ns of ~1 us): keep them in step.
+    # goes to the general path, which defines results and errors.
     def encode_dict(self, x: Mapping, learn: bool) -> np.ndarray:
         """One row of the core's matrix for dict ``x``; with ``learn``, new names are added.
 
         Returns a new 1-d array the caller owns.
         """
-        if type(x) is not dict:
-            return self._encode_dict_general(x, learn)
-        vals = None  # stays None unless x's key set is remembered
-        try:
-            lay = self._last
-            try:  # the values in column order if x has the last layout's keys
-                vals = lay[1](x) if len(x) == lay[0] else None
-            except KeyError:
-                vals = None
-            if vals is None:
-                lay = self._layouts.get(frozenset(x))
-                if lay is not None:
-                    vals = lay[1](x)
-                    self._last = lay
-            if vals is not None and _FAST_NUMERIC.issuperset(map(type, vals)):
-                s = _fsum(vals)  # finite unless a value is NaN or infinite (or raises)
-                if s - s == 0.0 or not (_INF in vals or _NINF in vals):
-                    _, _, order, p, pack, cols, pack_n, _ = lay
-                    if cols is None:
-                        row = _empty(p)
-                        pack(row, 0, *(vals if order is None else order(vals + _NAN1)))
-                    else:  # wide and sparse: scatter the few values into a row of NaN
-                        buf = _empty(len(vals))
-                        pack_n(buf, 0, *vals)
-                        row = np.full(p, _MISSING)
-                        row[cols] = buf
-                    return row
-        except Exception:
-            pass
-        row = self._encode_dict_general(x, learn)
-        if vals is None:
-            self._remember(x)
-        return row
+        return self.encode_dict_into(x, learn)[0]
 
     def encode_dict_into(self, x: Mapping, learn: bool, out: np.ndarray | None = None):
         """:meth:`encode_dict` as a one-row matrix ``(1, p)``, written into ``out`` when it can be.

@@ -9,7 +9,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..sketches.kll import LV_N, LV_WIDTH, runs_quantile, runs_sorted, shortest_interval
+from ..sketches.kll import (
+    LV_N,
+    LV_WIDTH,
+    append_runs,
+    runs_quantile,
+    runs_sorted,
+    shortest_interval,
+)
 from ..trees._arena import tree_at
 from ..trees._kernels import has_room, learn_at, needs_step, route
 from ..trees._state import I_NFEAT
@@ -67,20 +74,9 @@ def _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw):
         nt = glv[t, i, LV_N]
         if not (mask[t, i] and nt > 0):
             continue
-        src = bufs[t]
         mult = 1.0 / (nt * teff) if meinshausen else 1.0
-        off = goff[t, i] - glv[t, i, 1]
-        for h in range(glv[t, i, 0]):
-            s = glv[t, i, h + 1]
-            e = glv[t, i, h + 2]
-            if e > s:
-                rs[nr] = nb
-                for j in range(off + s, off + e):
-                    buf[nb] = src[j]
-                    nb += 1
-                re[nr] = nb
-                rw[nr] = mult * float(np.int64(1) << h)
-                nr += 1
+        nb, nr = append_runs(bufs[t], goff[t, i] - glv[t, i, 1], glv[t, i], mult, buf, nb, rs,
+                             re, rw, nr)  # fmt: skip
         total += mult * nt
     return nr, total
 
@@ -138,17 +134,7 @@ def _gather_leaf_runs(A, x, meinshausen, leaves, buf, rs, re, rw):
         if nt <= 0:
             continue
         mult = 1.0 / (nt * teff) if meinshausen else 1.0
-        for h in range(st.lf_skl[leaf, 0]):
-            s = st.lf_skl[leaf, h + 1]
-            e = st.lf_skl[leaf, h + 2]
-            if e > s:
-                rs[nr] = nb
-                for j in range(s, e):
-                    buf[nb] = st.lf_sk[leaf, j]
-                    nb += 1
-                re[nr] = nb
-                rw[nr] = mult * float(np.int64(1) << h)
-                nr += 1
+        nb, nr = append_runs(st.lf_sk[leaf], 0, st.lf_skl[leaf], mult, buf, nb, rs, re, rw, nr)
         total += mult * nt
     return nr, total
 

@@ -189,23 +189,29 @@ def kll_update(items, lv, r, v, w, capt, rng):
 # ------------------------------------------------------------------------------------------------
 # queries over sorted runs (one sketch, or the union of several)
 @njit(cache=True, inline="always")
-def add_runs(items, lv, r, mult, buf, nbuf, rs, re, rw, nruns):
-    """Append sketch row ``r``'s levels as runs of ``buf`` (values copied), each item weighing
-    ``mult * 2**h``.  Returns ``(nbuf, nruns)``."""
-    H = lv[r, LV_H]
-    for h in range(H):
-        s = lv[r, h + 1]
-        e = lv[r, h + 2]
+def append_runs(items, off, lv, mult, buf, nbuf, rs, re, rw, nruns):
+    """Append the levels of one sketch (level row ``lv``: count and boundaries; its items in
+    ``items`` from ``off``, e.g. a copy made elsewhere) as runs of ``buf`` (values copied), each
+    item of level h weighing ``mult * 2**h``.  Returns ``(nbuf, nruns)``."""
+    for h in range(lv[LV_H]):
+        s = lv[h + 1]
+        e = lv[h + 2]
         if e <= s:
             continue
         rs[nruns] = nbuf
-        for i in range(s, e):
-            buf[nbuf] = items[r, i]
+        for i in range(off + s, off + e):
+            buf[nbuf] = items[i]
             nbuf += 1
         re[nruns] = nbuf
         rw[nruns] = mult * float(np.int64(1) << h)
         nruns += 1
     return nbuf, nruns
+
+
+@njit(cache=True, inline="always")
+def add_runs(items, lv, r, mult, buf, nbuf, rs, re, rw, nruns):
+    """Append sketch row ``r``'s levels as runs of ``buf``; see :func:`append_runs`."""
+    return append_runs(items[r], 0, lv[r], mult, buf, nbuf, rs, re, rw, nruns)
 
 
 @njit(cache=True, inline="always")
