@@ -4,38 +4,178 @@
   style); :meth:`Estimator.get_params`, :meth:`Estimator.clone` and ``repr`` are built on that.
 - Learnt state lives in attributes with a trailing underscore and is created on first learning.
 - Hyper-parameters are validated when learning starts (so ``clone`` with new values is cheap).
+- scikit-learn: ``get_params(deep=...)``/``set_params`` (nested ``forest__n_trees`` keys), ``fit``
+  (forget, then learn), ``partial_fit`` (keep learning), ``score`` (R²) and regressor tags, so the
+  estimators work with ``sklearn.base.clone``, pipelines and ``GridSearchCV``.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
+import numbers
 from typing import Any
+
+import numpy as np
 
 
 class Estimator:
-    """Base class: parameter introspection, cloning and repr."""
+    """Base class: parameter introspection, cloning, repr and the scikit-learn estimator API
+    (``get_params``/``set_params``, ``fit``/``partial_fit``/``score``, tags)."""
 
     @classmethod
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
         return [p for p in sig.parameters if p != "self"]
 
-    def get_params(self) -> dict[str, Any]:
-        """Hyper-parameters as passed to the constructor."""
-        return {name: getattr(self, name) for name in self._param_names()}
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Hyper-parameters as passed to the constructor.
+
+        With ``deep`` (scikit-learn semantics), the parameters of estimator-valued parameters
+        follow too, as ``<param>__<sub-param>`` keys (e.g. ``forest__n_trees``).
+        """
+        out: dict[str, Any] = {}
+        for name in self._param_names():
+            v = getattr(self, name)
+            out[name] = v
+            if deep and hasattr(v, "get_params") and not isinstance(v, type):
+                for k, sub in v.get_params(deep=True).items():
+                    out[f"{name}__{k}"] = sub
+        return out
+
+    def set_params(self, **params) -> Estimator:
+        """Set hyper-parameters (scikit-learn semantics; ``<param>__<sub-param>`` keys set a
+        parameter of an estimator-valued parameter, in place).  Returns ``self``.
+
+        Raises ``ValueError`` for a name that is not a parameter.  Like the constructor, it
+        does not validate values (that happens when learning starts) nor reset learnt state.
+        """
+        if not params:
+            return self
+        names = self._param_names()
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            name, delim, sub = key.partition("__")
+            if name not in names:
+                raise ValueError(
+                    f"invalid parameter {name!r} for estimator {type(self).__name__}; "
+                    f"valid parameters are: {sorted(names)}"
+                )
+            if delim:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+        for name, sub_params in nested.items():
+            inner = getattr(self, name)
+            if not hasattr(inner, "set_params") or isinstance(inner, type):
+                raise ValueError(
+                    f"cannot set {sorted(name + '__' + k for k in sub_params)} on "
+                    f"{type(self).__name__}: {name} is {inner!r}, not an estimator "
+                    f"(pass {name}=<estimator> first)"
+                )
+            inner.set_params(**sub_params)
+        return self
 
     def clone(self, **new_params) -> Estimator:
         """A fresh, untrained estimator with the same hyper-parameters (overridden by
         ``new_params``); estimator-valued parameters are cloned too."""
         params = {}
-        for k, v in self.get_params().items():
+        for k, v in self.get_params(deep=False).items():
             params[k] = v.clone() if isinstance(v, Estimator) else copy.deepcopy(v)
         unknown = set(new_params) - set(params)
         if unknown:
             raise TypeError(f"unknown parameter(s) for {type(self).__name__}: {sorted(unknown)}")
         params.update(new_params)
         return type(self)(**params)
+
+    # --- scikit-learn estimator API --------------------------------------------------------------
+    _estimator_type = "regressor"  # scikit-learn < 1.6
+
+    # attributes scikit-learn's meta-estimators and helpers set on an estimator (callbacks,
+    # metadata routing, output configuration): not learnt state, ``fit`` keeps them
+    _SKLEARN_ATTRS = (
+        "_parent_callback_ctx",
+        "_skl_callbacks",
+        "_metadata_request",
+        "_sklearn_output_config",
+    )
+
+    def _reset(self) -> None:
+        """Forget everything learnt: the object becomes what the constructor makes of the current
+        parameters (the parameter objects themselves are kept, as scikit-learn's ``fit`` does)."""
+        fresh = type(self)(**self.get_params(deep=False))
+        keep = {k: v for k, v in self.__dict__.items() if k in self._SKLEARN_ATTRS}
+        self.__dict__.clear()
+        self.__dict__.update(fresh.__dict__)
+        self.__dict__.update(keep)
+
+    def fit(self, X, y, sample_weight=None) -> Estimator:
+        """scikit-learn ``fit``: forget any learnt state, then learn the rows of ``X`` in order
+        (:meth:`learn_many`).  Returns ``self``.
+
+        ``X`` is a 2-d array-like or a DataFrame (NaN = missing); it needs at least one row and
+        one column.  Sparse matrices and complex values are refused.
+        """
+        X, y, w = _check_fit_input(self, X, y, sample_weight, fit=True)
+        self._reset()
+        self.learn_many(X, y, w)
+        return self
+
+    def partial_fit(self, X, y, sample_weight=None) -> Estimator:
+        """scikit-learn ``partial_fit``: keep learning from the rows of ``X``
+        (:meth:`learn_many`; an empty batch is a no-op).  Returns ``self``."""
+        X, y, w = _check_fit_input(self, X, y, sample_weight, fit=False)
+        self.learn_many(X, y, w)
+        return self
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Coefficient of determination R² of :meth:`predict` on ``(X, y)`` (as
+        ``sklearn.metrics.r2_score``: 1.0 for a perfect fit of a constant target, 0.0 for an
+        imperfect one)."""
+        yt = np.asarray(y, dtype=np.float64).reshape(-1)
+        yp = np.asarray(self.predict(X), dtype=np.float64).reshape(-1)
+        if yt.shape != yp.shape:
+            raise ValueError(f"y has {yt.shape[0]} values for {yp.shape[0]} rows of X")
+        w = (
+            np.ones_like(yt)
+            if sample_weight is None
+            else np.broadcast_to(np.asarray(sample_weight, dtype=np.float64), yt.shape)
+        )
+        num = float(np.sum(w * (yt - yp) ** 2))
+        mean = float(np.sum(w * yt) / np.sum(w))
+        den = float(np.sum(w * (yt - mean) ** 2))
+        if den == 0.0:
+            return 1.0 if num == 0.0 else 0.0
+        return 1.0 - num / den
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="regressor",
+            target_tags=TargetTags(required=True),
+            regressor_tags=RegressorTags(),
+            input_tags=InputTags(allow_nan=True),
+            # predicting before learning is allowed (the featureless prediction, River style)
+            requires_fit=False,
+            non_deterministic=self._random_without_seed(),
+        )
+
+    def _random_without_seed(self) -> bool:
+        """Whether learning draws from an unseeded generator (``seed=None`` with bagging or
+        feature subsampling), so two fits on the same data differ."""
+        p = self.get_params(deep=False)
+        if p.get("seed", 0) is not None:
+            return False
+        return "n_trees" in p or "forest" in p or p.get("max_features") is not None
+
+    def _more_tags(self) -> dict:  # scikit-learn < 1.6
+        return {
+            "allow_nan": True,
+            "requires_y": True,
+            "requires_fit": False,
+            "non_deterministic": self._random_without_seed(),
+        }
 
     def __repr__(self) -> str:
         sig = inspect.signature(type(self).__init__)
@@ -54,3 +194,81 @@ def _same(a, b) -> bool:
         return type(a) is type(b) and bool(a == b)
     except Exception:
         return False
+
+
+_SCALARS = (str, bytes, numbers.Number, np.generic, type(None))
+_NONE = object()
+
+
+def _is_dataframe(X) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _check_fit_input(est, X, y, sample_weight, fit: bool):
+    """``(X, y, w)`` for ``learn_many`` from scikit-learn style arguments, with scikit-learn's
+    error conventions (the models' own validation follows in ``learn_many``)."""
+    name = type(est).__name__
+    if type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError(
+            f"{name} does not support sparse input: pass a dense array (X.toarray()) instead"
+        )
+    if not _is_dataframe(X):
+        X = np.asarray(X)
+        if np.iscomplexobj(X):
+            raise ValueError("Complex data not supported")
+        if X.dtype == object:
+            bad = next((v for v in X.flat if not isinstance(v, _SCALARS)), _NONE)
+            if bad is not _NONE:
+                raise TypeError(
+                    f"each value of X must be a string or a number (or None), got "
+                    f"{type(bad).__name__} {bad!r} (argument must be a string or a number)"
+                )
+        if X.ndim != 2:
+            raise ValueError(
+                f"Expected a 2-d X (n_samples, n_features), got shape {X.shape}. Reshape your "
+                "data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample."
+            )
+    if fit:
+        if X.shape[0] < 1:
+            raise ValueError(
+                f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is "
+                f"required by {name}."
+            )
+        if X.shape[1] < 1:
+            raise ValueError(
+                f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                f"required by {name}."
+            )
+    if y is None:
+        raise ValueError(f"{name} requires y to be passed, but the target y is None")
+    if hasattr(y, "iloc"):  # pandas: a one-column DataFrame is a column vector
+        if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
+            _warn_column_vector()
+            y = y.iloc[:, 0]
+    else:
+        y = np.asarray(y)
+        if np.iscomplexobj(y):
+            raise ValueError("Complex data not supported")
+        if y.ndim == 2 and y.shape[1] == 1:
+            _warn_column_vector()
+            y = y.ravel()
+    w = sample_weight
+    if w is not None:
+        w = np.asarray(w)
+        if fit and w.size and np.issubdtype(w.dtype, np.number) and np.all(w == 0):
+            raise ValueError("sample_weight is all zero: nothing to learn")
+    return X, y, w
+
+
+def _warn_column_vector() -> None:
+    import warnings
+
+    try:
+        from sklearn.exceptions import DataConversionWarning as category
+    except ImportError:  # scikit-learn is optional
+        category = UserWarning
+    warnings.warn(
+        "A column-vector y was passed when a 1d array was expected; it is raveled to (n_samples,).",
+        category,
+        stacklevel=3,
+    )

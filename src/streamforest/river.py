@@ -11,13 +11,18 @@ is imported (``pip install river``).
 >>> model = RiverRegressor(HoeffdingTreeRegressor(seed=0))
 >>> evaluate.progressive_val_score(datasets.TrumpApproval(), model, metrics.MAE())  # doctest: +SKIP
 MAE: ...
+
+Interval models (:class:`~streamforest.CPApproximate`, :class:`~streamforest.OnlineQRF`, ...)
+follow River's ``conf`` convention: ``predict_one(x, with_interval=True)`` returns a
+``river.conf.Interval`` at the adapter's ``confidence_level`` (the model's
+``predict_interval_one(x, alpha=1 - confidence_level)``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from river import base
+from river import base, conf
 
 from .trees import HoeffdingTreeRegressor
 
@@ -30,11 +35,16 @@ class RiverRegressor(base.MiniBatchRegressor):
     model
         The streamforest model to wrap (learnt in place); default
         ``HoeffdingTreeRegressor()``.
+    confidence_level
+        Coverage of the intervals of ``predict_one(x, with_interval=True)`` (their significance
+        level ``alpha`` is ``1 - confidence_level``), as in River's ``conf`` regressors.  Only
+        used with an interval model (one with ``predict_interval_one``).
 
     """
 
-    def __init__(self, model=None):
+    def __init__(self, model=None, confidence_level: float = 0.9):
         self.model = model if model is not None else HoeffdingTreeRegressor()
+        self.confidence_level = confidence_level
 
     @property
     def _supervised(self):
@@ -43,8 +53,25 @@ class RiverRegressor(base.MiniBatchRegressor):
     def learn_one(self, x, y):
         self.model.learn_one(x, y)
 
-    def predict_one(self, x):
-        return self.model.predict_one(x)
+    def predict_one(self, x, with_interval: bool = False, **kwargs):
+        """The prediction for ``x``; with ``with_interval``, a ``river.conf.Interval`` at
+        ``confidence_level`` instead (River's ``conf`` convention), from the wrapped model's
+        ``predict_interval_one``."""
+        if not with_interval:
+            return self.model.predict_one(x, **kwargs)
+        interval_one = getattr(self.model, "predict_interval_one", None)
+        if interval_one is None:
+            raise TypeError(
+                f"{type(self.model).__name__} gives no prediction intervals: "
+                "with_interval=True needs an interval model (CPApproximate, CPExact, "
+                "ConformalQRF, OnlineQRF, GaussianInterval)"
+            )
+        cl = self.confidence_level
+        if isinstance(cl, bool) or not isinstance(cl, (int, float)) or not 0.0 < cl < 1.0:
+            raise ValueError(f"confidence_level must be a number in (0, 1), got {cl!r}")
+        # rounded so that confidence_level=0.9 asks for alpha=0.1 exactly (not 0.09999999999999998)
+        lower, upper = interval_one(x, alpha=round(1.0 - float(cl), 12), **kwargs)
+        return conf.Interval(lower=lower, upper=upper)
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series):
         self.model.learn_many(X, np.asarray(y, dtype=float))

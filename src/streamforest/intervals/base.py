@@ -249,6 +249,17 @@ class IntervalRegressor(Estimator):
         return s
 
     @property
+    def n_features_in_(self) -> int:
+        """Features seen so far (the forest's; 0 before learning)."""
+        f = self.__dict__.get("_forest")
+        return f.n_features_in_ if f is not None else 0
+
+    @property
+    def feature_names_in_(self) -> list:
+        f = self.__dict__.get("_forest")
+        return f.feature_names_in_ if f is not None else []
+
+    @property
     def n_seen(self) -> int:
         return self.__dict__.get("_n_seen", 0)
 
