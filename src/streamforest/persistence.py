@@ -6,9 +6,9 @@ A model file is one zip archive holding
 
 - ``manifest.json`` (first entry): a JSON object with ``format`` (``"streamforest-model"``),
   ``format_version`` (an integer), ``library`` and ``library_version`` (who wrote it),
-  ``class`` (``"module:QualName"`` of the estimator), ``params`` (its constructor parameters,
-  ``get_params()``), ``state`` (the estimator's whole object graph as a JSON tree) and, for
-  information only, the ``python_version`` and ``numpy_version`` that wrote it;
+  ``class`` (``"module:QualName"`` of the estimator), ``params`` (its constructor
+  parameters, ``get_params(deep=False)``), ``state`` (the estimator's whole object graph as a
+  JSON tree) and, for information only, the ``python_version`` and ``numpy_version`` that wrote it;
 - ``arrays/<n>.npy``: the numpy arrays the state refers to by name, in ``.npy`` format (read
   back with ``allow_pickle=False``).
 
@@ -623,7 +623,10 @@ class _Decoder:
 def _params(model) -> dict:
     get = getattr(model, "get_params", None)
     if callable(get):
-        return dict(get())
+        try:
+            return dict(get(deep=False))  # the constructor's own parameters
+        except TypeError:
+            return dict(get())
     import inspect
 
     try:
