@@ -175,7 +175,7 @@ def _river_interval_alpha(model):
         takes = "with_interval" in inspect.signature(model.predict_one).parameters
     except (TypeError, ValueError):
         takes = False
-    if not takes:
+    if not takes or not getattr(model, "gives_intervals", True):
         return None
     level = getattr(model, "confidence_level", None)
     return None if level is None else 1 - float(level)

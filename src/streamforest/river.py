@@ -53,6 +53,11 @@ class RiverRegressor(base.MiniBatchRegressor):
     def learn_one(self, x, y):
         self.model.learn_one(x, y)
 
+    @property
+    def gives_intervals(self) -> bool:
+        """Whether the wrapped model gives prediction intervals (``with_interval=True``)."""
+        return hasattr(self.model, "predict_interval_one")
+
     def predict_one(self, x, with_interval: bool = False, **kwargs):
         """The prediction for ``x``; with ``with_interval``, a ``river.conf.Interval`` at
         ``confidence_level`` instead (River's ``conf`` convention), from the wrapped model's
