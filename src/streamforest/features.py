@@ -401,7 +401,34 @@ class FeatureSpace:
         return a
 
 
+def n_rows(X) -> int:
+    """The number of rows of a batch ``X`` (2-d array, DataFrame or list of rows)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    if X is None or isinstance(X, (str, bytes, Mapping)) or not hasattr(X, "__len__"):
+        raise TypeError(
+            f"X must be a 2-d array (n_samples, n_features) or a DataFrame, got {type(X).__name__}"
+        )
+    return len(X)
+
+
+def _not_text(v, name: str) -> None:
+    """A clear error for None, text or bytes where numbers are expected (numpy would parse
+    '2' as 2.0)."""
+    if v is None:
+        raise TypeError(f"{name} is required, got None")
+    if isinstance(v, (str, bytes)):
+        raise TypeError(f"{name} must be numeric, got {type(v).__name__} {v!r}")
+    kind = getattr(v, "dtype", None)
+    if kind is not None and kind.kind in "USV":
+        raise TypeError(f"{name} must be numeric, got an array of dtype {kind}")
+
+
 def check_targets(y, n: int) -> np.ndarray:
+    _not_text(y, "y")
+    if isinstance(y, (list, tuple)) and any(isinstance(v, (str, bytes)) for v in y):
+        raise TypeError("y must be numeric, got text in a list")
     try:
         a = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError):
@@ -419,6 +446,11 @@ def check_targets(y, n: int) -> np.ndarray:
 def check_weights(w, n: int) -> np.ndarray:
     if w is None:
         return np.ones(n)
+    if isinstance(w, (bool, np.bool_)):
+        raise TypeError(f"sample weight w must be a number, got bool {w!r}")
+    _not_text(w, "sample weight w")
+    if isinstance(w, (list, tuple)) and any(isinstance(v, (str, bytes)) for v in w):
+        raise TypeError("sample weights w must be numeric, got text in a list")
     try:
         a = np.asarray(w, dtype=np.float64)
     except (TypeError, ValueError):
@@ -428,7 +460,7 @@ def check_weights(w, n: int) -> np.ndarray:
     if a.ndim != 1 or a.shape[0] != n:
         raise ValueError(f"w must have shape ({n},), got {a.shape}")
     if not (np.isfinite(a).all() and (a >= 0).all()):
-        raise ValueError("sample weights must be finite and >= 0")
+        raise ValueError("sample weights w must be finite and >= 0")
     return a
 
 

@@ -254,13 +254,16 @@ class Engine:
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
         """After tree ``t``'s pass returned ``stop`` (of ``n`` rows): replace the tree if its
-        drift detector fired (returns True), else grow it if it stopped for lack of room."""
-        if self.int_of(t, S.I_DRIFT):
-            self.reset(t)
-            return True
-        if stop < n and FK.lacks_room(self.arena, t):
-            self.make_room(t)
-        return False
+        drift detector fired (returns True), else grow it if it stopped for lack of room.  Under
+        the lock: the room check may free observer bins, which another tree's reallocation must
+        not copy half-done."""
+        with self._lock:
+            if self.int_of(t, S.I_DRIFT):
+                self.reset(t)
+                return True
+            if stop < n and FK.lacks_room(self.arena, t):
+                self.make_room(t)
+            return False
 
     def load_kernels(self) -> None:
         """Load (or compile) kernels that only run when a tree grows, so that a timed run does
@@ -400,11 +403,6 @@ class Engine:
             for t in np.flatnonzero(self._drifted):
                 self.reset(int(t))
         return out
-
-    @property
-    def last_weights(self) -> np.ndarray:
-        """The bagging weights of the last :meth:`learn_one` (scratch)."""
-        return self._wt
 
     def predict_one(self, row: np.ndarray) -> float:
         """The forest's prediction for one encoded row."""

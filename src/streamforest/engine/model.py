@@ -14,7 +14,14 @@ from collections.abc import Hashable, Mapping
 import numpy as np
 
 from ..base import Estimator
-from ..features import FeatureSpace, check_target, check_targets, check_weights, weight_of
+from ..features import (
+    FeatureSpace,
+    check_target,
+    check_targets,
+    check_weights,
+    n_rows,
+    weight_of,
+)
 from . import _kernels as FK
 
 
@@ -68,7 +75,7 @@ class EngineRegressor(Estimator):
         """Validated ``(X, y, w)`` arrays of a batch to learn; the trees are synced to the
         features."""
         fs = self._features()
-        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        n = n_rows(X)
         ya = check_targets(y, n)
         wa = check_weights(w, n)
         Xa = fs.encode_array(X, learn=True)

@@ -23,8 +23,8 @@ def check_alphas(alpha) -> tuple[np.ndarray, bool]:
         if a is None:
             if len(_ONE_LEVEL) > 256:
                 _ONE_LEVEL.clear()
+            # shared: never written (a read-only flag would give kernels a second signature)
             a = _ONE_LEVEL[alpha] = np.array([alpha])
-            a.flags.writeable = False
         return a, True
     scalar = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
     if isinstance(alpha, (str, bytes, bool)) or (

@@ -412,11 +412,6 @@ def _sketch_target(st, leaf, y, w):
         kll_update(st.lf_sk, st.lf_skl, leaf, y, wi, st.sk_cap, st.rng)
 
 
-@njit(cache=True)
-def lacks_room(st, prm):
-    return not _room(st, prm)
-
-
 @njit(cache=True, inline="always")
 def _learn_row(st, prm, node, x, y, w):
     """Learn ``(x, y, w)`` at the leaf ``node`` that ``x`` routes to."""
