@@ -141,10 +141,12 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                 tn = ss_insert(tord, tpos, nts, tn, -v, s)
         nt = 0
         for t in range(T):
+            k = cur[t]
+            if k >= ev_n[t]:  # no event left for this tree (always so for CPApproximate)
+                continue
             et = ev_t[t]
             es = ev_s[t]
             evv = ev_v[t]
-            k = cur[t]
             while k < ev_n[t] and et[k] == i:
                 s2 = es[k]
                 v = evv[k]

@@ -35,6 +35,7 @@ F64, I64, I8 = 0, 1, 2
 _ARENA_OF = {np.dtype(np.float64): F64, np.dtype(np.int64): I64, np.dtype(np.uint64): I64,
              np.dtype(np.int8): I8}  # fmt: skip
 N_FIELDS = len(TreeState._fields)
+GROWTH = 4.0  # factor by which a row too short for a tree is lengthened
 N_PARAMS = len(TreeParams._fields)
 _INT_PARAMS = frozenset(n for n, tp in get_type_hints(TreeParams).items() if tp is int)
 
@@ -73,7 +74,12 @@ def params_at(A: Arena, t: int) -> TreeParams:
 
 def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None) -> Arena:
     """Write tree state ``st`` (and parameters) into row ``t``; returns the arena, with new
-    arrays when a row had to be lengthened (capacity grows by at least half)."""
+    arrays when a row had to be lengthened (capacity at least quadruples, so a forest
+    reallocates O(log size) times and copies about a third of its final size in all).
+
+    ``st`` may hold views of this very row (what :func:`load` gave, partly regrown): fields are
+    then written last first, which is safe as long as no field moves to a lower offset (growing
+    only ever moves fields up); otherwise the row is assembled apart first."""
     need = [0, 0, 0]
     lay = np.ones((N_FIELDS, 4), np.int64)
     for k, a in enumerate(st):
@@ -81,23 +87,43 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None) -> Are
         lay[k, 0] = need[which]
         lay[k, 1 : 1 + a.ndim] = a.shape
         need[which] += a.size
-    arrays = [A.fa, A.ia, A.ba]
+    old = (A.fa, A.ia, A.ba)
+    arrays = list(old)
     for which in range(3):
         cap = arrays[which].shape[1]
         if need[which] > cap:
-            new = np.zeros((A.lay.shape[0], max(need[which], cap + cap // 2)), arrays[which].dtype)
+            # zeroed lazily by the OS: a row's unused tail costs address space, not memory
+            new = np.zeros(
+                (A.lay.shape[0], max(need[which], int(GROWTH * cap))), arrays[which].dtype
+            )
             new[:, :cap] = arrays[which]
             arrays[which] = new
-    # the new row is assembled apart: ``st`` may be views of this very row
-    rows = [np.zeros(need[which], arrays[which].dtype) for which in range(3)]
+    rows = [arrays[which][t] for which in range(3)]
+    flats = []
+    in_place = True
     for k, a in enumerate(st):
         which = _ARENA_OF[a.dtype]
         flat = a.reshape(-1)
         if a.dtype == np.uint64:
             flat = flat.view(np.int64)
-        rows[which][lay[k, 0] : lay[k, 0] + a.size] = flat
-    for which in range(3):
-        arrays[which][t, : need[which]] = rows[which]
+        at = -1  # the source's offset in this row, when it is a view of it
+        row = rows[which]
+        if arrays[which] is old[which] and a.size and np.may_share_memory(flat, row):
+            at = flat.__array_interface__["data"][0] - row.__array_interface__["data"][0]
+            at //= row.itemsize
+            if lay[k, 0] < at:
+                in_place = False
+        flats.append((which, flat, at))
+    if not in_place:  # a field would move down over another one's data: assemble apart
+        rows = [np.empty(need[which], arrays[which].dtype) for which in range(3)]
+    for k in range(N_FIELDS - 1, -1, -1):
+        which, flat, at = flats[k]
+        if in_place and at == lay[k, 0]:
+            continue  # already in place
+        rows[which][lay[k, 0] : lay[k, 0] + flat.shape[0]] = flat
+    if not in_place:
+        for which in range(3):
+            arrays[which][t, : need[which]] = rows[which]
     A = Arena(arrays[0], arrays[1], arrays[2], A.lay, A.pa)
     A.lay[t] = lay
     if prm is not None:
@@ -109,9 +135,10 @@ def load(A: Arena, t: int) -> TreeState:
     """Tree ``t``'s state as numpy views of the arena (valid until the next :func:`store`)."""
     arrays = (A.fa[t], A.ia[t], A.ba[t])
     out = []
-    for k, name in enumerate(TreeState._fields):
+    for k, (name, (o, d0, d1, d2)) in enumerate(
+        zip(TreeState._fields, A.lay[t].tolist(), strict=True)
+    ):
         which = _FIELD_ARENA[k]
-        o, d0, d1, d2 = (int(v) for v in A.lay[t, k])
         shape = (d0, d1, d2)[: _FIELD_NDIM[k]]
         v = arrays[which][o : o + d0 * d1 * d2].reshape(shape)
         if name == "rng":
