@@ -189,15 +189,17 @@ class Engine:
             _rng.new_state(self._tree_seed(t)),
             sketch_k=int(spec.leaf_quantile_k or 0),
             bins=min(4096, int(spec.max_observer_bins)),
+            nodes=256,
+            leaves=128,
         )
         st.ft_nominal[:p] = self.features.nominal
         TK.init_root(st, prm)
         st.ints[S.I_MAXCAT] = self.features.max_categories
-        self.arena = AR.store(self.arena, t, st, prm)
+        self.arena = AR.store(self.arena, t, st, prm, kept=[False] * len(st))
         self._set_created(t)
 
     def _widen(self, t: int, p: int) -> None:
-        st = self.state(t)
+        before = st = self.state(t)
         old = int(st.ints[S.I_NFEAT])
         pc = st.ft_nominal.shape[0]
         if p > pc:
@@ -208,7 +210,8 @@ class Engine:
         prm = self.params(t)
         st.lf_scale[:, old:p] = 1.0 / prm.qo_radius if prm.observer == S.OBS_QO else prm.tebst_scale
         st.ints[S.I_NFEAT] = p
-        self.arena = AR.store(self.arena, t, st, self.specs[t]._tree_params(p))
+        kept = [a is b for a, b in zip(st, before, strict=True)]
+        self.arena = AR.store(self.arena, t, st, self.specs[t]._tree_params(p), kept)
 
     def _apply_memory_budget(self, spec, p: int) -> None:
         """Cap a new tree's bins and leaves so the forest stays within ``max_memory_mb``."""
@@ -232,7 +235,7 @@ class Engine:
     def make_room(self, t: int) -> None:
         """Grow tree ``t``'s arrays (it stopped for lack of room)."""
         with self._lock:
-            st = self.state(t)
+            before = st = self.state(t)
             prm = self.params(t)
             ints = st.ints
             kw = {}
@@ -250,7 +253,8 @@ class Engine:
             st = S.grow(st, **kw)
             if "bins" in kw:
                 rebuild_hash(st)
-            self.arena = AR.store(self.arena, t, st)
+            kept = [a is b for a, b in zip(st, before, strict=True)]
+            self.arena = AR.store(self.arena, t, st, kept=kept)
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
         """After tree ``t``'s pass returned ``stop`` (of ``n`` rows): replace the tree if its

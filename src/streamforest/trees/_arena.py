@@ -72,63 +72,89 @@ def params_at(A: Arena, t: int) -> TreeParams:
     )  # fmt: skip
 
 
-def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None) -> Arena:
+def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=None) -> Arena:
     """Write tree state ``st`` (and parameters) into row ``t``; returns the arena, with new
-    arrays when a row had to be lengthened (capacity at least quadruples, so a forest
-    reallocates O(log size) times and copies about a third of its final size in all).
+    arrays when a row had to be lengthened (by ``GROWTH``: a forest reallocates O(log size)
+    times and copies a fraction of its final size in all).
 
-    ``st`` may hold views of this very row (what :func:`load` gave, partly regrown): fields are
-    then written last first, which is safe as long as no field moves to a lower offset (growing
-    only ever moves fields up); otherwise the row is assembled apart first."""
-    need = [0, 0, 0]
+    ``kept[k]`` says that field k of ``st`` is :func:`load`'s view of this very row, unchanged
+    in place (e.g. ``st[k] is old[k]`` after :func:`grow`): those stay where they are, and
+    only the others are written, after the row's last field (the old place of a moved field
+    becomes a hole).  Without ``kept`` (or when holes would make the row more than twice what
+    the tree holds) the row is laid out afresh from its start, assembled apart first since
+    ``st`` may hold views of the row."""
+    sizes = [a.size for a in st]
+    arena_of = [_ARENA_OF[a.dtype] for a in st]
     lay = np.ones((N_FIELDS, 4), np.int64)
     for k, a in enumerate(st):
-        which = _ARENA_OF[a.dtype]
-        lay[k, 0] = need[which]
         lay[k, 1 : 1 + a.ndim] = a.shape
-        need[which] += a.size
-    old = (A.fa, A.ia, A.ba)
-    arrays = list(old)
+    used = [0, 0, 0]
+    for k in range(N_FIELDS):
+        used[arena_of[k]] += sizes[k]
+    if kept is None or not any(kept):  # a new tree (or unknown views): from the row's start
+        return _store_apart(A, t, st, prm, lay, sizes, arena_of)
+    cur = A.lay[t].tolist()
+    need = [0, 0, 0]  # past the row's fields as they are
+    for k in range(N_FIELDS):
+        o, d0, d1, d2 = cur[k]
+        need[arena_of[k]] = max(need[arena_of[k]], o + d0 * d1 * d2)
+    for k in range(N_FIELDS):
+        if kept[k]:
+            lay[k, 0] = cur[k][0]
+        else:
+            lay[k, 0] = need[arena_of[k]]
+            need[arena_of[k]] += sizes[k]
+    if any(need[w] > 2 * used[w] + 64 for w in range(3)):  # mostly holes: compact
+        return _store_apart(A, t, st, prm, lay, sizes, arena_of)
+    arrays = _lengthened([A.fa, A.ia, A.ba], need)
+    for k, a in enumerate(st):  # kept fields are in place; the others go past the old fields
+        if not kept[k]:
+            _write(arrays[arena_of[k]][t], lay[k, 0], a)
+    return _finish(A, t, arrays, lay, prm)
+
+
+def _lengthened(arrays: list, need: list) -> list:
+    """The arena arrays, each with rows of at least ``need`` (lengthened by ``GROWTH``)."""
     for which in range(3):
         cap = arrays[which].shape[1]
         if need[which] > cap:
             # zeroed lazily by the OS: a row's unused tail costs address space, not memory
-            new = np.zeros(
-                (A.lay.shape[0], max(need[which], int(GROWTH * cap))), arrays[which].dtype
-            )
+            n_cap = max(need[which], int(GROWTH * cap))
+            new = np.zeros((arrays[which].shape[0], n_cap), arrays[which].dtype)
             new[:, :cap] = arrays[which]
             arrays[which] = new
-    rows = [arrays[which][t] for which in range(3)]
-    flats = []
-    in_place = True
-    for k, a in enumerate(st):
-        which = _ARENA_OF[a.dtype]
-        flat = a.reshape(-1)
-        if a.dtype == np.uint64:
-            flat = flat.view(np.int64)
-        at = -1  # the source's offset in this row, when it is a view of it
-        row = rows[which]
-        if arrays[which] is old[which] and a.size and np.may_share_memory(flat, row):
-            at = flat.__array_interface__["data"][0] - row.__array_interface__["data"][0]
-            at //= row.itemsize
-            if lay[k, 0] < at:
-                in_place = False
-        flats.append((which, flat, at))
-    if not in_place:  # a field would move down over another one's data: assemble apart
-        rows = [np.empty(need[which], arrays[which].dtype) for which in range(3)]
-    for k in range(N_FIELDS - 1, -1, -1):
-        which, flat, at = flats[k]
-        if in_place and at == lay[k, 0]:
-            continue  # already in place
-        rows[which][lay[k, 0] : lay[k, 0] + flat.shape[0]] = flat
-    if not in_place:
-        for which in range(3):
-            arrays[which][t, : need[which]] = rows[which]
+    return arrays
+
+
+def _write(row: np.ndarray, off: int, a: np.ndarray) -> None:
+    flat = a.reshape(-1)
+    if a.dtype == np.uint64:
+        flat = flat.view(np.int64)
+    row[off : off + flat.shape[0]] = flat
+
+
+def _finish(A: Arena, t: int, arrays, lay, prm) -> Arena:
     A = Arena(arrays[0], arrays[1], arrays[2], A.lay, A.pa)
     A.lay[t] = lay
     if prm is not None:
         A.pa[t] = params_row(prm)
     return A
+
+
+def _store_apart(A, t, st, prm, lay, sizes, arena_of) -> Arena:
+    """Lay row ``t`` out afresh from its start (no holes), assembling it apart first since
+    ``st`` may be views of the row."""
+    need = [0, 0, 0]
+    for k in range(N_FIELDS):
+        lay[k, 0] = need[arena_of[k]]
+        need[arena_of[k]] += sizes[k]
+    tmp = [np.empty(need[w], (np.float64, np.int64, np.int8)[w]) for w in range(3)]
+    for k, a in enumerate(st):
+        _write(tmp[arena_of[k]], lay[k, 0], a)
+    arrays = _lengthened([A.fa, A.ia, A.ba], need)
+    for which in range(3):
+        arrays[which][t, : need[which]] = tmp[which]
+    return _finish(A, t, arrays, lay, prm)
 
 
 def load(A: Arena, t: int) -> TreeState:
@@ -148,7 +174,7 @@ def load(A: Arena, t: int) -> TreeState:
 
 
 def used_bytes(A: Arena, t: int) -> int:
-    """Bytes of tree ``t``'s arrays (its share of the arena, capacity included)."""
+    """Bytes of tree ``t``'s arrays (capacity included; holes in its row not counted)."""
     item = (8, 8, 1)
     return int(sum(item[_FIELD_ARENA[k]] * int(np.prod(A.lay[t, k, 1:])) for k in range(N_FIELDS)))
 
