@@ -97,6 +97,8 @@ class EngineRegressor(Estimator):
         return self
 
     def _check_fittable(self) -> None:
+        """Before learning: with no feature known yet, the model's featureless rule applies
+        (the forest refuses; the tree only keeps the target mean)."""
         if not self.engine_.fitted:
             self._learn_featureless(0.0, 0.0)
 

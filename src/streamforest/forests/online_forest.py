@@ -157,11 +157,10 @@ class OnlineForestRegressor(EngineRegressor):
     # the door of the interval methods: encoding (below and EngineRegressor's _prepare,
     # _encode_predict) and ``engine_`` (bagging weights, passes, aggregation)
     def _encode_one(self, x, learn: bool) -> np.ndarray:
-        row = self._features().encode_dict(x, learn=learn)
+        """One example as a one-row matrix of its own (the interval methods' chunk path)."""
         if learn:
-            self.engine_.sync()
-            self._check_fittable()
-        return self._pad(row.reshape(1, -1))
+            return self._encode_learn_row(x).reshape(1, -1).copy()
+        return self._features().encode_dict(x, learn=False).reshape(1, -1)
 
     def tree_predictions(self, X) -> np.ndarray:
         """``(n, n_trees)`` array of each tree's prediction (0 before any learning)."""
