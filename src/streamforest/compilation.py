@@ -403,3 +403,20 @@ def warmup(
 install()  # once, when streamforest is imported (before any kernel can compile)
 
 __all__ = ["WarmupReport", "cache_location", "install", "stats", "watch", "warmup"]
+
+
+# ------------------------------------------------------------------------------------------------
+# calling a kernel without numba's type dispatch
+def entry_point(dispatcher, args: tuple) -> Callable:
+    """The compiled entry point of ``dispatcher`` for the types of ``args`` (loaded from the
+    cache or compiled now, as a first call would).
+
+    Calling it does what calling the dispatcher does minus the dispatch: numba types every
+    argument on every call to pick a signature, which for a named tuple of arrays (an
+    :class:`~streamforest.trees._arena.Arena`) costs about 0.8 us, more than a tree's whole
+    prediction.  The entry point only unboxes.  It does **not** check types: use it only where
+    every later call passes arguments of exactly these types (arrays the caller made itself,
+    floats it converted), as the per-example paths of the engine do.
+    """
+    types = tuple(dispatcher.typeof_pyval(a) for a in args)
+    return dispatcher.compile(types)

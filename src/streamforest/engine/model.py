@@ -147,7 +147,7 @@ class EngineRegressor(Estimator):
         """Prediction for one example (before anything was learnt: see the model)."""
         e = self.__dict__.get("engine_")
         if e is not None and e._fitted:  # the hot path: one encoding, one compiled call
-            return FK.predict_one(e.arena, e.encode_one(x, False), e.aggregation, e._p)
+            return e.predict_one(e.encode_one(x, False))
         self._features()
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
