@@ -402,22 +402,28 @@ class Engine:
         again with ``t0 = t``; a new row starts with ``t0 = FRESH``).  Afterwards the
         trees whose drift detector fired are replaced.  Returns the method kernel's result, or
         the trees' predictions made before learning (scratch, overwritten by the next call)."""
-        out = self._p
         t0 = FK.FRESH
         while True:
-            args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
-                    self._drifted, t0, *extra)  # fmt: skip
             if kernel is None:
-                status = (self._eps.get(FK.learn_one) or self.entry(FK.learn_one, args))(*args)
+                ep = self._eps.get(FK.learn_one)
+                if ep is None:
+                    ep = self.entry(FK.learn_one, (self.arena, self.rng, self.bagging, row, y, w,
+                                                   self._wt, self._p, self._drifted, t0))  # fmt: skip
+                status = ep(self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
+                            self._drifted, t0)  # fmt: skip
+                out = self._p
             else:
+                args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
+                        self._drifted, t0, *extra)  # fmt: skip
                 status, out = (self._eps.get(kernel) or self.entry(kernel, args))(*args)
+            if status == FK.DONE:  # the common case
+                return out
             if status < 0:
                 break
             self.make_room(status)
             t0 = status
-        if status == FK.DRIFTED:
-            for t in np.flatnonzero(self._drifted):
-                self.reset(int(t))
+        for t in np.flatnonzero(self._drifted):  # status == DRIFTED
+            self.reset(int(t))
         return out
 
     def predict_one(self, row: np.ndarray) -> float:

@@ -127,6 +127,13 @@ class EngineRegressor(Estimator):
         """Learn one example (``x`` a dict of feature values) with sample weight ``w``."""
         yf = check_target(y)
         wf = weight_of(w)
+        e = self.__dict__.get("engine_")
+        if e is not None and e._fitted:  # the hot path: one encoding, one compiled call
+            row = e.encode_one(x, True)
+            if e.features.version != e._synced:  # a new feature or category
+                e.sync()
+            e.learn_one(row, yf, wf)
+            return
         self._features()
         e = self.engine_
         row = e.encode_one(x, True)
