@@ -4,14 +4,16 @@
 # that logs the first compilation of a kernel
 from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
-from .forests import OnlineForestRegressor
+from .forests import ATSEREnsembleRegressor, OnlineForestRegressor
 from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF
 from .persistence import load, save
 from .sketches import KLLSketch
-from .trees import HoeffdingTreeRegressor
+from .trees import ATSERRegressor, HoeffdingTreeRegressor
 
 __version__ = "0.1.0"
 __all__ = [
+    "ATSEREnsembleRegressor",
+    "ATSERRegressor",
     "CPApproximate",
     "CPExact",
     "ConformalQRF",

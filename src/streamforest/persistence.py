@@ -49,8 +49,12 @@ than :data:`MIN_FORMAT_VERSION` (an upgrade step in ``_UPGRADES`` can keep older
 ==============  ======================  ======================
 format_version  written by              read by
 ==============  ======================  ======================
-1               streamforest 0.1.x      streamforest 0.1.x
+1               streamforest 0.1.0      streamforest 0.1.0 (before the tree kinds)
+2               streamforest 0.1.x      streamforest 0.1.x (trees with a split rule)
 ==============  ======================  ======================
+
+Format 2 added the split rule's fields to every tree's state (``lf_nex``, ``lf_xc``, ``lf_buf``)
+and parameters (``split_rule``, ``m_min``); a format-1 file is refused with both versions named.
 """
 
 from __future__ import annotations
@@ -72,8 +76,8 @@ import numpy as np
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MIN_FORMAT_VERSION", "load", "read_manifest", "save"]
 
 FORMAT_NAME = "streamforest-model"
-FORMAT_VERSION = 1  # written by this library
-MIN_FORMAT_VERSION = 1  # oldest format this library reads
+FORMAT_VERSION = 2  # written by this library
+MIN_FORMAT_VERSION = 2  # oldest format this library reads
 MANIFEST = "manifest.json"
 
 # format_version v -> function turning a v manifest into a v + 1 manifest (none yet)

@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from .forests import OnlineForestRegressor
+from .forests import ATSEREnsembleRegressor, OnlineForestRegressor
 from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF
-from .trees import HoeffdingTreeRegressor
+from .trees import ATSERRegressor, HoeffdingTreeRegressor
 
 LAYERS = ("method", "forest", "tree")
 
@@ -137,6 +137,8 @@ class ModelSpec:
             if layer == "forest":
                 args = {**FOREST_DEFAULTS, "seed": seed, "n_jobs": n_jobs, **args}
             if layer == self.layers[0]:
+                if len(self.layers) == 1 and "n_jobs" in self.parameters()[layer]:
+                    args = {"n_jobs": n_jobs, **args}  # an ensemble in one layer
                 args = {**self.fixed, "seed": seed, **args}
             obj = self.layer_cls(layer)(**args) if args or layer == self.layers[0] else None
         return obj
@@ -189,6 +191,24 @@ MODELS: dict[str, ModelSpec] = {
             HoeffdingTreeRegressor,
             "HoeffdingTreeRegressor: a single tree, point predictions only",
             layers=("tree",),
+        ),
+        *(
+            ModelSpec(
+                f"atser-{mode}",
+                ATSEREnsembleRegressor,
+                f"ATSEREnsembleRegressor(mode={mode!r}): ATSER-{label} (thesis ch. 4), 10 trees",
+                layers=("tree",),
+                fixed={"mode": mode},
+                tree_cls=ATSEREnsembleRegressor,
+            )
+            for mode, label in (("seeds", "Seeds"), ("obag", "OBag"), ("rforest", "RForest"))
+        ),
+        ModelSpec(
+            "atser",
+            ATSERRegressor,
+            "ATSERRegressor: one extremely randomised tree with RMSProp linear leaves (thesis ch. 4)",
+            layers=("tree",),
+            tree_cls=ATSERRegressor,
         ),
     )
 }

@@ -120,6 +120,10 @@ class Engine:
         return d
 
     def __setstate__(self, d):
+        A = d.get("arena")
+        if not isinstance(A, AR.Arena):
+            raise ValueError("malformed engine state (no tree arena)")
+        AR.check(A, d.get("created"))
         self.__dict__.update(d)
         self._scratch()
 
@@ -186,13 +190,15 @@ class Engine:
         spec = self.specs[t]
         self._apply_memory_budget(spec, p)
         prm = spec._tree_params(p)
+        extra = prm.split_rule == S.SPLIT_EXTRA  # no observers: a token bin pool
         st = S.allocate(
             p,
             _rng.new_state(self._tree_seed(t)),
             sketch_k=int(spec.leaf_quantile_k or 0),
-            bins=min(4096, int(spec.max_observer_bins)),
+            bins=16 if extra else min(4096, int(spec.max_observer_bins)),
             nodes=256,
             leaves=128,
+            m_min=prm.m_min if extra else 0,
         )
         st.ft_nominal[:p] = self.features.nominal
         TK.init_root(st, prm)
@@ -211,6 +217,9 @@ class Engine:
         st.lf_mask[:, old:p] = 1
         prm = self.params(t)
         st.lf_scale[:, old:p] = 1.0 / prm.qo_radius if prm.observer == S.OBS_QO else prm.tebst_scale
+        if st.lf_xc.shape[2]:  # extremely randomised split: no candidate on a new feature, and
+            st.lf_xc[:, old:p, S.XC_THR] = np.nan  # the examples buffered before it lack it
+            st.lf_buf[:, 2 + old : 2 + p, :] = np.nan
         st.ints[S.I_NFEAT] = p
         kept = [a is b for a, b in zip(st, before, strict=True)]
         self.arena = AR.store(self.arena, t, st, self.specs[t]._tree_params(p), kept)

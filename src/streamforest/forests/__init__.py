@@ -1,5 +1,6 @@
 """Online forests of regression trees."""
 
+from .atser_ensemble import ATSEREnsembleRegressor
 from .online_forest import OnlineForestRegressor
 
-__all__ = ["OnlineForestRegressor"]
+__all__ = ["ATSEREnsembleRegressor", "OnlineForestRegressor"]

@@ -10,7 +10,7 @@ A forest (a single tree is a forest of one) keeps all its trees in one :class:`A
   :class:`~streamforest.trees._state.TreeParams`.
 
 Why: a numba kernel unboxes each array argument on every call from Python (~80 ns each), and the
-tree state has 41 arrays, the parameters 22 scalars; a per-example call paid ~4 us for that alone,
+tree state has over forty arrays, the parameters two dozen scalars; a per-example call paid ~4 us for that alone,
 per tree.  Passing the arena costs five arrays whatever the number of trees, and the kernels'
 types depend neither on the number of trees, nor on the number of features (a tuple of per-tree
 arrays did, so each new ``n_trees`` compiled everything again).  Inside compiled code,
@@ -185,6 +185,36 @@ def used_bytes(A: Arena, t: int) -> int:
     return int(sum(item[_FIELD_ARENA[k]] * int(np.prod(A.lay[t, k, 1:])) for k in range(N_FIELDS)))
 
 
+def check(A: Arena, created=None) -> None:
+    """Raise ``ValueError`` unless ``A`` is a well-formed arena: array types and shapes, and
+    every field of every tree (``created[t]``, default all) inside its row.  Compiled code reads
+    the fields through unchecked views (:func:`tree_at`), so an arena from outside (a loaded
+    file) is checked first."""
+    T = A.lay.shape[0] if isinstance(A.lay, np.ndarray) else -1
+    kinds = ((A.fa, np.float64, 2), (A.ia, np.int64, 2), (A.ba, np.int8, 2),
+             (A.lay, np.int64, 3), (A.pa, np.float64, 2))  # fmt: skip
+    for a, dt, nd in kinds:
+        if not (isinstance(a, np.ndarray) and a.dtype == dt and a.ndim == nd
+                and a.flags.c_contiguous and a.shape[0] == T):  # fmt: skip
+            raise ValueError("malformed tree arena (array types or shapes)")
+    if A.lay.shape[1:] != (N_FIELDS, 4) or A.pa.shape[1] != N_PARAMS:
+        raise ValueError(
+            f"tree arena with {A.lay.shape[1]} fields and {A.pa.shape[1]} parameters per tree; "
+            f"this library's trees have {N_FIELDS} and {N_PARAMS}"
+        )
+    caps = (A.fa.shape[1], A.ia.shape[1], A.ba.shape[1])
+    for t in range(T):
+        if created is not None and not created[t]:
+            continue
+        lay = A.lay[t]
+        if (lay < 0).any():
+            raise ValueError(f"malformed tree arena (tree {t}: negative offset or size)")
+        for k in range(N_FIELDS):
+            size = int(lay[k, 1]) * int(lay[k, 2]) * int(lay[k, 3])
+            if int(lay[k, 0]) + size > caps[_FIELD_ARENA[k]]:
+                raise ValueError(f"malformed tree arena (tree {t}: field {k} outside its row)")
+
+
 def _field_kinds():
     from ..rng import new_state
     from ._state import allocate
@@ -293,6 +323,9 @@ def tree_state(A, t):
         ft_spread=_v1(A.fa, A.lay, t, 38),
         ft_lin=_v2(A.fa, A.lay, t, 39),
         cats=_v1(A.fa, A.lay, t, 40),
+        lf_nex=_v1(A.ia, A.lay, t, 41),
+        lf_xc=_v3(A.fa, A.lay, t, 42),
+        lf_buf=_v3(A.fa, A.lay, t, 43),
     )
 
 
@@ -323,6 +356,8 @@ def tree_params(A, t):
         drift_min=np.int64(p[19]),
         sketch_k=np.int64(p[20]),
         sketch_split=np.int64(p[21]),
+        split_rule=np.int64(p[22]),
+        m_min=np.int64(p[23]),
     )
 
 

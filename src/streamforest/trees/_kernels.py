@@ -58,7 +58,10 @@ from ._state import (
     S_LO,
     S_M2,
     S_W,
+    SPLIT_EXTRA,
+    SPLIT_OBSERVERS,
 )
+from .extra_split import cat_goes_left, choose_extra_split, extra_observe, extra_sides
 from .leaf_models import inherit_linear, learn_leaf_model, predict_leaf, target_mean_sd
 from .observers import (
     best_cut,
@@ -100,7 +103,9 @@ def route(st, x):
         elif st.ft_nominal[f]:
             off = st.nd_cat_off[node]
             nl = st.nd_cat_len[node]
-            if _in_cats(st.cats, off, nl, v):
+            if nl < 0:  # an extremely randomised split: every category on a random side
+                go_left = cat_goes_left(st.nd_thr[node], v)
+            elif _in_cats(st.cats, off, nl, v):
                 go_left = True
             elif _in_cats(st.cats, off + nl, st.nd_cat_nr[node], v):
                 go_left = False
@@ -176,6 +181,7 @@ def _init_leaf(st, prm, leaf, node, depth, spread):
     st.lf_active[leaf] = 1 if depth < prm.max_depth and st.ints[I_FROZEN] == 0 else 0
     st.lf_head[leaf, :] = -1
     st.lf_nb[leaf, :] = 0
+    st.lf_nex[leaf] = 0
     _choose_features(st, prm, leaf)
     _set_scale(st, prm, leaf, spread)
 
@@ -236,6 +242,14 @@ def _freeze(st):
 # splitting
 @njit(cache=True)
 def _attempt_split(st, prm, leaf):
+    if prm.split_rule == SPLIT_EXTRA:
+        f = choose_extra_split(st, prm, leaf)
+        if f >= 0:
+            if st.ints[I_NLEAVES] >= prm.max_leaves:
+                _freeze(st)
+                return
+            _split_extra(st, prm, leaf, f)
+        return
     st.ints[I_NATTEMPTS] += 1
     st.lf_last[leaf] = st.lf_stat[leaf, S_W]
     nfeat = st.ints[I_NFEAT]
@@ -279,13 +293,59 @@ def _insertion_sort(a, lo, hi):
 
 @njit(cache=True)
 def _split(st, prm, leaf, f):
+    """Split ``leaf`` on feature ``f`` at its observer's best cut."""
     nominal = st.ft_nominal[f] == 1
     n = sorted_bins(st, leaf, f, nominal)
     idx = st.sc_idx
     _, k = best_cut(st, idx, n, prm.min_branch)
     lw, lh, ll, lm2 = merged_stat(st, idx, 0, k + 1)
     rw, rh, rl, rm2 = merged_stat(st, idx, k + 1, n)
-    # examples the observer did not see (missing value of f) follow the heavier side
+    node = st.lf_node[leaf]
+    if nominal:
+        off = st.ints[I_CAT_USED]
+        nl = k + 1
+        for q in range(nl):
+            st.cats[off + q] = st.bn[idx[q], B_KEY]
+        _insertion_sort(st.cats, off, off + nl)
+        for q in range(n - nl):
+            st.cats[off + nl + q] = st.bn[idx[nl + q], B_KEY]
+        _insertion_sort(st.cats, off + nl, off + n)
+        st.ints[I_CAT_USED] = off + n
+        st.nd_cat_off[node] = off
+        st.nd_cat_len[node] = nl
+        st.nd_cat_nr[node] = n - nl
+        st.nd_thr[node] = np.nan
+    else:
+        st.nd_thr[node] = cut_threshold(st, idx, k)
+    spread = st.ft_spread
+    spread[:] = 0.0
+    if prm.observer == OBS_QO and prm.qo_sigma > 0.0:
+        for j in range(st.ints[I_NFEAT]):
+            if not st.ft_nominal[j]:
+                spread[j] = feature_spread(st, leaf, j)
+    free_observers(st, leaf)
+    _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2)
+
+
+@njit(cache=True)
+def _split_extra(st, prm, leaf, f):
+    """Split ``leaf`` on its random candidate of feature ``f`` (see :mod:`.extra_split`)."""
+    thr, lw, lh, ll, lm2, rw, rh, rl, rm2 = extra_sides(st, leaf, f)
+    node = st.lf_node[leaf]
+    st.nd_thr[node] = thr  # a threshold, or a nominal candidate's salt
+    if st.ft_nominal[f] == 1:
+        st.nd_cat_off[node] = 0
+        st.nd_cat_len[node] = -1  # categories go to the salt's random sides (route)
+        st.nd_cat_nr[node] = 0
+    st.ft_spread[:] = 0.0
+    _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2)
+
+
+@njit(cache=True)
+def _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2):
+    """Turn ``leaf``'s node into a split on feature ``f`` (its threshold or categories already
+    set) with two new leaves holding the sides' target statistics ``(w, hi, lo, m2)``.
+    Examples the split rule did not see (a missing value of f) follow the heavier side."""
     tw, th, tl, tm2 = chan_merge(lw, lh, ll, lm2, rw, rh, rl, rm2)
     s = st.lf_stat
     ih = st.lf_inh
@@ -310,30 +370,6 @@ def _split(st, prm, leaf, f):
     node = st.lf_node[leaf]
     depth = st.nd_depth[node]
     p_mean, p_sd = target_mean_sd(st, leaf)
-    if nominal:
-        off = st.ints[I_CAT_USED]
-        nl = k + 1
-        for q in range(nl):
-            st.cats[off + q] = st.bn[idx[q], B_KEY]
-        _insertion_sort(st.cats, off, off + nl)
-        for q in range(n - nl):
-            st.cats[off + nl + q] = st.bn[idx[nl + q], B_KEY]
-        _insertion_sort(st.cats, off + nl, off + n)
-        st.ints[I_CAT_USED] = off + n
-        st.nd_cat_off[node] = off
-        st.nd_cat_len[node] = nl
-        st.nd_cat_nr[node] = n - nl
-        st.nd_thr[node] = np.nan
-    else:
-        st.nd_thr[node] = cut_threshold(st, idx, k)
-    spread = st.ft_spread
-    spread[:] = 0.0
-    if prm.observer == OBS_QO and prm.qo_sigma > 0.0:
-        for j in range(st.ints[I_NFEAT]):
-            if not st.ft_nominal[j]:
-                spread[j] = feature_spread(st, leaf, j)
-    free_observers(st, leaf)
-
     left = st.ints[I_NNODES]
     right = left + 1
     st.ints[I_NNODES] += 2
@@ -357,6 +393,7 @@ def _split(st, prm, leaf, f):
         st.lf_inh[rslot, c] = st.lf_stat[rslot, c]
     inherit_linear(st, leaf, rslot, p_mean, p_sd)  # copies from the parent's slot first
     inherit_linear(st, leaf, lslot, p_mean, p_sd)
+    spread = st.ft_spread
     _init_leaf(st, prm, lslot, left, depth + 1, spread)
     _init_leaf(st, prm, rslot, right, depth + 1, spread)
     if prm.sketch_k > 0:  # the left child keeps the parent's slot, hence its sketch
@@ -392,7 +429,7 @@ def _room(st, prm):
         return False
     if st.ints[I_CAT_USED] + st.ints[I_MAXCAT] > st.cats.shape[0]:
         return False
-    if free_bins(st) < nfeat:
+    if prm.split_rule == SPLIT_OBSERVERS and free_bins(st) < nfeat:
         if st.bn.shape[0] < prm.max_bins:
             return False
         _enforce_bin_budget(st, nfeat)
@@ -425,6 +462,11 @@ def _learn_row(st, prm, node, x, y, w):
     if prm.sketch_k > 0:
         _sketch_target(st, leaf, y, w)
     if st.lf_active[leaf] == 0:
+        return
+    if prm.split_rule == SPLIT_EXTRA:
+        extra_observe(st, prm, leaf, x, y, w, nfeat)
+        if s[leaf, S_W] - st.lf_last[leaf] >= prm.grace and s[leaf, S_M2] > 0.0:
+            _attempt_split(st, prm, leaf)
         return
     if free_bins(st) < nfeat:  # budget reached, nothing else to deactivate: stop observing here
         _deactivate(st, leaf)

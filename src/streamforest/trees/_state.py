@@ -64,6 +64,18 @@ OBS_TEBST = 1
 OBS_QO = 2
 OBSERVERS = {"ebst": OBS_EBST, "tebst": OBS_TEBST, "qo": OBS_QO}
 
+# split rules (TreeParams.split_rule): the tree kinds' ways of choosing a split
+SPLIT_OBSERVERS = 0  # best cut of per-feature attribute observers (Hoeffding tree, FIMT)
+SPLIT_EXTRA = 1  # two-stage extremely randomised split (ATSER, thesis ch. 4)
+SPLIT_RULES = {"observers": SPLIT_OBSERVERS, "extra": SPLIT_EXTRA}
+
+# candidate columns of the extremely randomised split (TreeState.lf_xc): the candidate's
+# threshold (numeric) or side salt (nominal), then the target statistic of each side
+XC_THR, XC_LW, XC_LHI, XC_LLO, XC_LM2, XC_RW, XC_RHI, XC_RLO, XC_RM2 = range(9)
+N_XC = 9
+# rows of the first examples a leaf buffers before drawing its candidates (TreeState.lf_buf)
+XB_Y, XB_W = 0, 1  # then the features from row 2
+
 # statistic columns (see streamforest.stats)
 S_W, S_HI, S_LO, S_M2 = 0, 1, 2, 3
 
@@ -95,6 +107,8 @@ class TreeParams(NamedTuple):
     drift_min: int = 30  # examples before the detector may fire
     sketch_k: int = 0  # KLL k of the leaf target sketches (0: none)
     sketch_split: int = 0  # children start with: 0 an empty sketch, 1 a copy of the parent's
+    split_rule: int = SPLIT_OBSERVERS  # SPLIT_*: how a leaf chooses its split
+    m_min: int = 0  # SPLIT_EXTRA: examples a leaf sees before drawing its random candidates
 
 
 class TreeState(NamedTuple):
@@ -142,6 +156,10 @@ class TreeState(NamedTuple):
     ft_spread: np.ndarray  # (Pc,) scratch: feature spreads passed to new leaves
     ft_lin: np.ndarray  # (Pc, 2) scratch: a leaf's linear model folded to raw feature units
     cats: np.ndarray  # category pool of nominal splits (sorted per split)
+    # SPLIT_EXTRA (zero-sized otherwise)
+    lf_nex: np.ndarray  # (L,) int64 examples the leaf has seen, counted up to m_min
+    lf_xc: np.ndarray  # (L, Pc, N_XC) one random candidate per feature and its side statistics
+    lf_buf: np.ndarray  # (L, Pc + 2, m_min) the leaf's first examples: y, w, then the features
 
 
 def _hash_capacity(bins: int) -> int:
@@ -159,8 +177,10 @@ def allocate(
     leaves: int = 32,
     bins: int = 1024,
     cats: int = 64,
+    m_min: int = 0,
 ) -> TreeState:
-    """A fresh state with capacity for ``n_features`` features; node 0 is the (empty) root leaf."""
+    """A fresh state with capacity for ``n_features`` features; node 0 is the (empty) root leaf.
+    ``m_min > 0`` allocates the extremely randomised split's candidates and example buffer."""
     pc = max(1, n_features)
     ints = np.zeros(N_INTS, dtype=np.int64)
     ints[I_BIN_FREE] = -1
@@ -211,6 +231,9 @@ def allocate(
         ft_perm=np.zeros(pc, np.int64),
         ft_spread=np.zeros(pc, f),
         ft_lin=np.zeros((pc, 2), f),
+        lf_nex=np.zeros(leaves, np.int64),
+        lf_xc=np.zeros((leaves, pc, N_XC if m_min > 0 else 0), f),
+        lf_buf=np.zeros((leaves, pc + 2, m_min), f),
     )
     return st
 
@@ -224,7 +247,7 @@ def _empty_bins(n: int) -> np.ndarray:
 
 _NODE_FILL = {"nd_feat": -1, "nd_left": -1, "nd_right": -1, "nd_leaf": -1}
 _LEAF_FILL = {"lf_node": -1, "lf_head": -1, "lf_aux": -1}
-_LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl")
+_LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl", "lf_nex")
 
 
 def _resized(a: np.ndarray, n0: int, fill=0, p_new: int | None = None) -> np.ndarray:
@@ -266,7 +289,7 @@ def grow(
     if n_leaves != st.lf_node.shape[0] or pc != pc_old:
         for k in d:
             if k.startswith("lf_"):
-                extra = 1 if k in ("lf_coef", "lf_rms") else 0
+                extra = {"lf_coef": 1, "lf_rms": 1, "lf_buf": 2}.get(k, 0)
                 p_new = pc + extra if d[k].ndim >= 2 and k not in _LEAF_NOT_PER_FEATURE else None
                 d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)

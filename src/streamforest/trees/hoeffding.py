@@ -89,6 +89,8 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     (3.0, 2)
     """
 
+    _split_rule = S.SPLIT_OBSERVERS  # the tree kind's split rule (see _state.SPLIT_RULES)
+
     def __init__(
         self,
         grace_period: int = 200,
@@ -261,6 +263,8 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
             drift_delta=float(self.drift_delta),
             sketch_k=int(self.leaf_quantile_k or 0),
             sketch_split=1 if self.leaf_quantile_split == "parent" else 0,
+            split_rule=self._split_rule,
+            m_min=int(getattr(self, "m_min", 0)),
         )
 
     # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,131 @@
+"""The ATSER ensembles of Seah's thesis (§4.3): Seeds, OBag and RForest."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from ..trees import ATSERRegressor
+from .online_forest import OnlineForestRegressor
+
+MODES = {
+    # mode: (Poisson bagging rate, 0 for none; features a leaf draws candidates for)
+    "seeds": (0.0, None),
+    "obag": (3.0, None),
+    "rforest": (0.0, "sqrt"),
+}
+
+
+class ATSEREnsembleRegressor(OnlineForestRegressor):
+    """An ensemble of :class:`~streamforest.ATSERRegressor` trees (thesis §4.3), averaged.
+
+    - ``mode="seeds"`` (ATSER-Seeds): members differ only by their seed; each learns every
+      example.
+    - ``mode="obag"`` (ATSER-OBag): online bagging with ``Poisson(3)`` weights.
+    - ``mode="rforest"`` (ATSER-RForest): each leaf draws candidates for a random subset of the
+      features (``"sqrt"``: ``floor(sqrt(F)) + 1``, ARF's count; the thesis writes ``sqrt(F)``),
+      every member learns every example.
+
+    The members' linear leaves learn with ``learning_rate = 0.025`` (the thesis' ensemble rate).
+    It is an :class:`~streamforest.OnlineForestRegressor` (same engine, both APIs, threads,
+    memory budget), so it serves as the forest of every interval method; the conformal methods
+    calibrate on out-of-bag examples, which only ``mode="obag"`` has.
+
+    Parameters
+    ----------
+    mode
+        ``"seeds"``, ``"obag"`` or ``"rforest"``.
+    n_members
+        Number of trees (10).
+    grace_period, m_min, delta, tau, leaf_model, learning_rate
+        Of the member trees (see :class:`~streamforest.ATSERRegressor`).
+    nominal_features
+        Names (or column indices) of features to treat as nominal.
+    drift_threshold
+        Page-Hinkley threshold of each member's detector (a member whose error rises is
+        replaced), ``None`` for none.
+    max_memory_mb, n_jobs, seed
+        As in :class:`~streamforest.OnlineForestRegressor`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamforest import ATSEREnsembleRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(4000, 3)); y = 10 * (X[:, 0] > 0.5) + rng.normal(size=4000)
+    >>> model = ATSEREnsembleRegressor(mode="seeds", n_members=5, seed=1).learn_many(X, y)
+    >>> [round(float(v)) for v in model.predict([[0.9, 0.5, 0.5], [0.1, 0.5, 0.5]])]
+    [10, 0]
+    """
+
+    def __init__(
+        self,
+        mode: str = "seeds",
+        n_members: int = 10,
+        grace_period: int = 200,
+        m_min: int = 10,
+        delta: float = 1e-6,
+        tau: float = 0.05,
+        leaf_model: str = "linear",
+        learning_rate: float = 0.025,
+        nominal_features: tuple | None = None,
+        drift_threshold: float | None = 50.0,
+        max_memory_mb: float | None = 2048.0,
+        n_jobs: int = 1,
+        seed: int | None = None,
+    ):
+        self.mode = mode
+        self.n_members = n_members
+        self.grace_period = grace_period
+        self.m_min = m_min
+        self.delta = delta
+        self.tau = tau
+        self.leaf_model = leaf_model
+        self.learning_rate = learning_rate
+        self.nominal_features = nominal_features
+        self.drift_threshold = drift_threshold
+        self.max_memory_mb = max_memory_mb
+        self.n_jobs = n_jobs
+        self.seed = seed
+
+    # the forest's parameters, derived from the mode
+    aggregation = "mean"
+
+    @property
+    def n_trees(self) -> int:
+        return self.n_members
+
+    @property
+    def lambda_value(self) -> float:
+        return MODES[self.mode][0] if self.mode in MODES else math.nan
+
+    @property
+    def max_features(self):
+        return MODES[self.mode][1] if self.mode in MODES else None
+
+    @property
+    def tree(self) -> ATSERRegressor:
+        return ATSERRegressor(
+            grace_period=self.grace_period,
+            m_min=self.m_min,
+            delta=self.delta,
+            tau=self.tau,
+            leaf_model=self.leaf_model,
+            learning_rate=self.learning_rate,
+            nominal_features=self.nominal_features,
+        )
+
+    def _check_params(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {sorted(MODES)}, got {self.mode!r}")
+        n = self.n_members
+        if not (isinstance(n, numbers.Integral) and not isinstance(n, bool) and 1 <= n <= 1000):
+            raise ValueError(f"n_members must be an integer in [1, 1000], got {n!r}")
+        mm = self.max_memory_mb
+        if mm is not None and not (isinstance(mm, numbers.Real) and mm > 0 and math.isfinite(mm)):
+            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
+        if not (isinstance(self.n_jobs, numbers.Integral) and 1 <= self.n_jobs <= 64):
+            raise ValueError(f"n_jobs must be an integer in [1, 64], got {self.n_jobs!r}")
+        if self.seed is not None and not isinstance(self.seed, numbers.Integral):
+            raise TypeError(f"seed must be an int or None, got {self.seed!r}")
+        self.tree._check_params()

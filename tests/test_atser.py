@@ -1,0 +1,185 @@
+"""ATSER (thesis ch. 4): the extremely randomised split rule, its ensembles, and both as a tree
+kind of the engine (interval methods, persistence, per-example == batch)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streamforest as sf
+from streamforest import streams
+from streamforest.trees import _state as S
+
+
+def friedman(n, seed=0):
+    return streams.Friedman(function=1, n=n, seed=seed).arrays()
+
+
+def root_leaf(model):
+    st = model.state_
+    return st, int(st.nd_leaf[0])
+
+
+# --- the split rule, checked against a direct computation ----------------------------------------
+def test_candidates_and_side_statistics_match_a_direct_computation():
+    rng = np.random.default_rng(3)
+    n, m_min = 150, 10
+    X = rng.normal(size=(n, 4))
+    X[rng.random((n, 4)) < 0.1] = np.nan  # missing values stay out of both sides
+    y = rng.normal(size=n) * 3 + 2
+    model = sf.ATSERRegressor(grace_period=10_000, m_min=m_min, seed=7).learn_many(X, y)
+    st, leaf = root_leaf(model)
+    assert st.ints[S.I_NSPLITS] == 0 and st.lf_nex[leaf] == m_min
+    for j in range(4):
+        xj = X[:, j]
+        first = xj[:m_min][~np.isnan(xj[:m_min])]
+        thr = st.lf_xc[leaf, j, S.XC_THR]
+        # stage 1: uniform between the smallest and largest value of the first m_min examples
+        assert first.min() <= thr < first.max()
+        # stage 2: every example (buffered ones replayed) on the side its value falls
+        left = ~np.isnan(xj) & (xj <= thr)
+        right = ~np.isnan(xj) & (xj > thr)
+        for side, (cw, chi, clo, cm2) in (
+            (left, (S.XC_LW, S.XC_LHI, S.XC_LLO, S.XC_LM2)),
+            (right, (S.XC_RW, S.XC_RHI, S.XC_RLO, S.XC_RM2)),
+        ):
+            ys = y[side]
+            assert st.lf_xc[leaf, j, cw] == pytest.approx(side.sum())
+            mean = st.lf_xc[leaf, j, chi] + st.lf_xc[leaf, j, clo]
+            assert mean == pytest.approx(ys.mean(), rel=1e-12)
+            assert st.lf_xc[leaf, j, cm2] == pytest.approx(((ys - ys.mean()) ** 2).sum(), rel=1e-9)
+
+
+def test_thresholds_are_random_across_seeds():
+    X, y = friedman(50)
+    thr = []
+    for seed in range(20):
+        st, leaf = root_leaf(sf.ATSERRegressor(grace_period=10_000, seed=seed).learn_many(X, y))
+        thr.append(st.lf_xc[leaf, 0, S.XC_THR])
+    assert len(set(thr)) == 20
+    lo, hi = X[:10, 0].min(), X[:10, 0].max()
+    # uniform on [lo, hi): the mean of 20 draws is within 4 standard errors of the centre
+    assert abs(np.mean(thr) - (lo + hi) / 2) < 4 * (hi - lo) / np.sqrt(12 * 20)
+
+
+def test_splits_on_the_only_informative_feature():
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = rng.uniform(size=(n, 5))
+    y = 10.0 * X[:, 3] + rng.normal(scale=0.1, size=n)
+    model = sf.ATSERRegressor(seed=1).learn_many(X, y)
+    st = model.state_
+    assert st.ints[S.I_NSPLITS] >= 3
+    assert st.nd_feat[0] == 3  # the root split: VR of x3 is far above the others'
+    split = st.nd_feat[: st.ints[S.I_NNODES]] >= 0
+    assert (st.nd_feat[: st.ints[S.I_NNODES]][split] == 3).mean() > 0.8
+
+
+def test_learns_a_concept_of_a_nominal_feature_only():
+    """y depends on the category alone; a numeric-only tree sees nothing (the nominal feature is
+    the only informative one), ATSER's random category sides separate it."""
+    rng = np.random.default_rng(5)
+    cats = [f"c{i}" for i in range(12)]
+    effect = {c: float(v) for c, v in zip(cats, rng.normal(scale=5, size=12), strict=True)}
+    n = 20_000
+    cs = rng.choice(cats, n)
+    noise = rng.uniform(size=n)
+    y = np.array([effect[c] for c in cs]) + rng.normal(scale=0.5, size=n)
+    model = sf.ATSERRegressor(leaf_model="mean", seed=2)
+    pred = np.empty(n)
+    for i in range(n):
+        x = {"cat": cs[i], "u": noise[i]}
+        pred[i] = model.predict_one(x)
+        model.learn_one(x, y[i])
+    late = slice(n - 5000, n)
+    mae = np.abs(pred[late] - y[late]).mean()
+    spread = np.abs(y[late] - y[late].mean()).mean()
+    assert mae < 0.2 * spread  # the target's own spread is ~4: ~0.4 is the noise floor
+    # a category first seen after the splits still gets a prediction (a random side), not an error
+    assert np.isfinite(model.predict_one({"cat": "never-seen", "u": 0.5}))
+
+
+def test_nominal_columns_of_arrays():
+    rng = np.random.default_rng(1)
+    n = 8000
+    code = rng.integers(0, 6, n).astype(float)
+    X = np.column_stack([code, rng.uniform(size=n)])
+    y = np.where(np.isin(code, [0, 2, 3]), 4.0, -4.0) + rng.normal(scale=0.3, size=n)
+    model = sf.ATSERRegressor(nominal_features=(0,), leaf_model="mean", seed=3)
+    p = model.predict_learn_many(X, y)
+    assert np.abs(p[-2000:] - y[-2000:]).mean() < 0.6
+
+
+# --- ensembles ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode,rate", [("seeds", 1.0), ("rforest", 1.0), ("obag", 3.0)])
+def test_ensemble_members_see_the_weights_of_their_mode(mode, rate):
+    X, y = friedman(3000, seed=2)
+    model = sf.ATSEREnsembleRegressor(mode=mode, n_members=6, grace_period=10**9, seed=4)
+    model.learn_many(X, y)
+    e = model.engine_
+    weights = np.array([e.state(t).lf_stat[:, S.S_W].sum() for t in range(6)])
+    if rate == 1.0:  # every member learns every example with weight 1
+        assert (weights == len(y)).all()
+    else:  # Poisson(3): mean weight 3, sd sqrt(3 / n) per example
+        assert abs(weights.mean() / len(y) - 3.0) < 4 * np.sqrt(3.0 / (6 * len(y)))
+
+
+def test_rforest_draws_candidates_for_a_subset_of_features():
+    X, y = friedman(2000, seed=3)  # 10 features: 'sqrt' observes floor(sqrt(10)) + 1 = 4
+    model = sf.ATSEREnsembleRegressor(mode="rforest", n_members=3, grace_period=10**9, seed=1)
+    model.learn_many(X, y)
+    for t in range(3):
+        st = model.engine_.state(t)
+        leaf = int(st.nd_leaf[0])
+        assert np.isfinite(st.lf_xc[leaf, :10, S.XC_THR]).sum() == 4
+
+
+def test_ensemble_beats_a_single_tree_and_members_differ():
+    X, y = friedman(30_000, seed=4)
+    single = sf.ATSERRegressor(seed=1).predict_learn_many(X, y)
+    ens = sf.ATSEREnsembleRegressor(mode="seeds", n_members=5, seed=1)
+    p = ens.predict_learn_many(X, y)
+    late = slice(20_000, None)
+    assert np.abs(p[late] - y[late]).mean() < 0.95 * np.abs(single[late] - y[late]).mean()
+    P = ens.tree_predictions(X[:200])
+    assert np.unique(P.round(9), axis=1).shape[1] == 5
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sf.ATSERRegressor(grace_period=50, seed=1),
+        lambda: sf.ATSEREnsembleRegressor(mode="obag", n_members=3, grace_period=50, seed=2),
+        lambda: sf.ATSEREnsembleRegressor(mode="seeds", n_members=3, grace_period=50, seed=2,
+                                          drift_threshold=5.0),  # fmt: skip
+    ],
+)
+def test_per_example_equals_batch(make):
+    X, y = friedman(3000, seed=5)
+    y = y.copy()
+    y[1500:] = -2 * y[1500:]  # a change, so that detectors may fire
+    a, b = make(), make()
+    pa = np.empty(len(y))
+    for i, r in enumerate(X):
+        x = dict(enumerate(r))
+        pa[i] = a.predict_one(x)
+        a.learn_one(x, y[i])
+    pb = b.predict_learn_many(X, y)
+    np.testing.assert_array_equal(pa[1:], pb[1:])
+    np.testing.assert_array_equal(a.predict(X[:300]), b.predict(X[:300]))
+
+
+# --- under the interval methods -------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["qrf", "cpa"])
+def test_interval_methods_over_an_atser_ensemble_cover(method):
+    X, y = friedman(8000, seed=6)
+    forest = sf.ATSEREnsembleRegressor(mode="obag", n_members=6, seed=3)
+    if method == "qrf":
+        model = sf.OnlineQRF(forest=forest, seed=1)
+    else:
+        model = sf.CPApproximate(forest=forest, calibration_size=500, seed=1)
+    model.learn_many(X[:5000], y[:5000])
+    lo, hi = model.predict_interval(X[5000:], alpha=0.1).T
+    miss = np.mean((y[5000:] < lo) | (y[5000:] > hi))
+    assert 0.02 < miss < 0.18  # alpha = 0.1 on 3000 i.i.d. rows
+    assert np.all(lo <= hi)
