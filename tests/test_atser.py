@@ -150,8 +150,9 @@ def test_ensemble_beats_a_single_tree_and_members_differ():
     [
         lambda: sf.ATSERRegressor(grace_period=50, seed=1),
         lambda: sf.ATSEREnsembleRegressor(mode="obag", n_members=3, grace_period=50, seed=2),
-        lambda: sf.ATSEREnsembleRegressor(mode="seeds", n_members=3, grace_period=50, seed=2,
-                                          drift_threshold=5.0),  # fmt: skip
+        lambda: sf.ATSEREnsembleRegressor(
+            mode="seeds", n_members=3, grace_period=50, seed=2, drift_threshold=5.0
+        ),  # fmt: skip
     ],
 )
 def test_per_example_equals_batch(make):
@@ -183,3 +184,96 @@ def test_interval_methods_over_an_atser_ensemble_cover(method):
     miss = np.mean((y[5000:] < lo) | (y[5000:] > hi))
     assert 0.02 < miss < 0.18  # alpha = 0.1 on 3000 i.i.d. rows
     assert np.all(lo <= hi)
+
+
+# --- change adaptation at split nodes (alternate subtrees) ---------------------------------------
+def permuted_friedman(n, change, seed):
+    """Friedman #1 whose concept is permuted at ``change`` (the thesis' abrupt drift)."""
+    X, _ = friedman(n, seed=seed)
+    rng = np.random.default_rng(seed + 100)
+
+    def f(A):
+        return (10 * np.sin(np.pi * A[:, 0] * A[:, 1]) + 20 * (A[:, 2] - 0.5) ** 2
+                + 10 * A[:, 3] + 5 * A[:, 4])  # fmt: skip
+
+    y = f(X) + rng.normal(size=n)
+    y[change:] = f(X[change:][:, [3, 4, 1, 0, 2]]) + rng.normal(size=n - change)
+    return X, y
+
+
+def tree_invariants(model):
+    """Every live node is reachable once (from the root or an alternate's root), leaf slots and
+    nodes agree, counts match the lists."""
+    st = model.state_
+    seen = set()
+    stack = [(0, 0)]
+    live_leaves = 0
+    while stack:
+        n, alt = stack.pop()
+        assert n not in seen
+        seen.add(n)
+        assert st.nd_isalt[n] == alt
+        if st.nd_alt[n] >= 0:
+            assert alt == 0  # no alternate inside an alternate
+            stack.append((int(st.nd_alt[n]), 1))
+        if st.nd_feat[n] < 0:
+            leaf = int(st.nd_leaf[n])
+            assert st.lf_node[leaf] == n
+            live_leaves += 1
+        else:
+            stack += [(int(st.nd_left[n]), alt), (int(st.nd_right[n]), alt)]
+    assert len(seen) == st.ints[S.I_NNODES] - st.ints[S.I_NODE_NFREE]
+    assert live_leaves == st.ints[S.I_NLEAVES] == (st.lf_node[: st.ints[S.I_LEAF_HW]] >= 0).sum()
+    free, f = 0, st.ints[S.I_NODE_FREE]
+    while f >= 0:
+        assert f not in seen
+        free += 1
+        f = int(st.nd_left[f])
+    assert free == st.ints[S.I_NODE_NFREE]
+    alts = sum(1 for n in seen if st.nd_alt[n] >= 0)
+    assert alts == st.ints[S.I_NALTS] == model.alternate_stats["live"]
+
+
+@pytest.mark.parametrize("cls", [sf.HoeffdingTreeRegressor, sf.ATSERRegressor])
+def test_alternate_subtrees_replace_stale_ones_after_an_abrupt_drift(cls):
+    X, y = permuted_friedman(40_000, 20_000, seed=1)
+    adapted = cls(drift_detection=True, seed=1)
+    plain = cls(drift_detection=False, seed=1)
+    pa = adapted.predict_learn_many(X, y)
+    pp = plain.predict_learn_many(X, y)
+    stats = adapted.alternate_stats
+    assert stats["adopted"] >= 1 and stats["started"] >= stats["adopted"] + stats["discarded"]
+    after = slice(20_000, 30_000)
+    assert np.abs(pa[after] - y[after]).mean() < 0.95 * np.abs(pp[after] - y[after]).mean()
+    tree_invariants(adapted)
+
+
+def test_alternates_rarely_start_on_a_stationary_stream():
+    X, y = friedman(40_000, seed=2)
+    started = []
+    for seed in range(3):
+        m = sf.ATSERRegressor(seed=seed).learn_many(X, y)
+        started.append(m.alternate_stats["started"])
+        tree_invariants(m)
+    assert np.mean(started) <= 3  # false alarms per 40k rows, over ~100 split nodes
+
+
+def test_adaptation_keeps_per_example_equal_to_batch_and_round_trips():
+    X, y = permuted_friedman(12_000, 4_000, seed=3)
+    make = lambda: sf.ATSERRegressor(grace_period=50, alt_period=50, ph_threshold=10.0, seed=4)  # noqa: E731
+    a, b = make(), make()
+    for i, r in enumerate(X):
+        a.learn_one(dict(enumerate(r)), y[i])
+    b.learn_many(X, y)
+    assert a.alternate_stats == b.alternate_stats and b.alternate_stats["adopted"] >= 1
+    np.testing.assert_array_equal(a.predict(X[:500]), b.predict(X[:500]))
+    tree_invariants(b)
+    c = __import__("pickle").loads(__import__("pickle").dumps(b))
+    np.testing.assert_array_equal(c.predict(X[:500]), b.predict(X[:500]))
+
+
+def test_cpexact_refuses_trees_with_alternates():
+    with pytest.raises(ValueError, match="drift_detection"):
+        sf.CPExact(forest=sf.ATSEREnsembleRegressor(mode="obag", n_members=2)).learn_many(
+            *friedman(100)
+        )

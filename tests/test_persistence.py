@@ -92,7 +92,9 @@ MODELS = {
     ),
     "GaussianInterval": lambda: sf.GaussianInterval(forest=forest(), seed=11),
     "KLLSketch": lambda: sf.KLLSketch(k=16, seed=12),
-    "ATSERRegressor": lambda: sf.ATSERRegressor(grace_period=40, nominal_features=("grp",), seed=13),
+    "ATSERRegressor": lambda: sf.ATSERRegressor(
+        grace_period=40, nominal_features=("grp",), seed=13
+    ),
     "ATSEREnsembleRegressor": lambda: sf.ATSEREnsembleRegressor(
         mode="obag", n_members=3, grace_period=40, nominal_features=("grp",), seed=14
     ),

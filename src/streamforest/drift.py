@@ -36,3 +36,32 @@ def page_hinkley_update(state, e, delta, lam, min_n):
     if state[PH_M] < state[PH_MMIN]:
         state[PH_MMIN] = state[PH_M]
     return state[PH_M] - state[PH_MMIN] > lam
+
+
+# Page-Hinkley on a row of a 2-d state (one detector per tree node), as Seah's thesis (Alg. 4.4,
+# after Ikonomovska et al. 2011): columns count, mean error, cumulative sum, its minimum, and the
+# normaliser fixed when the detector started (the sd of the targets then).
+PHN_N, PHN_EBAR, PHN_SUM, PHN_MIN, PHN_SD0 = range(5)
+N_PHN = 5
+
+
+@njit(cache=True, inline="always")
+def page_hinkley_row_update(state, r, e, alpha, lam):
+    """Feed absolute error ``e`` to the detector in row ``r`` of ``state``: with ``e`` divided by
+    the row's normaliser, ``ebar_t`` the running mean of the errors, ``m_t = m_{t-1} + e_t -
+    ebar_t - alpha`` and ``M_t = min m``; fires (returns True) when ``m_t - M_t > lam``.  Dividing
+    by the sd of the targets *when the detector started* keeps a slow rise of the error visible
+    (the thesis' remedy for gradual changes)."""
+    sd0 = state[r, PHN_SD0]
+    if sd0 > 0.0:
+        e = e / sd0
+    n = state[r, PHN_N] + 1.0
+    state[r, PHN_N] = n
+    ebar = state[r, PHN_EBAR] + (e - state[r, PHN_EBAR]) / n
+    state[r, PHN_EBAR] = ebar
+    m = state[r, PHN_SUM] + e - ebar - alpha
+    state[r, PHN_SUM] = m
+    if m < state[r, PHN_MIN]:
+        state[r, PHN_MIN] = m
+        return False
+    return m - state[r, PHN_MIN] > lam

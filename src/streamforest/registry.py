@@ -206,7 +206,7 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec(
             "atser",
             ATSERRegressor,
-            "ATSERRegressor: one extremely randomised tree with RMSProp linear leaves (thesis ch. 4)",
+            "ATSERRegressor: one extremely randomised tree, RMSProp linear leaves (thesis ch. 4)",
             layers=("tree",),
             tree_cls=ATSERRegressor,
         ),

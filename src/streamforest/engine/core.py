@@ -199,6 +199,7 @@ class Engine:
             nodes=256,
             leaves=128,
             m_min=prm.m_min if extra else 0,
+            alternates=prm.alt_lambda > 0,
         )
         st.ft_nominal[:p] = self.features.nominal
         TK.init_root(st, prm)
@@ -250,10 +251,12 @@ class Engine:
             prm = self.params(t)
             ints = st.ints
             kw = {}
-            if ints[S.I_NNODES] + 2 > st.nd_feat.shape[0]:
-                kw["nodes"] = 2 * st.nd_feat.shape[0]
-            if ints[S.I_LEAF_NFREE] == 0 and ints[S.I_LEAF_HW] + 1 > st.lf_node.shape[0]:
-                kw["leaves"] = 2 * st.lf_node.shape[0]
+            k = ints[S.I_NALTS] + 2 if prm.alt_lambda > 0 else 1  # as the kernels' _room
+            if ints[S.I_NNODES] + 2 * k > st.nd_feat.shape[0]:
+                kw["nodes"] = 2 * st.nd_feat.shape[0] + 2 * k
+            free_leaves = ints[S.I_LEAF_NFREE] + st.lf_node.shape[0] - ints[S.I_LEAF_HW]
+            if free_leaves < k:
+                kw["leaves"] = 2 * st.lf_node.shape[0] + k
             if ints[S.I_CAT_USED] + ints[S.I_MAXCAT] > st.cats.shape[0]:
                 kw["cats"] = 2 * (st.cats.shape[0] + ints[S.I_MAXCAT])
             n_bins = st.bn.shape[0]
@@ -416,8 +419,9 @@ class Engine:
             if kernel is None:
                 ep = self._eps.get(FK.learn_one)
                 if ep is None:
-                    ep = self.entry(FK.learn_one, (self.arena, self.rng, self.bagging, row, y, w,
-                                                   self._wt, self._p, self._drifted, t0))  # fmt: skip
+                    args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
+                            self._drifted, t0)  # fmt: skip
+                    ep = self.entry(FK.learn_one, args)
                 status = ep(self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
                             self._drifted, t0)  # fmt: skip
                 out = self._p

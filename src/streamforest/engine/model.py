@@ -22,7 +22,6 @@ from ..features import (
     n_rows,
     weight_of,
 )
-from . import _kernels as FK
 
 
 class EngineRegressor(Estimator):

@@ -214,6 +214,15 @@ class CPExact(CPApproximate):
     replaced models); CPApproximate keeps its stored predictions.
     """
 
+    def _configure(self, forest) -> None:
+        super()._configure(forest)
+        if getattr(forest._template(), "drift_detection", False):
+            raise ValueError(
+                "CPExact keeps each calibration member linked to the leaf it reaches, which "
+                "alternate subtrees (the trees' drift_detection=True) move in ways it does not "
+                "track: use CPApproximate, or trees with drift_detection=False"
+            )
+
     _exact = True
 
     def _exact_tree_passes(self, Xa, ya, W, slots, P, parity):

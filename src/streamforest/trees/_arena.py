@@ -10,14 +10,13 @@ A forest (a single tree is a forest of one) keeps all its trees in one :class:`A
   :class:`~streamforest.trees._state.TreeParams`.
 
 Why: a numba kernel unboxes each array argument on every call from Python (~80 ns each), and the
-tree state has over forty arrays, the parameters two dozen scalars; a per-example call paid ~4 us for that alone,
-per tree.  Passing the arena costs five arrays whatever the number of trees, and the kernels'
-types depend neither on the number of trees, nor on the number of features (a tuple of per-tree
-arrays did, so each new ``n_trees`` compiled everything again).  Inside compiled code,
+tree state has over forty arrays, the parameters two dozen scalars; a per-example call paid ~4 us
+for that alone, per tree. Passing the arena costs five arrays whatever the number of trees, and
+the kernels' types depend neither on the number of trees, nor on the number of features (a tuple
+of per-tree arrays did, so each new ``n_trees`` compiled everything again). Inside compiled code,
 :func:`tree_at` rebuilds the tree state as views of the arena (no allocation, no call, no
 reference count: a few loads and multiplications a field, and none for fields a kernel does not
-use),
-so the per-tree kernels are written against :class:`TreeState` as before.
+use), so the per-tree kernels are written against :class:`TreeState` as before.
 
 Python changes a tree's state (creation, growth, replacement) through :func:`load` (numpy views
 of row ``t``) and :func:`store` (write a tree state into row ``t``, widening the arena when the
@@ -326,6 +325,11 @@ def tree_state(A, t):
         lf_nex=_v1(A.ia, A.lay, t, 41),
         lf_xc=_v3(A.fa, A.lay, t, 42),
         lf_buf=_v3(A.fa, A.lay, t, 43),
+        nd_alt=_v1(A.ia, A.lay, t, 44),
+        nd_isalt=_v1(A.ba, A.lay, t, 45),
+        nd_ph=_v2(A.fa, A.lay, t, 46),
+        nd_q=_v2(A.fa, A.lay, t, 47),
+        nd_path=_v1(A.ia, A.lay, t, 48),
     )
 
 
@@ -358,6 +362,10 @@ def tree_params(A, t):
         sketch_split=np.int64(p[21]),
         split_rule=np.int64(p[22]),
         m_min=np.int64(p[23]),
+        alt_lambda=p[24],
+        alt_alpha=p[25],
+        alt_fade=p[26],
+        alt_period=np.int64(p[27]),
     )
 
 

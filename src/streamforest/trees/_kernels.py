@@ -33,12 +33,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..drift import page_hinkley_update
+from ..drift import PHN_SD0, page_hinkley_row_update, page_hinkley_update
 from ..rng import next_below, next_float
 from ..sketches.kll import kll_copy, kll_reset, kll_update
 from ..stats import chan_merge, chan_subtract, welford_update
 from ._state import (
     B_KEY,
+    I_ALT_DISCARDED,
+    I_ALT_STARTED,
+    I_ALT_SWAPPED,
     I_CAT_USED,
     I_DRIFT,
     I_FROZEN,
@@ -46,14 +49,22 @@ from ._state import (
     I_LEAF_HW,
     I_LEAF_NFREE,
     I_MAXCAT,
+    I_NALTS,
     I_NATTEMPTS,
     I_NDEACT,
     I_NFEAT,
     I_NLEAVES,
     I_NNODES,
+    I_NODE_FREE,
+    I_NODE_NFREE,
     I_NSEEN,
     I_NSPLITS,
     OBS_QO,
+    Q_ALT,
+    Q_COUNT,
+    Q_MEAN,
+    Q_ORG,
+    Q_SEEN,
     S_HI,
     S_LO,
     S_M2,
@@ -94,31 +105,57 @@ def _in_cats(cats, off, n, v):
 @njit(cache=True, inline="always")
 def route(st, x):
     """Node id of the leaf that row ``x`` reaches."""
-    node = 0
+    return route_from(st, 0, x)
+
+
+@njit(cache=True, inline="always")
+def route_from(st, node, x):
+    """Node id of the leaf that row ``x`` reaches from ``node`` (the root, or an alternate
+    subtree's root)."""
     while st.nd_feat[node] >= 0:
-        f = st.nd_feat[node]
-        v = x[f] if f < x.shape[0] else np.nan
-        if np.isnan(v):
-            go_left = st.nd_miss_left[node] == 1
-        elif st.ft_nominal[f]:
-            off = st.nd_cat_off[node]
-            nl = st.nd_cat_len[node]
-            if nl < 0:  # an extremely randomised split: every category on a random side
-                go_left = cat_goes_left(st.nd_thr[node], v)
-            elif _in_cats(st.cats, off, nl, v):
-                go_left = True
-            elif _in_cats(st.cats, off + nl, st.nd_cat_nr[node], v):
-                go_left = False
-            else:  # a category this split never saw
-                go_left = st.nd_miss_left[node] == 1
-        else:
-            go_left = v <= st.nd_thr[node]
-        node = st.nd_left[node] if go_left else st.nd_right[node]
+        node = _child(st, node, x)
     return node
+
+
+@njit(cache=True, inline="always")
+def _child(st, node, x):
+    """The child of split node ``node`` that row ``x`` goes to."""
+    f = st.nd_feat[node]
+    v = x[f] if f < x.shape[0] else np.nan
+    if np.isnan(v):
+        go_left = st.nd_miss_left[node] == 1
+    elif st.ft_nominal[f]:
+        off = st.nd_cat_off[node]
+        nl = st.nd_cat_len[node]
+        if nl < 0:  # an extremely randomised split: every category on a random side
+            go_left = cat_goes_left(st.nd_thr[node], v)
+        elif _in_cats(st.cats, off, nl, v):
+            go_left = True
+        elif _in_cats(st.cats, off + nl, st.nd_cat_nr[node], v):
+            go_left = False
+        else:  # a category this split never saw
+            go_left = st.nd_miss_left[node] == 1
+    else:
+        go_left = v <= st.nd_thr[node]
+    return st.nd_left[node] if go_left else st.nd_right[node]
 
 
 # ------------------------------------------------------------------------------------------------
 # leaves
+@njit(cache=True)
+def _new_node(st):
+    """A node id: from the free list (nodes of discarded subtrees), else the next unused."""
+    ints = st.ints
+    f = ints[I_NODE_FREE]
+    if f >= 0:
+        ints[I_NODE_FREE] = st.nd_left[f]
+        ints[I_NODE_NFREE] -= 1
+        return f
+    n = ints[I_NNODES]
+    ints[I_NNODES] = n + 1
+    return n
+
+
 @njit(cache=True)
 def _new_leaf_slot(st):
     ints = st.ints
@@ -182,6 +219,7 @@ def _init_leaf(st, prm, leaf, node, depth, spread):
     st.lf_head[leaf, :] = -1
     st.lf_nb[leaf, :] = 0
     st.lf_nex[leaf] = 0
+    st.nd_alt[node] = -1
     _choose_features(st, prm, leaf)
     _set_scale(st, prm, leaf, spread)
 
@@ -370,10 +408,17 @@ def _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2):
     node = st.lf_node[leaf]
     depth = st.nd_depth[node]
     p_mean, p_sd = target_mean_sd(st, leaf)
-    left = st.ints[I_NNODES]
-    right = left + 1
-    st.ints[I_NNODES] += 2
+    left = _new_node(st)
+    right = _new_node(st)
     st.ints[I_NLEAVES] += 1
+    st.nd_isalt[left] = st.nd_isalt[node]
+    st.nd_isalt[right] = st.nd_isalt[node]
+    if st.nd_ph.shape[1]:  # the new split node's change detector starts now
+        for c in range(st.nd_ph.shape[1]):
+            st.nd_ph[node, c] = 0.0
+        st.nd_ph[node, PHN_SD0] = p_sd
+        for c in range(st.nd_q.shape[1]):
+            st.nd_q[node, c] = 0.0
     st.ints[I_NSPLITS] += 1
     st.ints[I_LAST_SPLIT_LEAF] = node
     st.nd_feat[node] = f
@@ -423,9 +468,11 @@ def drift_step(st, prm, y, pred):
 def _room(st, prm):
     """True if one more example can be learnt without growing any array."""
     nfeat = st.ints[I_NFEAT]
-    if st.ints[I_NNODES] + 2 > st.nd_feat.shape[0]:
+    # an example may split its leaf, start an alternate and split a leaf of each alternate
+    k = st.ints[I_NALTS] + 2 if prm.alt_lambda > 0.0 else 1
+    if st.ints[I_NNODES] + 2 * k > st.nd_feat.shape[0]:
         return False
-    if st.ints[I_LEAF_NFREE] == 0 and st.ints[I_LEAF_HW] + 1 > st.lf_node.shape[0]:
+    if st.ints[I_LEAF_NFREE] + st.lf_node.shape[0] - st.ints[I_LEAF_HW] < k:
         return False
     if st.ints[I_CAT_USED] + st.ints[I_MAXCAT] > st.cats.shape[0]:
         return False
@@ -481,13 +528,186 @@ def _learn_row(st, prm, node, x, y, w):
         _attempt_split(st, prm, leaf)
 
 
+# ------------------------------------------------------------------------------------------------
+# change adaptation at split nodes: alternate subtrees (FIMT-DD; thesis §4.2.2-4.2.3)
+@njit(cache=True)
+def _free_leaf(st, leaf):
+    free_observers(st, leaf)
+    st.lf_node[leaf] = -1
+    st.lf_active[leaf] = 0
+    st.lf_free[st.ints[I_LEAF_NFREE]] = leaf
+    st.ints[I_LEAF_NFREE] += 1
+    st.ints[I_NLEAVES] -= 1
+
+
+@njit(cache=True)
+def _free_node(st, node):
+    st.nd_feat[node] = -1
+    st.nd_leaf[node] = -1
+    st.nd_alt[node] = -1
+    st.nd_isalt[node] = 0
+    st.nd_depth[node] = 0
+    st.nd_left[node] = st.ints[I_NODE_FREE]
+    st.ints[I_NODE_FREE] = node
+    st.ints[I_NODE_NFREE] += 1
+
+
+@njit(cache=True)
+def _free_subtree(st, root):
+    """Free the nodes and leaves of the subtree at ``root`` (and of their alternates)."""
+    stack = st.nd_path
+    stack[0] = root
+    top = 1
+    while top > 0:
+        top -= 1
+        n = stack[top]
+        if st.nd_alt[n] >= 0:
+            stack[top] = st.nd_alt[n]
+            top += 1
+            st.ints[I_NALTS] -= 1
+        if st.nd_feat[n] < 0:
+            if st.nd_leaf[n] >= 0:
+                _free_leaf(st, st.nd_leaf[n])
+        else:
+            stack[top] = st.nd_left[n]
+            stack[top + 1] = st.nd_right[n]
+            top += 2
+        _free_node(st, n)
+
+
+@njit(cache=True, inline="always")
+def _restart_detector(st, n):
+    for c in range(PHN_SD0):  # keeps the normaliser
+        st.nd_ph[n, c] = 0.0
+    for c in range(st.nd_q.shape[1]):
+        st.nd_q[n, c] = 0.0
+
+
+@njit(cache=True)
+def _start_alternate(st, prm, n):
+    """Node ``n``'s detector fired: grow an alternate subtree for it, from an empty leaf."""
+    _restart_detector(st, n)
+    if st.ints[I_FROZEN] == 1 or st.ints[I_NLEAVES] >= prm.max_leaves:
+        return
+    a = _new_node(st)
+    leaf = _new_leaf_slot(st)
+    st.lf_stat[leaf, :] = 0.0
+    st.lf_inh[leaf, :] = 0.0
+    st.lf_coef[leaf, :] = 0.0
+    st.lf_rms[leaf, :] = 0.0
+    st.lf_x[leaf, :, :] = 0.0
+    st.lf_err[leaf, :] = 0.0
+    st.ft_spread[:] = 0.0
+    _init_leaf(st, prm, leaf, a, st.nd_depth[n], st.ft_spread)
+    if prm.sketch_k > 0:
+        kll_reset(st.lf_sk, st.lf_skl, leaf)
+    st.nd_isalt[a] = 1
+    st.nd_alt[n] = a
+    st.ints[I_NLEAVES] += 1
+    st.ints[I_NALTS] += 1
+    st.ints[I_ALT_STARTED] += 1
+
+
+@njit(cache=True)
+def _adopt_alternate(st, n):
+    """Node ``n``'s alternate replaces its subtree (which is freed)."""
+    a = st.nd_alt[n]
+    _free_subtree(st, st.nd_left[n])
+    _free_subtree(st, st.nd_right[n])
+    st.nd_feat[n] = st.nd_feat[a]
+    st.nd_thr[n] = st.nd_thr[a]
+    st.nd_left[n] = st.nd_left[a]
+    st.nd_right[n] = st.nd_right[a]
+    st.nd_miss_left[n] = st.nd_miss_left[a]
+    st.nd_leaf[n] = st.nd_leaf[a]
+    st.nd_cat_off[n] = st.nd_cat_off[a]
+    st.nd_cat_len[n] = st.nd_cat_len[a]
+    st.nd_cat_nr[n] = st.nd_cat_nr[a]
+    st.nd_born[n] = st.nd_born[a]
+    for c in range(st.nd_ph.shape[1]):
+        st.nd_ph[n, c] = st.nd_ph[a, c]
+    for c in range(st.nd_q.shape[1]):
+        st.nd_q[n, c] = 0.0
+    if st.nd_leaf[a] >= 0:
+        st.lf_node[st.nd_leaf[a]] = n
+    st.nd_alt[n] = -1
+    st.nd_alt[a] = -1
+    st.nd_feat[a] = -1  # a's fields now live in n: free a without its subtree
+    st.nd_leaf[a] = -1
+    _free_node(st, a)
+    stack = st.nd_path  # the adopted nodes are part of the tree now
+    stack[0] = n
+    top = 1
+    while top > 0:
+        top -= 1
+        m = stack[top]
+        st.nd_isalt[m] = 0
+        if st.nd_feat[m] >= 0:
+            stack[top] = st.nd_left[m]
+            stack[top + 1] = st.nd_right[m]
+            top += 2
+    st.ints[I_NALTS] -= 1
+    st.ints[I_ALT_SWAPPED] += 1
+
+
+@njit(cache=True)
+def _discard_alternate(st, n):
+    a = st.nd_alt[n]
+    st.nd_alt[n] = -1
+    _free_subtree(st, a)
+    _restart_detector(st, n)
+    st.ints[I_NALTS] -= 1
+    st.ints[I_ALT_DISCARDED] += 1
+
+
+@njit(cache=True)
+def _adapt(st, prm, x, y, w, pred):
+    """Change detection and adaptation along the path of ``x`` (bottom-up: every split node
+    on it judges the tree's prediction ``pred``, made at the leaf).  A node without an
+    alternate feeds its Page-Hinkley detector and starts one when it fires; a node with one
+    trains it on the example, compares the faded squared errors of both every ``alt_period``
+    examples (``Q = log(S_org / S_alt)``) and adopts it when ``Q > 0``, discards it once it has
+    seen ``10 * grace`` examples and ``Q`` fell below its running mean.  Returns True when an
+    adoption took the example's leaf away (the adopted subtree has learnt it)."""
+    e = abs(y - pred)
+    nfeat = st.ints[I_NFEAT]
+    q = st.nd_q
+    n = 0
+    while st.nd_feat[n] >= 0:
+        a = st.nd_alt[n]
+        if a >= 0:
+            an = route_from(st, a, x)
+            ap = predict_leaf(st, prm, st.nd_leaf[an], x, nfeat)
+            f = prm.alt_fade
+            q[n, Q_ORG] = w * (y - pred) ** 2 + f * q[n, Q_ORG]
+            q[n, Q_ALT] = w * (y - ap) ** 2 + f * q[n, Q_ALT]
+            q[n, Q_SEEN] += 1.0
+            _learn_row(st, prm, an, x, y, w)
+            if q[n, Q_SEEN] % prm.alt_period == 0.0:
+                r = np.log((q[n, Q_ORG] + 1e-300) / (q[n, Q_ALT] + 1e-300))
+                if r > 0.0:
+                    _adopt_alternate(st, n)
+                    return True
+                q[n, Q_COUNT] += 1.0
+                q[n, Q_MEAN] += (r - q[n, Q_MEAN]) / q[n, Q_COUNT]
+                if q[n, Q_SEEN] >= 10.0 * prm.grace and r < q[n, Q_MEAN]:
+                    _discard_alternate(st, n)
+        elif page_hinkley_row_update(st.nd_ph, n, e, prm.alt_alpha, prm.alt_lambda):
+            _start_alternate(st, prm, n)
+        n = _child(st, n, x)
+    return False
+
+
 @njit(cache=True, inline="always")
 def learn_at(st, prm, node, x, y, w, pred):
     """Learn ``(x, y, w)`` at leaf ``node`` (where ``x`` routes; ``pred`` the tree's prediction
-    for it, made before, which feeds the drift detector).  Returns whether drift was detected."""
+    for it, made before, which feeds the drift detectors).  Returns whether the tree's own
+    detector fired (the owner replaces the tree); the split nodes' detectors adapt the tree in
+    place (:func:`_adapt`)."""
     st.ints[I_NSEEN] += 1
     if w > 0.0:
-        _learn_row(st, prm, node, x, y, w)
+        if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapt(st, prm, x, y, w, pred)):
+            _learn_row(st, prm, node, x, y, w)
     if prm.drift_lambda > 0.0:
         return drift_step(st, prm, y, pred)
     return False
@@ -500,7 +720,7 @@ def learn_step(st, prm, x, y, w, predict):
     ``w > 0``), feed the detector.  Returns ``(prediction, drift detected)``."""
     node = route(st, x)
     pred = 0.0
-    if predict or prm.drift_lambda > 0.0:
+    if predict or prm.drift_lambda > 0.0 or prm.alt_lambda > 0.0:
         pred = predict_leaf(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT])
     return pred, learn_at(st, prm, node, x, y, w, pred)
 

@@ -47,7 +47,21 @@ I_NATTEMPTS = 13  # split attempts
 I_LAST_SPLIT_LEAF = 14  # node id of the last leaf that split (-1: none yet)
 I_NSEEN = 15  # rows passed to learning so far (weight-0 rows included)
 I_DRIFT = 16  # 1 when the drift detector fired (the owner replaces the tree)
-N_INTS = 17
+I_NODE_FREE = 17  # head of the free-node list, linked through nd_left (-1: empty)
+I_NODE_NFREE = 18  # nodes on that list
+I_NALTS = 19  # live alternate subtrees
+I_ALT_STARTED = 20  # alternate subtrees started (a node's change detector fired)
+I_ALT_SWAPPED = 21  # ... that replaced their node's subtree
+I_ALT_DISCARDED = 22  # ... discarded
+N_INTS = 23
+
+# change detection at split nodes (TreeState.nd_ph): Page-Hinkley as in the thesis (Alg. 4.4)
+PH_N, PH_EBAR, PH_SUM, PH_MIN, PH_SD0 = range(5)
+N_NODE_PH = 5
+# alternate subtree statistics (TreeState.nd_q): faded squared errors of the node's subtree and of
+# its alternate, examples the alternate has seen, running mean and count of the log ratio Q
+Q_ORG, Q_ALT, Q_SEEN, Q_MEAN, Q_COUNT = range(5)
+N_NODE_Q = 5
 
 # drift detector state (TreeState.dd): see streamforest.drift (Page-Hinkley)
 N_DD = N_PH
@@ -109,6 +123,10 @@ class TreeParams(NamedTuple):
     sketch_split: int = 0  # children start with: 0 an empty sketch, 1 a copy of the parent's
     split_rule: int = SPLIT_OBSERVERS  # SPLIT_*: how a leaf chooses its split
     m_min: int = 0  # SPLIT_EXTRA: examples a leaf sees before drawing its random candidates
+    alt_lambda: float = 0.0  # split nodes' Page-Hinkley threshold (0: no alternate subtrees)
+    alt_alpha: float = 0.005  # ... and its tolerance
+    alt_fade: float = 0.995  # fading factor of the squared errors compared
+    alt_period: int = 150  # examples between two comparisons (N_Q)
 
 
 class TreeState(NamedTuple):
@@ -160,6 +178,12 @@ class TreeState(NamedTuple):
     lf_nex: np.ndarray  # (L,) int64 examples the leaf has seen, counted up to m_min
     lf_xc: np.ndarray  # (L, Pc, N_XC) one random candidate per feature and its side statistics
     lf_buf: np.ndarray  # (L, Pc + 2, m_min) the leaf's first examples: y, w, then the features
+    # change adaptation at split nodes (FIMT-DD / ATSER); (nodes, 0) when off
+    nd_alt: np.ndarray  # root node of the node's alternate subtree, -1 none
+    nd_isalt: np.ndarray  # int8: 1 for the nodes of an alternate subtree not adopted yet
+    nd_ph: np.ndarray  # (nodes, N_NODE_PH) the split node's change detector
+    nd_q: np.ndarray  # (nodes, N_NODE_Q) the comparison with its alternate
+    nd_path: np.ndarray  # (nodes,) scratch: a stack of node ids
 
 
 def _hash_capacity(bins: int) -> int:
@@ -178,6 +202,7 @@ def allocate(
     bins: int = 1024,
     cats: int = 64,
     m_min: int = 0,
+    alternates: bool = False,
 ) -> TreeState:
     """A fresh state with capacity for ``n_features`` features; node 0 is the (empty) root leaf.
     ``m_min > 0`` allocates the extremely randomised split's candidates and example buffer."""
@@ -186,6 +211,7 @@ def allocate(
     ints[I_BIN_FREE] = -1
     ints[I_NFEAT] = n_features
     ints[I_LAST_SPLIT_LEAF] = -1
+    ints[I_NODE_FREE] = -1
     f = np.float64
     st = TreeState(
         ints=ints,
@@ -234,6 +260,11 @@ def allocate(
         lf_nex=np.zeros(leaves, np.int64),
         lf_xc=np.zeros((leaves, pc, N_XC if m_min > 0 else 0), f),
         lf_buf=np.zeros((leaves, pc + 2, m_min), f),
+        nd_alt=np.full(nodes, -1, np.int64),
+        nd_isalt=np.zeros(nodes, np.int8),
+        nd_ph=np.zeros((nodes, N_NODE_PH if alternates else 0), f),
+        nd_q=np.zeros((nodes, N_NODE_Q if alternates else 0), f),
+        nd_path=np.zeros(nodes, np.int64),
     )
     return st
 
@@ -245,7 +276,7 @@ def _empty_bins(n: int) -> np.ndarray:
     return bn
 
 
-_NODE_FILL = {"nd_feat": -1, "nd_left": -1, "nd_right": -1, "nd_leaf": -1}
+_NODE_FILL = {"nd_feat": -1, "nd_left": -1, "nd_right": -1, "nd_leaf": -1, "nd_alt": -1}
 _LEAF_FILL = {"lf_node": -1, "lf_head": -1, "lf_aux": -1}
 _LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl", "lf_nex")
 

@@ -26,9 +26,11 @@ class ATSERRegressor(HoeffdingTreeRegressor):
       eqs. 4.5-4.6: ``learning_rate`` 0.01, ``rms_decay`` 0.9, ``rms_eps`` 1e-8), passed down to
       the children on a split.  (Nominal features are used for splits; in the linear model they
       contribute 0 rather than one-hot terms.)
-    - **Drift**: ``drift_threshold`` as in :class:`~streamforest.HoeffdingTreeRegressor`
-      (Page-Hinkley on the tree's error, the tree replaced when it fires); the thesis' alternate
-      subtrees at split nodes are not implemented yet.
+    - **Drift** (thesis §4.2.2-4.2.3, on by default): Page-Hinkley at every split node on the
+      tree's errors, alternate subtrees grown on detection, compared by faded squared error every
+      ``alt_period`` examples, adopted when better, discarded by the thesis' rule
+      (``drift_detection`` of :class:`~streamforest.HoeffdingTreeRegressor`).  Independently,
+      ``drift_threshold`` makes the owner replace the whole tree (forests).
 
     Use it alone, as the tree of a forest (:class:`~streamforest.ATSEREnsembleRegressor`, or
     ``OnlineForestRegressor(tree=ATSERRegressor())``) and under every interval method.
@@ -48,7 +50,8 @@ class ATSERRegressor(HoeffdingTreeRegressor):
     learning_rate, rms_decay, rms_eps
         RMSProp of the linear leaves (``eta``, ``gamma_beta``, ``mu``).
     max_depth, min_samples_split, max_features, max_leaves, nominal_features, leaf_quantile_k,
-    leaf_quantile_split, drift_threshold, drift_delta, seed
+    leaf_quantile_split, drift_threshold, drift_delta, drift_detection, ph_threshold, ph_alpha,
+    alt_fading, alt_period, seed
         As in :class:`~streamforest.HoeffdingTreeRegressor` (``max_features``: features a leaf
         draws candidates for; ``None`` is all, the thesis' ``k = F``).
 
@@ -59,8 +62,8 @@ class ATSERRegressor(HoeffdingTreeRegressor):
     >>> for i in range(2000):
     ...     x = {"a": (i % 10) / 10, "b": float(i % 7)}
     ...     model.learn_one(x, 3.0 if x["a"] > 0.45 else -3.0)
-    >>> round(model.predict_one({"a": 0.9, "b": 1.0}), 1), round(model.predict_one({"a": 0.1, "b": 1.0}), 1)
-    (3.0, -3.0)
+    >>> [round(model.predict_one({"a": a, "b": 1.0}), 1) for a in (0.9, 0.1)]
+    [3.0, -3.0]
     """
 
     _split_rule = S.SPLIT_EXTRA
@@ -91,6 +94,11 @@ class ATSERRegressor(HoeffdingTreeRegressor):
         leaf_quantile_split: str = "empty",
         drift_threshold: float | None = None,
         drift_delta: float = 0.1,
+        drift_detection: bool = True,
+        ph_threshold: float = 50.0,
+        ph_alpha: float = 0.005,
+        alt_fading: float = 0.995,
+        alt_period: int = 150,
         seed: int | None = None,
     ):
         self.grace_period = grace_period
@@ -110,6 +118,11 @@ class ATSERRegressor(HoeffdingTreeRegressor):
         self.leaf_quantile_split = leaf_quantile_split
         self.drift_threshold = drift_threshold
         self.drift_delta = drift_delta
+        self.drift_detection = drift_detection
+        self.ph_threshold = ph_threshold
+        self.ph_alpha = ph_alpha
+        self.alt_fading = alt_fading
+        self.alt_period = alt_period
         self.seed = seed
 
     def _check_params(self) -> None:

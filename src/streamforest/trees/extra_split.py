@@ -70,13 +70,25 @@ def _goes_left(nominal, thr, v):
 def _add_to_side(xc, leaf, j, left, y, w):
     if left:
         xc[leaf, j, XC_LW], xc[leaf, j, XC_LHI], xc[leaf, j, XC_LLO], xc[leaf, j, XC_LM2] = (
-            welford_update(xc[leaf, j, XC_LW], xc[leaf, j, XC_LHI], xc[leaf, j, XC_LLO],
-                           xc[leaf, j, XC_LM2], y, w)  # fmt: skip
+            welford_update(
+                xc[leaf, j, XC_LW],
+                xc[leaf, j, XC_LHI],
+                xc[leaf, j, XC_LLO],
+                xc[leaf, j, XC_LM2],
+                y,
+                w,
+            )  # fmt: skip
         )
     else:
         xc[leaf, j, XC_RW], xc[leaf, j, XC_RHI], xc[leaf, j, XC_RLO], xc[leaf, j, XC_RM2] = (
-            welford_update(xc[leaf, j, XC_RW], xc[leaf, j, XC_RHI], xc[leaf, j, XC_RLO],
-                           xc[leaf, j, XC_RM2], y, w)  # fmt: skip
+            welford_update(
+                xc[leaf, j, XC_RW],
+                xc[leaf, j, XC_RHI],
+                xc[leaf, j, XC_RLO],
+                xc[leaf, j, XC_RM2],
+                y,
+                w,
+            )  # fmt: skip
         )
 
 

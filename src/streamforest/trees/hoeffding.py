@@ -75,6 +75,19 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         absolute error, standardised by its own running mean and sd, with tolerance ``delta``
         (in sds); when it fires the tree is replaced by a fresh one (``n_resets`` counts it).
         Learning then predicts every row first, for the detector.
+    drift_detection
+        FIMT-DD's change adaptation inside the tree (thesis §4.2.2-4.2.3): every split node
+        runs a Page-Hinkley test (threshold ``ph_threshold``, tolerance ``ph_alpha``) on the
+        absolute error of the tree's prediction for the examples that pass it (bottom-up), in
+        units of the target sd at the node's split; when it fires the node grows an alternate
+        subtree (at most one per node, none inside alternates) from the examples that follow.
+        Every ``alt_period`` examples the alternate's faded squared error (fading
+        ``alt_fading``) is compared with the node's subtree's: ``Q = log(S_org / S_alt) > 0``
+        adopts the alternate (the old subtree is freed); after ``10 * grace_period`` examples
+        an alternate whose ``Q`` fell below its running mean is discarded (the thesis' rule,
+        read as "the alternate is getting worse").  Counts: ``alternate_stats``.
+    ph_threshold, ph_alpha, alt_fading, alt_period
+        The thesis' (Table 4.2) lambda = 50, alpha = 0.005, gamma_Q = 0.995, N_Q = 150.
     seed
         Seed of the random feature subsets; the same seed gives the same model.
 
@@ -115,6 +128,11 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         leaf_quantile_split: str = "empty",
         drift_threshold: float | None = None,
         drift_delta: float = 0.1,
+        drift_detection: bool = False,
+        ph_threshold: float = 50.0,
+        ph_alpha: float = 0.005,
+        alt_fading: float = 0.995,
+        alt_period: int = 150,
         seed: int | None = None,
     ):
         self.grace_period = grace_period
@@ -139,6 +157,11 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         self.leaf_quantile_split = leaf_quantile_split
         self.drift_threshold = drift_threshold
         self.drift_delta = drift_delta
+        self.drift_detection = drift_detection
+        self.ph_threshold = ph_threshold
+        self.ph_alpha = ph_alpha
+        self.alt_fading = alt_fading
+        self.alt_period = alt_period
         self.seed = seed
 
     # ---------------------------------------------------------------------------------------------
@@ -224,6 +247,14 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
             positive("drift_threshold", self.drift_threshold)
         if not (isinstance(self.drift_delta, numbers.Real) and self.drift_delta >= 0):
             raise ValueError(f"drift_delta must be a number >= 0, got {self.drift_delta!r}")
+        if not isinstance(self.drift_detection, (bool, np.bool_)):
+            raise TypeError(f"drift_detection must be True or False, got {self.drift_detection!r}")
+        positive("ph_threshold", self.ph_threshold)
+        if not (isinstance(self.ph_alpha, numbers.Real) and 0 <= self.ph_alpha < 1):
+            raise ValueError(f"ph_alpha must be a number in [0, 1), got {self.ph_alpha!r}")
+        if not (isinstance(self.alt_fading, numbers.Real) and 0 < self.alt_fading <= 1):
+            raise ValueError(f"alt_fading must be in (0, 1], got {self.alt_fading!r}")
+        positive("alt_period", self.alt_period, integer=True)
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
 
@@ -265,6 +296,10 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
             sketch_split=1 if self.leaf_quantile_split == "parent" else 0,
             split_rule=self._split_rule,
             m_min=int(getattr(self, "m_min", 0)),
+            alt_lambda=float(self.ph_threshold) if self.drift_detection else 0.0,
+            alt_alpha=float(self.ph_alpha),
+            alt_fade=float(self.alt_fading),
+            alt_period=int(self.alt_period),
         )
 
     # ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import _kernels as K
 from . import _state as S
+from .extra_split import cat_goes_left
 
 
 class TreeInspection:
@@ -29,7 +30,22 @@ class TreeInspection:
 
     @property
     def n_nodes(self) -> int:
-        return self._int(S.I_NNODES) if self._tree_engine() is not None else 1
+        if self._tree_engine() is None:
+            return 1
+        return self._int(S.I_NNODES) - self._int(S.I_NODE_NFREE)
+
+    @property
+    def alternate_stats(self) -> dict:
+        """Change adaptation at split nodes (``drift_detection``): alternate subtrees
+        ``started``, ``adopted``, ``discarded`` and ``live``."""
+        if self._tree_engine() is None:
+            return {"started": 0, "adopted": 0, "discarded": 0, "live": 0}
+        return {
+            "started": self._int(S.I_ALT_STARTED),
+            "adopted": self._int(S.I_ALT_SWAPPED),
+            "discarded": self._int(S.I_ALT_DISCARDED),
+            "live": self._int(S.I_NALTS),
+        }
 
     @property
     def n_splits(self) -> int:
@@ -69,7 +85,7 @@ class TreeInspection:
         names = fs.names
         for node in range(int(st.ints[S.I_NNODES])):
             f = int(st.nd_feat[node])
-            if f < 0:
+            if f < 0 or st.nd_isalt[node]:  # a leaf, a free node, or inside an alternate
                 continue
             d = {
                 "node": node,
@@ -78,7 +94,12 @@ class TreeInspection:
                 "left": int(st.nd_left[node]),
                 "right": int(st.nd_right[node]),
             }
-            if st.ft_nominal[f]:
+            if st.ft_nominal[f] and st.nd_cat_len[node] < 0:  # random sides (extra split)
+                salt = float(st.nd_thr[node])
+                cats = fs.categories[f].items()
+                d["left_categories"] = [v for v, c in cats if cat_goes_left(salt, float(c))]
+                d["right_categories"] = [v for v, c in cats if not cat_goes_left(salt, float(c))]
+            elif st.ft_nominal[f]:
                 inv = {c: v for v, c in fs.categories[f].items()}
                 off, nl, nr = (
                     int(st.nd_cat_off[node]),
