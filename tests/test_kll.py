@@ -310,3 +310,28 @@ def test_pickle_and_copy_carry_pending_values():
     for other in (pickle.loads(pickle.dumps(s)), copy.deepcopy(s)):
         assert other.n == 100 and np.array_equal(other.quantile(QS), s.quantile(QS))
         assert _same(other, s)
+
+
+def test_batched_merge_equals_one_insertion_per_item():
+    from numba import njit
+
+    @njit
+    def one_by_one(items, lv, o_items, o_lv, capt, rng):
+        for h in range(o_lv[0, kll.LV_H]):
+            for i in range(o_lv[0, h + 1], o_lv[0, h + 2]):
+                kll._insert_level(items, lv, 0, h, o_items[0, i], capt, rng)
+
+    rng = np.random.default_rng(0)
+    for trial in range(12):
+        k = int(rng.choice([8, 50, 200]))
+        x = np.round(rng.normal(size=int(rng.integers(1, 40_000))), 2)
+        a, b = KLLSketch(k, seed=trial), KLLSketch(k, seed=trial)
+        a.update_many(x)
+        b.update_many(x)
+        other = KLLSketch(k, seed=99)
+        other.update_many(np.round(rng.normal(size=int(rng.integers(1, 60_000))), 2))
+        a.merge(other)
+        one_by_one(b._items, b._lv, other._items, other._lv, b._capt, b._rng)
+        b._bounds[:] = min(b.min, other.min), max(b.max, other.max)
+        b._view = None
+        assert _same(a, b), (trial, k)

@@ -60,10 +60,45 @@ def _tables(k: int):
 
 @njit(cache=True)
 def _merge_into(items, lv, o_items, o_lv, capt, rng):
-    """Insert every retained item of the other sketch at its own level (weight preserved)."""
+    """Insert every retained item of the other sketch at its own level (weight preserved): the
+    same sketch as one ``kll._insert_level`` per item, level by level, but the items that fit
+    before the next compaction go in at once (the lower levels move once, the run is merged)."""
+    cap = items.shape[1]
     for h in range(o_lv[0, _k.LV_H]):
-        for i in range(o_lv[0, h + 1], o_lv[0, h + 2]):
-            _k._insert_level(items, lv, 0, h, o_items[0, i], capt, rng)
+        i = o_lv[0, h + 1]
+        end = o_lv[0, h + 2]
+        while i < end:
+            while lv[0, _k.LV_H] <= h:
+                _k._add_level(items, lv, 0)
+            free = lv[0, 1] - (cap - capt[1, lv[0, _k.LV_H]])
+            if free <= 0:
+                _k._compress(items, lv, 0, capt, rng)
+                continue
+            m = min(free, end - i)
+            sh = lv[0, h + 1]
+            for j in range(lv[0, 1], sh):  # levels below h move m places down
+                items[0, j - m] = items[0, j]
+            for g in range(h):
+                lv[0, g + 1] -= m
+            eh = lv[0, h + 2]
+            a = i
+            b = sh
+            d = sh - m
+            while a < i + m and b < eh:  # ties: the level's item first, as an insertion does
+                if o_items[0, a] < items[0, b]:
+                    items[0, d] = o_items[0, a]
+                    a += 1
+                else:
+                    items[0, d] = items[0, b]
+                    b += 1
+                d += 1
+            while a < i + m:
+                items[0, d] = o_items[0, a]
+                a += 1
+                d += 1
+            lv[0, h + 1] = sh - m
+            lv[0, _k.LV_N] += np.int64(m) << h
+            i += m
 
 
 @njit(cache=True)
