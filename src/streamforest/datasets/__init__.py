@@ -22,8 +22,8 @@ folder has) is read through it.
 >>> X, y = datasets.load("concrete")
 >>> X.shape, y.shape
 ((1030, 8), (1030,))
->>> datasets.feature_names("concrete")[:3]
-['cement', 'blast_furnace_slag', 'fly_ash']
+>>> print(", ".join(datasets.feature_names("concrete")[:3]))
+cement, blast_furnace_slag, fly_ash
 
 Without a network, :func:`fetch` fails with a :class:`DownloadError` saying where to put the
 file by hand (the downloaded file, checked by its sha256 as if downloaded, in
