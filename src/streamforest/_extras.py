@@ -36,10 +36,11 @@ def need(module: str, purpose: str):
     """Import ``module`` (e.g. ``"matplotlib.figure"``); if its package is missing, raise
     :class:`MissingExtraError` saying ``"{purpose} needs {package}: pip install
     'streamforest[{extra}]'"``."""
+    top = module.split(".")[0]
     try:
+        importlib.import_module(top)  # first: a submodule may be loaded while its package is not
         return importlib.import_module(module)
     except ImportError as e:
-        top = module.split(".")[0]
         if e.name is not None and e.name.split(".")[0] != top:
             raise  # the package is there but one of its own dependencies is broken
         extra = EXTRA.get(top, "dev")
