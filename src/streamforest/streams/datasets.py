@@ -61,5 +61,9 @@ def dataset(name: str, root=None):
     if root is None:
         from .. import datasets
 
-        return datasets.stream(name)
-    raise ValueError(f"no dataset {name!r}; available: {', '.join(sorted(info))}")
+        if name in datasets.names():
+            return datasets.stream(name)
+        known = sorted(info) + [f"{n} (streamforest.datasets)" for n in datasets.names()]
+    else:
+        known = sorted(info)
+    raise ValueError(f"no dataset {name!r}; available: {', '.join(known)}")
