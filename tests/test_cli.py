@@ -142,3 +142,192 @@ def test_console_script_installed(tmp_path):
     assert r.returncode == 0 and "friedman1-gra" in r.stdout and "utility" in r.stdout
     r = subprocess.run(cmd + ["run", "--bogus"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# version, help, result names, defaults, datasets, errors
+
+
+def test_version(capsys):
+    import streamforest
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"streamforest {streamforest.__version__}"
+
+
+def test_help_has_examples(capsys):
+    for argv in (["--help"], ["run", "--help"]):
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        assert e.value.code == 0
+        out = capsys.readouterr().out
+        assert "examples:" in out and "--dataset concrete" in out
+    assert "--stream-param" in out and "n/50" in out  # the run page documents the defaults
+
+
+def _run_json(out, *args):
+    base = ["run", "--model", "cp-approx", "--param", "n_trees=2", "--n", "600"]
+    code = main(base + list(args) + ["--no-plot", "--quiet", "--out", str(out)])
+    assert code == 0
+    return {p.name for p in out.glob("*.json")}
+
+
+def test_result_names_come_from_the_configuration(tmp_path, capsys):
+    out = tmp_path / "runs"
+    seen = set()
+    configs = [
+        [],
+        ["--alphas", "0.1,0.05"],
+        ["--seed", "7"],
+        ["--param", "grace_period=50"],
+        ["--stream", "friedman2"],
+        ["--stream-param", "noise=0.5"],
+        ["--window", "100"],
+    ]
+    for extra in configs:
+        names = _run_json(out, *extra)
+        new = names - seen
+        assert len(new) == 1, (extra, new)  # a new file: no run overwrote another
+        seen = names
+    first = sorted(seen)[0]
+    assert "cp-approx_friedman1-gra_n600_seed42_a0.1" in " ".join(seen)
+    assert any("_a0.1-0.05" in n for n in seen) and any("_seed7_" in n for n in seen)
+    capsys.readouterr()
+    # the same configuration again replaces its file, and says so
+    assert _run_json(out) == seen
+    assert "replaced the file of an earlier run" in capsys.readouterr().out
+    # a --param equal to its default changes nothing
+    assert _run_json(out, "--param", "lambda_value=1.0") == seen
+    assert first in seen
+
+
+def test_default_window_and_files(tmp_path, capsys):
+    from streamforest.cli import default_window
+
+    assert default_window(100_000) == 2000 and default_window(30_000) == 600
+    assert default_window(3000) == 300  # short data: ten windows
+    js = tmp_path / "r.json"
+    assert main(["run", "--model", "tree", "--n", "3000", "--json", str(js), "--no-plot",
+                 "--quiet", "--out", str(tmp_path)]) == 0  # fmt: skip
+    d = json.loads(js.read_text())
+    assert d["window"] == 300 and len(d["windows"]["end"]) == 10
+    capsys.readouterr()
+
+
+def test_plot_title_is_whole_and_drift_legend_only_with_drift():
+    from streamforest import OnlineQRF
+    from streamforest.evaluate import prequential
+    from streamforest.plotting import TITLE_WIDTH
+    from streamforest.streams import ArrayStream, Friedman
+
+    model = OnlineQRF(seed=0)
+    X, y = Friedman(n=1200, seed=0).arrays()
+    flat = prequential(model.clone(), ArrayStream(X, y), window=300)
+    drift = prequential(model.clone(), Friedman(drift="gra", n=1200, seed=0), window=300)
+    for result, has_drift in ((flat, False), (drift, True)):
+        fig = result.plot()
+        assert ("drift points" in fig.axes[-1].get_xlabel()) == has_drift
+        title = fig._suptitle.get_text()
+        assert title.replace("\n", " ") == f"{result.model} on {result.stream}"  # nothing cut
+        assert all(len(line) <= TITLE_WIDTH for line in title.splitlines())
+        fig.canvas.draw()
+        box, page = fig._suptitle.get_window_extent(), fig.bbox
+        assert page.x0 <= box.x0 and box.x1 <= page.x1 and box.y1 <= page.y1  # not clipped
+    from streamforest.plotting import _title
+
+    long = result.model + ", " + ", ".join(f"p{i}={i}" for i in range(40))
+    wrapped = _title(long, "s")
+    assert wrapped.replace("\n", " ") == f"{long} on s" and len(wrapped.splitlines()) >= 3
+
+
+def test_dataset_bundled_cached_or_path_from_any_directory(tmp_path, monkeypatch, capsys):
+    import gzip
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    monkeypatch.setenv("STREAMFOREST_DATA", str(cache))
+    monkeypatch.chdir(work)
+    rng = np.random.default_rng(1)
+    X = rng.random((700, 2))
+    rows = ["u,v,target"] + [f"{a},{b},{2 * a - b}" for a, b in X]
+    with gzip.open(cache / "mine.csv.gz", "wt") as fh:
+        fh.write("\n".join(rows) + "\n")
+    (tmp_path / "plain.csv").write_text("\n".join(r.replace("target", "y") for r in rows) + "\n")
+    js = work / "r.json"
+    common = ["--model", "tree", "--json", str(js), "--no-plot", "--quiet"]
+    for spec, n, stream in (
+        ("concrete", 1030, "dataset('concrete'"),  # bundled
+        ("mine", 700, "dataset('mine'"),  # cached (in STREAMFOREST_DATA)
+        (str(tmp_path / "plain.csv"), 700, "FileStream("),  # a path
+        ("../plain.csv", 700, "FileStream("),  # a relative path
+    ):
+        extra = ["--target", "y"] if "plain" in spec else []
+        assert main(["run", "--dataset", spec, *common, *extra]) == 0, spec
+        d = json.loads(js.read_text())
+        assert d["n"] == n and d["stream"].startswith(stream), (spec, d["stream"])
+    capsys.readouterr()
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  concrete +bundled: 1030 rows", out, re.M)
+    assert re.search(r"^  mine +cached: ", out, re.M)
+    assert re.search(r"^  california_housing +downloaded on first use", out, re.M)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "--alphas", "1.5"], "each alpha must be in (0, 1)"),
+        (["run", "--alphas", ","], "each alpha must be in (0, 1)"),
+        (["run", "--dataset", "nope"], "unknown dataset 'nope'"),
+        (["run", "--dataset", "./nope.csv"], "no such file"),
+        (["run", "--stream", "nope"], "unknown stream 'nope'"),
+        (["run", "--stream-param", "speed=2"], "has no parameter 'speed' (it takes noise)"),
+        (["run", "--dataset", "concrete", "--target", "y"], "--target goes with --file"),
+        (["run", "--file", "a.csv", "--dataset", "concrete"], "give one of"),
+    ],
+)
+def test_more_errors_are_one_line(args, message, capsys, tmp_path):
+    code = main(args + ["--out", str(tmp_path), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("streamforest: error:") and message in err[0]
+
+
+def test_bad_files_and_out_are_one_line(tmp_path, capsys):
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "header.csv").write_text("a,b,y\n")
+    (tmp_path / "text.csv").write_text("a,y\n1,2\n2,3\n3,high\n")
+    (tmp_path / "afile").write_text("x")
+    cases = [
+        (["--file", str(tmp_path / "empty.csv")], "cannot read a CSV header"),
+        (["--file", str(tmp_path / "header.csv")], "header has no rows"),
+        (["--file", str(tmp_path / "text.csv")], "non-numeric value 'high' at data row 2"),
+        (["--out", str(tmp_path / "afile")], "is a file, not a folder"),
+    ]
+    for extra, message in cases:
+        args = ["run", "--quiet", "--no-plot", "--model", "tree", "--n", "100"]
+        args += [] if "--out" in extra else ["--out", str(tmp_path / "o")]
+        assert main(args + extra) == 2, extra
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], (extra, err)
+
+
+def test_missing_extras_are_named(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    args = ["run", "--model", "tree", "--n", "100", "--quiet", "--out", str(tmp_path)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "streamforest: error: plotting needs matplotlib: pip install 'streamforest[plot]' "
+        "(or run with --no-plot)"
+    )
+    assert not list(tmp_path.glob("*"))  # failed before running
+    monkeypatch.setitem(sys.modules, "rich", None)
+    assert main(args + ["--no-plot"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "streamforest: error: the streamforest command needs rich: pip install " \
+        "'streamforest[cli]'"  # fmt: skip

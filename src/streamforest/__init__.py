@@ -4,13 +4,13 @@
 # that logs the first compilation of a kernel
 from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
+from ._version import __version__
 from .forests import ATSEREnsembleRegressor, OnlineForestRegressor
 from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF
 from .persistence import load, save
 from .sketches import KLLSketch
 from .trees import ATSERRegressor, HoeffdingTreeRegressor
 
-__version__ = "0.1.0"
 __all__ = [
     "ATSEREnsembleRegressor",
     "ATSERRegressor",

@@ -4,17 +4,28 @@
 with a progress bar, a metrics table, a PNG of windowed MER / RIS / MAE and a JSON of the results.
 With no arguments it runs OnlineQRF (10 trees, alpha = 0.1) on Friedman #1 with global abrupt
 drift (100k rows).  ``streamforest list`` names the models (from :mod:`streamforest.registry`,
-with their parameters), streams, datasets and metrics.  ``streamforest warmup`` compiles the
-numba kernels ahead of time (:func:`streamforest.warmup`).
+with their parameters), streams (with theirs), datasets and metrics.  ``streamforest warmup``
+compiles the numba kernels ahead of time (:func:`streamforest.warmup`).
 
-Errors (bad arguments, missing files, unknown columns, non-numeric data) print one line and exit
-with status 2.
+Result files are named after the run's configuration (:func:`result_stem`): model, data, rows,
+seed, the alphas, and a short hash of everything else that was changed from its default, so runs
+with other settings never overwrite each other; re-running the same configuration replaces its
+files and says so.
+
+The figure's default window (:func:`default_window`) is ``n // 50`` rows, about 50 points along
+the stream, but at least 500 rows, so that a window's MER at alpha = 0.1 has a standard error of
+at most 0.014 (sqrt(0.1 * 0.9 / 500)); data of fewer than 5,000 rows get 10 windows.
+
+Errors (bad arguments, missing files, unknown columns, non-numeric data, empty files, a missing
+optional dependency) print one line and exit with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
+import json
 import os
 import shutil
 import sys
@@ -23,8 +34,13 @@ import time
 from contextlib import contextmanager
 
 from . import registry
+from ._extras import MissingExtraError, have, need
+from ._version import __version__
 
 DEFAULT_OUT = "streamforest-results"
+DEFAULT_STREAM = "friedman1-gra"
+DEFAULT_N = 100_000
+MIN_WINDOW = 500
 COMPILING = "compiling kernels (first run only, about a minute)…"
 
 
@@ -45,12 +61,12 @@ def _value(text: str):
         return text
 
 
-def _params(items) -> dict:
+def _params(items, option: str = "--param") -> dict:
     out = {}
     for item in items or []:
         key, eq, value = item.partition("=")
         if not eq or not key.isidentifier():
-            raise ValueError(f"--param takes KEY=VALUE, got {item!r}")
+            raise ValueError(f"{option} takes KEY=VALUE, got {item!r}")
         out[key] = _value(value)
     return out
 
@@ -61,18 +77,47 @@ def build_model(name: str, params: dict, seed: int, n_jobs: int = 1):
     return registry.build(name, params, seed=seed, n_jobs=n_jobs)
 
 
+def _is_path(text: str) -> bool:
+    from .streams.files import FORMATS
+
+    name = text.lower().removesuffix(".gz")
+    return os.sep in text or "/" in text or name.endswith(tuple(FORMATS)) or os.path.exists(text)
+
+
+def _dataset(spec: str, target):
+    """``--dataset``: a path (any file format), else a dataset name: the shared datasets folder
+    if there is one, then bundled, cached or downloadable datasets."""
+    from . import datasets as D
+    from . import streams as S
+
+    if _is_path(spec):
+        return S.from_file(spec, target=target)
+    if target is not None and target != "target":
+        raise ValueError("--target goes with --file or a --dataset path")
+    try:  # the project's shared datasets folder (STREAMFOREST_DATA, ../shared/data), if any
+        return S.dataset(spec, root=S.data_root())
+    except (FileNotFoundError, ValueError):
+        pass
+    if spec in D.REMOTE and spec not in D.cached():
+        D.fetch(spec, quiet=False)
+    return D.stream(spec)
+
+
 def _stream(args):
     from . import streams as S
 
-    if sum(x is not None for x in (args.file, args.dataset)) + (args.stream is not None) > 1:
+    if sum(x is not None for x in (args.stream, args.file, args.dataset)) > 1:
         raise ValueError("give one of --stream, --file and --dataset")
+    if args.stream_param and (args.file or args.dataset):
+        raise ValueError("--stream-param goes with --stream")
     if args.file is not None:
         return S.from_file(args.file, target=args.target)
-    if args.target is not None:
-        raise ValueError("--target goes with --file")
     if args.dataset is not None:
-        return S.dataset(args.dataset)
-    return S.make(args.stream or "friedman1-gra", n=args.n or 100_000, seed=args.seed)
+        return _dataset(args.dataset, args.target)
+    if args.target is not None:
+        raise ValueError("--target goes with --file or a --dataset path")
+    extra = _params(args.stream_param, "--stream-param")
+    return S.make(args.stream or DEFAULT_STREAM, n=args.n or DEFAULT_N, seed=args.seed, **extra)
 
 
 def _alphas(text: str) -> list[float]:
@@ -90,7 +135,7 @@ def _compile_status(show: bool, text: str = COMPILING, summary: bool = True):
     """While the block runs: if a kernel compiles (not when it loads from numba's cache), a
     status line on stderr (a spinner on a terminal, one line otherwise), then (``summary``) how
     long it took."""
-    from rich.console import Console
+    Console = need("rich.console", "the streamforest command").Console
 
     from .compilation import watch
 
@@ -126,10 +171,88 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in text).strip("-")
 
 
+def result_stem(model: str, data: str, n: int, seed: int, alphas=(), changed=None) -> str:
+    """The file name (without suffix) of a run's results: ``{model}_{data}_n{n}_seed{seed}``,
+    then ``_a{alpha-alpha...}`` for a model with intervals, then ``_{hash}`` (8 hex digits of a
+    sha256 of ``changed``, the other settings changed from their defaults) if there are any.
+
+    >>> result_stem("qrf", "friedman1-gra", 100000, 42, [0.1, 0.05])
+    'qrf_friedman1-gra_n100000_seed42_a0.1-0.05'
+    >>> result_stem("tree", "d.csv", 500, 1, changed={"param": {"grace_period": 50}})
+    'tree_d.csv_n500_seed1_33b718b1'
+    """
+    stem = f"{model}_{data}_n{n}_seed{seed}"
+    if alphas:
+        stem += "_a" + "-".join(f"{float(a):g}" for a in alphas)
+    if changed:
+        text = json.dumps(changed, sort_keys=True, default=repr, separators=(",", ":"))
+        stem += "_" + hashlib.sha256(text.encode()).hexdigest()[:8]
+    return _slug(stem)
+
+
+def _non_default(spec, params: dict) -> dict:
+    """The ``--param`` values that differ from the model's defaults."""
+    defaults = spec.parameters()
+    routed = spec.route(params)
+    missing = object()
+    return {
+        k: v
+        for layer, kw in routed.items()
+        for k, v in kw.items()
+        if defaults[layer].get(k, missing) != v
+    }
+
+
+def _changed(args, spec) -> dict:
+    """Settings of the run, besides model, data, n, seed and alphas, that are not defaults (the
+    hash of :func:`result_stem`)."""
+    out = {}
+    params = _non_default(spec, _params(args.param))
+    if params:
+        out["param"] = params
+    stream_params = _params(args.stream_param, "--stream-param")
+    if stream_params:
+        out["stream_param"] = stream_params
+    for opt in ("window", "step"):
+        if getattr(args, opt) is not None:
+            out[opt] = getattr(args, opt)
+    if args.file or (args.dataset and _is_path(args.dataset)):
+        out["file"] = os.path.abspath(args.file or args.dataset)
+        if args.target is not None:
+            out["target"] = args.target
+    return out
+
+
+def _data_label(args) -> str:
+    if args.file or (args.dataset and _is_path(args.dataset)):
+        name = os.path.basename(args.file or args.dataset)
+        for suffix in (".gz", ".csv", ".tsv", ".parquet", ".pq", ".arff"):
+            name = name.removesuffix(suffix)
+        return name
+    return args.dataset or args.stream or DEFAULT_STREAM
+
+
+def default_window(n: int) -> int:
+    """The figure's default window for ``n`` rows: ``n // 50``, at least 500 rows, and at most
+    ``n // 10`` (ten windows for short data).
+
+    >>> [default_window(n) for n in (100_000, 30_000, 4000, 1030, 5)]
+    [2000, 600, 400, 103, 1]
+    """
+    return max(1, min(n // 10, MIN_WINDOW), n // 50)
+
+
 def _run(args) -> int:
     from .evaluate import prequential
 
     alphas = _alphas(args.alphas)
+    need("rich", "the streamforest command")
+    if not args.no_plot and not have("matplotlib"):
+        raise MissingExtraError(
+            "plotting needs matplotlib: pip install 'streamforest[plot]' (or run with --no-plot)"
+        )
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ValueError(f"--out {args.out} is a file, not a folder")
     stream = _stream(args)
     params = _params(args.param)
     spec = registry.get(args.model)
@@ -139,8 +262,8 @@ def _run(args) -> int:
     n = args.n if (args.file or args.dataset) else None
     total = stream.n if n is None else min(n, stream.n)
     if total == 0:
-        raise ValueError(f"{stream!r} has no rows")
-    window = args.window or max(1, total // 100)
+        raise ValueError(f"{_data_label(args)} has no rows")
+    window = args.window or default_window(total)
     t0 = time.perf_counter()  # load compiled code outside the timed run, on a throw-away clone
     with _compile_status(show=not args.quiet):
         warm = model.clone()
@@ -152,18 +275,20 @@ def _run(args) -> int:
     )
     result.totals["compiled_code_load_seconds"] = load
     print(result.table())
-    data = os.path.basename(args.file) if args.file else args.dataset or args.stream
-    stem = _slug(f"{spec.name}_{data or 'friedman1-gra'}_n{result.n}_seed{args.seed}")
+    changed = _changed(args, spec)
+    stem = result_stem(spec.name, _data_label(args), result.n, args.seed, result.alphas, changed)
     os.makedirs(args.out, exist_ok=True)
     json_path = args.json or os.path.join(args.out, stem + ".json")
     if os.path.dirname(json_path):
         os.makedirs(os.path.dirname(json_path), exist_ok=True)
+    again = " (replaced the file of an earlier run)" if os.path.exists(json_path) else ""
     result.save_json(json_path)
-    print(f"\nresults: {json_path}")
+    print(f"\nresults: {json_path}{again}")
     if not args.no_plot:
         png = os.path.join(args.out, stem + ".png")
+        again = " (replaced the file of an earlier run)" if os.path.exists(png) else ""
         result.plot(png)
-        print(f"figure:  {png}")
+        print(f"figure:  {png}{again}")
     return 0
 
 
@@ -220,31 +345,59 @@ def _list_models() -> None:
     print()
 
 
-def _list(args) -> int:
+def _list_streams() -> None:
     from . import streams as S
+
+    print(f"streams (--stream NAME; --n rows, default {DEFAULT_N}; --seed, default 42;")
+    print("         --stream-param KEY=VALUE for the others, repeatable)")
+    width = max(len(k) for k in S.BUILTIN)
+    for name, text in S.BUILTIN.items():
+        cls, fixed = S.constructor(name)
+        shown = {**fixed, **S.parameters(name)}
+        call = ", ".join(f"{k}={v!r}" for k, v in shown.items())
+        print(f"  {name:<{width}}  {text}")
+        print(_wrap(f"{cls.__name__}({call})", width + 4))
+    print()
+
+
+def _list_datasets() -> None:
+    from . import datasets as D
+    from . import streams as S
+
+    rows = {}
+    for name, b in D.BUNDLED.items():
+        rows[name] = f"bundled: {b.rows} rows, {b.features} features, {b.description} ({b.licence})"
+    local = D.cached()
+    for name, r in D.REMOTE.items():
+        state = "downloaded" if name in local else "downloaded on first use"
+        rows[name] = f"{state}: {r.rows} rows, {r.features} features, {r.description}"
+    for name, path in local.items():
+        rows.setdefault(name, f"cached: {path}")
+    try:
+        folder = S.data_root()
+        for k, v in S.manifest().items():
+            what = f"{v.get('rows', '?')} rows, {v.get('features', '?')} features"
+            rows.setdefault(k, f"shared folder {folder}: {what}")
+    except (FileNotFoundError, ValueError):
+        pass
+    print(f"datasets (--dataset NAME or --dataset PATH; cache: {D.data_home()}, set {D.ENV})")
+    width = max(len(k) for k in rows)
+    for k, v in rows.items():
+        print(f"  {k:<{width}}  {v}")
+    print()
+
+
+def _list(args) -> int:
     from .metrics import DESCRIPTIONS
 
-    def section(title, items):
-        print(title)
-        width = max(len(k) for k in items)
-        for k, v in items.items():
-            print(f"  {k:<{width}}  {v}")
-        print()
-
     _list_models()
-    section("streams (--stream)", S.BUILTIN)
-    try:
-        info = S.manifest()
-        section(
-            f"datasets (--dataset, from {S.data_root()})",
-            {
-                k: f"{v.get('rows', '?')} rows, {v.get('features', '?')} features"
-                for k, v in info.items()
-            },
-        )
-    except (FileNotFoundError, ValueError):
-        print("datasets (--dataset): no datasets folder found (set STREAMFOREST_DATA)\n")
-    section("metrics", DESCRIPTIONS)
+    _list_streams()
+    _list_datasets()
+    print("metrics")
+    width = max(len(k) for k in DESCRIPTIONS)
+    for k, v in DESCRIPTIONS.items():
+        print(f"  {k:<{width}}  {v}")
+    print()
     print("files (--file PATH --target COLUMN): .csv, .csv.gz, .tsv, .parquet, .arff")
     return 0
 
@@ -252,6 +405,7 @@ def _list(args) -> int:
 def _warmup(args) -> int:
     from .compilation import warmup
 
+    need("rich", "the streamforest command")
     models = args.model or None
     for name in models or ():
         registry.get(name)  # unknown names: one-line error before any work
@@ -261,11 +415,40 @@ def _warmup(args) -> int:
     return 0
 
 
+EXAMPLES = """\
+examples:
+  streamforest run                                  OnlineQRF on Friedman #1 with drift, 100k rows
+  streamforest run --model cp-approx --alphas 0.1,0.05 --param n_trees=20
+  streamforest run --stream hyperplane --n 50000 --stream-param noise=0.5
+  streamforest run --dataset concrete               a bundled real dataset
+  streamforest run --dataset california_housing     downloaded and cached on first use
+  streamforest run --file data.csv.gz --target y --no-plot --out results/
+  streamforest list                                 models, streams, datasets, metrics
+  streamforest warmup                               compile the kernels ahead of time
+"""
+
+RUN_EXAMPLES = """\
+examples:
+  streamforest run --model cp-exact --param calibration_size=500 --param n_trees=20
+  streamforest run --stream friedman2-lea --n 200000 --alphas 0.1,0.05 --jobs 2
+  streamforest run --dataset concrete --window 100
+  streamforest run --dataset ./data/house.parquet --target price --out runs/
+  streamforest run --file data.csv --target y --json run.json --no-plot --quiet
+
+Result files: OUT/MODEL_DATA_nN_seedS[_aALPHAS][_HASH].json and .png, HASH a short digest of the
+other settings changed from their defaults (--param, --stream-param, --window, --step, the file),
+so runs with other settings never overwrite each other.
+"""
+
+
 def parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="streamforest",
         description="Online regression forests for data streams, with prediction intervals.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    ap.add_argument("--version", action="version", version=f"streamforest {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser(
         "run",
@@ -273,6 +456,8 @@ def parser() -> argparse.ArgumentParser:
         description="Test-then-train run: prints the metrics table, writes a JSON of the results "
         "and a PNG of windowed MER / RIS / MAE. Defaults: OnlineQRF, 10 trees, alpha 0.1, "
         "Friedman #1 with global abrupt drift, 100k rows.",
+        epilog=RUN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument(
         "--model",
@@ -288,13 +473,30 @@ def parser() -> argparse.ArgumentParser:
         help="model parameter, repeatable (e.g. --param n_trees=20 --param k=400)",
     )
     src = run.add_argument_group("data (one of)")
-    src.add_argument("--stream", help="built-in stream (default friedman1-gra; see list)")
+    src.add_argument("--stream", help=f"built-in stream (default {DEFAULT_STREAM}; see list)")
     src.add_argument("--file", help="CSV (.csv/.csv.gz/.tsv), Parquet or ARFF file")
-    src.add_argument("--dataset", help="a dataset of the shared data folder (see list)")
-    run.add_argument("--target", help="target column of --file (default: the last column)")
+    src.add_argument(
+        "--dataset",
+        metavar="NAME|PATH",
+        help="a bundled, cached or downloadable dataset (see list), or a file's path",
+    )
+    run.add_argument(
+        "--stream-param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="parameter of the --stream, repeatable (e.g. --stream-param noise=0.5; see list)",
+    )
+    run.add_argument("--target", help="target column of a file (default: the last column)")
     run.add_argument("--alphas", default="0.1", help="significance levels, e.g. 0.1,0.05")
-    run.add_argument("--n", type=int, help="rows (default 100000 for streams, all of a file)")
-    run.add_argument("--window", type=int, help="window size of the figure (default n/100)")
+    run.add_argument(
+        "--n", type=int, help=f"rows (default {DEFAULT_N} for streams, all of a file or dataset)"
+    )
+    run.add_argument(
+        "--window",
+        type=int,
+        help=f"window of the figure, in rows (default n/50, at least {MIN_WINDOW} and at most "
+        "n/10)",
+    )
     run.add_argument("--step", type=int, help="rows between sliding-window ends (default: window)")
     run.add_argument("--seed", type=int, default=42, help="seed of the stream and model (42)")
     run.add_argument("--jobs", type=int, default=1, help="threads for the trees (default 1)")
@@ -303,7 +505,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--no-plot", action="store_true", help="do not write the PNG")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_parser("list", help="models, streams, datasets and metrics", description="What "
-                   "'streamforest run' can use.")  # fmt: skip
+                   "'streamforest run' can use, with every parameter and its default.")  # fmt: skip
     warm = sub.add_parser(
         "warmup",
         help="compile the numba kernels ahead of time (e.g. in a Docker build step)",

@@ -239,8 +239,7 @@ def _data(n: int, seed: int = 0):
 
 def _exercise(spec) -> None:
     """Every public learning and prediction path of one registry model, on small data."""
-    import pandas as pd
-
+    from ._extras import have
     from .evaluate import prequential
     from .streams import ArrayStream
 
@@ -287,10 +286,15 @@ def _exercise(spec) -> None:
             model.predict_interval_one(x, alpha=many)
         model.learn_one(x, float(y[i]))
 
-    # arrays, and a DataFrame with a nominal column
-    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
-    frame["kind"] = kind
-    for data in (X, frame):
+    # arrays, and a DataFrame with a nominal column (when pandas is installed)
+    tables = [X]
+    if have("pandas"):
+        import pandas as pd
+
+        frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+        frame["kind"] = kind
+        tables.append(frame)
+    for data in tables:
         rows = data.iloc if hasattr(data, "iloc") else data
         m = build()
         predict_all(m, rows[:200])  # before any learning

@@ -13,7 +13,6 @@ from __future__ import annotations
 import inspect
 import json
 import math
-import resource
 import sys
 import time
 from contextlib import ExitStack
@@ -238,7 +237,7 @@ def prequential(
     chunk_size
         Rows per compiled pass.  Results do not depend on it.
     progress
-        Show a progress bar (rich) on stderr.
+        Show a progress bar on stderr (needs rich: ``pip install 'streamforest[cli]'``).
     """
     from .intervals.base import check_alphas
 
@@ -333,12 +332,52 @@ def prequential(
 
 
 def _peak_rss_mb() -> float:
-    """Peak resident memory of this process so far (whole process, not just the run)."""
+    """Peak resident memory of this process so far (whole process, not just the run); NaN where
+    the platform does not say (``resource`` is POSIX-only, so it is imported here, not at the
+    top; on Windows the peak working set comes from ``GetProcessMemoryInfo``)."""
+    try:
+        import resource
+    except ImportError:
+        return _peak_rss_mb_windows()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (2**20 if sys.platform == "darwin" else 2**10)
 
 
+def _peak_rss_mb_windows() -> float:
+    if sys.platform != "win32":
+        return float("nan")
+    try:
+        import ctypes
+        from ctypes import wintypes
+
+        class Counters(ctypes.Structure):
+            _fields_ = [
+                ("cb", wintypes.DWORD),
+                ("PageFaultCount", wintypes.DWORD),
+                ("PeakWorkingSetSize", ctypes.c_size_t),
+                ("WorkingSetSize", ctypes.c_size_t),
+                ("QuotaPeakPagedPoolUsage", ctypes.c_size_t),
+                ("QuotaPagedPoolUsage", ctypes.c_size_t),
+                ("QuotaPeakNonPagedPoolUsage", ctypes.c_size_t),
+                ("QuotaNonPagedPoolUsage", ctypes.c_size_t),
+                ("PagefileUsage", ctypes.c_size_t),
+                ("PeakPagefileUsage", ctypes.c_size_t),
+            ]
+
+        c = Counters()
+        c.cb = ctypes.sizeof(c)
+        process = ctypes.windll.kernel32.GetCurrentProcess()
+        if not ctypes.windll.psapi.GetProcessMemoryInfo(process, ctypes.byref(c), c.cb):
+            return float("nan")
+        return c.PeakWorkingSetSize / 2**20
+    except (OSError, AttributeError):
+        return float("nan")
+
+
 def _progress(total: int, label: str):
+    from ._extras import need
+
+    need("rich", "the progress bar (progress=True)")
     from rich.console import Console
     from rich.progress import (
         BarColumn,

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+#: characters per line of the figure's title (8 inches at 9 points fit about 110)
+TITLE_WIDTH = 100
+
 
 def plot_prequential(result, path=None, title: str | None = None):
     """Windowed MER (alpha lines dashed), RIS and MAE against the examples seen; the stream's
-    change points are marked.  A point model gets the MAE panel only."""
-    from matplotlib.figure import Figure
+    change points, if any, are marked (dotted) and the axis label says so.  The title (default:
+    the model and the stream, in full) wraps onto as many lines as it needs.  A point model gets
+    the MAE panel only."""
+    from ._extras import need
+
+    Figure = need("matplotlib.figure", "plotting").Figure
 
     w = result.windows()
     levels = w.get("intervals", {})
@@ -32,12 +39,20 @@ def plot_prequential(result, path=None, title: str | None = None):
             ax.axvline(cp, color="k", ls=":", lw=0.9)
         ax.grid(alpha=0.3)
     kind = "sliding" if result.step < result.window else "tumbling"
-    axes[-1].set_xlabel(f"examples ({kind} windows of {result.window:,}; dotted: drift points)")
-    fig.suptitle(title or f"{_short(result.model)} on {_short(result.stream)}", fontsize=10)
+    drift = "; dotted: drift points" if result.change_points else ""
+    axes[-1].set_xlabel(f"examples ({kind} windows of {result.window:,}{drift})")
+    fig.suptitle(title or _title(result.model, result.stream), fontsize=9)
     if path is not None:
         fig.savefig(path, dpi=110)
     return fig
 
 
-def _short(text: str, width: int = 70) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
+def _title(model: str, stream: str, width: int = TITLE_WIDTH) -> str:
+    """``"{model} on {stream}"`` wrapped on lines of at most ``width`` characters (breaking after
+    commas and spaces, never inside a word), so that a long model description is never cut."""
+    import textwrap
+
+    lines = textwrap.wrap(
+        f"{model} on {stream}", width, break_long_words=False, break_on_hyphens=False
+    )
+    return "\n".join(lines)

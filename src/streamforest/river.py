@@ -3,7 +3,7 @@
 :class:`RiverRegressor` wraps any streamforest regressor so that River's tooling accepts it:
 ``river.evaluate.progressive_val_score``, pipelines (``preprocessing.StandardScaler() |
 RiverRegressor(...)``), ``river.checks.check_estimator``.  River is needed only when this module
-is imported (``pip install river``).
+is imported (``pip install 'streamforest[river]'``).
 
 >>> from river import datasets, evaluate, metrics
 >>> from streamforest import HoeffdingTreeRegressor
@@ -21,10 +21,14 @@ follow River's ``conf`` convention: ``predict_one(x, with_interval=True)`` retur
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
-from river import base, conf
 
+from ._extras import need
 from .trees import HoeffdingTreeRegressor
+
+_PURPOSE = "the River adapter (streamforest.river)"
+base = need("river.base", _PURPOSE)
+conf = need("river.conf", _PURPOSE)
+pd = need("pandas", _PURPOSE)  # River's own dependency
 
 
 class RiverRegressor(base.MiniBatchRegressor):

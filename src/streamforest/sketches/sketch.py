@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import math
 import numbers
+import struct
+from bisect import bisect_left, bisect_right
+from functools import cache
 
 import numpy as np
 from numba import njit
 
 from .. import rng as _rng
 from . import kll as _k
+
+#: values :meth:`KLLSketch.update` collects before they go into the sketch in one compiled call
+BUFFER = 4096
+
+#: first bytes of :meth:`KLLSketch.to_bytes`, and the format version written after them
+MAGIC = b"SFKLL"
+FORMAT_VERSION = 1
+_HEADER = struct.Struct("<5sBHBQddQ")  # magic, version, k, levels, n, min, max, rng state
 
 
 @njit(cache=True)
@@ -19,11 +30,75 @@ def _update_many(items, lv, values, weights, capt, rng):
 
 
 @njit(cache=True)
+def _update_unit(items, lv, values, capt, rng, bounds):
+    """Add ``values`` (weight 1 each) and widen ``bounds`` (min, max); False, and nothing added,
+    if one of them is not finite."""
+    lo = bounds[0]
+    hi = bounds[1]
+    for i in range(values.shape[0]):
+        v = values[i]
+        if not np.isfinite(v):
+            return False
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    tmp = np.empty(items.shape[1])
+    _k.kll_update_unit_many(items, lv, 0, values, capt, rng, tmp)
+    bounds[0] = lo
+    bounds[1] = hi
+    return True
+
+
+@cache
+def _tables(k: int):
+    """The capacity table of ``k`` (shared by the sketches of that ``k``; never written) and a
+    row's capacity."""
+    t = _k.capacity_table(k)
+    return t, int(t[1, _k.MAX_LEVELS])
+
+
+@njit(cache=True)
 def _merge_into(items, lv, o_items, o_lv, capt, rng):
-    """Insert every retained item of the other sketch at its own level (weight preserved)."""
+    """Insert every retained item of the other sketch at its own level (weight preserved): the
+    same sketch as one ``kll._insert_level`` per item, level by level, but the items that fit
+    before the next compaction go in at once (the lower levels move once, the run is merged)."""
+    cap = items.shape[1]
     for h in range(o_lv[0, _k.LV_H]):
-        for i in range(o_lv[0, h + 1], o_lv[0, h + 2]):
-            _k._insert_level(items, lv, 0, h, o_items[0, i], capt, rng)
+        i = o_lv[0, h + 1]
+        end = o_lv[0, h + 2]
+        while i < end:
+            while lv[0, _k.LV_H] <= h:
+                _k._add_level(items, lv, 0)
+            free = lv[0, 1] - (cap - capt[1, lv[0, _k.LV_H]])
+            if free <= 0:
+                _k._compress(items, lv, 0, capt, rng)
+                continue
+            m = min(free, end - i)
+            sh = lv[0, h + 1]
+            for j in range(lv[0, 1], sh):  # levels below h move m places down
+                items[0, j - m] = items[0, j]
+            for g in range(h):
+                lv[0, g + 1] -= m
+            eh = lv[0, h + 2]
+            a = i
+            b = sh
+            d = sh - m
+            while a < i + m and b < eh:  # ties: the level's item first, as an insertion does
+                if o_items[0, a] < items[0, b]:
+                    items[0, d] = o_items[0, a]
+                    a += 1
+                else:
+                    items[0, d] = items[0, b]
+                    b += 1
+                d += 1
+            while a < i + m:
+                items[0, d] = o_items[0, a]
+                a += 1
+                d += 1
+            lv[0, h + 1] = sh - m
+            lv[0, _k.LV_N] += np.int64(m) << h
+            i += m
 
 
 @njit(cache=True)
@@ -41,6 +116,25 @@ def _quantiles(items, lv, qs, out):
         out[i] = _k.runs_quantile(buf, rs, re, rw, nr, total, qs[i], hv, cur)
 
 
+@njit(cache=True)
+def _sorted_view(items, lv, values, cumulative):
+    """The retained items ascending (``values``) and their cumulative weights; returns the count."""
+    cap = items.shape[1]
+    buf = np.empty(cap)
+    rs = np.empty(_k.MAX_LEVELS, np.int64)
+    re = np.empty(_k.MAX_LEVELS, np.int64)
+    rw = np.empty(_k.MAX_LEVELS)
+    heap = np.empty(_k.MAX_LEVELS, np.int64)
+    cur = np.empty(_k.MAX_LEVELS, np.int64)
+    nb, nr = _k.add_runs(items, lv, 0, 1.0, buf, 0, rs, re, rw, 0)
+    m = _k.runs_sorted(buf, rs, re, rw, nr, heap, cur, values, cumulative)
+    total = 0.0
+    for i in range(m):
+        total += cumulative[i]
+        cumulative[i] = total
+    return m
+
+
 class KLLSketch:
     """Mergeable quantile sketch of a stream of numbers (KLL, accuracy parameter ``k``).
 
@@ -51,81 +145,239 @@ class KLLSketch:
     >>> s.update_many(range(100))  # below capacity the sketch is exact
     >>> s.quantile([0.05, 0.5, 0.95]).tolist(), s.n
     ([4.0, 49.0, 94.0], 100)
+
+    Sketches travel between processes as bytes (:meth:`to_bytes`, :meth:`from_bytes`; versioned,
+    no pickle) and :meth:`merge` there:
+
+    >>> a, b = KLLSketch(seed=1), KLLSketch(seed=2)
+    >>> a.update_many(range(0, 5000)); b.update_many(range(5000, 10000))
+    >>> a.merge(KLLSketch.from_bytes(b.to_bytes()))
+    >>> a.n, a.min, a.max, abs(a.quantile(0.5) - 5000) < 200
+    (10000, 0.0, 9999.0, True)
+
+    One :meth:`update` at a time is cheap: values are collected and go into the sketch in one
+    compiled call (every :data:`BUFFER` values, or before anything reads the sketch), which gives
+    exactly the sketch that one insertion per value gives.  Queries read a sorted view of the
+    retained items, built once after each change.
     """
 
     def __init__(self, k: int = 200, seed: int | None = None):
+        if not (isinstance(k, (int, np.integer)) and _k.MIN_WIDTH <= k <= 65535):
+            _k.capacity_table(k)  # raises the ValueError that says what k must be
         self.k = k
-        self._capt = _k.capacity_table(k)
-        self._items = np.zeros((1, _k.row_capacity(k)))
+        self._capt, cap = _tables(int(k))
+        self._items = np.zeros((1, cap))
         self._lv = np.zeros((1, _k.LV_WIDTH), dtype=np.int64)
-        _k.kll_reset(self._items, self._lv, 0)
+        self._lv[0, _k.LV_H] = 1  # kll_reset, without a compiled call
+        self._lv[0, 1] = self._lv[0, 2] = cap
         self._rng = _rng.new_state(seed)
-        self._min = math.inf
-        self._max = -math.inf
+        self._bounds = np.array([math.inf, -math.inf])
+        self._pending: list[float] = []
+        self._view = None
 
+    # ---------------------------------------------------------------------------------------------
+    def _flush(self) -> None:
+        """Put the values collected by :meth:`update` into the sketch."""
+        pending = self._pending
+        if pending:
+            v = np.array(pending, dtype=np.float64)
+            pending.clear()
+            _update_unit(self._items, self._lv, v, self._capt, self._rng, self._bounds)
+            self._view = None
+
+    def _sorted(self):
+        """``(values list, cumulative weights list, total, values, cumulative weights)`` of the
+        retained items in ascending order, cached until the sketch changes."""
+        if self._pending:
+            self._flush()
+        if self._view is None:
+            cap = self._items.shape[1]
+            values, cum = np.empty(cap), np.empty(cap)
+            m = _sorted_view(self._items, self._lv, values, cum)
+            values, cum = values[:m], cum[:m]
+            self._view = (values.tolist(), cum.tolist(), float(self._lv[0, _k.LV_N]), values, cum)
+        return self._view
+
+    # ---------------------------------------------------------------------------------------------
     @property
     def n(self) -> int:
         """Total weight seen."""
-        return int(self._lv[0, _k.LV_N])
+        return int(self._lv[0, _k.LV_N]) + len(self._pending)
 
     @property
     def num_retained(self) -> int:
+        self._flush()
         return int(_k.kll_retained(self._items, self._lv, 0))
 
     @property
     def min(self) -> float:
-        return self._min
+        self._flush()
+        return float(self._bounds[0])
 
     @property
     def max(self) -> float:
-        return self._max
+        self._flush()
+        return float(self._bounds[1])
 
     def update(self, value: float, weight: int = 1) -> None:
         """Add ``value`` with a positive integer ``weight`` (as ``weight`` repeated updates)."""
-        self.update_many([value], [weight])
+        v = float(value)
+        if weight == 1 and v - v == 0.0:  # finite (NaN and inf give NaN)
+            pending = self._pending
+            pending.append(v)
+            if len(pending) >= BUFFER:
+                self._flush()
+            return
+        if v - v != 0.0:
+            raise ValueError("KLLSketch values must be finite numbers")
+        self.update_many([v], [weight])
 
     def update_many(self, values, weights=None) -> None:
-        v = np.ascontiguousarray(np.asarray(values, dtype=np.float64).ravel())
-        if not np.all(np.isfinite(v)):
-            raise ValueError("KLLSketch values must be finite numbers")
-        if weights is None:
-            w = np.ones(v.shape[0], dtype=np.int64)
-        else:
+        """Add ``values`` in order (with positive integer ``weights``, default 1 each)."""
+        v = np.ascontiguousarray(values, dtype=np.float64).ravel()
+        w = None
+        if weights is not None:
             wa = np.asarray(weights)
             if wa.shape != v.shape or not np.issubdtype(wa.dtype, np.integer) or np.any(wa < 1):
                 raise ValueError("weights must be positive integers, one per value")
-            w = np.ascontiguousarray(wa, dtype=np.int64)
-        if v.shape[0]:
-            _update_many(self._items, self._lv, v, w, self._capt, self._rng)
-            self._min = min(self._min, float(v.min()))
-            self._max = max(self._max, float(v.max()))
+            if np.any(wa != 1):
+                w = np.ascontiguousarray(wa, dtype=np.int64)
+        if not v.shape[0]:
+            return
+        if self._pending:
+            self._flush()
+        if w is None:
+            ok = _update_unit(self._items, self._lv, v, self._capt, self._rng, self._bounds)
+        else:
+            ok = np.all(np.isfinite(v))
+            if ok:
+                _update_many(self._items, self._lv, v, w, self._capt, self._rng)
+                self._bounds[0] = min(self._bounds[0], v.min())
+                self._bounds[1] = max(self._bounds[1], v.max())
+        if not ok:
+            raise ValueError("KLLSketch values must be finite numbers")
+        self._view = None
 
     def merge(self, other: KLLSketch) -> None:
         """Add the contents of ``other`` (same ``k``) to this sketch; ``other`` is unchanged."""
         if not isinstance(other, KLLSketch) or other.k != self.k:
             raise ValueError("can only merge a KLLSketch with the same k")
+        self._flush()
+        other._flush()
         _merge_into(self._items, self._lv, other._items, other._lv, self._capt, self._rng)
-        self._min = min(self._min, other._min)
-        self._max = max(self._max, other._max)
+        self._bounds[0] = min(self._bounds[0], other._bounds[0])
+        self._bounds[1] = max(self._bounds[1], other._bounds[1])
+        self._view = None
 
     def quantile(self, q):
         """Inclusive quantile(s): the smallest retained item whose cumulative weight reaches
         ``q`` of the total.  NaN for an empty sketch."""
+        view = self._view
+        if view is None or self._pending:
+            view = self._sorted()
+        vlist, clist, total, values, cum = view
+        if q.__class__ is float and 0.0 <= q <= 1.0 and total:  # one level: no numpy call
+            i = bisect_left(clist, q * total)
+            return vlist[i] if i < len(vlist) else vlist[-1]
         qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if np.any(~(qa >= 0) | ~(qa <= 1)):
             raise ValueError("quantile levels must be in [0, 1]")
-        out = np.empty(qa.shape[0])
-        _quantiles(self._items, self._lv, np.ascontiguousarray(qa), out)
+        if not len(values):
+            out = np.full(qa.shape[0], np.nan)
+        else:
+            i = np.minimum(np.searchsorted(cum, qa * total, side="left"), len(values) - 1)
+            out = values[i]
         return float(out[0]) if isinstance(q, numbers.Real) else out
 
     def rank(self, value: float) -> float:
         """Fraction of the weight at or below ``value``."""
+        view = self._view
+        if view is None or self._pending:
+            view = self._sorted()
+        vlist, clist, total = view[0], view[1], view[2]
+        if not total:
+            return math.nan
+        i = bisect_right(vlist, value)
+        return clist[i - 1] / total if i else 0.0
+
+    # ---------------------------------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """The sketch as bytes (format :data:`FORMAT_VERSION`, little-endian, no pickle):
+        a header (``SFKLL``, the version, ``k``, the number of levels, ``n``, min, max, the
+        random generator's state), the size of each level, then the retained items (float64),
+        level 0 first.  :meth:`from_bytes` gives back a sketch that answers and continues
+        exactly as this one."""
+        self._flush()
         lv = self._lv[0]
-        tot = 0
-        for h in range(int(lv[_k.LV_H])):
-            level = self._items[0, lv[h + 1] : lv[h + 2]]
-            tot += int(np.searchsorted(level, value, side="right")) << h
-        return tot / self.n if self.n else math.nan
+        H = int(lv[_k.LV_H])
+        sizes = np.array([lv[h + 2] - lv[h + 1] for h in range(H)], dtype="<u4")
+        head = _HEADER.pack(MAGIC, FORMAT_VERSION, self.k, H, int(lv[_k.LV_N]),
+                            float(self._bounds[0]), float(self._bounds[1]),
+                            int(self._rng[0]))  # fmt: skip
+        items = self._items[0, lv[1] :].astype("<f8")
+        return head + sizes.tobytes() + items.tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> KLLSketch:
+        """The sketch :meth:`to_bytes` wrote.  Raises ``ValueError`` for bytes that are not a
+        sketch, a format version this streamforest does not read, or an inconsistent sketch."""
+        data = bytes(data)
+        if len(data) < _HEADER.size or not data.startswith(MAGIC):
+            raise ValueError("not a serialised KLLSketch (no SFKLL header)")
+        magic, version, k, H, n, lo, hi, state = _HEADER.unpack_from(data)
+        if version != FORMAT_VERSION:
+            raise ValueError(
+                f"KLLSketch bytes of format version {version}; this streamforest reads version "
+                f"{FORMAT_VERSION}"
+            )
+        if not 1 <= H <= _k.MAX_LEVELS:
+            raise ValueError(f"corrupt KLLSketch bytes: {H} levels")
+        sketch = cls(k, seed=0)
+        off = _HEADER.size
+        sizes = np.frombuffer(data, dtype="<u4", count=H, offset=off).astype(np.int64)
+        off += 4 * H
+        retained = int(sizes.sum())
+        if len(data) != off + 8 * retained:
+            raise ValueError(
+                f"corrupt KLLSketch bytes: {len(data)} bytes, expected {off + 8 * retained}"
+            )
+        if retained > sketch._capt[1, H]:
+            raise ValueError(f"corrupt KLLSketch bytes: {retained} items in {H} levels of k={k}")
+        items = np.frombuffer(data, dtype="<f8", count=retained, offset=off).astype(np.float64)
+        weight = sum(int(s) << h for h, s in enumerate(sizes))
+        if weight != n:
+            raise ValueError(f"corrupt KLLSketch bytes: levels weigh {weight}, n is {n}")
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        for h in range(H):
+            level = items[starts[h] : starts[h + 1]]
+            if np.any(np.diff(level) < 0) or not np.all(np.isfinite(level)):
+                raise ValueError(f"corrupt KLLSketch bytes: level {h} is not sorted and finite")
+        cap = sketch._items.shape[1]
+        first = cap - retained
+        sketch._items[0, first:] = items
+        lv = sketch._lv[0]
+        lv[_k.LV_H] = H
+        for h in range(H + 1):
+            lv[h + 1] = first + starts[h]
+        lv[_k.LV_N] = n
+        sketch._rng[0] = np.uint64(state)
+        sketch._bounds[:] = lo, hi
+        return sketch
+
+    # ---------------------------------------------------------------------------------------------
+    def __getstate__(self):
+        self._flush()
+        state = dict(self.__dict__)
+        del state["_pending"], state["_view"]
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        if "_min" in state:  # written before the bounds were one array
+            state["_bounds"] = np.array([state.pop("_min"), state.pop("_max")], dtype=np.float64)
+        self.__dict__.update(state)
+        self._pending = []
+        self._view = None
 
     def __len__(self) -> int:
         return self.n

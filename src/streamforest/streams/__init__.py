@@ -39,18 +39,43 @@ BUILTIN.update(
 )
 
 
-def make(name: str, n: int = 100_000, seed: int | None = None) -> Stream:
-    """The built-in stream ``name`` (see :data:`BUILTIN`) with ``n`` rows."""
+def constructor(name: str) -> tuple[type, dict]:
+    """The class of built-in stream ``name`` and the arguments its name fixes."""
     if name not in BUILTIN:
         raise ValueError(f"unknown stream {name!r}; built-in streams: {', '.join(BUILTIN)}")
     if name.startswith("friedman"):
         function, _, drift = name.removeprefix("friedman").partition("-")
-        return Friedman(function=int(function), drift=drift or None, n=n, seed=seed)
+        return Friedman, {"function": int(function), "drift": drift or None}
     if name.startswith("hyperplane"):
-        return Hyperplane(n=n, drift=name == "hyperplane", seed=seed)
-    if name == "2dplanes":
-        return TwoDPlanes(n=n, seed=seed)
-    return MV(n=n, seed=seed)
+        return Hyperplane, {"drift": name == "hyperplane"}
+    return (TwoDPlanes, {}) if name == "2dplanes" else (MV, {})
+
+
+def parameters(name: str) -> dict:
+    """The parameters of built-in stream ``name`` that :func:`make` takes besides ``n`` and
+    ``seed``, with their defaults (e.g. ``{"noise": 1.0}`` for the Friedman streams)."""
+    import inspect
+
+    cls, fixed = constructor(name)
+    sig = inspect.signature(cls.__init__)
+    return {
+        k: p.default
+        for k, p in sig.parameters.items()
+        if k not in ("self", "n", "seed", *fixed) and p.default is not inspect.Parameter.empty
+    }
+
+
+def make(name: str, n: int = 100_000, seed: int | None = None, **params) -> Stream:
+    """The built-in stream ``name`` (see :data:`BUILTIN`) with ``n`` rows; ``params`` are the
+    stream's other parameters (:func:`parameters`)."""
+    cls, fixed = constructor(name)
+    unknown = sorted(set(params) - set(parameters(name)))
+    if unknown:
+        takes = ", ".join(parameters(name)) or "no other parameter"
+        raise ValueError(
+            f"stream {name!r} has no parameter {', '.join(map(repr, unknown))} (it takes {takes})"
+        )
+    return cls(n=n, seed=seed, **fixed, **params)
 
 
 __all__ = [
@@ -64,10 +89,12 @@ __all__ = [
     "Stream",
     "SyntheticStream",
     "TwoDPlanes",
+    "constructor",
     "data_root",
     "dataset",
     "from_file",
     "list_datasets",
     "make",
     "manifest",
+    "parameters",
 ]

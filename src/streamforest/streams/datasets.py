@@ -1,6 +1,8 @@
 """The real regression datasets kept as gzipped CSV files beside the project (``../shared/data/``).
 
-The folder holds ``NAME.csv.gz`` files (numeric features, target last and named ``target``) and a
+For the datasets bundled with streamforest, downloaded from their source or cached, see
+:mod:`streamforest.datasets` (which :func:`dataset` falls back to).  The folder holds
+``NAME.csv.gz`` files (numeric features, target last and named ``target``) and a
 ``manifest.json`` describing them.  Benchmarks and examples use them; tests do not need them.
 The folder is found from ``root=``, else the ``STREAMFOREST_DATA`` environment variable, else
 ``../shared/data`` and ``shared/data`` relative to the working directory.
@@ -42,10 +44,26 @@ def list_datasets(root=None) -> list[str]:
     return sorted(manifest(root))
 
 
-def dataset(name: str, root=None) -> FileStream:
-    """The stream of dataset ``name``, rows in their original order."""
-    folder = data_root(root)
-    info = manifest(folder)
-    if name not in info:
-        raise ValueError(f"no dataset {name!r}; available: {', '.join(sorted(info))}")
-    return FileStream(os.path.join(folder, info[name].get("file", f"{name}.csv.gz")), "target")
+def dataset(name: str, root=None):
+    """The stream of dataset ``name``, rows in their original order: from the datasets folder
+    (``root``, or the one found as the module docstring says), else (no ``root`` given) a dataset
+    of :mod:`streamforest.datasets` (bundled, cached or downloaded)."""
+    try:
+        folder = data_root(root)
+        info = manifest(folder)
+    except FileNotFoundError:
+        if root is not None:
+            raise
+        info = {}
+    if name in info:
+        path = os.path.join(folder, info[name].get("file", f"{name}.csv.gz"))
+        return FileStream(path, "target")
+    if root is None:
+        from .. import datasets
+
+        if name in datasets.names():
+            return datasets.stream(name)
+        known = sorted(info) + [f"{n} (streamforest.datasets)" for n in datasets.names()]
+    else:
+        known = sorted(info)
+    raise ValueError(f"no dataset {name!r}; available: {', '.join(known)}")

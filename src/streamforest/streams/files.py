@@ -46,15 +46,14 @@ def _format(path: str) -> tuple[str, bool]:
 
 
 def _need(module: str, purpose: str):
-    import importlib
+    """``module``, or an ImportError naming the extra that installs it."""
+    from .._extras import need
 
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ImportError(
-            f"{purpose} needs the '{module.split('.')[0]}' package (pip install "
-            f"'streamforest[files]')"
-        ) from None
+    return need(module, purpose)
+
+
+def _pandas():
+    return _need("pandas", "reading data files")
 
 
 class FileStream(Stream):
@@ -129,7 +128,7 @@ class FileStream(Stream):
     # ---------------------------------------------------------------------------------------------
     def _columns(self) -> list:
         if self.format == "csv":
-            import pandas as pd
+            pd = _pandas()
 
             try:
                 head = pd.read_csv(self.path, nrows=0, sep=self._sep())
@@ -150,7 +149,7 @@ class FileStream(Stream):
     def _load_arff(self):
         if self._arff is None:
             arff = _need("scipy.io.arff", "reading ARFF")
-            import pandas as pd
+            pd = _pandas()
 
             try:
                 if self._gz:
@@ -175,7 +174,7 @@ class FileStream(Stream):
     def _frames(self, size: int):
         """pandas DataFrames of ``size`` rows."""
         if self.format == "csv":
-            import pandas as pd
+            pd = _pandas()
 
             yield from pd.read_csv(self.path, chunksize=size, sep=self._sep())
         elif self.format == "parquet":
@@ -197,7 +196,7 @@ class FileStream(Stream):
         )
 
     def chunks(self, size: int = 10_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        import pandas as pd
+        pd = _pandas()
 
         size = check_n(size)
         nominal = set(self.nominal)
@@ -218,7 +217,7 @@ class FileStream(Stream):
             start += len(df)
 
     def _numeric(self, col, name, start: int, target: bool = False) -> np.ndarray:
-        import pandas as pd
+        pd = _pandas()
 
         try:
             a = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
