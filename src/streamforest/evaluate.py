@@ -135,7 +135,16 @@ class PrequentialResult:
         return plot_prequential(self, path=path, title=title)
 
 
-METRIC_KEYS = ("mer", "coverage", "ris", "mpiw", "quantile_loss", "utility", "n_infinite")
+METRIC_KEYS = (
+    "mer",
+    "coverage",
+    "ris",
+    "mpiw",
+    "quantile_loss",
+    "interval_score",
+    "utility",
+    "n_infinite",
+)
 
 
 def _lists(d):
