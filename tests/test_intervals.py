@@ -280,15 +280,6 @@ def test_intervals_before_data_are_infinite_and_levels_are_checked(rng):
     assert np.isnan(sf.OnlineQRF().predict_quantiles(X, 0.5)).all()
 
 
-def test_gaussian_interval_is_mean_pm_z_sd(rng):
-    X, y = friedman1(3000, rng)
-    m = sf.GaussianInterval(forest=small_forest(), seed=0).learn_many(X, y)
-    P = m.forest_.tree_predictions(X[:100])
-    iv = m.predict_interval(X[:100], alpha=0.1)
-    assert np.allclose(iv[:, 0], P.mean(1) - 1.6448536 * P.std(1), atol=1e-6)
-    assert np.allclose(iv[:, 1], P.mean(1) + 1.6448536 * P.std(1), atol=1e-6)
-
-
 def test_calibration_memory_is_bounded(rng):
     X, y = friedman1(5000, rng)
     m = sf.CPExact(calibration_size=200, forest=small_forest(), seed=0).learn_many(X, y)

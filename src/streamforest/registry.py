@@ -176,7 +176,7 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec(
             "gaussian",
             GaussianInterval,
-            "GaussianInterval: mean +- z sd of the trees (baseline)",
+            "GaussianInterval: mean +- z sd, the trees' predictive variance scaled to the errors",
         ),
         ModelSpec(
             "forest",
