@@ -1,5 +1,6 @@
 """The Gaussian baseline: its variance by hand, and coverage near 1 - alpha on Gaussian noise."""
 
+import pickle
 from statistics import NormalDist
 
 import numpy as np
@@ -91,6 +92,20 @@ def test_coverage_near_one_minus_alpha_on_gaussian_noise(leaf_model, rng):
                 assert mer > 2 * alpha, (alpha, mer)
             else:
                 assert mer < alpha, (alpha, mer)
+
+
+def test_a_model_pickled_before_the_variance_parameter_keeps_its_behaviour(rng):
+    X, y = friedman1(800, rng)
+    m = sf.GaussianInterval(forest=forest(), variance="trees", seed=0).learn_many(X, y)
+    state = m.__getstate__()
+    for k in ("variance", "leaf_spread", "min_leaf_weight", "scale_window", "scale_"):
+        del state[k]
+    old = sf.GaussianInterval.__new__(sf.GaussianInterval)
+    old.__setstate__(state)
+    assert old.variance == "trees"
+    assert np.array_equal(old.predict_interval(X[:50], 0.1), m.predict_interval(X[:50], 0.1))
+    new = pickle.loads(pickle.dumps(sf.GaussianInterval(forest=forest(), seed=0).learn_many(X, y)))
+    assert new.variance == "calibrated" and new.scale > 0
 
 
 def test_parameters_are_checked(rng):

@@ -99,6 +99,23 @@ class GaussianInterval(IntervalRegressor):
         if isinstance(c, bool) or not isinstance(c, numbers.Integral) or not 1 <= c <= 10**9:
             raise ValueError(f"scale_window must be a positive integer, got {c!r}")
 
+    # a model saved before these parameters existed computed the across-tree variance only
+    _BEFORE_0_2 = {
+        "variance": "trees",
+        "leaf_spread": "targets",
+        "min_leaf_weight": 2.0,
+        "scale_window": 1000,
+    }
+
+    def __setstate__(self, d) -> None:
+        """Pickle and :func:`streamforest.load`: a model saved by streamforest 0.1 (no
+        ``variance``) keeps the behaviour it was saved with, ``variance="trees"``."""
+        self.__dict__.update(d)
+        for k, v in self._BEFORE_0_2.items():
+            self.__dict__.setdefault(k, v)
+        if "_forest" in d and "scale_" not in d:
+            self.scale_ = np.zeros(2)
+
     def _init_state(self) -> None:
         self.scale_ = np.zeros(2)  # faded sums of (y - mean)^2 / shape and of weights
 
