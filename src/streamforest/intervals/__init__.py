@@ -1,6 +1,7 @@
 """Prediction-interval meta-algorithms over online forests."""
 
-from .conformal import ConformalQRF, CPApproximate, CPExact
+from .conformal import CPApproximate, CPExact
+from .cqr import ConformalQRF
 from .gaussian import GaussianInterval
 from .quantile_forest import OnlineQRF
 
