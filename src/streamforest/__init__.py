@@ -5,13 +5,21 @@
 from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
 from .forests import OnlineForestRegressor
-from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF
+from .intervals import (
+    AdaptiveConformal,
+    ConformalQRF,
+    CPApproximate,
+    CPExact,
+    GaussianInterval,
+    OnlineQRF,
+)
 from .persistence import load, save
 from .sketches import KLLSketch
 from .trees import HoeffdingTreeRegressor
 
 __version__ = "0.1.0"
 __all__ = [
+    "AdaptiveConformal",
     "CPApproximate",
     "CPExact",
     "ConformalQRF",

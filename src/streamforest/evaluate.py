@@ -164,10 +164,8 @@ def _clean(v):
 
 # ------------------------------------------------------------------------------------------------
 def _kind(model) -> str:
-    from .intervals.base import IntervalRegressor
-
-    if isinstance(model, IntervalRegressor):
-        return "intervals"
+    if hasattr(model, "predict_learn_many") and hasattr(model, "predict_interval"):
+        return "intervals"  # an interval method, or a wrapper such as AdaptiveConformal
     if hasattr(model, "predict_learn_many"):
         return "point"
     if hasattr(model, "learn_one") and hasattr(model, "predict_one"):
