@@ -67,8 +67,8 @@ class AdaptiveConformal(Estimator):
       (``expit(logit(alpha) + 0.3 k)``, ``k = -8 .. 4``: 0.0099 .. 0.25 for 0.1), and the
       interval at ``alpha_t`` is interpolated between the two ladder levels around it (linearly
       in ``logit``; outside the ladder, its end level).  The guarantee does not depend on how
-      the interval family is built; the ladder costs a base model that computes each level
-      separately (:class:`OnlineQRF`) about 10x its single-level time.
+      the interval family is built.  The ladder is cheap for the conformal and Gaussian methods;
+      :class:`OnlineQRF` computes each level separately (about 3x its single-level time).
     - ``"pid"``: conformal PID control (Angelopoulos, Candes & Tibshirani 2023), quantile
       tracking with a saturating integrator (no scorecaster).  The score of an example is how
       far ``y`` falls outside the base interval at ``alpha`` itself, ``s = max(lo - y,
