@@ -272,21 +272,13 @@ def test_intervals_before_data_are_infinite_and_levels_are_checked(rng):
     cp = sf.CPApproximate(calibration_size=50)
     cp.learn_many(X[:5], y[:5])  # fewer scores than 1/alpha - 1: still infinite
     assert np.all(np.isinf(cp.predict_interval(X, alpha=0.05)))
-    with pytest.raises(ValueError, match="not calibrated"):
-        sf.ConformalQRF(alphas=(0.1,)).learn_many(X, y).predict_interval(X, alpha=0.2)
+    # ConformalQRF answers levels it does not calibrate (see test_cqr_levels)
+    iv = sf.ConformalQRF(alphas=(0.1,)).learn_many(X, y).predict_interval(X, alpha=0.2)
+    assert iv.shape == (10, 2)
     for bad in (0.0, 1.0, -0.1, [0.1, 2], "0.1", []):
         with pytest.raises((ValueError, TypeError)):
             sf.OnlineQRF().predict_interval(X, alpha=bad)
     assert np.isnan(sf.OnlineQRF().predict_quantiles(X, 0.5)).all()
-
-
-def test_gaussian_interval_is_mean_pm_z_sd(rng):
-    X, y = friedman1(3000, rng)
-    m = sf.GaussianInterval(forest=small_forest(), seed=0).learn_many(X, y)
-    P = m.forest_.tree_predictions(X[:100])
-    iv = m.predict_interval(X[:100], alpha=0.1)
-    assert np.allclose(iv[:, 0], P.mean(1) - 1.6448536 * P.std(1), atol=1e-6)
-    assert np.allclose(iv[:, 1], P.mean(1) + 1.6448536 * P.std(1), atol=1e-6)
 
 
 def test_calibration_memory_is_bounded(rng):

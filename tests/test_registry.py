@@ -5,7 +5,10 @@ import inspect
 import pytest
 
 from streamforest import (
+    AdaptiveConformal,
+    ConformalQRF,
     CPExact,
+    GaussianInterval,
     HoeffdingTreeRegressor,
     OnlineForestRegressor,
     OnlineQRF,
@@ -13,7 +16,24 @@ from streamforest import (
 )
 from streamforest.registry import ModelSpec
 
-TODAY = ["qrf", "qrf-hdi", "cp-approx", "cp-exact", "conformal-qrf", "gaussian", "forest", "tree"]
+ADAPTIVE = [
+    "adaptive-qrf",
+    "adaptive-cp-approx",
+    "adaptive-cp-exact",
+    "adaptive-conformal-qrf",
+    "adaptive-gaussian",
+]
+TODAY = [
+    "qrf",
+    "qrf-hdi",
+    "cp-approx",
+    "cp-exact",
+    "conformal-qrf",
+    "gaussian",
+    *ADAPTIVE,
+    "forest",
+    "tree",
+]
 
 
 def test_names_and_aliases():
@@ -27,11 +47,15 @@ def test_names_and_aliases():
         registry.get("nope")
 
 
-@pytest.mark.parametrize("name", TODAY + ["cqr"])
+@pytest.mark.parametrize("name", TODAY + ["cqr", "adaptive-cqr"])
 def test_every_entry_builds_its_class(name):
     spec = registry.get(name)
     m = registry.build(name, seed=7, n_jobs=2)
-    assert type(m) is spec.cls and m.seed == 7
+    assert type(m) is spec.cls
+    if spec.layers[0] == "adaptive":  # the wrapper has no seed; its model has
+        assert type(m.model) is spec.method_cls
+        m = m.model
+    assert m.seed == 7
     assert spec.task == "regression" and spec.description
     if "forest" in spec.layers:
         forest = m if spec.layers[0] == "forest" else m.forest
@@ -86,3 +110,21 @@ def test_a_new_model_is_one_entry():
     assert m.forest.tree.grace_period == 20
     with pytest.raises(ValueError, match="layers"):
         ModelSpec("x", OnlineQRF, "x", layers=("tree", "forest"))
+
+
+def test_adaptive_entries_route_to_the_wrapper_then_its_model():
+    spec = registry.get("adaptive-cp-exact")
+    assert spec is registry.get("adaptive-cp-exact") and spec.cls is AdaptiveConformal
+    assert list(spec.parameters()) == ["adaptive", "method", "forest", "tree"]
+    assert "model" not in spec.parameters()["adaptive"]
+    kw = spec.route({"gamma": 0.01, "method": "pid", "calibration_size": 50, "n_trees": 3})
+    assert kw["adaptive"] == {"gamma": 0.01, "method": "pid"}
+    assert kw["method"] == {"calibration_size": 50} and kw["forest"] == {"n_trees": 3}
+    m = spec.build({"gamma": 0.01, "method": "pid", "calibration_size": 50}, seed=4)
+    assert m.gamma == 0.01 and m.method == "pid"
+    assert isinstance(m.model, CPExact) and m.model.calibration_size == 50
+    assert m.model.seed == 4 and m.model.forest.seed == 4 and m.model.forest.n_trees == 10
+    assert type(registry.build("adaptive-gaussian").model) is GaussianInterval
+    assert registry.get("adaptive-cqr").method_cls is ConformalQRF
+    with pytest.raises(ValueError, match="method_cls"):
+        ModelSpec("x", AdaptiveConformal, "x", layers=registry.LAYERS)

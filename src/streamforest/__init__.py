@@ -6,7 +6,14 @@ from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
 from ._version import __version__
 from .forests import ATSEREnsembleRegressor, OnlineForestRegressor
-from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF
+from .intervals import (
+    AdaptiveConformal,
+    ConformalQRF,
+    CPApproximate,
+    CPExact,
+    GaussianInterval,
+    OnlineQRF,
+)
 from .persistence import load, save
 from .sketches import KLLSketch
 from .trees import ATSERRegressor, HoeffdingTreeRegressor
@@ -14,6 +21,7 @@ from .trees import ATSERRegressor, HoeffdingTreeRegressor
 __all__ = [
     "ATSEREnsembleRegressor",
     "ATSERRegressor",
+    "AdaptiveConformal",
     "CPApproximate",
     "CPExact",
     "ConformalQRF",

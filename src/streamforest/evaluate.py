@@ -134,7 +134,16 @@ class PrequentialResult:
         return plot_prequential(self, path=path, title=title)
 
 
-METRIC_KEYS = ("mer", "coverage", "ris", "mpiw", "quantile_loss", "utility", "n_infinite")
+METRIC_KEYS = (
+    "mer",
+    "coverage",
+    "ris",
+    "mpiw",
+    "quantile_loss",
+    "interval_score",
+    "utility",
+    "n_infinite",
+)
 
 
 def _lists(d):
@@ -154,10 +163,8 @@ def _clean(v):
 
 # ------------------------------------------------------------------------------------------------
 def _kind(model) -> str:
-    from .intervals.base import IntervalRegressor
-
-    if isinstance(model, IntervalRegressor):
-        return "intervals"
+    if hasattr(model, "predict_learn_many") and hasattr(model, "predict_interval"):
+        return "intervals"  # an interval method, or a wrapper such as AdaptiveConformal
     if hasattr(model, "predict_learn_many"):
         return "point"
     if hasattr(model, "learn_one") and hasattr(model, "predict_one"):

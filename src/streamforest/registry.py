@@ -4,7 +4,8 @@ Each :class:`ModelSpec` names a model (``--model NAME`` of ``streamforest run``)
 class it builds, a one-line description, its task, constructor values it fixes (``qrf-hdi`` is
 OnlineQRF with ``interval="hdi"``) and its *layers*: the objects a ``--param KEY=VALUE`` can reach.
 An interval method has three (the method, its forest, the forest's tree template), a forest two,
-a tree one; a key goes to the first layer whose constructor takes it.  Adding a model is adding
+a tree one, and an adaptive wrapper (``adaptive-*``: :class:`AdaptiveConformal` over an interval
+method) four; a key goes to the first layer whose constructor takes it.  Adding a model is adding
 one entry to :data:`MODELS`.
 
 >>> from streamforest import registry
@@ -23,10 +24,18 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .forests import ATSEREnsembleRegressor, OnlineForestRegressor
-from .intervals import ConformalQRF, CPApproximate, CPExact, GaussianInterval, OnlineQRF
+from .intervals import (
+    AdaptiveConformal,
+    ConformalQRF,
+    CPApproximate,
+    CPExact,
+    GaussianInterval,
+    OnlineQRF,
+)
 from .trees import ATSERRegressor, HoeffdingTreeRegressor
 
-LAYERS = ("method", "forest", "tree")
+LAYERS = ("adaptive", "method", "forest", "tree")
+_INNER_ARG = {"adaptive": "model"}  # constructor argument holding the next layer, if not its name
 
 #: Parameters the builder sets whatever the layer's own default (``seed`` and ``n_jobs`` come from
 #: the caller, e.g. ``--seed`` and ``--jobs``); a ``--param`` still overrides them.
@@ -50,40 +59,52 @@ class ModelSpec:
     layers
         The objects ``--param`` keys are routed to, outermost first: ``("method", "forest",
         "tree")`` for a meta-algorithm over a forest (``cls`` takes ``forest=``), ``("forest",
-        "tree")`` for a forest (``cls`` takes ``tree=``), ``("tree",)`` for a single tree.
+        "tree")`` for a forest (``cls`` takes ``tree=``), ``("tree",)`` for a single tree, and
+        ``("adaptive", "method", "forest", "tree")`` for a wrapper over a meta-algorithm (``cls``
+        takes ``model=``, an instance of ``method_cls``).
     fixed
         Constructor values of ``cls`` this entry sets (a ``--param`` overrides them).
     aliases
         Other names accepted for it.
     forest_cls, tree_cls
         Classes of the forest and tree layers.
+    method_cls
+        Class of the method layer when it is not the outermost (a wrapper's model).
     """
 
     name: str
     cls: type
     description: str
     task: str = "regression"
-    layers: tuple[str, ...] = LAYERS
+    layers: tuple[str, ...] = LAYERS[1:]
     fixed: Mapping = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     forest_cls: type = OnlineForestRegressor
     tree_cls: type = HoeffdingTreeRegressor
+    method_cls: type | None = None
 
     def __post_init__(self):
-        if self.layers not in (LAYERS, LAYERS[1:], LAYERS[2:]):
+        if self.layers not in (LAYERS, LAYERS[1:], LAYERS[2:], LAYERS[3:]):
             raise ValueError(f"layers must be a suffix of {LAYERS}, got {self.layers!r}")
+        if self.layers[0] == "adaptive" and self.method_cls is None:
+            raise ValueError("a wrapper entry (layers starting with 'adaptive') needs method_cls")
 
     # ---------------------------------------------------------------------------------------------
     def layer_cls(self, layer: str) -> type:
         """The class of ``layer`` (``"method"``, ``"forest"`` or ``"tree"``)."""
         if layer == self.layers[0]:
             return self.cls
+        if layer == "method":
+            return self.method_cls
         return self.forest_cls if layer == "forest" else self.tree_cls
 
     def _inner(self, layer: str) -> str | None:
-        """Constructor argument of ``layer`` that holds the next layer (``forest``, ``tree``)."""
+        """Constructor argument of ``layer`` that holds the next layer (``model``, ``forest``,
+        ``tree``)."""
         i = self.layers.index(layer)
-        return self.layers[i + 1] if i + 1 < len(self.layers) else None
+        if i + 1 >= len(self.layers):
+            return None
+        return _INNER_ARG.get(layer, self.layers[i + 1])
 
     def parameters(self) -> dict[str, dict[str, object]]:
         """``{layer: {parameter: default}}``: the keys ``--param`` can set on each layer, with the
@@ -125,8 +146,8 @@ class ModelSpec:
 
     def build(self, params: Mapping | None = None, seed: int | None = None, n_jobs: int = 1):
         """A fresh estimator: ``params`` routed to the layers (see :meth:`route`).  ``seed`` seeds
-        the outermost layer and the forest, ``n_jobs`` is the forest's; a parameter overrides
-        them, and ``fixed`` and :data:`FOREST_DEFAULTS`."""
+        the method (or outermost) layer and the forest, ``n_jobs`` is the forest's; a parameter
+        overrides them, and ``fixed`` and :data:`FOREST_DEFAULTS`."""
         kw = self.route(params or {})
         obj = None
         for layer in reversed(self.layers):
@@ -136,11 +157,15 @@ class ModelSpec:
                 args[inner] = obj
             if layer == "forest":
                 args = {**FOREST_DEFAULTS, "seed": seed, "n_jobs": n_jobs, **args}
+            takes = inspect.signature(self.layer_cls(layer).__init__).parameters
+            if layer in (self.layers[0], "method") and "seed" in takes:
+                args = {"seed": seed, **args}
             if layer == self.layers[0]:
-                if len(self.layers) == 1 and "n_jobs" in self.parameters()[layer]:
+                if len(self.layers) == 1 and "n_jobs" in takes:
                     args = {"n_jobs": n_jobs, **args}  # an ensemble in one layer
-                args = {**self.fixed, "seed": seed, **args}
-            obj = self.layer_cls(layer)(**args) if args or layer == self.layers[0] else None
+                args = {**self.fixed, **args}
+            keep = layer in (self.layers[0], "method")  # a wrapper's model is always built
+            obj = self.layer_cls(layer)(**args) if args or keep else None
         return obj
 
 
@@ -178,7 +203,24 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec(
             "gaussian",
             GaussianInterval,
-            "GaussianInterval: mean +- z sd of the trees (baseline)",
+            "GaussianInterval: mean +- z sd, the trees' predictive variance scaled to the errors",
+        ),
+        *(
+            ModelSpec(
+                f"adaptive-{name}",
+                AdaptiveConformal,
+                f"AdaptiveConformal over {name} (and its parameters): ACI, or --param method=pid",
+                layers=LAYERS,
+                method_cls=base,
+                aliases=aliases,
+            )
+            for name, base, aliases in (
+                ("qrf", OnlineQRF, ()),
+                ("cp-approx", CPApproximate, ()),
+                ("cp-exact", CPExact, ()),
+                ("conformal-qrf", ConformalQRF, ("adaptive-cqr",)),
+                ("gaussian", GaussianInterval, ()),
+            )
         ),
         ModelSpec(
             "forest",

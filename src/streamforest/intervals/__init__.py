@@ -1,7 +1,16 @@
 """Prediction-interval meta-algorithms over online forests."""
 
-from .conformal import ConformalQRF, CPApproximate, CPExact
+from .adaptive import AdaptiveConformal
+from .conformal import CPApproximate, CPExact
+from .cqr import ConformalQRF
 from .gaussian import GaussianInterval
 from .quantile_forest import OnlineQRF
 
-__all__ = ["CPApproximate", "CPExact", "ConformalQRF", "GaussianInterval", "OnlineQRF"]
+__all__ = [
+    "AdaptiveConformal",
+    "CPApproximate",
+    "CPExact",
+    "ConformalQRF",
+    "GaussianInterval",
+    "OnlineQRF",
+]

@@ -35,11 +35,50 @@ def cqr_pass(
     level a: ``half[i, a]`` (the widening, possibly negative) is the conformal quantile at level
     ``alpha_t[a]`` of the scores ``max(lo - y, y - hi)``; then, when learning, ACI updates
     ``alpha_t[a] += gamma * (alphas[a] - err)`` and row i enters the calibration set."""
+    return cqr_levels_pass(
+        size, ring, cscore, order, pos, ss, base_lo, base_hi, oob_lo, oob_hi, W, y, learn,
+        alphas, aci_gamma, alpha_t, half, np.zeros(0), np.zeros(0, np.int64),
+        np.zeros((y.shape[0], 0)),
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def cqr_levels_pass(
+    size,
+    ring,
+    cscore,
+    order,
+    pos,
+    ss,
+    base_lo,
+    base_hi,
+    oob_lo,
+    oob_hi,
+    W,
+    y,
+    learn,
+    alphas,
+    aci_gamma,
+    alpha_t,
+    half,
+    req,
+    req_base,
+    req_half,
+):
+    """:func:`cqr_pass` that also answers levels that are not calibrated: for each requested
+    level ``req[r]``, ``req_half[i, r]`` is the conformal quantile of the scores of the calibrated
+    level ``req_base[r]`` at the rank of ``req[r]`` (shifted by that level's ACI offset
+    ``alpha_t - alphas``), read at the same moment as ``half[i]`` (before row i enters the
+    calibration set)."""
     A = alphas.shape[0]
+    R = req.shape[0]
     c = ring[1]
     for i in range(y.shape[0]):
         for a in range(A):
             half[i, a] = sorted_half_width(ss[a], size, alpha_t[a])
+        for r in range(R):
+            b = req_base[r]
+            req_half[i, r] = sorted_half_width(ss[b], size, req[r] + alpha_t[b] - alphas[b])
         if not learn:
             continue
         if aci_gamma > 0.0:

@@ -1,5 +1,5 @@
 """Online inductive conformal prediction over an online bagging forest (JMLR 2019, §3.1):
-CPApproximate and CPExact, and the conformalized quantile forest (ConformalQRF)."""
+CPApproximate and CPExact (the conformalized quantile forest is in :mod:`.cqr`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ from numba import typed
 
 from ..features import check_target, weight_of
 from . import _conformal_kernels as CK
-from . import _cqr_kernels as CQ
 from . import _scores as SC
-from .base import IntervalRegressor, check_alphas, doubled
-from .quantile_forest import OnlineQRF
+from .base import IntervalRegressor, doubled
 
 
 def _check_size(c) -> None:
@@ -260,135 +258,3 @@ class CPExact(CPApproximate):
             ev_n,
         )
 
-
-class ConformalQRF(OnlineQRF):
-    """OnlineQRF intervals calibrated by out-of-bag conformal scores (conformalized quantile
-    regression, Romano et al. 2019, online), optionally with adaptive conformal inference.
-
-    For each level ``alpha`` in ``alphas`` the base interval ``[lo(x), hi(x)]`` is OnlineQRF's
-    (equal-tailed or HDI).  Every example that is out of bag for some tree enters a FIFO
-    calibration set with the score ``max(lo_oob(x) - y, y - hi_oob(x))``, where ``lo_oob`` and
-    ``hi_oob`` come from the merged leaf sketches of its out-of-bag trees only, at that moment.
-    The interval is ``[lo(x) - s, hi(x) + s]`` with ``s`` the ``ceil((n + 1)(1 - alpha))``-th
-    smallest score (``s`` may be negative: intervals shrink when the forest over-covers).  The
-    intervals thus adapt to ``x`` (the forest's quantiles) and keep the conformal coverage.
-
-    The scores depend on the level, so the levels are fixed at construction (``alphas``) and
-    ``predict_interval`` accepts only those.
-
-    Parameters
-    ----------
-    alphas
-        Significance levels that are calibrated.
-    calibration_size
-        Maximum number of calibration examples per level (FIFO).
-    aci_gamma
-        ``None``, or the step of adaptive conformal inference (Gibbs & Candes 2021): after each
-        learnt example, ``alpha_t <- alpha_t + gamma * (alpha - err_t)`` where ``err_t`` says
-        whether the interval at ``alpha_t`` missed ``y``; the conformal rank then uses
-        ``alpha_t``.  It keeps the long-run error rate at ``alpha`` under drift.
-    forest, k, weighting, interval, split_sketch, seed
-        As in :class:`OnlineQRF`.
-    """
-
-    def _staged(self, alphas) -> bool:
-        return False  # one pass per chunk (its scores need the chunk's OOB masks and records)
-
-    learn_one = IntervalRegressor.learn_one  # its calibration learns through the chunk pass
-    _one_kernel = None
-
-    def __init__(
-        self,
-        forest=None,
-        alphas=(0.05, 0.1, 0.3),
-        calibration_size: int = 1000,
-        aci_gamma: float | None = None,
-        k: int = 200,
-        weighting: str = "meinshausen",
-        interval: str = "equal_tailed",
-        split_sketch: str = "empty",
-        seed: int | None = None,
-    ):
-        super().__init__(
-            forest=forest, k=k, weighting=weighting, interval=interval,
-            split_sketch=split_sketch, seed=seed,
-        )  # fmt: skip
-        self.alphas = alphas
-        self.calibration_size = calibration_size
-        self.aci_gamma = aci_gamma
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_alphas(
-            list(self.alphas) if not isinstance(self.alphas, numbers.Real) else self.alphas
-        )
-        _check_size(self.calibration_size)
-        g = self.aci_gamma
-        if g is not None and not (isinstance(g, numbers.Real) and 0 < g < 1):
-            raise ValueError(f"aci_gamma must be None or a number in (0, 1), got {g!r}")
-
-    def _levels(self) -> np.ndarray:
-        a, _ = check_alphas(
-            self.alphas if isinstance(self.alphas, numbers.Real) else list(self.alphas)
-        )
-        return a
-
-    def _init_state(self) -> None:
-        A, c = self._levels().shape[0], int(self.calibration_size)
-        self.ring_ = np.array([0, c], np.int64)
-        self.size_ = 0
-        self.cal_score_ = np.zeros((A, c))
-        self.cal_order_ = np.zeros((A, c), np.int64)
-        self.cal_pos_ = np.full((A, c), -1, np.int64)
-        self.cal_sorted_ = np.zeros((A, c))
-        self.alpha_t_ = self._levels().copy()
-
-    def _own_bytes(self) -> int:
-        return sum(v.nbytes for k, v in self.__dict__.items() if k.startswith("cal_"))
-
-    def _chunk(self, Xa, ya, wa, alphas, learn):
-        levels = self._levels()
-        idx = self._level_index(alphas, levels) if not learn else None
-        P, rec, W = self._tree_records(Xa, ya, wa, learn)
-        T, n = P.shape
-        base_lo, base_hi = self._query(rec, np.ones((T, n), np.int8), levels)
-        if learn:
-            oob_lo, oob_hi = self._query(rec, (W == 0).astype(np.int8), levels)
-        else:
-            oob_lo = oob_hi = base_lo
-        half = np.empty((n, levels.shape[0]))
-        g = float(self.aci_gamma) if self.aci_gamma is not None else 0.0
-        self.size_ = CQ.cqr_pass(
-            self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
-            self.cal_sorted_, base_lo,
-            base_hi, oob_lo, oob_hi, W if learn else np.ones((T, n)), ya, learn, levels, g,
-            self.alpha_t_, half,
-        )  # fmt: skip
-        lo, hi = base_lo - half, base_hi + half
-        yhat = self.forest_.engine_.aggregate(P)
-        if idx is None:  # learning: the levels are the calibrated ones
-            return yhat, lo, hi
-        return yhat, lo[:, idx], hi[:, idx]
-
-    @staticmethod
-    def _level_index(alphas, levels) -> np.ndarray:
-        idx = []
-        for a in alphas:
-            hit = np.flatnonzero(np.isclose(levels, a, rtol=0, atol=1e-12))
-            if not hit.size:
-                raise ValueError(
-                    f"alpha={a:g} is not calibrated; this ConformalQRF calibrates "
-                    f"alphas={[float(v) for v in levels]} (set alphas=... at construction)"
-                )
-            idx.append(int(hit[0]))
-        return np.array(idx)
-
-    def _learn_levels(self) -> np.ndarray:
-        return self._levels()
-
-    def _run(self, Xa, ya, wa, alphas, learn):
-        if learn:  # every calibrated level is updated; report the requested ones
-            idx = self._level_index(alphas, self._levels())
-            pred, lo, hi = super()._run(Xa, ya, wa, self._levels(), learn)
-            return pred, lo[:, idx], hi[:, idx]
-        return super()._run(Xa, ya, wa, alphas, learn)

@@ -1,0 +1,169 @@
+"""Compiled passes of :class:`~streamforest.AdaptiveConformal`: adaptive conformal inference (ACI)
+and conformal PID control over the intervals of a base model, rows in order.
+
+Both take the base model's intervals for the rows (computed before the base learnt each row) and,
+per tracked level ``r``, produce the wrapper's own interval, the reported (nested) interval and,
+when learning, update the level's controller with the error of its own interval.  An empty set
+is carried as ``(+inf, -inf)`` while nesting and reported as the point ``(pred, pred)``."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def _logit(a):
+    return np.log(a / (1.0 - a))
+
+
+@njit(cache=True, inline="always")
+def _blend(a, b, w, low):
+    """Endpoint at weight ``w`` between ``a`` (w = 0) and ``b`` (w = 1): linear when both are
+    finite, else the outer one (``low``: the smaller) unless ``w`` is 0."""
+    if w == 0.0:
+        return a
+    if np.isfinite(a) and np.isfinite(b):
+        return a + w * (b - a)
+    return min(a, b) if low else max(a, b)
+
+
+@njit(cache=True, inline="always")
+def _nest(order, own_lo, own_hi, pred, out_lo, out_hi, i):
+    """Row i's reported intervals: level ``order[k]`` (ascending levels) gets the hull of its own
+    interval and those of every larger level; an empty hull is reported as ``(pred, pred)``."""
+    R = order.shape[0]
+    lo = np.inf
+    hi = -np.inf
+    for k in range(R - 1, -1, -1):
+        r = order[k]
+        lo = min(lo, own_lo[r])
+        hi = max(hi, own_hi[r])
+        if lo > hi:
+            out_lo[i, r] = pred[i]
+            out_hi[i, r] = pred[i]
+        else:
+            out_lo[i, r] = lo
+            out_hi[i, r] = hi
+
+
+@njit(cache=True, nogil=True)
+def aci_pass(
+    blo, bhi, pred, y, learn, lad_idx, lad_logit, alphas, learns, gamma, alpha_t, order,
+    out_lo, out_hi, own_lo, own_hi,
+):  # fmt: skip
+    """ACI (Gibbs & Candes 2021).  ``blo/bhi[i, j]``: the base interval of row i at the j-th
+    level of the union ladder; level r's ladder is ``lad_idx[r]`` (columns, ascending levels) at
+    ``logit`` values ``lad_logit[r]``.  Level r's own interval at ``alpha_t[r]``:
+
+    - ``alpha_t <= 0``: ``(-inf, inf)``;  ``alpha_t >= 1``: empty (an error whatever ``y``);
+    - else the base interval interpolated between the two ladder levels around ``alpha_t``
+      (linearly in logit(level); clamped to the ladder's end levels outside it).
+
+    When ``learn`` and ``learns[r]``: ``alpha_t[r] += gamma * (alphas[r] - err)``, ``err`` the
+    miss of the own interval."""
+    n = y.shape[0]
+    R = alphas.shape[0]
+    K = lad_idx.shape[1]
+    for i in range(n):
+        for r in range(R):
+            a = alpha_t[r]
+            if a <= 0.0:
+                own_lo[r] = -np.inf
+                own_hi[r] = np.inf
+            elif a >= 1.0:
+                own_lo[r] = np.inf
+                own_hi[r] = -np.inf
+            else:
+                z = _logit(a)
+                k = 0
+                while k < K - 2 and lad_logit[r, k + 1] <= z:
+                    k += 1
+                z0 = lad_logit[r, k]
+                z1 = lad_logit[r, k + 1]
+                w = (z - z0) / (z1 - z0)
+                w = min(max(w, 0.0), 1.0)
+                j0 = lad_idx[r, k]
+                j1 = lad_idx[r, k + 1]
+                own_lo[r] = _blend(blo[i, j0], blo[i, j1], w, True)
+                own_hi[r] = _blend(bhi[i, j0], bhi[i, j1], w, False)
+        _nest(order, own_lo, own_hi, pred, out_lo, out_hi, i)
+        if learn:
+            for r in range(R):
+                if not learns[r]:
+                    continue
+                miss = alpha_t[r] >= 1.0 or not (own_lo[r] <= y[i] <= own_hi[r])
+                alpha_t[r] += gamma * (alphas[r] - (1.0 if miss else 0.0))
+
+
+@njit(cache=True, inline="always")
+def _scale(win, m):
+    """Range (max - min) of the first ``m`` recent scores (0 for fewer than two)."""
+    if m < 2:
+        return 0.0
+    lo = win[0]
+    hi = win[0]
+    for j in range(1, m):
+        lo = min(lo, win[j])
+        hi = max(hi, win[j])
+    return hi - lo
+
+
+@njit(cache=True, inline="always")
+def _integrator(s, t, ki, csat, scale):
+    """``ki * scale * tan(s log(t + 1) / (csat (t + 1)))``, +-inf once the argument leaves
+    ``(-pi/2, pi/2)`` (the saturation that bounds the long-run error)."""
+    x = s * np.log(t + 1.0) / (csat * (t + 1.0))
+    if x >= np.pi / 2:
+        return np.inf
+    if x <= -np.pi / 2:
+        return -np.inf
+    return ki * scale * np.tan(x)
+
+
+@njit(cache=True, nogil=True)
+def pid_pass(
+    blo, bhi, pred, y, learn, alphas, learns, lr, ki, csat, p, isum, steps, win, win_n, win_pos,
+    order, out_lo, out_hi, own_lo, own_hi,
+):  # fmt: skip
+    """Conformal PID control (Angelopoulos, Candes & Tibshirani 2023), quantile tracking plus
+    a saturating integrator, no scorecaster.  ``blo/bhi[i, r]``: the base interval of row i at
+    ``alphas[r]``; the score of ``y`` is ``s = max(lo - y, y - hi)`` (how far outside, negative
+    inside) and the own interval ``[lo - q, hi + q]`` with ``q = p + I``: ``p`` the quantile
+    tracker, ``I`` the integrator of ``sum (err - alpha)`` (``q = inf``: the whole line;
+    ``-inf``: empty).  Both gains are proportional to ``scale``, the range of the level's last
+    ``win.shape[1]`` scores.  A row whose base interval is not finite leaves the level's state
+    alone (its score says nothing).  When ``learn`` and ``learns[r]``:
+    ``p += lr * scale * (err - alpha)``, ``isum += err - alpha``, ``steps += 1``, and the score
+    enters the window."""
+    n = y.shape[0]
+    R = alphas.shape[0]
+    W = win.shape[1]
+    for i in range(n):
+        for r in range(R):
+            lo = blo[i, r]
+            hi = bhi[i, r]
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                own_lo[r] = lo
+                own_hi[r] = hi
+                continue
+            q = p[r] + _integrator(isum[r], steps[r], ki, csat, _scale(win[r], win_n[r]))
+            own_lo[r] = lo - q
+            own_hi[r] = hi + q
+        _nest(order, own_lo, own_hi, pred, out_lo, out_hi, i)
+        if not learn:
+            continue
+        for r in range(R):
+            lo = blo[i, r]
+            hi = bhi[i, r]
+            if not learns[r] or not (np.isfinite(lo) and np.isfinite(hi)):
+                continue
+            miss = 1.0 if not (own_lo[r] <= y[i] <= own_hi[r]) else 0.0
+            scale = _scale(win[r], win_n[r])
+            p[r] += lr * scale * (miss - alphas[r])
+            isum[r] += miss - alphas[r]
+            steps[r] += 1
+            win[r, win_pos[r]] = max(lo - y[i], y[i] - hi)
+            win_pos[r] = (win_pos[r] + 1) % W
+            if win_n[r] < W:
+                win_n[r] += 1
