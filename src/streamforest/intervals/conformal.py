@@ -257,4 +257,3 @@ class CPExact(CPApproximate):
             typed.List([bufs[t][2] for t in range(T)]),
             ev_n,
         )
-
