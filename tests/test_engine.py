@@ -72,6 +72,7 @@ def test_a_new_forest_shape_compiles_nothing(rng):
             forest,
             sf.CPApproximate(forest=forest.clone(), calibration_size=200, seed=1),
             sf.OnlineQRF(forest=forest.clone(), k=32, seed=1),
+            sf.GaussianInterval(forest=forest.clone(), seed=1),
         ]
 
     for m in models(4):
@@ -90,7 +91,12 @@ def test_per_example_calls_equal_the_batch_pass(rng, drift):
     y[1500:] += 8.0  # an abrupt change (the detectors fire with the low threshold)
     forest = sf.OnlineForestRegressor(n_trees=5, drift_threshold=drift, seed=3,
                                       tree=sf.HoeffdingTreeRegressor(grace_period=50))  # fmt: skip
-    for cls, kw in [(sf.CPApproximate, {"calibration_size": 300}), (sf.OnlineQRF, {"k": 32})]:
+    methods = [
+        (sf.CPApproximate, {"calibration_size": 300}),
+        (sf.OnlineQRF, {"k": 32}),
+        (sf.GaussianInterval, {}),
+    ]
+    for cls, kw in methods:
         a = cls(forest=forest.clone(), seed=3, **kw)
         b = cls(forest=forest.clone(), seed=3, **kw)
         pred, iv = a.predict_learn_many(X, y, alpha=[0.1, 0.3])

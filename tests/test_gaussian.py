@@ -122,3 +122,17 @@ def test_parameters_are_checked(rng):
     m = sf.GaussianInterval()
     assert np.isnan(m.predict_quantiles(X[:3], 0.5)).all()
     assert m.predict_interval_one({0: 1.0}, 0.1) == (-np.inf, np.inf)
+
+
+def test_per_example_quantiles_equal_the_array_ones():
+    from streamforest import streams
+
+    X, y = streams.Friedman(function=1, n=3000, seed=4).arrays()
+    m = sf.GaussianInterval(forest=sf.OnlineForestRegressor(n_trees=4, seed=1), seed=2)
+    m.learn_many(X, y)
+    qs = [0.05, 0.5, 0.95]
+    Q = m.predict_quantiles(X[:50], qs)
+    one = np.array([m.predict_quantiles_one(dict(enumerate(r)), qs) for r in X[:50]])
+    np.testing.assert_array_equal(Q, one)
+    assert (np.diff(one, axis=1) > 0).all()
+    assert m.predict_quantiles_one(dict(enumerate(X[0])), 0.5) == Q[0, 1]

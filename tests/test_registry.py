@@ -33,6 +33,10 @@ TODAY = [
     *ADAPTIVE,
     "forest",
     "tree",
+    "atser-seeds",
+    "atser-obag",
+    "atser-rforest",
+    "atser",
 ]
 
 

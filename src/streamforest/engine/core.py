@@ -42,6 +42,7 @@ from ..trees.observers import rebuild_hash
 from . import _kernels as FK
 
 AGGREGATIONS = {"mean": FK.AGG_MEAN, "median": FK.AGG_MEDIAN}
+_ENTRY_POINTS: dict = {}  # kernel -> its compiled entry point (see Engine.call)
 
 
 class _Lock:
@@ -111,11 +112,10 @@ class Engine:
         self._p = np.zeros(T)
         self._drifted = np.zeros(T, np.int8)
         self._row = np.empty(0)
-        self._eps = {}  # kernel -> compiled entry point (see entry)
 
     def __getstate__(self):
         d = dict(self.__dict__)
-        for k in ("_wt", "_p", "_drifted", "_pool", "_row", "_eps"):
+        for k in ("_wt", "_p", "_drifted", "_pool", "_row"):
             d.pop(k, None)
         return d
 
@@ -386,15 +386,17 @@ class Engine:
         return out
 
     # --- one example ------------------------------------------------------------------------------
-    def entry(self, kernel, args: tuple):
-        """``kernel``'s compiled entry point for the types of ``args`` (cached per engine; see
+    def call(self, kernel, args: tuple):
+        """``kernel(*args)`` through its compiled entry point (see
         :func:`streamforest.compilation.entry_point`): the per-example calls skip numba's type
-        dispatch, about 0.8 us of an Arena argument.  Only for the engine's own argument types
-        (its arena, row buffer and scratch, converted floats)."""
-        ep = self._eps.get(kernel)
+        dispatch, about 0.8 us for an Arena argument.  Only for the engine's own argument types
+        (its arena, row buffer and scratch, converted floats), the same for every engine, so the
+        entry points are kept once per process (outside the engine: nothing of numba's hangs on
+        a model, e.g. for River's memory walk)."""
+        ep = _ENTRY_POINTS.get(kernel)
         if ep is None:
-            ep = self._eps[kernel] = entry_point(kernel, args)
-        return ep
+            ep = _ENTRY_POINTS[kernel] = entry_point(kernel, args)
+        return ep(*args)
 
     def encode_one(self, x, learn: bool) -> np.ndarray:
         """The encoded row of dict ``x`` (see :meth:`FeatureSpace.encode_dict`), written into the
@@ -417,18 +419,18 @@ class Engine:
         t0 = FK.FRESH
         while True:
             if kernel is None:
-                ep = self._eps.get(FK.learn_one)
+                ep = _ENTRY_POINTS.get(FK.learn_one)
                 if ep is None:
                     args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
                             self._drifted, t0)  # fmt: skip
-                    ep = self.entry(FK.learn_one, args)
+                    ep = _ENTRY_POINTS[FK.learn_one] = entry_point(FK.learn_one, args)
                 status = ep(self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
                             self._drifted, t0)  # fmt: skip
                 out = self._p
             else:
                 args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
                         self._drifted, t0, *extra)  # fmt: skip
-                status, out = (self._eps.get(kernel) or self.entry(kernel, args))(*args)
+                status, out = self.call(kernel, args)
             if status == FK.DONE:  # the common case
                 return out
             if status < 0:
@@ -441,5 +443,7 @@ class Engine:
 
     def predict_one(self, row: np.ndarray) -> float:
         """The forest's prediction for one encoded row."""
-        args = (self.arena, row, self.aggregation, self._p)
-        return (self._eps.get(FK.predict_one) or self.entry(FK.predict_one, args))(*args)
+        ep = _ENTRY_POINTS.get(FK.predict_one)
+        if ep is None:
+            return self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p))
+        return ep(self.arena, row, self.aggregation, self._p)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..engine._kernels import FRESH, learn_one
 from ..trees._arena import tree_at
 from ..trees._kernels import has_room, learn_at, needs_step, route
 from ..trees._state import I_NFEAT, LEAF_ADAPTIVE, S_M2, S_W
@@ -112,3 +113,43 @@ def gaussian_pass(P, V, N, y, learn, min_weight, mode, fading, z, scale, mean, l
             r = y[i] - m
             scale[0] = fading * scale[0] + r * r / shape
             scale[1] = fading * scale[1] + 1.0
+
+
+# ------------------------------------------------------------------------------------------------
+# one example, one compiled call
+@njit(cache=True, nogil=True, _nrt=False)
+def gaussian_trees_one(A, x, residual, P, V, N):
+    """For row ``x``, every tree's prediction, leaf variance and leaf weight into column 0 of
+    ``P``, ``V``, ``N`` (``(n_trees, 1)``), as :func:`gaussian_tree_pass` takes them."""
+    for t in range(A.lay.shape[0]):
+        st, prm = tree_at(A, t)
+        node = route(st, x)
+        leaf = st.nd_leaf[node]
+        P[t, 0] = predict_leaf(st, prm, leaf, x, st.ints[I_NFEAT])
+        V[t, 0] = _leaf_variance(st, prm, leaf, residual)
+        N[t, 0] = st.lf_stat[leaf, S_W]
+
+
+@njit(cache=True, nogil=True)
+def gaussian_predict_one(A, x, residual, P, V, N, min_weight, mode, z, scale, mean, lo, hi):
+    """The interval of row ``x`` at the levels of ``z`` (into ``lo``, ``hi``: ``(1, levels)``);
+    returns the forest's mean prediction."""
+    gaussian_trees_one(A, x, residual, P, V, N)
+    gaussian_pass(P, V, N, mean, False, min_weight, mode, 1.0, z, scale, mean, lo, hi)
+    return mean[0]
+
+
+@njit(cache=True, nogil=True)
+def gaussian_learn_one(A, frng, lam, x, y, w, wt, Pt, drifted, t0, residual, P, V, N,
+                       min_weight, mode, fading, z0, scale, mean, lo, hi, yb):  # fmt: skip
+    """The engine's per-example step for GaussianInterval (see ``Engine.learn_one``): the
+    trees' predictions and leaf variances are read before they learn the row, then the trees
+    learn it, then the calibration scale follows (as :func:`gaussian_pass` when learning)."""
+    if t0 == FRESH:
+        gaussian_trees_one(A, x, residual, P, V, N)
+    status = learn_one(A, frng, lam, x, y, w, wt, Pt, drifted, t0)
+    if status >= 0:
+        return status, Pt
+    yb[0] = y
+    gaussian_pass(P, V, N, yb, True, min_weight, mode, fading, z0, scale, mean, lo, hi)
+    return status, Pt

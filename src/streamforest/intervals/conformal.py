@@ -130,7 +130,7 @@ class CPApproximate(IntervalRegressor):
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         e = self.forest_.engine_
         args = (e.arena, row, e.aggregation, e._p, self.cal_sorted_, self.size_, alphas, lo, hi)
-        (e._eps.get(CK.cp_predict_one) or e.entry(CK.cp_predict_one, args))(*args)
+        e.call(CK.cp_predict_one, args)
 
     def _tree_stage(self, Xa, ya, wa, parity: int):
         """The trees learn the chunk: bagging weights, calibration slots, out-of-bag

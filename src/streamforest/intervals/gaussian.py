@@ -8,6 +8,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ..features import check_target, weight_of
 from . import _gaussian_kernels as GK
 from .base import IntervalRegressor
 
@@ -17,6 +18,9 @@ _LEAF_SPREADS = ("residual", "targets")
 
 def _z(levels) -> np.ndarray:
     return np.array([NormalDist().inv_cdf(float(v)) for v in levels])
+
+
+_NO_LEVELS = np.zeros(0)
 
 
 class GaussianInterval(IntervalRegressor):
@@ -169,6 +173,78 @@ class GaussianInterval(IntervalRegressor):
             1.0 - 1.0 / int(self.scale_window), z, self.scale_, mean, lo, hi,
         )  # fmt: skip
         return P, lo, hi
+
+    # --- one example, one compiled call ----------------------------------------------------------
+    _scratch_keys = (*IntervalRegressor._scratch_keys, "_gone")
+
+    def _one_buffers(self, A: int):
+        """Scratch of the per-example kernels: ``(P, V, N)`` per tree, mean, y, and ``(1, A)``
+        interval rows; plus a cache of ``z`` per set of levels."""
+        s = self.__dict__.get("_gone")
+        T = self.forest_.n_trees
+        if s is None or s[5].shape[1] < A:
+            s = self._gone = (
+                np.zeros((T, 1)), np.zeros((T, 1)), np.zeros((T, 1)), np.zeros(1), np.zeros(1),
+                np.zeros((1, max(A, 4))), np.zeros((1, max(A, 4))), {}, np.zeros((1, 0)),
+            )  # fmt: skip
+        return s
+
+    def learn_one(self, x, y: float, w: float = 1.0) -> None:
+        """Learn one example (``x`` a dict of feature values): one compiled call."""
+        yf = check_target(y)
+        wf = weight_of(w)
+        f = self.forest_
+        row = f._encode_learn_row(x)
+        e = f.engine_
+        P, V, N, mean, yb, _, _, _, none = self._one_buffers(0)
+        e.learn_one(
+            row, yf, wf, GK.gaussian_learn_one,
+            (self.leaf_spread == "residual", P, V, N, float(self.min_leaf_weight),
+             _VARIANCES[self.variance], 1.0 - 1.0 / int(self.scale_window), _NO_LEVELS,
+             self.scale_, mean, none, none, yb),
+        )  # fmt: skip
+        self._n_seen += 1
+
+    def _one_kernel(self, row, alphas, lo, hi) -> None:
+        A = alphas.shape[0]
+        e = self.forest_.engine_
+        P, V, N, mean, _, lo2, hi2, zs, _ = self._one_buffers(A)
+        key = alphas.tobytes()
+        z = zs.get(key)
+        if z is None:
+            if len(zs) > 64:
+                zs.clear()
+            z = zs[key] = np.ascontiguousarray(_z(1 - alphas / 2))
+        args = (e.arena, row, self.leaf_spread == "residual", P, V, N,
+                float(self.min_leaf_weight), _VARIANCES[self.variance], z, self.scale_, mean,
+                lo2, hi2)  # fmt: skip
+        e.call(GK.gaussian_predict_one, args)
+        lo[:A] = lo2[0, :A]
+        hi[:A] = hi2[0, :A]
+
+    def predict_quantiles_one(self, x, q):
+        """Gaussian quantiles ``q`` (a number or a list) at one example: a float or a list (NaN
+        before any data; -inf/inf where the variance is not known yet)."""
+        scalar = isinstance(q, numbers.Real)
+        qa = np.atleast_1d(np.asarray(q, dtype=float))
+        if qa.ndim != 1 or not np.all((qa > 0) & (qa < 1)):
+            raise ValueError(f"q must be in (0, 1), got {q!r}")
+        f = self.forest_
+        out = np.full(qa.shape[0], np.nan)
+        if f._fitted:
+            e = f.engine_
+            row = e.encode_one(x, False)
+            P, V, N, mean, _, lo2, hi2, _, _ = self._one_buffers(qa.shape[0])
+            z = np.ascontiguousarray(-_z(qa))
+            args = (e.arena, row, self.leaf_spread == "residual", P, V, N,
+                    float(self.min_leaf_weight), _VARIANCES[self.variance], z, self.scale_, mean,
+                    lo2, hi2)  # fmt: skip
+            e.call(GK.gaussian_predict_one, args)
+            out = lo2[0, : qa.shape[0]].copy()
+            out[np.isinf(out) & (qa > 0.5)] = np.inf
+        else:
+            f._features().encode_dict(x, learn=False)  # validates
+        return float(out[0]) if scalar else [float(v) for v in out]
 
     def predict_quantiles(self, X, q) -> np.ndarray:
         """Gaussian quantiles ``mean + z_q * sd`` for the rows of ``X``: ``(n,)`` for a number

@@ -224,7 +224,7 @@ class OnlineQRF(IntervalRegressor):
         e = self.forest_.engine_
         args = (e.arena, row, self.weighting == "meinshausen", qs, masses, out_q, out_lo, out_hi,
                 *self._qone_scratch()[0])  # fmt: skip
-        (e._eps.get(QK.query_one) or e.entry(QK.query_one, args))(*args)
+        e.call(QK.query_one, args)
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         A = alphas.shape[0]
