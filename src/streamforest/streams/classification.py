@@ -6,8 +6,8 @@ Conventions shared by every generator here:
 - **Labels are integer class ids** ``0 .. k-1`` (``int64`` arrays; plain ``int`` in River-style
   iteration), listed by the stream's ``classes``.  Binary concepts keep MOA's class order: for SEA
   and Hyperplane class 1 is "above the threshold", for STAGGER class 1 is "true", for Agrawal
-  class 0 is the paper's *Group A* (the predicate holds) as in MOA.  River's Agrawal and SEA
-  (``bool``) differ only in that: River's Agrawal functions 1-6 label Group A as ``1``.
+  class 0 is the paper's *Group A* (the predicate holds) as in MOA.  River's SEA gives the
+  same classes as ``bool``; River's Agrawal labels Group A ``1`` in functions 1-6 (``0`` in 7-10).
 - **Functions are numbered from 1**, as in the papers, MOA and :class:`~.friedman.Friedman`
   (River's ``classification_function`` / ``variant`` is ``function - 1``).
 - **Nominal features** are ``str`` values in an ``object`` array (Agrawal's ``elevel``, ``car``,
@@ -281,7 +281,8 @@ class Agrawal(ClassificationStream):
     its own range ``[0.5 k, 1.5 k] x 100k`` (MOA clips it to [0, 135000], collapsing most house
     values; River swaps the arguments and so sets it to ``k * 100k``).  River's Agrawal also
     draws ``commission`` from [10k, 85k], sets ``hvalue`` from ``8 - zipcode`` (0 for the
-    last code), and its function 5 tests ``salary`` where the paper tests ``loan``.
+    last code), its function 5 tests ``salary`` where the paper tests ``loan``, and its
+    functions 7-10 test ``disposable > 1`` where MOA tests ``> 0``.
 
     Parameters
     ----------
@@ -396,8 +397,8 @@ class RandomRBF(ClassificationStream):
     drift is incremental, so ``change_points`` is empty.
 
     Deviation from MOA and River: the speed vectors come from the model generator after the
-    centroids; MOA (and River) restart the model generator for them, so their speeds repeat the
-    first centroids' centre coordinates.
+    centroids; MOA (and River) restart the model generator for them, so their speed vectors
+    reuse the very draws that made the first centroids (centres, classes, ...).
 
     Parameters
     ----------
