@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from .arrays import ArrayStream
 from .base import BLOCK, Stream, SyntheticStream
+from .classification import LED, SEA, STAGGER, Agrawal, RandomRBF, RotatingHyperplane
 from .datasets import data_root, dataset, list_datasets, manifest
+from .drift import ConceptDrift
 from .files import FileStream, from_file
 from .friedman import Friedman
 from .hyperplane import Hyperplane
@@ -79,13 +81,20 @@ def make(name: str, n: int = 100_000, seed: int | None = None, **params) -> Stre
 
 
 __all__ = [
+    "Agrawal",
     "ArrayStream",
     "BLOCK",
     "BUILTIN",
+    "ConceptDrift",
     "FileStream",
     "Friedman",
     "Hyperplane",
+    "LED",
     "MV",
+    "RandomRBF",
+    "RotatingHyperplane",
+    "SEA",
+    "STAGGER",
     "Stream",
     "SyntheticStream",
     "TwoDPlanes",
