@@ -26,7 +26,7 @@ class GaussianInterval(IntervalRegressor):
     def _chunk(self, Xa, ya, wa, alphas, learn):
         f = self.forest_
         e = f.engine_
-        P = e.predict_learn(Xa, ya, e.bagging_weights(wa)) if learn else e.predict_trees(Xa)
+        P = e.predict_learn(Xa, ya, e.bagging_weights(wa), wa) if learn else e.predict_trees(Xa)
         mean = P.mean(axis=0)
         sd = P.std(axis=0)
         z = np.array([NormalDist().inv_cdf(1 - a / 2) for a in alphas])
