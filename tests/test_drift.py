@@ -210,3 +210,44 @@ def test_interval_methods_expose_their_forests_drift_stats():
 def test_warning_fraction_is_validated(bad):
     with pytest.raises(ValueError, match="warning_fraction"):
         sf.OnlineForestRegressor(warning_fraction=bad).learn_many(np.zeros((2, 1)), [0.0, 1.0])
+
+
+def test_models_saved_before_background_trees_still_load():
+    """Files of format version 1 (written by the library before background trees: a forest of
+    3 trees and a single tree, both replaced after drifts) load, predict what they predicted
+    then, and keep learning with the new detector (restarted) and no warnings; saved again they
+    are version 2."""
+    from pathlib import Path
+
+    from streamforest import persistence
+
+    data = Path(__file__).parent / "data"
+    expected = np.load(data / "v1_predictions.npy")
+    Xt = np.random.default_rng(7).random((50, 4))
+    rng = np.random.default_rng(8)
+    X = rng.random((3000, 4))
+    y = 5 * X[:, 0] + np.sin(6 * X[:, 1]) + 0.3 * rng.normal(size=3000)
+    y[1500:] += 20.0
+    for k, name in enumerate(["forest_v1.sfm", "tree_v1.sfm"]):
+        assert persistence.read_manifest(data / name)["format_version"] == 1
+        m = sf.load(data / name)
+        assert np.array_equal(m.predict(Xt), expected[k])
+        st = m.engine_.drift_stats()
+        assert st["drifts"] == st["replacements"] == m.n_resets >= 1 and st["warnings"] == 0
+        if isinstance(m, sf.OnlineForestRegressor):
+            assert m.warning_fraction is None and m.drift_delta == 0.1
+        before = m.n_resets
+        m.learn_many(X, y)
+        assert m.n_resets > before and m.engine_.drift_stats()["warnings"] == 0
+        again = sf.load(_resave(m))
+        assert np.array_equal(again.predict(Xt), m.predict(Xt))
+
+
+def _resave(m):
+    import io
+
+    from streamforest import persistence
+
+    buf = io.BytesIO(persistence._dumps(m))
+    assert persistence.read_manifest(io.BytesIO(buf.getvalue()))["format_version"] == 2
+    return buf

@@ -46,11 +46,18 @@ stored as the estimators hold it.  So it must be bumped whenever an estimator's 
 changes; a reader refuses files whose format version is newer than :data:`FORMAT_VERSION` or older
 than :data:`MIN_FORMAT_VERSION` (an upgrade step in ``_UPGRADES`` can keep older formats readable).
 
-==============  ======================  ======================
-format_version  written by              read by
-==============  ======================  ======================
-1               streamforest 0.1.x      streamforest 0.1.x
-==============  ======================  ======================
+==============  ==============================================  ======================
+format_version  written by                                      read by
+==============  ==============================================  ======================
+1               streamforest 0.1.x, before background trees     streamforest 0.1.x
+2               streamforest 0.1.x, with background trees       streamforest 0.1.x
+==============  ==============================================  ======================
+
+Version 2: a forest's engine holds background trees and drift counts, and a tree's drift
+detector state (``TreeState.dd``) is the thesis' Page-Hinkley test's.  Version 1 files still
+load: the manifest is unchanged, and the objects upgrade themselves when their state is set
+(:class:`~streamforest.engine.core.Engine` starts without background trees or warnings, with
+each tree's detector restarted in the new layout; a forest gets ``warning_fraction=None``).
 """
 
 from __future__ import annotations
@@ -72,12 +79,14 @@ import numpy as np
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MIN_FORMAT_VERSION", "load", "read_manifest", "save"]
 
 FORMAT_NAME = "streamforest-model"
-FORMAT_VERSION = 1  # written by this library
+FORMAT_VERSION = 2  # written by this library
 MIN_FORMAT_VERSION = 1  # oldest format this library reads
 MANIFEST = "manifest.json"
 
-# format_version v -> function turning a v manifest into a v + 1 manifest (none yet)
-_UPGRADES: dict[int, Callable[[dict], dict]] = {}
+# format_version v -> function turning a v manifest into a v + 1 manifest
+_UPGRADES: dict[int, Callable[[dict], dict]] = {
+    1: lambda manifest: manifest,  # 1 -> 2: the objects upgrade themselves (see the docstring)
+}
 
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed zip timestamps: the same model gives the same bytes
 _PKG = "streamforest"
