@@ -42,7 +42,10 @@ chosen there: split rule (observers), leaf model and drift detector are paramete
 Threads: trees write only their own arena rows, so they run concurrently and never wait for each
 other.  A tree that outgrows its row reallocates the arena (under a lock, copying every row as it
 is); a tree whose pass was running on the old arrays meanwhile copies its own row over when its
-call returns (:meth:`Engine.drive`), so no update is lost.
+call returns (:meth:`Engine.drive`), so no update is lost.  The same holds in the background
+arena (tree ``t``'s thread runs its background tree too), and a swap writes the tree's row under
+the lock as a reallocation does.  The background arena is released when no background tree is
+left.
 """
 
 from __future__ import annotations

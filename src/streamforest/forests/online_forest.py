@@ -59,6 +59,8 @@ class OnlineForestRegressor(EngineRegressor):
         split evenly between observer bins (``max_observer_bins``) and leaves (``max_leaves``,
         whose size depends on the number of features and on a leaf sketch).  A tree at its leaf
         cap freezes its structure and keeps learning its leaves.  Set when a tree is created.
+        A background tree has its tree's caps (a tree and its background tree may hold up to
+        twice a tree's share for a while).
     n_jobs
         Threads that run trees in parallel on chunks of at least 256 rows (the compiled loops
         release the GIL).  Results do not depend on it.
