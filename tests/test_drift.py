@@ -251,3 +251,26 @@ def _resave(m):
     buf = io.BytesIO(persistence._dumps(m))
     assert persistence.read_manifest(io.BytesIO(buf.getvalue()))["format_version"] == 2
     return buf
+
+
+def test_background_trees_on_threads_while_both_arenas_reallocate(rng, monkeypatch):
+    """Two threads, rows lengthened little at a time (both arenas reallocate often), background
+    trees started, grown, swapped in and discarded all along: the forest equals the one-thread
+    forest exactly (a tree's thread carries its rows over in both arenas)."""
+    from streamforest.trees import _arena as AR
+
+    monkeypatch.setattr(AR, "GROWTH", 1.02)
+    X, y = friedman1(16_000, rng)
+    y[8000:] = -y[8000:]
+    tree = sf.HoeffdingTreeRegressor(grace_period=20, leaf_model="mean")
+    for seed in range(2):
+        kw = {"n_trees": 8, "tree": tree, "seed": seed, "drift_threshold": 6.0}
+        one = sf.OnlineForestRegressor(**kw)
+        two = sf.OnlineForestRegressor(**kw, n_jobs=2)
+        for m in (one, two):
+            for part in np.array_split(np.arange(len(y)), 16):
+                m.learn_many(X[part], y[part])
+        st = two.drift_stats_
+        assert st["background_swapped"] >= 10 and st["background_discarded"] >= 10, st
+        assert st == one.drift_stats_
+        assert np.array_equal(one.predict(X[:2000]), two.predict(X[:2000]))
