@@ -5,6 +5,7 @@ import pickle
 
 import numpy as np
 import pytest
+from numba import njit
 
 import streamforest as sf
 from streamforest import drift as D
@@ -25,18 +26,19 @@ def scan(y, pred, warning=0.0, alpha=0.005, lam=50.0, warmup=30):
     return out
 
 
+@njit
+def _standardised_run(err, delta, lam, min_n, out):
+    st = np.zeros(D.N_SPH)
+    for i in range(err.shape[0]):
+        out[i] = D.page_hinkley_standardised_update(st, err[i], delta, lam, min_n)
+
+
 def standardised_scan(err, delta=0.1, lam=50.0, min_n=30):
-    """The earlier detector (errors standardised by their own running mean and sd)."""
-    from numba import njit
-
-    @njit
-    def run(err, out):
-        st = np.zeros(D.N_SPH)
-        for i in range(err.shape[0]):
-            out[i] = D.page_hinkley_standardised_update(st, err[i], delta, lam, min_n)
-
+    """The earlier detector (errors standardised by their own running mean and sd); a kernel
+    defined at module level (a dispatcher that dies leaves dead weak proxies in numba's state,
+    which River's memory walk trips over in later tests)."""
     out = np.zeros(len(err), np.bool_)
-    run(np.asarray(err, float), out)
+    _standardised_run(np.asarray(err, float), delta, lam, min_n, out)
     return out
 
 

@@ -35,8 +35,8 @@ class OnlineForestRegressor(EngineRegressor):
     aggregation
         ``"mean"`` or ``"median"`` of the tree predictions.
     tree
-        Template of the trees (its ``max_features`` and ``seed`` are replaced); default
-        ``HoeffdingTreeRegressor()``.
+        Template of the trees (its ``max_features``, ``seed``, ``drift_threshold`` and
+        ``drift_delta`` are replaced); default ``HoeffdingTreeRegressor()``.
     drift_threshold
         Threshold ``lambda`` of each tree's drift detector, the Page-Hinkley test as Seah (2021,
         §4.2.2) and FIMT-DD specify it (defaults ``lambda = 50``, ``alpha = 0.005``) on the
