@@ -10,6 +10,7 @@ from numba import njit
 import streamforest as sf
 from streamforest import drift as D
 from streamforest.streams import Friedman
+from streamforest.trees import _state as S
 
 from .conftest import friedman1
 
@@ -276,3 +277,31 @@ def test_background_trees_on_threads_while_both_arenas_reallocate(rng, monkeypat
         assert st["background_swapped"] >= 10 and st["background_discarded"] >= 10, st
         assert st == one.drift_stats_
         assert np.array_equal(one.predict(X[:2000]), two.predict(X[:2000]))
+
+
+def test_background_trees_learn_features_that_appear_while_they_live(rng):
+    """A feature that appears while background trees are live widens them too (and the trees
+    they replace later use it): row by row and in one pass agree."""
+    import pandas as pd
+
+    def frame(A):
+        return pd.DataFrame(A, columns=[f"x{j}" for j in range(A.shape[1])])
+
+    X, y = friedman1(3000, rng, p=6)
+    y[1000:] = -y[1000:]
+    forest = sf.OnlineForestRegressor(n_trees=4, drift_threshold=8.0, seed=2,
+                                      tree=sf.HoeffdingTreeRegressor(grace_period=50))  # fmt: skip
+    a, b = forest.clone(), forest.clone()
+    a.learn_many(frame(X[:1100, :5]), y[:1100])
+    for row, v in zip(X[:1100, :5], y[:1100], strict=True):
+        b.learn_one({f"x{j}": float(u) for j, u in enumerate(row)}, float(v))
+    assert a.engine_.bg_on.any() and a.drift_stats_ == b.drift_stats_
+    pa = a.predict_learn_many(frame(X[1100:]), y[1100:])
+    pb = np.empty(len(y) - 1100)
+    for i, (row, v) in enumerate(zip(X[1100:], y[1100:], strict=True)):
+        d = {f"x{j}": float(u) for j, u in enumerate(row)}
+        pb[i] = b.predict_one(d)
+        b.learn_one(d, float(v))
+    assert np.array_equal(pa, pb) and a.drift_stats_ == b.drift_stats_
+    assert a.drift_stats_["background_swapped"] > 0
+    assert all(a.engine_.int_of(t, S.I_NFEAT) == 6 for t in range(4))
