@@ -105,6 +105,12 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     """
 
     _split_rule = S.SPLIT_OBSERVERS  # the tree kind's split rule (see _state.SPLIT_RULES)
+    # parameters added after format 1: a tree spec loaded from such a file has none of its own
+    drift_detection = False
+    ph_threshold = 50.0
+    ph_alpha = 0.005
+    alt_fading = 0.995
+    alt_period = 150
 
     def __init__(
         self,
