@@ -4,6 +4,10 @@
   style); :meth:`Estimator.get_params`, :meth:`Estimator.clone` and ``repr`` are built on that.
 - Learnt state lives in attributes with a trailing underscore and is created on first learning.
 - Hyper-parameters are validated when learning starts (so ``clone`` with new values is cheap).
+- A rejected call (``ValueError``/``TypeError``) leaves the model exactly as it was (the same
+  pickle): every argument is validated before anything is recorded, and a model that has not
+  learnt yet keeps the state a call creates only when it succeeds (predicting before learning
+  creates none, so parameters set before learning starts always apply).
 - scikit-learn: ``get_params(deep=...)``/``set_params`` (nested ``forest__n_trees`` keys), ``fit``
   (forget, then learn), ``partial_fit`` (keep learning), ``score`` (R²) and regressor tags, so the
   estimators work with ``sklearn.base.clone``, pipelines and ``GridSearchCV``.
@@ -47,14 +51,30 @@ class Estimator:
         """Set hyper-parameters (scikit-learn semantics; ``<param>__<sub-param>`` keys set a
         parameter of an estimator-valued parameter, in place).  Returns ``self``.
 
-        Raises ``ValueError`` for a name that is not a parameter.  Like the constructor, it
-        does not validate values (that happens when learning starts) nor reset learnt state.
+        Raises ``ValueError`` for a name that is not a parameter, before setting anything.  Like
+        the constructor, it does not validate values (that happens when learning starts) nor
+        reset learnt state.
         """
         if not params:
             return self
-        names = self._param_names()
+        self._check_param_names(params)
         nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
+            name, delim, sub = key.partition("__")
+            if delim:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+        for name, sub_params in nested.items():
+            getattr(self, name).set_params(**sub_params)
+        return self
+
+    def _check_param_names(self, params) -> None:
+        """Raise ``ValueError`` unless every key of ``params`` names a parameter (nested keys
+        after the estimator-valued parameter they reach, as set by ``params`` itself)."""
+        names = self._param_names()
+        nested: dict[str, dict[str, Any]] = {}
+        for key in params:
             name, delim, sub = key.partition("__")
             if name not in names:
                 raise ValueError(
@@ -62,19 +82,17 @@ class Estimator:
                     f"valid parameters are: {sorted(names)}"
                 )
             if delim:
-                nested.setdefault(name, {})[sub] = value
-            else:
-                setattr(self, name, value)
+                nested.setdefault(name, {})[sub] = params[key]
         for name, sub_params in nested.items():
-            inner = getattr(self, name)
+            inner = params.get(name, getattr(self, name))
             if not hasattr(inner, "set_params") or isinstance(inner, type):
                 raise ValueError(
                     f"cannot set {sorted(name + '__' + k for k in sub_params)} on "
                     f"{type(self).__name__}: {name} is {inner!r}, not an estimator "
                     f"(pass {name}=<estimator> first)"
                 )
-            inner.set_params(**sub_params)
-        return self
+            if isinstance(inner, Estimator):
+                inner._check_param_names(sub_params)
 
     def clone(self, **new_params) -> Estimator:
         """A fresh, untrained estimator with the same hyper-parameters (overridden by
@@ -100,13 +118,12 @@ class Estimator:
         "_sklearn_output_config",
     )
 
-    def _reset(self) -> None:
-        """Forget everything learnt: the object becomes what the constructor makes of the current
-        parameters (the parameter objects themselves are kept, as scikit-learn's ``fit`` does)."""
-        fresh = type(self)(**self.get_params(deep=False))
+    def _adopt(self, other: Estimator) -> None:
+        """Become ``other`` (a model built from this one's parameters): its state replaces this
+        one's, but attributes scikit-learn set on this object are kept."""
         keep = {k: v for k, v in self.__dict__.items() if k in self._SKLEARN_ATTRS}
         self.__dict__.clear()
-        self.__dict__.update(fresh.__dict__)
+        self.__dict__.update(other.__dict__)
         self.__dict__.update(keep)
 
     def fit(self, X, y, sample_weight=None) -> Estimator:
@@ -114,12 +131,40 @@ class Estimator:
         (:meth:`learn_many`).  Returns ``self``.
 
         ``X`` is a 2-d array-like or a DataFrame (NaN = missing); it needs at least one row and
-        one column.  Sparse matrices and complex values are refused.
+        one column.  Sparse matrices and complex values are refused.  The new model is learnt
+        apart and replaces the old one only when learning succeeded, so a rejected ``fit``
+        keeps what was learnt (the parameter objects themselves are kept, as scikit-learn's
+        ``fit`` does).
         """
         X, y, w = _check_fit_input(self, X, y, sample_weight, fit=True)
-        self._reset()
-        self.learn_many(X, y, w)
+        fresh = type(self)(**self.get_params(deep=False))
+        fresh.learn_many(X, y, w)
+        self._adopt(fresh)
         return self
+
+    # --- state created on first use ----------------------------------------------------------
+    def _create_state(self) -> None:
+        """Create the learnt state (a subclass's lazy initialisation)."""
+
+    def _first_call(self, fn, *args, keep: bool = True, **kwargs):
+        """``fn(self, *args, **kwargs)`` for a model that has no learnt state yet: the state is
+        created first and dropped again if the call raises (a rejected call changes nothing)
+        or, when not ``keep`` (predictions), in any case: a model that has not learnt holds no
+        state, so parameters set later still apply when it starts learning."""
+        keys = set(self.__dict__)
+        try:
+            self._create_state()
+            out = fn(self, *args, **kwargs)
+        except BaseException:
+            self._drop_new_state(keys)
+            raise
+        if not keep:
+            self._drop_new_state(keys)
+        return out
+
+    def _drop_new_state(self, keys) -> None:
+        for k in [k for k in self.__dict__ if k not in keys]:
+            del self.__dict__[k]
 
     def partial_fit(self, X, y, sample_weight=None) -> Estimator:
         """scikit-learn ``partial_fit``: keep learning from the rows of ``X``

@@ -59,6 +59,8 @@ class EngineRegressor(Estimator):
             self.features_ = fs
         return fs
 
+    _create_state = _features  # see Estimator._first_call
+
     @property
     def _engine(self):
         self._features()
@@ -88,6 +90,8 @@ class EngineRegressor(Estimator):
     # --- array API -------------------------------------------------------------------------------
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` (2-d array or DataFrame) in order, with optional weights."""
+        if "features_" not in self.__dict__:
+            return self._first_call(EngineRegressor.learn_many, X, y, w)
         Xa, ya, wa = self._prepare(X, y, w)
         if Xa.shape[0]:
             self._check_fittable()
@@ -103,6 +107,8 @@ class EngineRegressor(Estimator):
 
     def predict(self, X) -> np.ndarray:
         """Predictions for the rows of ``X``."""
+        if "features_" not in self.__dict__:
+            return self._first_call(EngineRegressor.predict, X, keep=False)
         Xa = self._encode_predict(X)
         if not self._fitted:
             return np.full(Xa.shape[0], self._featureless_prediction())
@@ -114,6 +120,8 @@ class EngineRegressor(Estimator):
 
         Equivalent to ``predict_one`` then ``learn_one`` per row, in one compiled loop per tree.
         """
+        if "features_" not in self.__dict__:
+            return self._first_call(EngineRegressor.predict_learn_many, X, y, w)
         Xa, ya, wa = self._prepare(X, y, w)
         if not Xa.shape[0]:
             return np.zeros(0)
@@ -133,8 +141,8 @@ class EngineRegressor(Estimator):
                 e.sync()
             e.learn_one(row, yf, wf)
             return
-        self._features()
-        e = self.engine_
+        if e is None:
+            return self._first_call(EngineRegressor.learn_one, x, yf, wf)
         row = e.encode_one(x, True)
         e.sync()
         if not e.fitted:  # no feature seen yet
@@ -154,7 +162,7 @@ class EngineRegressor(Estimator):
         e = self.__dict__.get("engine_")
         if e is not None and e._fitted:  # the hot path: one encoding, one compiled call
             return e.predict_one(e.encode_one(x, False))
-        self._features()
+        self._check_params()
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
         return self._featureless_prediction()

@@ -183,6 +183,8 @@ class OnlineForestRegressor(EngineRegressor):
     @property
     def trees_(self) -> list[TreeView]:
         """Read-only views of the trees (size, splits, resets)."""
+        if "features_" not in self.__dict__:  # before learning: views of empty trees
+            return self._first_call(lambda m: m.trees_, keep=False)
         e = self._engine
         return [TreeView(e, t) for t in range(e.n_trees)]
 
@@ -201,6 +203,8 @@ class OnlineForestRegressor(EngineRegressor):
 
     def tree_predictions(self, X) -> np.ndarray:
         """``(n, n_trees)`` array of each tree's prediction (0 before any learning)."""
+        if "features_" not in self.__dict__:
+            return self._first_call(OnlineForestRegressor.tree_predictions, X, keep=False)
         return self._engine.predict_trees(self._encode_predict(X)).T
 
     # ---------------------------------------------------------------------------------------------

@@ -40,6 +40,25 @@ def check_alphas(alpha) -> tuple[np.ndarray, bool]:
     return np.ascontiguousarray(a), scalar
 
 
+def check_quantiles(q, closed: bool = True) -> tuple[np.ndarray, bool]:
+    """``(levels, scalar)``: quantile level(s) ``q`` as a float array, each in [0, 1] (in (0, 1)
+    unless ``closed``)."""
+    scalar = isinstance(q, numbers.Real) and not isinstance(q, bool)
+    if isinstance(q, (str, bytes, bool)) or (
+        not scalar and any(isinstance(v, (str, bytes, bool)) for v in np.ravel(q))
+    ):
+        raise TypeError(f"q must be a number or a list of numbers, got {q!r}")
+    try:
+        a = np.atleast_1d(np.asarray(q, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise TypeError(f"q must be a number or a list of numbers, got {q!r}") from None
+    inside = (a >= 0) & (a <= 1) if closed else (a > 0) & (a < 1)
+    if a.ndim != 1 or a.shape[0] == 0 or not np.all(inside):
+        what = "[0, 1]" if closed else "(0, 1)"
+        raise ValueError(f"q must be in {what} (or a non-empty list of such), got {q!r}")
+    return np.ascontiguousarray(a), scalar
+
+
 def doubled(a: np.ndarray, k: int) -> np.ndarray:
     """An array twice as long as ``a`` holding ``a[:k]`` (a pass's scratch buffer, grown)."""
     out = np.empty(2 * a.shape[0], a.dtype)
@@ -95,9 +114,16 @@ class IntervalRegressor(Estimator):
             self._init_state()
         return f
 
+    def _create_state(self) -> None:  # see Estimator._first_call
+        _ = self.forest_
+
     # --- hooks -----------------------------------------------------------------------------------
     def _check_params(self) -> None:
         self._check_common()
+
+    def _check_levels(self, alphas: np.ndarray) -> None:
+        """Raise ``ValueError`` if the method cannot give intervals at these levels (before any
+        state changes)."""
 
     def _configure(self, forest: OnlineForestRegressor) -> None:
         pass
@@ -172,7 +198,9 @@ class IntervalRegressor(Estimator):
     # --- array API -------------------------------------------------------------------------------
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` in order (optional sample weights)."""
-        f = self.forest_
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(IntervalRegressor.learn_many, X, y, w)
         Xa, ya, wa = f._prepare(X, y, w)
         if Xa.shape[0]:
             self._run(Xa, ya, wa, self._learn_levels(), learn=True)
@@ -182,7 +210,10 @@ class IntervalRegressor(Estimator):
         """Prequential pass: for each row the prediction and interval made *before* learning it,
         then learn it.  Returns ``(predictions, intervals)``."""
         alphas, scalar = check_alphas(alpha)
-        f = self.forest_
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(IntervalRegressor.predict_learn_many, X, y, alpha, w)
+        self._check_levels(alphas)
         Xa, ya, wa = f._prepare(X, y, w)
         pred, lo, hi = self._run(Xa, ya, wa, alphas, learn=True)
         return pred, _shape(lo, hi, scalar)
@@ -193,11 +224,17 @@ class IntervalRegressor(Estimator):
 
     def predict(self, X) -> np.ndarray:
         """Point predictions (the forest's)."""
-        return self.forest_.predict(X)
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(IntervalRegressor.predict, X, keep=False)
+        return f.predict(X)
 
     def predict_interval(self, X, alpha=0.1) -> np.ndarray:
         """Prediction intervals at significance ``alpha`` (a number or a list)."""
         alphas, scalar = check_alphas(alpha)
+        if "_forest" not in self.__dict__:
+            return self._first_call(IntervalRegressor.predict_interval, X, alpha, keep=False)
+        self._check_levels(alphas)
         Xa = self._encode(X)
         _, lo, hi = self._predict_only(Xa, alphas)
         return _shape(lo, hi, scalar)
@@ -218,21 +255,31 @@ class IntervalRegressor(Estimator):
         """Learn one example (``x`` a dict of feature values)."""
         yf = check_target(y)
         wa = check_weight(w)
-        Xa = self.forest_._encode_one(x, learn=True)
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(IntervalRegressor.learn_one, x, y, w)
+        Xa = f._encode_one(x, learn=True)
         self._run(Xa, np.array([yf]), wa, self._learn_levels(), learn=True)
 
     def predict_one(self, x: Mapping[Hashable, object]) -> float:
-        return self.forest_.predict_one(x)
+        """Point prediction for one example (the forest's)."""
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(IntervalRegressor.predict_one, x, keep=False)
+        return f.predict_one(x)
 
     def predict_interval_one(self, x: Mapping[Hashable, object], alpha=0.1):
         """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
         alphas, scalar = check_alphas(alpha)
-        f = self.forest_
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(IntervalRegressor.predict_interval_one, x, alpha, keep=False)
         if self._one_kernel is not None and f._fitted:
             row = f.engine_.encode_one(x, False)
             lo, hi = self._one_scratch(alphas.shape[0])
             self._one_kernel(row, alphas, lo, hi)
         else:
+            self._check_levels(alphas)
             Xa = f._encode_one(x, learn=False)
             _, lo2, hi2 = self._predict_only(Xa, alphas)
             lo, hi = lo2[0], hi2[0]
@@ -274,7 +321,8 @@ class IntervalRegressor(Estimator):
 
     @property
     def memory_bytes(self) -> int:
-        return self.forest_.memory_bytes + self._own_bytes()
+        f = self.__dict__.get("_forest")
+        return f.memory_bytes + self._own_bytes() if f is not None else 0
 
     def _own_bytes(self) -> int:
         return 0

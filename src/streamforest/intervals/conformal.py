@@ -82,7 +82,8 @@ class CPApproximate(IntervalRegressor):
     @property
     def calibration_scores(self) -> np.ndarray:
         """The current non-conformity scores, ascending."""
-        _ = self.forest_  # creates the state
+        if "_forest" not in self.__dict__:
+            return np.zeros(0)
         return self.cal_sorted_[: self.size_].copy()
 
     def _widen_x(self, p: int) -> None:
@@ -115,7 +116,9 @@ class CPApproximate(IntervalRegressor):
             return super().learn_one(x, y, w)
         yf = check_target(y)
         wf = weight_of(w)
-        f = self.forest_
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(CPApproximate.learn_one, x, yf, wf)
         row = f._encode_learn_row(x)
         e = f.engine_
         self._widen_x(row.shape[0])

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..features import check_target, weight_of
 from . import _gaussian_kernels as GK
-from .base import IntervalRegressor
+from .base import IntervalRegressor, check_quantiles
 
 _VARIANCES = {"calibrated": GK.CALIBRATED, "mixture": GK.MIXTURE, "trees": GK.TREES}
 _LEAF_SPREADS = ("residual", "targets")
@@ -251,13 +251,14 @@ class GaussianInterval(IntervalRegressor):
         """Gaussian quantiles ``mean + z_q * sd`` for the rows of ``X``: ``(n,)`` for a number
         ``q``, ``(n, len(q))`` for a list (NaN before any data; -inf/inf where the variance is
         not known yet)."""
-        qa = np.atleast_1d(np.asarray(q, dtype=float))
-        if qa.ndim != 1 or not np.all((qa > 0) & (qa < 1)):
-            raise ValueError(f"q must be in (0, 1), got {q!r}")
+        qa, scalar = check_quantiles(q, closed=False)
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(GaussianInterval.predict_quantiles, X, q, keep=False)
         Xa = self._encode(X)
         n = Xa.shape[0]
         out = np.full((n, qa.shape[0]), np.nan)
-        if self.forest_._fitted and n:
+        if f._fitted and n:
             _, out, _ = self._pass(Xa, np.zeros(n), np.ones(n), -_z(qa), learn=False)
             out[np.isinf(out) & (qa > 0.5)] = np.inf  # no variance yet: (-inf, inf)
-        return out[:, 0] if np.ndim(q) == 0 else out
+        return out[:, 0] if scalar else out

@@ -11,7 +11,7 @@ from numba import typed
 from ..features import check_target, weight_of
 from ..sketches import kll
 from . import _quantile_kernels as QK
-from .base import IntervalRegressor, check_alphas, doubled
+from .base import IntervalRegressor, check_alphas, check_quantiles, doubled
 
 _WEIGHTINGS = ("meinshausen", "paper")
 
@@ -199,7 +199,9 @@ class OnlineQRF(IntervalRegressor):
         (the leaves' sketches are updated as it learns)."""
         yf = check_target(y)
         wf = weight_of(w)
-        f = self.forest_
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(OnlineQRF.learn_one, x, yf, wf)
         row = f._encode_learn_row(x)
         f.engine_.learn_one(row, yf, wf)
         self._n_seen += 1
@@ -265,11 +267,10 @@ class OnlineQRF(IntervalRegressor):
     def predict_quantiles_one(self, x, q):
         """Quantiles ``q`` (a number or a list) of the conditional distribution of y at one
         example: a float or a list.  NaN before any data."""
-        scalar = isinstance(q, numbers.Real)
-        qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
-        if qa.ndim != 1 or not np.all((qa >= 0) & (qa <= 1)):
-            raise ValueError(f"q must be in [0, 1] (or a list of such), got {q!r}")
-        f = self.forest_
+        qa, scalar = check_quantiles(q)
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(OnlineQRF.predict_quantiles_one, x, q, keep=False)
         out = np.full(qa.shape[0], np.nan)
         if f._fitted:
             row = f.engine_.encode_one(x, False)
@@ -281,10 +282,9 @@ class OnlineQRF(IntervalRegressor):
     def predict_quantiles(self, X, q) -> np.ndarray:
         """Quantiles ``q`` (a number or a list) of the conditional distribution of y for the rows
         of ``X``: ``(n,)`` or ``(n, len(q))``.  NaN before any data."""
-        scalar = isinstance(q, numbers.Real)
-        qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
-        if qa.ndim != 1 or not np.all((qa >= 0) & (qa <= 1)):
-            raise ValueError(f"q must be in [0, 1] (or a list of such), got {q!r}")
+        qa, scalar = check_quantiles(q)
+        if "_forest" not in self.__dict__:
+            return self._first_call(OnlineQRF.predict_quantiles, X, q, keep=False)
         Xa = self._encode(X)
         n = Xa.shape[0]
         out = np.full((n, qa.shape[0]), np.nan)

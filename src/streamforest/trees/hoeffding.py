@@ -348,6 +348,8 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
 
     def apply(self, X) -> np.ndarray:
         """Id of the leaf node each row of ``X`` reaches."""
+        if "features_" not in self.__dict__:
+            return self._first_call(HoeffdingTreeRegressor.apply, X, keep=False)
         Xa = self._encode_predict(X)
         if not self._fitted:
             return np.zeros(Xa.shape[0], dtype=np.int64)

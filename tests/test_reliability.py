@@ -1,0 +1,152 @@
+"""Reliability (issue #17): a rejected call changes nothing, and emerging dict features do not
+break the array API."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import streamforest as sf
+from streamforest import registry
+
+
+def data(n, rng, p=4):
+    X = rng.random((n, p))
+    return X, 10 * X[:, 0] + 5 * np.sin(3 * X[:, -1]) + rng.standard_normal(n)
+
+
+def _small(name):
+    """A small model of every registry entry (3 trees, few calibration scores)."""
+    spec = registry.get(name)
+    params = {}
+    if "forest" in spec.layers:
+        params["n_trees"] = 3
+    if name in ("cp-approx", "cp-exact", "conformal-qrf"):
+        params["calibration_size"] = 50
+    if name in ("qrf", "qrf-hdi", "conformal-qrf"):
+        params["k"] = 16
+    return registry.build(name, params, seed=0)
+
+
+NAMES = registry.names()
+INTERVALS = [n for n in NAMES if registry.get(n).layers[0] == "method"]
+
+
+def _state(model) -> bytes:
+    return pickle.dumps(model)
+
+
+# --- defect 1: a rejected call changes the model -------------------------------------------------
+def test_uncalibrated_alpha_records_no_schema(rng):
+    X, y = data(200, rng, p=4)
+    fresh = sf.ConformalQRF(forest=sf.OnlineForestRegressor(n_trees=3), seed=0)
+    before = _state(fresh)
+    with pytest.raises(ValueError, match="alpha=0.2 is not calibrated"):
+        fresh.predict_learn_many(X, y, alpha=0.2)
+    assert _state(fresh) == before and fresh.n_features_in_ == 0
+    X5, y5 = data(200, rng, p=5)
+    fresh.learn_many(X5, y5)  # the rejected 4-column call fixed nothing
+    assert fresh.n_features_in_ == 5
+
+    fitted = sf.ConformalQRF(forest=sf.OnlineForestRegressor(n_trees=3), seed=0)
+    fitted.learn_many(X, y)
+    df = pd.DataFrame(X, columns=[0, 1, 2, 3]).assign(new=1.0, cat="a")
+    before = _state(fitted)
+    for call in (
+        lambda: fitted.predict_learn_many(df, y, alpha=0.2),
+        lambda: fitted.predict_learn_many(df, y, alpha=[0.1, 0.2]),
+        lambda: fitted.predict_interval(df, alpha=0.2),
+    ):
+        with pytest.raises(ValueError, match="alpha=0.2 is not calibrated"):
+            call()
+        assert _state(fitted) == before
+    assert fitted.feature_names_in_ == [0, 1, 2, 3]
+
+
+def _bad_calls(model, X, y):
+    """Calls that must be rejected, each with input that is only partly bad (a new column or
+    key comes with it, so a call that records before validating is caught)."""
+    n = len(y)
+    df = pd.DataFrame(X, columns=range(X.shape[1])).assign(extra=2.0, cat="c")
+    df_inf = df.assign(extra=np.inf)
+    y_nan = y.copy()
+    y_nan[-1] = np.nan
+    x = {j: float(v) for j, v in enumerate(X[0])}
+    x_new = {**x, "extra": 1.0, "cat": "q"}
+    calls = [
+        ("learn_many inf", lambda: model.learn_many(df_inf, y)),
+        ("learn_many y nan", lambda: model.learn_many(df, y_nan)),
+        ("learn_many w", lambda: model.learn_many(df, y, w=-np.ones(n))),
+        ("learn_many short y", lambda: model.learn_many(df, y[:-1])),
+        ("predict_learn_many inf", lambda: model.predict_learn_many(df_inf, y)),
+        ("predict_learn_many y nan", lambda: model.predict_learn_many(df, y_nan)),
+        ("learn_one w", lambda: model.learn_one(x_new, 1.0, w=-1.0)),
+        ("learn_one y", lambda: model.learn_one(x_new, float("nan"))),
+        ("learn_one x", lambda: model.learn_one({**x_new, "bad": [1, 2]}, 1.0)),
+        ("learn_one inf", lambda: model.learn_one({**x_new, 0: np.inf}, 1.0)),
+        ("predict width", lambda: model.predict(X[:, :-1])),
+        ("predict 1-d", lambda: model.predict(X[0])),
+        ("predict_one", lambda: model.predict_one([1.0, 2.0])),
+        ("fit y nan", lambda: model.fit(X, y_nan)),
+        ("fit w", lambda: model.fit(X, y, sample_weight=-np.ones(n))),
+        ("partial_fit", lambda: model.partial_fit(df, y_nan)),
+        ("set_params", lambda: model.set_params(seed=3, nope=1)),
+        ("score", lambda: model.score(X, y[:-1])),
+    ]
+    if hasattr(model, "predict_interval"):
+        calls += [
+            ("predict_learn_many alpha", lambda: model.predict_learn_many(df, y, alpha=1.5)),
+            ("predict_learn_many alpha list", lambda: model.predict_learn_many(df, y, [0.1, 0])),
+            ("predict_interval alpha", lambda: model.predict_interval(X, alpha=0)),
+            ("predict_interval width", lambda: model.predict_interval(X[:, :-1])),
+            ("predict_interval_one", lambda: model.predict_interval_one(x, alpha=-1)),
+            ("set_params nested", lambda: model.set_params(seed=3, forest__nope=1)),
+        ]
+    if hasattr(model, "predict_quantiles"):
+        calls += [("predict_quantiles", lambda: model.predict_quantiles(X, q=1.5))]
+    if hasattr(model, "predict_quantiles_one"):
+        calls += [("predict_quantiles_one", lambda: model.predict_quantiles_one(x, q=[0.5, 2]))]
+    return calls
+
+
+@pytest.mark.parametrize("fitted", [False, True], ids=["fresh", "fitted"])
+@pytest.mark.parametrize("name", NAMES)
+def test_rejected_calls_change_nothing(name, fitted, rng):
+    X, y = data(300, rng, p=4)
+    model = _small(name)
+    if fitted:
+        model.learn_many(X, y)
+    before = _state(model)
+    probe = model.predict(X[:20])
+    for what, call in _bad_calls(model, X[:50], y[:50]):
+        if "width" in what and not fitted:
+            continue  # before learning, any width is fine
+        with pytest.raises((ValueError, TypeError)):
+            call()
+        assert _state(model) == before, f"{what} changed the model"
+    np.testing.assert_array_equal(model.predict(X[:20]), probe)
+    if not fitted:  # a rejected call fixes no schema: any width is still accepted
+        X3, y3 = data(100, rng, p=3)
+        model.learn_many(X3, y3)
+        assert model.n_features_in_ == 3
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_predicting_before_learning_creates_no_state(name, rng):
+    X, y = data(100, rng, p=4)
+    model = _small(name)
+    before = _state(model)
+    model.predict(X[:5])
+    model.predict_one({0: 1.0})
+    if hasattr(model, "predict_interval"):
+        model.predict_interval(X[:5], alpha=0.3)
+        model.predict_interval_one({0: 1.0}, alpha=0.3)
+    assert _state(model) == before
+    # so a parameter set afterwards is the one learning uses
+    if "forest" in registry.get(name).layers:
+        key = "n_trees" if registry.get(name).layers[0] == "forest" else "forest__n_trees"
+        model.set_params(**{key: 2})
+        model.learn_many(X, y)
+        forest = model if key == "n_trees" else model.forest_
+        assert len(forest.trees_) == 2
