@@ -150,3 +150,69 @@ def test_predicting_before_learning_creates_no_state(name, rng):
         model.learn_many(X, y)
         forest = model if key == "n_trees" else model.forest_
         assert len(forest.trees_) == 2
+
+
+# --- defect 3: a stray dict key breaks the array API ---------------------------------------------
+@pytest.mark.parametrize("name", NAMES)
+def test_emerging_dict_features_do_not_break_arrays(name, rng):
+    X, y = data(400, rng, p=5)
+    model = _small(name).learn_many(X[:300], y[:300])
+    model.learn_one({**{j: float(v) for j, v in enumerate(X[0])}, "z": 1.0, "s": "a"}, y[0])
+    assert model.n_features_in_ == 7
+    # arrays keep meaning columns 0..4; the later features are missing in them
+    probe = X[300:]
+    as_dicts = np.array([model.predict_one({j: float(v) for j, v in enumerate(r)}) for r in probe])
+    np.testing.assert_array_equal(model.predict(probe), as_dicts)
+    frame = pd.DataFrame(probe).assign(z=np.nan, s=None)
+    np.testing.assert_array_equal(model.predict(probe), model.predict(frame))
+    if hasattr(model, "predict_interval"):
+        np.testing.assert_array_equal(
+            model.predict_interval(probe, alpha=0.1), model.predict_interval(frame, alpha=0.1)
+        )
+    model.learn_many(X[300:350], y[300:350])  # learning from arrays goes on too
+    model.predict_learn_many(X[350:], y[350:])
+    for width in (4, 6, 7):
+        with pytest.raises(ValueError, match="X has .* columns but the arrays this model learnt"):
+            model.predict(rng.random((3, width)))
+    # the rule survives saving
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.predict(probe), model.predict(probe))
+
+
+def test_arrays_after_dicts_mean_the_features_known_when_they_were_learnt(rng):
+    X, y = data(300, rng, p=2)
+    model = sf.OnlineForestRegressor(n_trees=3, seed=0)
+    for r, t in zip(X[:100], y[:100], strict=True):
+        model.learn_one({"a": r[0], "b": r[1]}, t)
+    model.learn_many(X[100:200], y[100:200])  # columns: a, b
+    model.learn_one({"a": 0.5, "b": 0.5, "c": 3.0}, 1.0)
+    model.learn_many(X[200:], y[200:])  # still a, b
+    expected = [model.predict_one({"a": r[0], "b": r[1]}) for r in X[:20]]
+    np.testing.assert_array_equal(model.predict(X[:20]), expected)
+
+
+def test_array_columns_missing_at_first_keep_their_position():
+    # column 0 holds no value in the first batch: it is learnt later, still as column 0
+    A = np.array([[None, "a", 1.0], [None, "b", 2.0]] * 50, dtype=object)
+    B = np.array([[0.5, "a", 1.0], [1.5, "b", 2.0]] * 50, dtype=object)
+    y = np.arange(100.0)
+    model = sf.HoeffdingTreeRegressor(grace_period=20, seed=0)
+    model.learn_many(A, y).learn_many(B, y)
+    frame = pd.DataFrame({0: [0.5, 1.5], 1: ["a", "b"], 2: [1.0, 2.0]})
+    np.testing.assert_array_equal(model.predict(B[:2]), model.predict(frame))
+    assert model.feature_names_in_ == [1, 2, 0]
+
+
+def test_array_rule_survives_save_and_older_files_load(tmp_path, rng):
+    X, y = data(200, rng, p=3)
+    model = sf.HoeffdingTreeRegressor(seed=0).learn_many(X, y)
+    model.learn_one({0: 0.1, 1: 0.2, 2: 0.3, "z": 1.0}, 1.0)
+    sf.save(model, tmp_path / "m.sf")
+    loaded = sf.load(tmp_path / "m.sf")
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    # a file written before arrays had their own columns: arrays take every feature, as then
+    del model.features_.array_names
+    sf.save(model, tmp_path / "old.sf")
+    old = sf.load(tmp_path / "old.sf")
+    assert old.features_.array_names is None
+    assert old.predict(np.c_[X, np.full(len(X), np.nan)]).shape == (len(X),)

@@ -13,6 +13,13 @@ a plain array) to the columns of the float matrix the compiled core reads.  Rule
   predicting it is ignored (the model knows nothing of it).  New names met in the same dict
   get their columns sorted by (type name, ``str(name)``), so a model does not depend on the
   order of a dict's keys (random feature subspaces pick columns).
+- **Plain arrays** (no column names) keep meaning what they meant: the first array learnt fixes
+  which features its columns are (``array_names``): on a model that knew no feature, columns
+  ``0, 1, ...`` by position (the names a dict must use for the same features); on a model that
+  learnt dicts or DataFrames first, the features known then, in column order.  Every later array
+  must have that many columns, and features that emerge afterwards (a new dict key or
+  DataFrame column) are missing in array rows.  Until an array is learnt, an array's columns
+  are the features known so far, in column order.
 - Errors are raised *before* anything is recorded, so a rejected call changes nothing:
   ``TypeError`` for a value of the wrong kind (a string for a numeric feature, a non-numeric
   array), ``ValueError`` for a wrong array width or shape, ``inf`` in x, a NaN or infinite target,
@@ -65,6 +72,7 @@ class FeatureSpace:
         self.categories: list[dict[Hashable, int]] = []
         self.forced_nominal = frozenset(nominal or ())
         self.version = 0  # bumped whenever a feature or a category is added
+        self.array_names: list[Hashable] | None = None  # the features of an array's columns
         self._forget_layouts()
 
     # Key layouts of dicts met before: a cache derived from the state above, never pickled.
@@ -83,6 +91,8 @@ class FeatureSpace:
 
     def __setstate__(self, d) -> None:
         self.__dict__.update(d)
+        # states saved before it existed: arrays take every feature, as they did then
+        self.__dict__.setdefault("array_names", None)
         self._forget_layouts()
 
     def __len__(self) -> int:
@@ -298,7 +308,11 @@ class FeatureSpace:
         return row
 
     def encode_array(self, X, learn: bool) -> np.ndarray:
-        """The core's matrix for a 2-d array or a pandas DataFrame."""
+        """The core's matrix for a 2-d array or a pandas DataFrame.
+
+        An array's columns are the features of :attr:`array_names` (see the module docstring);
+        the matrix may have fewer columns than there are features (the model pads the others
+        with NaN: missing)."""
         if hasattr(X, "columns") and hasattr(X, "iloc"):  # pandas DataFrame
             return self._encode_frame(X, learn)
         try:
@@ -309,31 +323,47 @@ class FeatureSpace:
             raise ValueError(
                 f"X must be 2-dimensional (n_samples, n_features), got shape {A.shape}"
             )
-        if not self.names:
-            if not learn:
-                return np.full((A.shape[0], 0), _MISSING)
-            names = list(range(A.shape[1]))
-        else:
-            names = self.names
-            if A.shape[1] != len(names):
-                raise ValueError(
-                    f"X has {A.shape[1]} columns but the model was trained with {len(names)} "
-                    f"features; pass a DataFrame or dicts to use named features"
-                )
-        if (
-            A.dtype.kind in "biuf"
-            and not any(self.nominal)
-            and not (learn and len(self.names) < A.shape[1] and self.forced_nominal)
+        names = self.array_names
+        if names is None:
+            if not self.names:
+                if not learn:
+                    return np.full((A.shape[0], 0), _MISSING)
+                names = list(range(A.shape[1]))
+            else:
+                names = self.names
+                if A.shape[1] != len(names):
+                    raise ValueError(
+                        f"X has {A.shape[1]} columns but the model was trained with "
+                        f"{len(names)} features; pass a DataFrame or dicts to use named features"
+                    )
+        elif A.shape[1] != len(names):
+            raise ValueError(
+                f"X has {A.shape[1]} columns but the arrays this model learnt have {len(names)} "
+                f"(features learnt later by name are missing in array rows); pass a DataFrame "
+                f"or dicts to use named features"
+            )
+        fresh = not self.names
+        identity = self.names[: len(names)] == names and not any(self.nominal[: len(names)])
+        if A.dtype.kind in "biuf" and (
+            (fresh and not (learn and self.forced_nominal)) or (not fresh and identity)
         ):
-            # fast path: a numeric matrix without nominal features, validated in one pass
+            # fast path: a numeric matrix whose columns are the first features, all numeric,
+            # validated in one pass
             out = np.ascontiguousarray(A, dtype=np.float64)
             if np.isinf(out).any():
                 j = int(np.flatnonzero(np.isinf(out).any(axis=0))[0])
                 raise ValueError(f"feature {names[j]!r} has infinite values; use NaN for missing")
-            if learn and not self.names:
+            if learn and fresh:
                 self._commit({name: False for name in names}, [])
-            return out
-        return self._encode_columns(names, [A[:, j] for j in range(A.shape[1])], A.shape[0], learn)
+        else:
+            cols = [A[:, j] for j in range(A.shape[1])]
+            if not learn:  # columns of features never learnt (all missing so far) are ignored
+                keep = [j for j, name in enumerate(names) if name in self.index]
+                names, cols = [names[j] for j in keep], [cols[j] for j in keep]
+            out = self._encode_columns(names, cols, A.shape[0], learn)
+        if learn and self.array_names is None and names:
+            self.array_names = list(names)
+        return out
 
     def _encode_frame(self, df, learn: bool) -> np.ndarray:
         names = list(df.columns)

@@ -67,6 +67,10 @@ class OnlineForestRegressor(EngineRegressor):
     seed
         Seed of the bagging weights and of the trees' seeds: the same seed gives the same forest.
 
+    Examples are dicts (``learn_one``) or rows of a 2-d array or DataFrame (``learn_many``), in
+    any mix; :mod:`streamforest.features` gives the rules (missing values, nominal values,
+    emerging features, and which features a plain array's columns are).
+
     Examples
     --------
     >>> import numpy as np

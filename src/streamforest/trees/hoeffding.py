@@ -93,6 +93,10 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     seed
         Seed of the random feature subsets; the same seed gives the same model.
 
+    Examples are dicts (``learn_one``) or rows of a 2-d array or DataFrame (``learn_many``), in
+    any mix; :mod:`streamforest.features` gives the rules (missing values, nominal values,
+    emerging features, and which features a plain array's columns are).
+
     Examples
     --------
     >>> from streamforest import HoeffdingTreeRegressor
