@@ -91,6 +91,23 @@ def test_bad_file_data_is_one_line(tmp_path, capsys):
     assert "non-numeric value 'oops' at data row 1" in err[0] and "no column named 'z'" in err[1]
 
 
+def test_a_typo_in_a_numeric_column_is_one_line_or_missing_on_request(tmp_path, capsys):
+    csv = tmp_path / "d.csv"
+    rows = [f"{i / 10},{i}" for i in range(300)]
+    rows[5] = "oops,5"  # early: it used to make the column nominal silently
+    csv.write_text("a,y\n" + "\n".join(rows) + "\n")
+    base = ["run", "--file", str(csv), "--out", str(tmp_path), "--quiet", "--no-plot"]
+    assert main(base) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (
+        len(err) == 1
+        and "numeric column 'a' has a non-numeric value 'oops' at data row 5" in err[0]
+    )
+    assert main(base + ["--bad-numbers", "missing"]) == 0
+    assert main(["run", "--bad-numbers", "missing", "--n", "100", "--out", str(tmp_path)]) == 2
+    assert "--bad-numbers goes with --file" in capsys.readouterr().err
+
+
 def test_parameters_reach_method_forest_and_tree():
     m = build_model("cp-exact", {"calibration_size": 50, "n_trees": 4, "leaf_model": "mean"}, 3)
     assert m.calibration_size == 50 and m.forest.n_trees == 4 and m.forest.tree.leaf_model == "mean"

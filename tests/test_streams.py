@@ -356,6 +356,52 @@ def test_file_stream_errors_are_clear(tmp_path):
         S.from_file(p, nominal=["nope"])
 
 
+@pytest.mark.parametrize("row", [3, 9_999, 15_000])
+def test_a_text_cell_in_a_numeric_column_is_an_error_wherever_it_is(tmp_path, row):
+    # issue #17: within the first 10,000 rows it used to turn the column into categories
+    p = tmp_path / "typo.csv"
+    cells = [f"{i % 97 / 10}" for i in range(20_000)]
+    cells[row] = "oops"
+    p.write_text("a,b,y\n" + "".join(f"{c},{i % 7},{i}\n" for i, c in enumerate(cells)))
+    s = S.from_file(p)
+    assert s.nominal == ()
+    with pytest.raises(
+        ValueError, match=f"numeric column 'a' has a non-numeric value 'oops' at data row {row} "
+    ):
+        s.arrays()
+    X, y = S.from_file(p, bad_numbers="missing").arrays()
+    assert X.dtype == np.float64 and y.shape == (20_000,)
+    assert np.flatnonzero(np.isnan(X[:, 0])).tolist() == [row]
+    np.testing.assert_array_equal(
+        np.delete(X[:, 0], row), np.delete(np.array(cells), row).astype(float)
+    )
+    # listed as nominal, the column is categories, the typo one of them
+    X, _ = S.from_file(p, nominal=["a"]).arrays()
+    assert X[row, 0] == "oops" and X[0, 0] == "0.0"
+
+
+def test_text_columns_stay_nominal_and_mostly_numbers_are_numeric(tmp_path):
+    p = tmp_path / "mix.csv"
+    words = ["red", "green", "blue"]
+    # colour: words, and "3" as a category in 2.5% of the rows; b: numbers, "x" in a third
+    rows = [
+        f"{'3' if i % 40 == 0 else words[i % 3]},{'x' if i % 3 == 0 else i % 5},{i}"
+        for i in range(400)
+    ]
+    p.write_text("colour,b,y\n" + "\n".join(rows) + "\n")
+    assert S.from_file(p).nominal == ("colour",)
+    with pytest.raises(
+        ValueError, match="numeric column 'b' has a non-numeric value 'x' at data row 0"
+    ):
+        S.from_file(p).arrays()
+    X, _ = S.from_file(p, bad_numbers="missing").arrays()
+    assert X[:4, 0].tolist() == ["3", "green", "blue", "red"]
+    b = X[:, 1].astype(float)
+    assert np.isnan(b[::3]).all() and not np.isnan(b[1::3]).any()
+    with pytest.raises(ValueError, match="bad_numbers must be one of"):
+        S.from_file(p, bad_numbers="skip")
+
+
 def test_shared_dataset_loader(tmp_path, monkeypatch):
     folder = tmp_path / "data"
     folder.mkdir()

@@ -84,14 +84,14 @@ def _is_path(text: str) -> bool:
     return os.sep in text or "/" in text or name.endswith(tuple(FORMATS)) or os.path.exists(text)
 
 
-def _dataset(spec: str, target):
+def _dataset(spec: str, target, bad_numbers=None):
     """``--dataset``: a path (any file format), else a dataset name: the shared datasets folder
     if there is one, then bundled, cached or downloadable datasets."""
     from . import datasets as D
     from . import streams as S
 
     if _is_path(spec):
-        return S.from_file(spec, target=target)
+        return S.from_file(spec, target=target, bad_numbers=bad_numbers or "error")
     if target is not None and target != "target":
         raise ValueError("--target goes with --file or a --dataset path")
     try:  # the project's shared datasets folder (STREAMFOREST_DATA, ../shared/data), if any
@@ -111,9 +111,11 @@ def _stream(args):
     if args.stream_param and (args.file or args.dataset):
         raise ValueError("--stream-param goes with --stream")
     if args.file is not None:
-        return S.from_file(args.file, target=args.target)
+        return S.from_file(args.file, target=args.target, bad_numbers=args.bad_numbers or "error")
+    if args.bad_numbers is not None and not (args.dataset and _is_path(args.dataset)):
+        raise ValueError("--bad-numbers goes with --file or a --dataset path")
     if args.dataset is not None:
-        return _dataset(args.dataset, args.target)
+        return _dataset(args.dataset, args.target, args.bad_numbers)
     if args.target is not None:
         raise ValueError("--target goes with --file or a --dataset path")
     extra = _params(args.stream_param, "--stream-param")
@@ -487,6 +489,12 @@ def parser() -> argparse.ArgumentParser:
         help="parameter of the --stream, repeatable (e.g. --stream-param noise=0.5; see list)",
     )
     run.add_argument("--target", help="target column of a file (default: the last column)")
+    run.add_argument(
+        "--bad-numbers",
+        choices=("error", "missing"),
+        help="a text cell in a numeric column of a file: an error naming it (default) or a "
+        "missing value",
+    )
     run.add_argument("--alphas", default="0.1", help="significance levels, e.g. 0.1,0.05")
     run.add_argument(
         "--n", type=int, help=f"rows (default {DEFAULT_N} for streams, all of a file or dataset)"

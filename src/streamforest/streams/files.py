@@ -6,13 +6,18 @@ Rules (the same for every format):
   the last column).  It must be numeric with no missing values; a row that breaks this stops the
   stream with an error naming the row.
 - A feature column is **nominal** when it is listed in ``nominal=``, or, when ``nominal`` is not
-  given, when its values in the first 10,000 rows are not all numbers (CSV text columns, Parquet
-  string/dictionary columns, ARFF nominal and string attributes).  Nominal values reach models as
+  given, when it is a text column: in Parquet a string/dictionary column, in ARFF a nominal or
+  string attribute (the file declares it), and in a CSV a column whose non-empty cells in the
+  first 10,000 rows are *text throughout*: at most 10% of them read as numbers (a category such
+  as ``"3"`` among words is fine).  Any other column is numeric.  Nominal values reach models as
   ``str`` in an object array, so every streamforest model treats them as categories (coded in
   order of first appearance, see :mod:`streamforest.features`).  Booleans are numeric 0/1.
 - Empty cells are missing values (NaN, or ``None`` in a nominal column).
-- A numeric column that later holds text is an error naming the column and the row (list the
-  column in ``nominal=`` to read it as categories).
+- A cell of a numeric column that is not a number (a typo such as ``"oops"``, wherever it is,
+  also among the first 10,000 rows) is an error naming the column, the row and the value; list
+  the column in ``nominal=`` to read it as categories, or pass ``bad_numbers="missing"`` to read
+  such cells as missing values.  The target must be numeric in every row, whatever
+  ``bad_numbers``.
 - Files are read chunk by chunk (CSV with pandas, Parquet with pyarrow), so memory stays bounded;
   ARFF files are read whole (scipy.io.arff), then served in chunks.
 """
@@ -26,6 +31,11 @@ from collections.abc import Iterator
 import numpy as np
 
 from .base import Stream, check_n
+
+BAD_NUMBERS = ("error", "missing")
+#: A CSV column is text (nominal) when at most this share of its non-empty cells (first chunk)
+#: read as numbers; otherwise it is numeric and its other cells are bad numbers.
+TEXT_MAX_NUMBER_SHARE = 0.1
 
 FORMATS = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet", ".arff": "arff"}
 
@@ -68,9 +78,15 @@ class FileStream(Stream):
         Name of the target column (default: the last column).
     nominal
         Names of the nominal feature columns; ``None`` infers them from the first chunk.
+    bad_numbers
+        What a cell of a numeric feature column that is not a number is: ``"error"`` (default:
+        a ``ValueError`` naming the column, row and value) or ``"missing"`` (NaN).
     """
 
-    def __init__(self, path, target: str | None = None, nominal=None):
+    def __init__(self, path, target: str | None = None, nominal=None, bad_numbers: str = "error"):
+        if bad_numbers not in BAD_NUMBERS:
+            raise ValueError(f"bad_numbers must be one of {BAD_NUMBERS}, got {bad_numbers!r}")
+        self.bad_numbers = bad_numbers
         self.path = os.fspath(path)
         if not os.path.isfile(self.path):
             raise FileNotFoundError(f"no such file: {self.path}")
@@ -189,11 +205,18 @@ class FileStream(Stream):
     def _infer_nominal(self, df) -> tuple:
         from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-        return tuple(
-            c
-            for c in self.feature_names
-            if not (is_numeric_dtype(df[c].dtype) or is_bool_dtype(df[c].dtype))
-        )
+        def text(col) -> bool:
+            if is_numeric_dtype(col.dtype) or is_bool_dtype(col.dtype):
+                return False
+            if self.format != "csv":  # the file declares its text columns
+                return True
+            import pandas as pd
+
+            present = col.notna()
+            numbers = int((pd.to_numeric(col, errors="coerce").notna() & present).sum())
+            return numbers <= TEXT_MAX_NUMBER_SHARE * int(present.sum())
+
+        return tuple(c for c in self.feature_names if text(df[c]))
 
     def chunks(self, size: int = 10_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         pd = _pandas()
@@ -222,10 +245,18 @@ class FileStream(Stream):
         try:
             a = pd.to_numeric(col, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
         except (ValueError, TypeError):
-            bad = pd.to_numeric(col, errors="coerce").isna() & col.notna()
+            a = pd.to_numeric(col, errors="coerce")
+            if self.bad_numbers == "missing" and not target:
+                return a.to_numpy(dtype=np.float64, na_value=np.nan)
+            bad = a.isna() & col.notna()
             row = start + int(np.flatnonzero(bad.to_numpy())[0])
             value = col.iloc[row - start]
-            hint = "" if target else " (list it in nominal= to read it as categories)"
+            hint = (
+                ""
+                if target
+                else " (list it in nominal= to read it as categories, or pass "
+                "bad_numbers='missing' (--bad-numbers missing) to read such cells as missing)"
+            )
             what = "target" if target else "numeric column"
             raise ValueError(
                 f"{self.path}: {what} {name!r} has a non-numeric value {value!r} at data row "
@@ -241,6 +272,9 @@ class FileStream(Stream):
         return a
 
 
-def from_file(path, target: str | None = None, nominal=None) -> FileStream:
-    """A :class:`FileStream` over a CSV (optionally gzipped), Parquet or ARFF file."""
-    return FileStream(path, target=target, nominal=nominal)
+def from_file(
+    path, target: str | None = None, nominal=None, bad_numbers: str = "error"
+) -> FileStream:
+    """A :class:`FileStream` over a CSV (optionally gzipped), Parquet or ARFF file (the module
+    docstring gives the rules: target, nominal columns, missing values, ``bad_numbers``)."""
+    return FileStream(path, target=target, nominal=nominal, bad_numbers=bad_numbers)
