@@ -5,6 +5,7 @@
 from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
 from ._version import __version__
+from .concurrency import ThreadSafe
 from .forests import ATSEREnsembleRegressor, OnlineForestRegressor
 from .intervals import (
     AdaptiveConformal,
@@ -30,6 +31,7 @@ __all__ = [
     "KLLSketch",
     "OnlineForestRegressor",
     "OnlineQRF",
+    "ThreadSafe",
     "__version__",
     "load",
     "save",

@@ -1,0 +1,120 @@
+"""The thread-safety contract (issue #17): a model shared by threads is wrapped in
+``streamforest.ThreadSafe``; 4 threads predicting while 1 learns see only whole states, and the
+learner leaves the model a single thread would."""
+
+import copy
+import pickle
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import streamforest as sf
+
+SECONDS = 1.2  # per model: learning stops after this long (or at the end of the sequence)
+WARM = 300  # examples learnt before the predicting threads start
+
+
+def _sequence(n, rng):
+    X = rng.random((n, 4))
+    y = 10 * X[:, 0] + 5 * np.sin(6 * X[:, 1]) + rng.standard_normal(n)
+    return X, y
+
+
+def _models():
+    forest = sf.OnlineForestRegressor(n_trees=4, seed=0)
+    return [
+        sf.CPApproximate(forest=forest, calibration_size=200, seed=1),
+        sf.OnlineQRF(forest=forest, k=32, seed=1),
+    ]
+
+
+def _learn(model, X, y, stop_at=None):
+    """The learning sequence: per-example steps, every 50th example as a batch of 50.  Returns
+    how many examples were learnt (stopping early once ``stop_at()`` is true)."""
+    i, n = 0, len(y)
+    while i < n:
+        if i % 500 == 250:
+            model.learn_many(X[i : i + 50], y[i : i + 50])
+            i += 50
+        else:
+            model.learn_one({j: float(v) for j, v in enumerate(X[i])}, float(y[i]))
+            i += 1
+        if stop_at is not None and stop_at():
+            break
+    return i
+
+
+@pytest.mark.parametrize("make", range(len(_models())), ids=lambda i: type(_models()[i]).__name__)
+def test_four_predicting_threads_and_one_learner(make, rng):
+    X, y = _sequence(200_000, rng)
+    model = sf.ThreadSafe(_models()[make])
+    model.learn_many(X[:WARM], y[:WARM])
+    probes = X[-64:]
+    errors, counts = [], [0] * 4
+    done = threading.Event()
+
+    def predictor(k):
+        local = np.random.default_rng(k)
+        try:
+            while not done.is_set():
+                r = probes[local.integers(len(probes))]
+                x = {j: float(v) for j, v in enumerate(r)}
+                checks = [
+                    np.array([model.predict_interval_one(x, alpha=0.2)]),
+                    model.predict_interval(probes[:8], alpha=0.2),
+                    np.array(model.predict_interval_one(x, alpha=[0.1, 0.3])),
+                ]
+                points = [model.predict_one(x), *model.predict(probes[:4])]
+                assert np.isfinite(points).all(), points
+                for iv in checks:
+                    assert np.isfinite(iv).all(), iv
+                    assert np.all(iv[..., 0] <= iv[..., 1]), iv
+                counts[k] += 1
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+            done.set()
+
+    threads = [threading.Thread(target=predictor, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    end = time.monotonic() + SECONDS
+    try:
+        learnt = WARM + _learn(model, X[WARM:], y[WARM:], lambda: time.monotonic() > end)
+    finally:
+        done.set()
+        for t in threads:
+            t.join()
+    if errors:
+        raise errors[0]
+    assert min(counts) > 0 and learnt > WARM + 50  # all ran concurrently with learning
+
+    alone = _models()[make]
+    alone.learn_many(X[:WARM], y[:WARM])
+    assert _learn(alone, X[WARM:learnt], y[WARM:learnt]) == learnt - WARM
+    probe = X[-1000:]
+    np.testing.assert_array_equal(model.predict(probe), alone.predict(probe))
+    np.testing.assert_array_equal(
+        model.predict_interval(probe, alpha=[0.1, 0.3]), alone.predict_interval(probe, [0.1, 0.3])
+    )
+    with model.lock:
+        assert pickle.dumps(model.model) == pickle.dumps(alone)
+
+
+def test_wrapper_forwards_everything_and_copies():
+    model = sf.ThreadSafe(sf.HoeffdingTreeRegressor(grace_period=20, seed=0))
+    X = np.random.default_rng(0).random((100, 2))
+    assert model.learn_many(X, X[:, 0]) is model  # chained calls stay locked
+    assert model.fit(X, X[:, 1]) is model and model.n_features_in_ == 2
+    assert model.apply(X[:3]).shape == (3,)  # any method, through the lock
+    model.grace_period = 30  # attributes are the model's
+    assert model.model.grace_period == 30 and model.get_params()["grace_period"] == 30
+    for twin in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
+        assert isinstance(twin, sf.ThreadSafe) and twin.lock is not model.lock
+        np.testing.assert_array_equal(twin.predict(X), model.predict(X))
+    assert sf.ThreadSafe(model).model is model.model
+    with model.lock:  # re-entrant: the holder may still call through the wrapper
+        assert model.predict(X[:1]).shape == (1,)
+    with pytest.raises(AttributeError):
+        model.nope  # noqa: B018
