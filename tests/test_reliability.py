@@ -216,3 +216,65 @@ def test_array_rule_survives_save_and_older_files_load(tmp_path, rng):
     old = sf.load(tmp_path / "old.sf")
     assert old.features_.array_names is None
     assert old.predict(np.c_[X, np.full(len(X), np.nan)]).shape == (len(X),)
+
+
+# --- defects the fuzzing (tests/test_fuzz.py) found, pinned ------------------------------------
+def test_a_batch_without_features_is_refused_or_kept_as_a_mean():
+    y = np.array([1.0, 2.0, 3.0])
+    for name in INTERVALS + ["forest"]:  # CPApproximate's pass crashed the interpreter
+        model = _small(name)
+        call = model.predict_learn_many if name == "forest" else model.learn_many
+        with pytest.raises(ValueError, match="no feature has been seen yet"):
+            call(np.zeros((3, 0)), y)
+    tree = _small("tree")  # learnt nothing (IndexError); now keeps the targets' mean
+    np.testing.assert_array_equal(tree.predict_learn_many(np.zeros((3, 0)), y), [0.0, 1.0, 1.5])
+    tree.learn_many(pd.DataFrame(index=range(3)), y)
+    assert tree.predict_one({}) == 2.0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_odd_values_are_named_errors_or_missing(name, rng):
+    X, y = data(100, rng, p=3)
+    model = _small(name).learn_many(X, y)
+    before = _state(model)
+    bad = [
+        (ValueError, "R² needs at least one", lambda: model.score(X[:0], y[:0])),
+        (ValueError, "y must be finite", lambda: model.score(X[:3], [1.0, np.nan, 2.0])),
+        (TypeError, "X must be a 2-d array", lambda: model.fit([[1.0, 2.0], [3.0]], [1, 2])),
+        (
+            ValueError,
+            "feature 0 is too large for a float",
+            lambda: model.learn_one({0: 10**400}, 1),
+        ),
+        (ValueError, "y must be finite", lambda: model.learn_one({0: 1.0}, 10**400)),
+        (TypeError, "sample weight w must be a number", lambda: model.learn_one({0: 1.0}, 1, True)),
+        (
+            ValueError,
+            r"duplicate column names \[0\]",
+            lambda: model.predict(pd.DataFrame(X, columns=[0, 1, 0])),
+        ),
+    ]
+    if hasattr(model, "predict_interval"):
+        bad.append(
+            (TypeError, "alpha must be a number", lambda: model.predict_interval(X, [0.1, [[0.2]]]))
+        )
+    if hasattr(model, "predict_quantiles"):
+        bad.append((TypeError, "q must be a number", lambda: model.predict_quantiles(X, "0.5")))
+    for error, message, call in bad:
+        with pytest.raises(error, match=message):
+            call()
+        assert _state(model) == before
+    # pandas' missing value of nullable dtypes is missing, as NaN is
+    nullable = pd.DataFrame(X).astype({0: "Float64"})
+    nullable.iloc[:5, 0] = pd.NA
+    floats = pd.DataFrame(X)
+    floats.iloc[:5, 0] = np.nan
+    np.testing.assert_array_equal(model.predict(nullable), model.predict(floats))
+    model.learn_many(nullable, y)
+    assert model.predict_one({0: pd.NA, 1: 0.5, 2: 0.5}) == model.predict_one({1: 0.5, 2: 0.5})
+
+
+def test_equal_trees_pickle_the_same(rng):
+    X, y = data(200, rng)
+    a, b = (sf.HoeffdingTreeRegressor(seed=0).learn_many(X, y) for _ in range(2))
+    assert _state(a) == _state(b)

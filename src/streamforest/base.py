@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from .features import check_targets, check_weights
+
 
 class Estimator:
     """Base class: parameter introspection, cloning, repr and the scikit-learn estimator API
@@ -177,15 +179,16 @@ class Estimator:
         """Coefficient of determination R² of :meth:`predict` on ``(X, y)`` (as
         ``sklearn.metrics.r2_score``: 1.0 for a perfect fit of a constant target, 0.0 for an
         imperfect one)."""
-        yt = np.asarray(y, dtype=np.float64).reshape(-1)
         yp = np.asarray(self.predict(X), dtype=np.float64).reshape(-1)
-        if yt.shape != yp.shape:
-            raise ValueError(f"y has {yt.shape[0]} values for {yp.shape[0]} rows of X")
-        w = (
-            np.ones_like(yt)
-            if sample_weight is None
-            else np.broadcast_to(np.asarray(sample_weight, dtype=np.float64), yt.shape)
-        )
+        n = yp.shape[0]
+        if n == 0:
+            raise ValueError("X has no rows: R² needs at least one")
+        if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:  # a column vector
+            y = np.asarray(y)[:, 0]
+        yt = check_targets(y, n)
+        w = check_weights(sample_weight, n)
+        if not w.sum() > 0:
+            raise ValueError("sample weights w are all zero: R² needs a positive total weight")
         num = float(np.sum(w * (yt - yp) ** 2))
         mean = float(np.sum(w * yt) / np.sum(w))
         den = float(np.sum(w * (yt - mean) ** 2))
@@ -258,9 +261,12 @@ def _check_fit_input(est, X, y, sample_weight, fit: bool):
             f"{name} does not support sparse input: pass a dense array (X.toarray()) instead"
         )
     if not _is_dataframe(X):
-        X = np.asarray(X)
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError) as e:  # ragged rows and the like
+            raise TypeError(f"X must be a 2-d array (n_samples, n_features): {e}") from None
         if np.iscomplexobj(X):
-            raise ValueError("Complex data not supported")
+            raise ValueError("Complex data not supported in X")
         if X.dtype == object:
             bad = next((v for v in X.flat if not isinstance(v, _SCALARS)), _NONE)
             if bad is not _NONE:
@@ -276,12 +282,12 @@ def _check_fit_input(est, X, y, sample_weight, fit: bool):
     if fit:
         if X.shape[0] < 1:
             raise ValueError(
-                f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is "
+                f"X: found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is "
                 f"required by {name}."
             )
         if X.shape[1] < 1:
             raise ValueError(
-                f"Found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                f"X: found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
                 f"required by {name}."
             )
     if y is None:
@@ -291,15 +297,21 @@ def _check_fit_input(est, X, y, sample_weight, fit: bool):
             _warn_column_vector()
             y = y.iloc[:, 0]
     else:
-        y = np.asarray(y)
+        try:
+            y = np.asarray(y)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"y must be a 1-d array of numbers: {e}") from None
         if np.iscomplexobj(y):
-            raise ValueError("Complex data not supported")
+            raise ValueError("Complex data not supported in y")
         if y.ndim == 2 and y.shape[1] == 1:
             _warn_column_vector()
             y = y.ravel()
     w = sample_weight
     if w is not None:
-        w = np.asarray(w)
+        try:
+            w = np.asarray(w)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"sample_weight must be a 1-d array of numbers: {e}") from None
         if fit and w.size and np.issubdtype(w.dtype, np.number) and np.all(w == 0):
             raise ValueError("sample_weight is all zero: nothing to learn")
     return X, y, w

@@ -3,8 +3,8 @@
 A :class:`FeatureSpace` maps feature names (dict keys, DataFrame columns, or column positions of
 a plain array) to the columns of the float matrix the compiled core reads.  Rules:
 
-- **Missing values**: an absent key, ``None`` or NaN is *missing* (NaN in the core); each model
-  documents how it routes missing values.
+- **Missing values**: an absent key, ``None``, NaN or pandas' ``pd.NA`` (nullable dtypes) is
+  *missing* (NaN in the core); each model documents how it routes missing values.
 - **Numeric features**: int, float, bool and numpy numbers.  ``inf`` is an error.
 - **Nominal features**: a feature whose first seen value is a ``str`` (or one listed in the
   model's ``nominal_features``) is nominal.  Its categories are coded 0, 1, 2, ... in order of first
@@ -22,8 +22,9 @@ a plain array) to the columns of the float matrix the compiled core reads.  Rule
   are the features known so far, in column order.
 - Errors are raised *before* anything is recorded, so a rejected call changes nothing:
   ``TypeError`` for a value of the wrong kind (a string for a numeric feature, a non-numeric
-  array), ``ValueError`` for a wrong array width or shape, ``inf`` in x, a NaN or infinite target,
-  or a negative/NaN/infinite weight.
+  array, a bool weight), ``ValueError`` for a wrong array width or shape, duplicate DataFrame
+  columns, ``inf`` (or an int beyond the float range) in x, a NaN or infinite target, or a
+  negative/NaN/infinite weight.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ _MAX_LAYOUTS = 64  # key layouts remembered per FeatureSpace (cleared when full)
 
 
 def _is_missing(v) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
+    """None, NaN, or pandas' ``pd.NA`` (the missing value of its nullable dtypes)."""
+    return v is None or (isinstance(v, float) and math.isnan(v)) or type(v).__name__ == "NAType"
 
 
 class FeatureSpace:
@@ -131,7 +133,10 @@ class FeatureSpace:
         if isinstance(v, (bool, np.bool_)):
             return float(v)
         if isinstance(v, numbers.Real):
-            f = float(v)
+            try:
+                f = float(v)
+            except OverflowError:  # an int beyond the float range
+                raise ValueError(f"feature {name!r} is too large for a float: {v!r}") from None
             if math.isinf(f):
                 raise ValueError(
                     f"feature {name!r} is infinite ({v!r}); use NaN or None for missing"
@@ -367,6 +372,9 @@ class FeatureSpace:
 
     def _encode_frame(self, df, learn: bool) -> np.ndarray:
         names = list(df.columns)
+        if not df.columns.is_unique:
+            dup = list(dict.fromkeys(df.columns[df.columns.duplicated()]))
+            raise ValueError(f"X has duplicate column names {dup}: a feature is one column")
         cols = [df[c].to_numpy() for c in names]
         if not learn:
             keep = [(n, c) for n, c in zip(names, cols, strict=True) if n in self.index]
@@ -461,6 +469,8 @@ def check_targets(y, n: int) -> np.ndarray:
         raise TypeError("y must be numeric, got text in a list")
     try:
         a = np.asarray(y, dtype=np.float64)
+    except OverflowError:
+        raise ValueError("y must be finite; it holds an int too large for a float") from None
     except (TypeError, ValueError):
         raise TypeError("y must be numeric") from None
     if a.ndim == 0:
@@ -483,8 +493,10 @@ def check_weights(w, n: int) -> np.ndarray:
         raise TypeError("sample weights w must be numeric, got text in a list")
     try:
         a = np.asarray(w, dtype=np.float64)
+    except OverflowError:
+        raise ValueError("sample weights w must be finite and >= 0 (an int is too large)") from None
     except (TypeError, ValueError):
-        raise TypeError("sample weights must be numeric") from None
+        raise TypeError("sample weights w must be numeric") from None
     if a.ndim == 0:
         a = np.full(n, float(a))
     if a.ndim != 1 or a.shape[0] != n:
@@ -500,7 +512,7 @@ def check_weight(w) -> np.ndarray:
         a = _empty(1)  # the common case without numbers.Real nor a temporary array
         a[0] = w
         return a
-    return check_weights(np.array([w], dtype=float) if isinstance(w, numbers.Real) else w, 1)
+    return check_weights(w, 1)
 
 
 def weight_of(w) -> float:
@@ -518,7 +530,10 @@ def check_target(y) -> float:
         return y
     if isinstance(y, (bool, np.bool_)) or not isinstance(y, numbers.Real):
         raise TypeError(f"y must be a real number, got {type(y).__name__} {y!r}")
-    f = float(y)
+    try:
+        f = float(y)
+    except OverflowError:
+        f = _INF
     if not math.isfinite(f):
         raise ValueError(f"y must be finite, got {y!r}")
     return f

@@ -96,6 +96,9 @@ class EngineRegressor(Estimator):
         if Xa.shape[0]:
             self._check_fittable()
             e = self.engine_
+            if not e.fitted:  # rows without any feature (the tree keeps their mean)
+                self._featureless_rows(ya, wa)
+                return self
             e.learn(Xa, ya, e.bagging_weights(wa), wa)
         return self
 
@@ -104,6 +107,15 @@ class EngineRegressor(Estimator):
         (the forest refuses; the tree only keeps the target mean)."""
         if not self.engine_.fitted:
             self._learn_featureless(0.0, 0.0)
+
+    def _featureless_rows(self, ya, wa) -> np.ndarray:
+        """Learn rows while no feature is known, as ``learn_one`` does; returns the predictions
+        made before each."""
+        out = np.empty(ya.shape[0])
+        for i in range(ya.shape[0]):
+            out[i] = self._featureless_prediction()
+            self._learn_featureless(float(ya[i]), float(wa[i]))
+        return out
 
     def predict(self, X) -> np.ndarray:
         """Predictions for the rows of ``X``."""
@@ -127,6 +139,8 @@ class EngineRegressor(Estimator):
             return np.zeros(0)
         self._check_fittable()
         e = self.engine_
+        if not e.fitted:  # rows without any feature (the tree keeps their mean)
+            return self._featureless_rows(ya, wa)
         return e.aggregate(e.predict_learn(Xa, ya, e.bagging_weights(wa), wa))
 
     # --- River-style API -------------------------------------------------------------------------

@@ -27,12 +27,14 @@ def check_alphas(alpha) -> tuple[np.ndarray, bool]:
             a = _ONE_LEVEL[alpha] = np.array([alpha])
         return a, True
     scalar = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
-    if isinstance(alpha, (str, bytes, bool)) or (
-        not scalar and any(isinstance(a, (str, bytes, bool)) for a in np.ravel(alpha))
-    ):
-        raise TypeError(f"alpha must be a number or a list of numbers, got {alpha!r}")
     try:
+        if isinstance(alpha, (str, bytes, bool)) or (
+            not scalar and any(isinstance(a, (str, bytes, bool)) for a in np.ravel(alpha))
+        ):
+            raise TypeError
         a = np.atleast_1d(np.asarray(alpha, dtype=np.float64))
+    except OverflowError:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}") from None
     except (TypeError, ValueError):
         raise TypeError(f"alpha must be a number or a list of numbers, got {alpha!r}") from None
     if a.ndim != 1 or a.shape[0] == 0 or not np.all((a > 0) & (a < 1)):
@@ -44,12 +46,14 @@ def check_quantiles(q, closed: bool = True) -> tuple[np.ndarray, bool]:
     """``(levels, scalar)``: quantile level(s) ``q`` as a float array, each in [0, 1] (in (0, 1)
     unless ``closed``)."""
     scalar = isinstance(q, numbers.Real) and not isinstance(q, bool)
-    if isinstance(q, (str, bytes, bool)) or (
-        not scalar and any(isinstance(v, (str, bytes, bool)) for v in np.ravel(q))
-    ):
-        raise TypeError(f"q must be a number or a list of numbers, got {q!r}")
     try:
+        if isinstance(q, (str, bytes, bool)) or (
+            not scalar and any(isinstance(v, (str, bytes, bool)) for v in np.ravel(q))
+        ):
+            raise TypeError
         a = np.atleast_1d(np.asarray(q, dtype=np.float64))
+    except OverflowError:
+        raise ValueError(f"q must be in [0, 1], got {q!r}") from None
     except (TypeError, ValueError):
         raise TypeError(f"q must be a number or a list of numbers, got {q!r}") from None
     inside = (a >= 0) & (a <= 1) if closed else (a > 0) & (a < 1)
@@ -203,6 +207,7 @@ class IntervalRegressor(Estimator):
             return self._first_call(IntervalRegressor.learn_many, X, y, w)
         Xa, ya, wa = f._prepare(X, y, w)
         if Xa.shape[0]:
+            f._check_fittable()  # a forest that knows no feature refuses rows
             self._run(Xa, ya, wa, self._learn_levels(), learn=True)
         return self
 
@@ -215,6 +220,8 @@ class IntervalRegressor(Estimator):
             return self._first_call(IntervalRegressor.predict_learn_many, X, y, alpha, w)
         self._check_levels(alphas)
         Xa, ya, wa = f._prepare(X, y, w)
+        if Xa.shape[0]:
+            f._check_fittable()  # a forest that knows no feature refuses rows
         pred, lo, hi = self._run(Xa, ya, wa, alphas, learn=True)
         return pred, _shape(lo, hi, scalar)
 

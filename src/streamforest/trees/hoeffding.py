@@ -322,7 +322,9 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     def _make_engine(self, features):
         from ..engine.core import Engine
 
-        return Engine([self.clone()], features)
+        # no bagging: the engine's generator is never drawn from; a fixed seed keeps the saved
+        # state a function of the parameters and the data (two equal trees pickle the same)
+        return Engine([self.clone()], features, seed=0)
 
     def _learn_featureless(self, y: float, w: float) -> None:
         """Examples without any feature: only their target mean is kept (bounded memory)."""
