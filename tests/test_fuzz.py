@@ -53,6 +53,8 @@ def _build(name):
     params = {}
     if "forest" in spec.layers:
         params["n_trees"] = 3
+    if "n_members" in spec.param_names():  # the ATSER ensembles
+        params["n_members"] = 3
     if name in ("cp-approx", "cp-exact", "conformal-qrf"):
         params["calibration_size"] = 30
     if name in ("qrf", "qrf-hdi", "conformal-qrf"):
