@@ -248,9 +248,15 @@ def _intervals(iv):
     assert np.all(both | none), iv  # finite, or the documented "not enough data" interval
 
 
-def _quantiles(Q):
-    Q = np.asarray(Q, dtype=float)
-    assert not np.isinf(Q).any(), Q
+def _quantiles(Q, q):
+    """Quantiles: a row is NaN throughout (before any data) or has none, and grows with q
+    (-inf/inf allowed: a spread not known yet)."""
+    Q = np.asarray(Q, dtype=float).reshape(-1, np.size(q))
+    nan = np.isnan(Q)
+    assert np.all(nan.all(axis=1) | ~nan.any(axis=1)), Q
+    order = np.argsort(np.ravel(q), kind="stable")
+    ok = Q[~nan.any(axis=1)][:, order]
+    assert np.all(ok[:, 1:] >= ok[:, :-1]), (q, Q)
 
 
 def _level_shape(alpha):
@@ -284,7 +290,7 @@ def _run(model, call, args):
     elif call == "predict_interval_one":
         _intervals(model.predict_interval_one(*args))
     elif call in ("predict_quantiles", "predict_quantiles_one"):
-        _quantiles(getattr(model, call)(*args))
+        _quantiles(getattr(model, call)(*args), args[1])
     elif call == "score":
         assert math.isfinite(model.score(*args))
     return False

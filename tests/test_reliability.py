@@ -40,27 +40,34 @@ def _state(model) -> bytes:
 
 
 # --- defect 1: a rejected call changes the model -------------------------------------------------
-def test_uncalibrated_alpha_records_no_schema(rng):
+@pytest.mark.parametrize("name", INTERVALS)
+def test_a_rejected_call_records_no_schema(name, rng):
+    # the case: ConformalQRF().predict_learn_many(X, y, alpha=0.2) raised (alpha not
+    # calibrated; main now answers any alpha) after recording X's 4 columns, and a later
+    # 5-column learn_many failed.  Any late rejection did the same.
     X, y = data(200, rng, p=4)
-    fresh = sf.ConformalQRF(forest=sf.OnlineForestRegressor(n_trees=3), seed=0)
+    y_bad = y.copy()
+    y_bad[-1] = np.nan
+    fresh = _small(name)
     before = _state(fresh)
-    with pytest.raises(ValueError, match="alpha=0.2 is not calibrated"):
-        fresh.predict_learn_many(X, y, alpha=0.2)
+    with pytest.raises(ValueError, match="y must be finite"):
+        fresh.predict_learn_many(X, y_bad, alpha=0.2)
     assert _state(fresh) == before and fresh.n_features_in_ == 0
     X5, y5 = data(200, rng, p=5)
     fresh.learn_many(X5, y5)  # the rejected 4-column call fixed nothing
     assert fresh.n_features_in_ == 5
 
-    fitted = sf.ConformalQRF(forest=sf.OnlineForestRegressor(n_trees=3), seed=0)
-    fitted.learn_many(X, y)
+    fitted = _small(name).learn_many(X, y)
     df = pd.DataFrame(X, columns=[0, 1, 2, 3]).assign(new=1.0, cat="a")
+    x = {**{j: 0.5 for j in range(4)}, "new": 1.0, "bad": [1.0]}  # "bad": not a number
     before = _state(fitted)
     for call in (
-        lambda: fitted.predict_learn_many(df, y, alpha=0.2),
-        lambda: fitted.predict_learn_many(df, y, alpha=[0.1, 0.2]),
-        lambda: fitted.predict_interval(df, alpha=0.2),
+        lambda: fitted.predict_learn_many(df, y_bad, alpha=0.2),
+        lambda: fitted.predict_learn_many(df, y, alpha=[0.1, 1.2]),
+        lambda: fitted.learn_many(df.assign(new=np.inf), y),
+        lambda: fitted.learn_one(x, 1.0),  # AdaptiveConformal's controllers learnt first
     ):
-        with pytest.raises(ValueError, match="alpha=0.2 is not calibrated"):
+        with pytest.raises((ValueError, TypeError)):
             call()
         assert _state(fitted) == before
     assert fitted.feature_names_in_ == [0, 1, 2, 3]
@@ -146,12 +153,16 @@ def test_predicting_before_learning_creates_no_state(name, rng):
         model.predict_interval_one({0: 1.0}, alpha=0.3)
     assert _state(model) == before
     # so a parameter set afterwards is the one learning uses
-    if "forest" in registry.get(name).layers:
-        key = "n_trees" if registry.get(name).layers[0] == "forest" else "forest__n_trees"
+    layers = registry.get(name).layers
+    if "forest" in layers:
+        key, forest = {
+            "forest": ("n_trees", lambda m: m),
+            "method": ("forest__n_trees", lambda m: m.forest_),
+            "adaptive": ("model__forest__n_trees", lambda m: m.model_.forest_),
+        }[layers[0]]
         model.set_params(**{key: 2})
         model.learn_many(X, y)
-        forest = model if key == "n_trees" else model.forest_
-        assert len(forest.trees_) == 2
+        assert len(forest(model).trees_) == 2
 
 
 # --- defect 3: a stray dict key breaks the array API ---------------------------------------------

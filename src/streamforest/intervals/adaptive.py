@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Hashable, Mapping
+from contextlib import contextmanager
 
 import numpy as np
 
 from ..base import Estimator
-from ..features import check_target, check_weight
+from ..features import check_target, check_targets, check_weight, check_weights, n_rows
 from . import _adaptive_kernels as AK
 from .base import check_alphas
 
@@ -195,6 +196,28 @@ class AdaptiveConformal(Estimator):
             self._track(self._levels_of(self.alphas))
         return m
 
+    def _create_state(self) -> None:  # see Estimator._first_call
+        _ = self.model_
+
+    # the controllers' state: restored when a learning call fails (the base model keeps itself)
+    _CONTROLLERS = ("levels_", "alpha_t_", "p_", "isum_", "steps_", "win_", "win_n_", "win_pos_",
+                    "_n_seen")  # fmt: skip
+
+    @contextmanager
+    def _atomic(self):
+        """A learning call: if it raises, the controllers are as they were (so a rejected call,
+        e.g. an ``x`` the base model refuses after the controllers learnt from its interval,
+        changes nothing)."""
+        d = self.__dict__
+        saved = {
+            k: d[k].copy() if isinstance(d[k], np.ndarray) else d[k] for k in self._CONTROLLERS
+        }
+        try:
+            yield
+        except BaseException:
+            d.update(saved)
+            raise
+
     def _track(self, levels: np.ndarray) -> None:
         """Start controllers for the levels not tracked yet (at their initial state)."""
         new = [float(a) for a in levels if not np.any(np.abs(self.levels_ - a) <= 1e-12)]
@@ -326,39 +349,51 @@ class AdaptiveConformal(Estimator):
         asked for are tracked from now on.  Returns ``(predictions, intervals)``: ``(n, 2)`` for
         one level, ``(n, len(alpha), 2)`` for a list."""
         alphas, scalar = check_alphas(alpha)
+        if "_model" not in self.__dict__:
+            return self._first_call(AdaptiveConformal.predict_learn_many, X, y, alpha, w)
         m = self.model_
-        self._track(alphas)
-        ya = np.ascontiguousarray(np.asarray(y, dtype=np.float64).reshape(-1))
+        ya = check_targets(y, n_rows(X))
+        check_weights(w, ya.shape[0])
 
         def base(levels):
             return m.predict_learn_many(X, y, alpha=list(levels), w=w)
 
-        pred, lo, hi = self._run(base, ya, alphas, learn=True)
-        self._n_seen += ya.shape[0]
+        with self._atomic():
+            self._track(alphas)
+            pred, lo, hi = self._run(base, ya, alphas, learn=True)
+            self._n_seen += ya.shape[0]
         out = np.stack([lo, hi], axis=-1)
         return pred, (out[:, 0, :] if scalar else out)
 
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` in order (the tracked levels' controllers, then the base
         model, row by row)."""
+        if "_model" not in self.__dict__:
+            return self._first_call(AdaptiveConformal.learn_many, X, y, w)
         m = self.model_
-        ya = np.ascontiguousarray(np.asarray(y, dtype=np.float64).reshape(-1))
+        ya = check_targets(y, n_rows(X))
+        check_weights(w, ya.shape[0])
 
         def base(levels):
             return m.predict_learn_many(X, y, alpha=list(levels), w=w)
 
-        self._run(base, ya, self.levels_.copy(), learn=True)
-        self._n_seen += ya.shape[0]
+        with self._atomic():
+            self._run(base, ya, self.levels_.copy(), learn=True)
+            self._n_seen += ya.shape[0]
         return self
 
     def predict(self, X) -> np.ndarray:
         """Point predictions (the base model's)."""
+        if "_model" not in self.__dict__:
+            return self._first_call(AdaptiveConformal.predict, X, keep=False)
         return self.model_.predict(X)
 
     def predict_interval(self, X, alpha=0.1) -> np.ndarray:
         """The intervals the wrapper gives now at significance ``alpha`` (a number or a list):
         ``(n, 2)`` or ``(n, len(alpha), 2)``.  Changes nothing."""
         alphas, scalar = check_alphas(alpha)
+        if "_model" not in self.__dict__:
+            return self._first_call(AdaptiveConformal.predict_interval, X, alpha, keep=False)
         m = self.model_
 
         def base(levels):
@@ -383,17 +418,25 @@ class AdaptiveConformal(Estimator):
         gives for ``x`` now, then the base model learns ``(x, y)``."""
         yf = check_target(y)
         check_weight(w)
+        if "_model" not in self.__dict__:
+            return self._first_call(AdaptiveConformal.learn_one, x, y, w)
         m = self.model_
-        self._one(x, self.levels_.copy(), True, yf)
-        m.learn_one(x, yf, w)
-        self._n_seen += 1
+        with self._atomic():
+            self._one(x, self.levels_.copy(), True, yf)
+            m.learn_one(x, yf, w)
+            self._n_seen += 1
 
     def predict_one(self, x: Mapping[Hashable, object]) -> float:
+        """Point prediction for one example (the base model's)."""
+        if "_model" not in self.__dict__:
+            return self._first_call(AdaptiveConformal.predict_one, x, keep=False)
         return self.model_.predict_one(x)
 
     def predict_interval_one(self, x: Mapping[Hashable, object], alpha=0.1):
         """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
         alphas, scalar = check_alphas(alpha)
+        if "_model" not in self.__dict__:
+            return self._first_call(AdaptiveConformal.predict_interval_one, x, alpha, keep=False)
         _, lo, hi = self._one(x, alphas, False)
         if scalar:
             return (float(lo[0, 0]), float(hi[0, 0]))
@@ -412,6 +455,8 @@ class AdaptiveConformal(Estimator):
 
     @property
     def memory_bytes(self) -> int:
+        if "_model" not in self.__dict__:
+            return 0
         own = sum(v.nbytes for k, v in self.__dict__.items() if isinstance(v, np.ndarray))
         return self.model_.memory_bytes + own
 

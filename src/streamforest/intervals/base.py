@@ -125,10 +125,6 @@ class IntervalRegressor(Estimator):
     def _check_params(self) -> None:
         self._check_common()
 
-    def _check_levels(self, alphas: np.ndarray) -> None:
-        """Raise ``ValueError`` if the method cannot give intervals at these levels (before any
-        state changes)."""
-
     def _configure(self, forest: OnlineForestRegressor) -> None:
         pass
 
@@ -218,7 +214,6 @@ class IntervalRegressor(Estimator):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(IntervalRegressor.predict_learn_many, X, y, alpha, w)
-        self._check_levels(alphas)
         Xa, ya, wa = f._prepare(X, y, w)
         if Xa.shape[0]:
             f._check_fittable()  # a forest that knows no feature refuses rows
@@ -241,7 +236,6 @@ class IntervalRegressor(Estimator):
         alphas, scalar = check_alphas(alpha)
         if "_forest" not in self.__dict__:
             return self._first_call(IntervalRegressor.predict_interval, X, alpha, keep=False)
-        self._check_levels(alphas)
         Xa = self._encode(X)
         _, lo, hi = self._predict_only(Xa, alphas)
         return _shape(lo, hi, scalar)
@@ -286,7 +280,6 @@ class IntervalRegressor(Estimator):
             lo, hi = self._one_scratch(alphas.shape[0])
             self._one_kernel(row, alphas, lo, hi)
         else:
-            self._check_levels(alphas)
             Xa = f._encode_one(x, learn=False)
             _, lo2, hi2 = self._predict_only(Xa, alphas)
             lo, hi = lo2[0], hi2[0]

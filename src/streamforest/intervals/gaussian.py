@@ -127,9 +127,8 @@ class GaussianInterval(IntervalRegressor):
     def scale(self) -> float:
         """``kappa``: the forest's squared error relative to the mixture variance (1 before any
         example; only ``variance="calibrated"`` uses it)."""
-        _ = self.forest_
-        s = self.scale_
-        return float(s[0] / s[1]) if s[1] > 0 else 1.0
+        s = self.__dict__.get("scale_")
+        return float(s[0] / s[1]) if s is not None and s[1] > 0 else 1.0
 
     # ---------------------------------------------------------------------------------------------
     def _trees(self, Xa, ya, W, learn, wa=None):
