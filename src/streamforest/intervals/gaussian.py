@@ -193,7 +193,9 @@ class GaussianInterval(IntervalRegressor):
         """Learn one example (``x`` a dict of feature values): one compiled call."""
         yf = check_target(y)
         wf = weight_of(w)
-        f = self.forest_
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(GaussianInterval.learn_one, x, yf, wf)
         row = f._encode_learn_row(x)
         e = f.engine_
         P, V, N, mean, yb, _, _, _, none = self._one_buffers(0)
@@ -225,11 +227,10 @@ class GaussianInterval(IntervalRegressor):
     def predict_quantiles_one(self, x, q):
         """Gaussian quantiles ``q`` (a number or a list) at one example: a float or a list (NaN
         before any data; -inf/inf where the variance is not known yet)."""
-        scalar = isinstance(q, numbers.Real)
-        qa = np.atleast_1d(np.asarray(q, dtype=float))
-        if qa.ndim != 1 or not np.all((qa > 0) & (qa < 1)):
-            raise ValueError(f"q must be in (0, 1), got {q!r}")
-        f = self.forest_
+        qa, scalar = check_quantiles(q, closed=False)
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(GaussianInterval.predict_quantiles_one, x, q, keep=False)
         out = np.full(qa.shape[0], np.nan)
         if f._fitted:
             e = f.engine_
