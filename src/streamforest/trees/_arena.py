@@ -184,11 +184,55 @@ def used_bytes(A: Arena, t: int) -> int:
     return int(sum(item[_FIELD_ARENA[k]] * int(np.prod(A.lay[t, k, 1:])) for k in range(N_FIELDS)))
 
 
-def check(A: Arena, created=None) -> None:
+def upgraded(A: Arena, created=None) -> Arena:
+    """``A`` in this library's layout when it was saved before fields were appended to
+    :class:`TreeState` and :class:`TreeParams` (fields are only ever appended): each tree's
+    stored fields are kept, the new ones take the values a fresh tree of the same capacities
+    has, new parameters their defaults.  Any other arena is returned as it is (and
+    :func:`check` judges it)."""
+    lay, pa = A.lay, A.pa
+    if not (isinstance(lay, np.ndarray) and isinstance(pa, np.ndarray)):
+        return A
+    if lay.ndim != 3 or pa.ndim != 2 or lay.shape[2:] != (4,):
+        return A
+    k, q = lay.shape[1], pa.shape[1]
+    if (k, q) == (N_FIELDS, N_PARAMS) or not (0 < k <= N_FIELDS and 0 < q <= N_PARAMS):
+        return A
+    T = lay.shape[0]
+    new_pa = np.zeros((T, N_PARAMS))
+    new_pa[:, :q] = pa
+    defaults = TreeParams._field_defaults
+    for j, name in enumerate(TreeParams._fields[q:], start=q):
+        new_pa[:, j] = float(defaults[name])
+    out = empty(T)._replace(pa=new_pa)
+    old = A._replace(lay=np.zeros((T, N_FIELDS, 4), np.int64))
+    old.lay[:, :k] = lay
+    old.lay[:, k:, 1:] = 1
+    check(old._replace(pa=new_pa), created, fields=k)
+    from ..rng import new_state
+    from ._state import allocate
+
+    for t in range(T):
+        if created is not None and not created[t]:
+            continue
+        st = load(old, t)
+        fresh = allocate(
+            st.ft_nominal.shape[0],
+            new_state(0),
+            nodes=st.nd_feat.shape[0],
+            leaves=st.lf_node.shape[0],
+            bins=1,
+            cats=1,
+        )
+        out = store(out, t, TreeState(*st[:k], *fresh[k:]))
+    return out
+
+
+def check(A: Arena, created=None, fields: int = N_FIELDS) -> None:
     """Raise ``ValueError`` unless ``A`` is a well-formed arena: array types and shapes, and
-    every field of every tree (``created[t]``, default all) inside its row.  Compiled code reads
-    the fields through unchecked views (:func:`tree_at`), so an arena from outside (a loaded
-    file) is checked first."""
+    every field (the first ``fields``) of every tree (``created[t]``, default all) inside its
+    row.  Compiled code reads the fields through unchecked views (:func:`tree_at`), so an arena
+    from outside (a loaded file) is checked first."""
     T = A.lay.shape[0] if isinstance(A.lay, np.ndarray) else -1
     kinds = ((A.fa, np.float64, 2), (A.ia, np.int64, 2), (A.ba, np.int8, 2),
              (A.lay, np.int64, 3), (A.pa, np.float64, 2))  # fmt: skip
@@ -208,7 +252,7 @@ def check(A: Arena, created=None) -> None:
         lay = A.lay[t]
         if (lay < 0).any():
             raise ValueError(f"malformed tree arena (tree {t}: negative offset or size)")
-        for k in range(N_FIELDS):
+        for k in range(fields):
             size = int(lay[k, 1]) * int(lay[k, 2]) * int(lay[k, 3])
             if int(lay[k, 0]) + size > caps[_FIELD_ARENA[k]]:
                 raise ValueError(f"malformed tree arena (tree {t}: field {k} outside its row)")
@@ -330,6 +374,11 @@ def tree_state(A, t):
         nd_ph=_v2(A.fa, A.lay, t, 46),
         nd_q=_v2(A.fa, A.lay, t, 47),
         nd_path=_v1(A.ia, A.lay, t, 48),
+        nd_proj=_v2(A.fa, A.lay, t, 49),
+        nd_ctr=_v2(A.fa, A.lay, t, 50),
+        ft_mm=_v2(A.fa, A.lay, t, 51),
+        lf_ev=_v2(A.fa, A.lay, t, 52),
+        ev=_v1(A.fa, A.lay, t, 53),
     )
 
 
@@ -366,6 +415,11 @@ def tree_params(A, t):
         alt_alpha=p[25],
         alt_fade=p[26],
         alt_period=np.int64(p[27]),
+        oblique=np.int64(p[28]),
+        mc_points=np.int64(p[29]),
+        coef_decay=p[30],
+        ev_fade=p[31],
+        ev_decay=p[32],
     )
 
 
