@@ -86,9 +86,10 @@ def test_a_new_forest_shape_compiles_nothing(rng):
 @pytest.mark.parametrize("drift", [None, 2.0])
 def test_per_example_calls_equal_the_batch_pass(rng, drift):
     """predict_interval_one then learn_one, row by row, gives exactly what one compiled
-    prequential pass gives, also while trees grow and are replaced after drifts."""
+    prequential pass gives, also while trees grow, warn (background trees start and learn with
+    their own weights, or are discarded) and drift (background trees swapped in)."""
     X, y = friedman1(3000, rng)
-    y[1500:] += 8.0  # an abrupt change (the detectors fire with the low threshold)
+    y[1500:] += 8.0  # an abrupt change (the detectors signal often with the low threshold)
     forest = sf.OnlineForestRegressor(n_trees=5, drift_threshold=drift, seed=3,
                                       tree=sf.HoeffdingTreeRegressor(grace_period=50))  # fmt: skip
     methods = [
@@ -109,8 +110,10 @@ def test_per_example_calls_equal_the_batch_pass(rng, drift):
         assert np.array_equal(pred, preds)
         assert np.array_equal(iv, one)
         if drift:
-            assert a.forest_.n_resets > 0
+            st = a.forest_.drift_stats_
+            assert st["background_swapped"] > 0 and st["background_discarded"] > 0, st
         assert a.forest_.n_resets == b.forest_.n_resets
+        assert a.drift_stats_ == b.drift_stats_
 
 
 def test_tree_and_forest_per_example_equal_batch(rng):

@@ -46,15 +46,23 @@ stored as the estimators hold it.  So it must be bumped whenever an estimator's 
 changes; a reader refuses files whose format version is newer than :data:`FORMAT_VERSION` or older
 than :data:`MIN_FORMAT_VERSION` (an upgrade step in ``_UPGRADES`` can keep older formats readable).
 
-==============  ======================  ======================
-format_version  written by              read by
-==============  ======================  ======================
-1               streamforest 0.1.0      streamforest 0.1.0 (before the tree kinds)
-2               streamforest 0.1.x      streamforest 0.1.x (trees with a split rule)
-==============  ======================  ======================
+==============  ==============================================  ======================
+format_version  written by                                      read by
+==============  ==============================================  ======================
+1               streamforest 0.1.0                              streamforest 0.1.x
+2               streamforest 0.1.x, with tree kinds and         streamforest 0.1.x
+                background trees
+==============  ==============================================  ======================
 
-Format 2 added the split rule's fields to every tree's state (``lf_nex``, ``lf_xc``, ``lf_buf``)
-and parameters (``split_rule``, ``m_min``); a format-1 file is refused with both versions named.
+Version 2: every tree's state has the fields of the split rules and of change adaptation
+(``lf_nex``, ``lf_xc``, ``lf_buf``, ``nd_alt``, ``nd_isalt``, ``nd_ph``, ``nd_q``, ``nd_path``;
+more ``ints``) and its parameters ``split_rule``, ``m_min`` and the alternates'; a forest's engine
+holds background trees and drift counts, and a tree's drift detector state (``TreeState.dd``) is
+the thesis' Page-Hinkley test's.  Version 1 files still load: the manifest is unchanged, and the
+objects upgrade themselves when their state is set (the arena is laid out anew with the added
+fields as a new tree of its kind has them, :func:`streamforest.trees._arena.upgrade`; the
+engine starts without background trees or warnings, each tree's detector restarted in the new
+layout; a forest gets ``warning_fraction=None``).
 """
 
 from __future__ import annotations
@@ -77,11 +85,13 @@ __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MIN_FORMAT_VERSION", "load", "read_
 
 FORMAT_NAME = "streamforest-model"
 FORMAT_VERSION = 2  # written by this library
-MIN_FORMAT_VERSION = 2  # oldest format this library reads
+MIN_FORMAT_VERSION = 1  # oldest format this library reads
 MANIFEST = "manifest.json"
 
-# format_version v -> function turning a v manifest into a v + 1 manifest (none yet)
-_UPGRADES: dict[int, Callable[[dict], dict]] = {}
+# format_version v -> function turning a v manifest into a v + 1 manifest
+_UPGRADES: dict[int, Callable[[dict], dict]] = {
+    1: lambda manifest: manifest,  # 1 -> 2: the objects upgrade themselves (see the docstring)
+}
 
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed zip timestamps: the same model gives the same bytes
 _PKG = "streamforest"

@@ -18,6 +18,12 @@ a batch pass gives.
 Online bagging (Oza 2005): tree ``t`` learns row ``i`` with weight ``k * w_i``,
 ``k ~ Poisson(lam)`` (Knuth's multiplication method, exact for the small rates used here);
 ``lam = 0`` means no bagging (weight ``w_i``), as for a single tree.
+
+Background trees (see :mod:`streamforest.engine.core`) live in a second arena of the same shape
+(row ``t``: tree ``t``'s background tree, when ``on[t]``); each draws its bagging weights from
+its own generator, one draw per row it sees, so the per-example kernel
+(:func:`learn_background_one`) and the batch pass (:func:`draw_background` then
+:func:`background_rows`) give the same trees.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from ..trees._kernels import (
 AGG_MEAN = 0
 AGG_MEDIAN = 1
 DONE = -1  # a per-example kernel learnt the row
-DRIFTED = -2  # ... and some tree's drift detector fired
+DRIFTED = -2  # ... and some tree's drift detector signalled (a drift or a warning)
 FRESH = -1  # learn_one's t0 for a new row
 
 
@@ -103,6 +109,22 @@ def apply_rows(A, t, X, out):
     _apply_batch(st, X, out)
 
 
+@njit(cache=True, nogil=True, _nrt=False)
+def background_rows(B, t, X, y, w, start):
+    """Background tree ``t`` (row t of arena ``B``) learns rows ``start..`` of ``X`` with the
+    weights ``w`` (drawn by :func:`draw_background`)."""
+    st, prm = tree_at(B, t)
+    return learn_batch(st, prm, X, y, w, start)
+
+
+@njit(cache=True, nogil=True)
+def draw_background(brng, lam, w, out, start, stop):
+    """``out[i]``, ``start <= i < stop``: a background tree's bagging weights of rows i (sample
+    weights ``w``), drawn in row order from its generator ``brng``."""
+    for i in range(start, stop):
+        out[i] = bagging_weight(brng, lam, w[i])
+
+
 @njit(cache=True, _nrt=False)
 def lacks_room(A, t):
     st, prm = tree_at(A, t)
@@ -114,11 +136,11 @@ def lacks_room(A, t):
 @njit(cache=True, nogil=True, _nrt=False)
 def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0):
     """Every tree learns ``(x, y)``: tree t with the bagging weight ``wt[t]`` after predicting
-    ``x`` into ``P[t]``; ``drifted[t]`` is set when tree t's drift detector fired.  A new row
+    ``x`` into ``P[t]``; ``drifted[t]`` is set when tree t's drift detector signalled.  A new row
     comes with ``t0 = FRESH`` (the weights are drawn, every tree runs); a repeated call with
     ``t0 = t`` resumes at tree ``t`` with the weights already drawn.
 
-    Returns ``DONE`` (or ``DRIFTED`` when some detector fired), or the index ``t`` of a tree
+    Returns ``DONE`` (or ``DRIFTED`` when some detector signalled), or the index ``t`` of a tree
     that lacks room: the trees before it have learnt the row, and the call is repeated with
     ``t0 = t`` once the engine grew that tree."""
     T = A.lay.shape[0]
@@ -137,6 +159,27 @@ def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0):
     for t in range(T):
         if drifted[t]:
             return DRIFTED
+    return DONE
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def learn_background_one(B, on, brng, lam, x, y, w, bw, t0):
+    """Every background tree (``on[t]``, row t of arena ``B``) learns ``(x, y)`` with its own
+    bagging weight ``bw[t]``, drawn from ``brng[t]`` on a new row (``t0 = FRESH``).  Returns
+    ``DONE``, or the index of a background tree that lacks room (call again with ``t0 = t``
+    once the engine grew it)."""
+    if t0 == FRESH:
+        for t in range(on.shape[0]):
+            if on[t]:
+                bw[t] = bagging_weight(brng[t], lam, w)
+        t0 = 0
+    for t in range(t0, on.shape[0]):
+        if not on[t]:
+            continue
+        st, prm = tree_at(B, t)
+        if needs_step(prm, bw[t]) and not has_room(st, prm):
+            return t
+        learn_step(st, prm, x, y, bw[t], False)
     return DONE
 
 

@@ -11,9 +11,29 @@ estimators and interval methods reach them:
 - **run the trees**: per example, :meth:`Engine.learn_one` / :meth:`Engine.predict_one` (one
   compiled call for every tree); per chunk, :meth:`Engine.run` drives a compiled pass of each
   tree (any kernel ``step(arena, t, start) -> stop``, e.g. an interval method's own pass) on
-  ``n_jobs`` threads, growing a tree when its pass stopped for room and replacing it when its
-  drift detector fired;
+  ``n_jobs`` threads, growing a tree when its pass stopped for room and acting on its drift
+  detector's signals (below);
 - **aggregate**: :meth:`Engine.aggregate`.
+
+Drift (ARF-style background trees; Gomes et al. 2017, Seah 2021 §4.2): each tree's detector
+(:func:`streamforest.drift.page_hinkley_update`, one statistic, two thresholds) signals
+
+- a *warning* (``warning`` > 0, lower threshold): a background tree starts, empty, and learns
+  every following row with its own Poisson bagging weight (its own generator);
+- a *drift*: the background tree replaces the tree, or a fresh tree when there is none
+  (``warning`` = 0: always a fresh tree);
+- a *withdrawn* warning (the detector's statistic fell back to a new minimum before the drift
+  threshold: the rise of the error that raised the warning is cancelled): the background tree is
+  discarded.  That is the horizon of a warning: no fixed number of rows.
+
+Background trees live in a second arena, ``bg``, of the same shape and type as the trees' (row
+``t``: tree ``t``'s background tree while ``bg_on[t]``), so no kernel signature depends on them
+and every kernel that predicts (or an interval method's pass) sees only the trees' arena; they
+run without a detector of their own (the thesis: no change detection in an alternative until it
+is adopted) and start one, fresh, when swapped in.  A pass stops after a row that signalled, the
+background tree learns the rows the tree just learnt, then the engine acts: per example and per
+chunk the same rows reach the same trees with the same weights, so both give the same forest.
+Counts: :meth:`Engine.drift_stats`.
 
 A tree's hyper-parameters come from a *spec*, a :class:`~streamforest.trees.HoeffdingTreeRegressor`
 that is never fitted itself (its ``_tree_params`` gives the compiled parameters).  The tree kind is
@@ -22,7 +42,10 @@ chosen there: split rule (observers), leaf model and drift detector are paramete
 Threads: trees write only their own arena rows, so they run concurrently and never wait for each
 other.  A tree that outgrows its row reallocates the arena (under a lock, copying every row as it
 is); a tree whose pass was running on the old arrays meanwhile copies its own row over when its
-call returns (:meth:`Engine.drive`), so no update is lost.
+call returns (:meth:`Engine.drive`), so no update is lost.  The same holds in the background
+arena (tree ``t``'s thread runs its background tree too), and a swap writes the tree's row under
+the lock as a reallocation does.  The background arena is released when no background tree is
+left.
 """
 
 from __future__ import annotations
@@ -34,6 +57,7 @@ import numpy as np
 
 from .. import rng as _rng
 from ..compilation import entry_point
+from ..drift import N_PH, PH_DRIFT, PH_WARNING, PH_WITHDRAWN, page_hinkley_init
 from ..sketches import kll
 from ..trees import _arena as AR
 from ..trees import _kernels as TK
@@ -43,6 +67,11 @@ from . import _kernels as FK
 
 AGGREGATIONS = {"mean": FK.AGG_MEAN, "median": FK.AGG_MEDIAN}
 _ENTRY_POINTS: dict = {}  # kernel -> its compiled entry point (see Engine.call)
+
+# columns of Engine.drift_counts
+DS_WARNINGS, DS_DRIFTS, DS_STARTED, DS_SWAPPED, DS_DISCARDED = range(5)
+DRIFT_STATS = ("warnings", "drifts", "background_started", "background_swapped",
+               "background_discarded")  # fmt: skip
 
 
 class _Lock:
@@ -84,12 +113,15 @@ class Engine:
         :class:`~streamforest.OnlineForestRegressor`.
     n_jobs
         Threads that run trees in parallel on chunks of at least 256 rows.
+    warning
+        Warning threshold armed in every tree's drift detector: above it a background tree
+        starts (see the module docstring); 0: no warnings, a drift resets the tree.
     """
 
     parallel_rows = 256  # chunks this long run their trees on threads (when n_jobs > 1)
 
     def __init__(self, specs, features, bagging=0.0, seed=None, aggregation="mean",
-                 max_memory_mb=None, n_jobs=1):  # fmt: skip
+                 max_memory_mb=None, n_jobs=1, warning=0.0):  # fmt: skip
         self.specs = list(specs)
         self.features = features
         self.bagging = float(bagging)
@@ -101,7 +133,12 @@ class Engine:
         self.arena = AR.empty(T)
         self.created = np.zeros(T, np.int8)
         self._fitted = False
-        self.n_resets = np.zeros(T, np.int64)
+        self.n_resets = np.zeros(T, np.int64)  # trees replaced (by a background or fresh tree)
+        self.warning = float(warning)
+        self.bg = AR.empty(T)  # background trees, row t for tree t (see the module docstring)
+        self.bg_on = np.zeros(T, np.int8)
+        self.bg_rng = np.zeros((T, 1), np.uint64)  # their bagging weights' generators
+        self.drift_counts = np.zeros((T, len(DRIFT_STATS)), np.int64)  # columns DS_*
         self._synced = -1  # the version of the feature space the trees match
         self._lock = _Lock()
         self._scratch()
@@ -109,13 +146,15 @@ class Engine:
     def _scratch(self) -> None:
         T = len(self.specs)
         self._wt = np.zeros(T)
+        self._bw = np.zeros(T)
         self._p = np.zeros(T)
         self._drifted = np.zeros(T, np.int8)
         self._row = np.empty(0)
+        self._bg_live = bool(self.bg_on.any())
 
     def __getstate__(self):
         d = dict(self.__dict__)
-        for k in ("_wt", "_p", "_drifted", "_pool", "_row"):
+        for k in ("_wt", "_bw", "_p", "_drifted", "_pool", "_row", "_bg_live"):
             d.pop(k, None)
         return d
 
@@ -123,9 +162,33 @@ class Engine:
         A = d.get("arena")
         if not isinstance(A, AR.Arena):
             raise ValueError("malformed engine state (no tree arena)")
+        A = d["arena"] = AR.upgrade(A, d.get("created"))  # format 1: today's layout
         AR.check(A, d.get("created"))
+        if isinstance(d.get("bg"), AR.Arena):
+            AR.check(d["bg"], d.get("bg_on"))
         self.__dict__.update(d)
+        if "bg" not in d:  # saved before background trees (format version 1)
+            self._upgrade_v1()
         self._scratch()
+
+    def _upgrade_v1(self) -> None:
+        """An engine saved before background trees: no warnings (it reset its trees), no
+        background trees, and each tree's detector restarted in the current layout (its state
+        was the earlier detector's)."""
+        T = self.n_trees
+        self.warning = 0.0
+        self.bg = AR.empty(T)
+        self.bg_on = np.zeros(T, np.int8)
+        self.bg_rng = np.zeros((T, 1), np.uint64)
+        self.drift_counts = np.zeros((T, len(DRIFT_STATS)), np.int64)
+        self.drift_counts[:, DS_DRIFTS] = self.n_resets
+        fields = S.TreeState._fields
+        for t in range(T):
+            if self.created[t]:
+                dd = np.zeros(N_PH)
+                page_hinkley_init(dd, 0.0)
+                st = self.state(t)._replace(dd=dd)
+                self.arena = AR.store(self.arena, t, st, kept=[f != "dd" for f in fields])
 
     # --- shape ------------------------------------------------------------------------------------
     @property
@@ -158,7 +221,19 @@ class Engine:
 
     @property
     def memory_bytes(self) -> int:
-        return int(sum(self.tree_bytes(t) for t in range(self.n_trees) if self.created[t]))
+        """Bytes of the trees and of the live background trees."""
+        trees = sum(self.tree_bytes(t) for t in range(self.n_trees) if self.created[t])
+        bg = sum(AR.used_bytes(self.bg, t) for t in range(self.n_trees) if self.bg_on[t])
+        return int(trees + bg)
+
+    def _arena_of(self, bg: bool) -> AR.Arena:
+        return self.bg if bg else self.arena
+
+    def _put(self, bg: bool, A: AR.Arena) -> None:
+        if bg:
+            self.bg = A
+        else:
+            self.arena = A
 
     # --- life cycle -------------------------------------------------------------------------------
     def sync(self) -> None:
@@ -178,6 +253,12 @@ class Engine:
                     self._widen(t, p)
                 A = self.arena
                 A.ia[t, A.lay[t, 0, 0] + S.I_MAXCAT] = fs.max_categories
+                if self.bg_on[t]:
+                    B = self.bg
+                    if B.ia[t, B.lay[t, 0, 0] + S.I_NFEAT] < p:
+                        self._widen(t, p, bg=True)
+                        B = self.bg
+                    B.ia[t, B.lay[t, 0, 0] + S.I_MAXCAT] = fs.max_categories
         self._synced = key
 
     def _tree_seed(self, t: int):
@@ -186,14 +267,21 @@ class Engine:
             return seed
         return int(np.random.SeedSequence([int(seed), k]).generate_state(1, np.uint64)[0])
 
-    def _create(self, t: int, p: int) -> None:
+    def _tree_params(self, t: int, p: int, bg: bool = False) -> S.TreeParams:
+        """Tree ``t``'s compiled parameters for ``p`` features (a background tree's: without
+        drift detection)."""
+        prm = self.specs[t]._tree_params(p)
+        return prm._replace(drift_lambda=0.0) if bg else prm
+
+    def _new_tree(self, t: int, p: int, seed, bg: bool = False) -> None:
+        """A fresh tree in row ``t`` of the trees' arena (or of the background arena)."""
         spec = self.specs[t]
         self._apply_memory_budget(spec, p)
-        prm = spec._tree_params(p)
+        prm = self._tree_params(t, p, bg)
         extra = prm.split_rule == S.SPLIT_EXTRA  # no observers: a token bin pool
         st = S.allocate(
             p,
-            _rng.new_state(self._tree_seed(t)),
+            _rng.new_state(seed),
             sketch_k=int(spec.leaf_quantile_k or 0),
             bins=16 if extra else min(4096, int(spec.max_observer_bins)),
             nodes=256,
@@ -204,11 +292,15 @@ class Engine:
         st.ft_nominal[:p] = self.features.nominal
         TK.init_root(st, prm)
         st.ints[S.I_MAXCAT] = self.features.max_categories
-        self.arena = AR.store(self.arena, t, st, prm, kept=[False] * len(st))
+        page_hinkley_init(st.dd, self.warning)
+        self._put(bg, AR.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st)))
+
+    def _create(self, t: int, p: int) -> None:
+        self._new_tree(t, p, self._tree_seed(t))
         self._set_created(t)
 
-    def _widen(self, t: int, p: int) -> None:
-        before = st = self.state(t)
+    def _widen(self, t: int, p: int, bg: bool = False) -> None:
+        before = st = AR.load(self._arena_of(bg), t)
         old = int(st.ints[S.I_NFEAT])
         pc = st.ft_nominal.shape[0]
         if p > pc:
@@ -216,14 +308,14 @@ class Engine:
         st.ft_nominal[:p] = self.features.nominal
         # new features are observed by every existing leaf (see _choose_features)
         st.lf_mask[:, old:p] = 1
-        prm = self.params(t)
+        prm = AR.params_at(self._arena_of(bg), t)
         st.lf_scale[:, old:p] = 1.0 / prm.qo_radius if prm.observer == S.OBS_QO else prm.tebst_scale
         if st.lf_xc.shape[2]:  # extremely randomised split: no candidate on a new feature, and
             st.lf_xc[:, old:p, S.XC_THR] = np.nan  # the examples buffered before it lack it
             st.lf_buf[:, 2 + old : 2 + p, :] = np.nan
         st.ints[S.I_NFEAT] = p
         kept = [a is b for a, b in zip(st, before, strict=True)]
-        self.arena = AR.store(self.arena, t, st, self.specs[t]._tree_params(p), kept)
+        self._put(bg, AR.store(self._arena_of(bg), t, st, self._tree_params(t, p, bg), kept))
 
     def _apply_memory_budget(self, spec, p: int) -> None:
         """Cap a new tree's bins and leaves so the forest stays within ``max_memory_mb``."""
@@ -244,11 +336,80 @@ class Engine:
             self.n_resets[t] += 1
             self._create(t, len(self.features))
 
-    def make_room(self, t: int) -> None:
-        """Grow tree ``t``'s arrays (it stopped for lack of room)."""
+    # --- drift: signals and background trees ------------------------------------------------------
+    def _sub_seed(self, t: int, k: int, kind: int):
+        seed = self.specs[t].seed
+        if seed is None:
+            return None
+        return int(np.random.SeedSequence([int(seed), k, kind]).generate_state(1, np.uint64)[0])
+
+    def _start_background(self, t: int) -> None:
+        """Tree ``t`` warned: an empty background tree starts in row ``t`` of ``bg``."""
+        k = int(self.drift_counts[t, DS_STARTED])
+        self._new_tree(t, len(self.features), self._sub_seed(t, k, 1), bg=True)
+        self.bg_rng[t] = _rng.new_state(self._sub_seed(t, k, 2))
+        self.bg_on[t] = 1
+        self._bg_live = True
+        self.drift_counts[t, DS_STARTED] += 1
+
+    def _end_background(self, t: int) -> None:
+        self.bg_on[t] = 0
+        self._bg_live = bool(self.bg_on.any())
+        if not self._bg_live:  # release the background arena's memory
+            self.bg = AR.empty(self.n_trees)
+
+    def _swap(self, t: int) -> None:
+        """Tree ``t`` drifted: its background tree takes its place, with a fresh detector."""
+        st = AR.load(self.bg, t)
+        page_hinkley_init(st.dd, self.warning)
+        prm = self._tree_params(t, int(st.ints[S.I_NFEAT]))
+        self.arena = AR.store(self.arena, t, st, prm)  # copied (st: views of bg)
+        self.n_resets[t] += 1
+        self.drift_counts[t, DS_SWAPPED] += 1
+        self._end_background(t)
+
+    def _signal(self, t: int, code: int) -> bool:
+        """Act on tree ``t``'s detector signal (under the lock); True if the tree was
+        replaced."""
+        A = self.arena
+        A.ia[t, A.lay[t, 0, 0] + S.I_DRIFT] = 0
+        c = self.drift_counts[t]
+        if code == PH_DRIFT:
+            c[DS_DRIFTS] += 1
+            if self.bg_on[t]:
+                self._swap(t)
+            else:
+                self.reset(t)
+            return True
+        if code == PH_WARNING:
+            c[DS_WARNINGS] += 1
+            if self.bg_on[t]:  # (not after a withdrawn warning; kept general) a newer one
+                c[DS_DISCARDED] += 1
+            self._start_background(t)
+        elif code == PH_WITHDRAWN and self.bg_on[t]:
+            c[DS_DISCARDED] += 1
+            self._end_background(t)
+        return False
+
+    def drift_stats(self) -> dict:
+        """Counts of the drift machinery: per tree (lists) and in total (see
+        :attr:`streamforest.OnlineForestRegressor.drift_stats_`)."""
+        c = self.drift_counts
+        out = {name: int(c[:, k].sum()) for k, name in enumerate(DRIFT_STATS)}
+        out["background_live"] = int(self.bg_on.sum())
+        out["replacements"] = int(self.n_resets.sum())
+        per = {name: c[:, k].tolist() for k, name in enumerate(DRIFT_STATS)}
+        per["background_live"] = self.bg_on.astype(np.int64).tolist()
+        per["replacements"] = self.n_resets.tolist()
+        out["per_tree"] = per
+        return out
+
+    def make_room(self, t: int, bg: bool = False) -> None:
+        """Grow tree ``t``'s arrays (it stopped for lack of room); ``bg``: its background
+        tree's."""
         with self._lock:
-            before = st = self.state(t)
-            prm = self.params(t)
+            before = st = AR.load(self._arena_of(bg), t)
+            prm = AR.params_at(self._arena_of(bg), t)
             ints = st.ints
             kw = {}
             k = ints[S.I_NALTS] + 2 if prm.alt_lambda > 0 else 1  # as the kernels' _room
@@ -268,16 +429,17 @@ class Engine:
             if "bins" in kw:
                 rebuild_hash(st)
             kept = [a is b for a, b in zip(st, before, strict=True)]
-            self.arena = AR.store(self.arena, t, st, kept=kept)
+            self._put(bg, AR.store(self._arena_of(bg), t, st, kept=kept))
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
-        """After tree ``t``'s pass returned ``stop`` (of ``n`` rows): replace the tree if its
-        drift detector fired (returns True), else grow it if it stopped for lack of room.  Under
-        the lock: the room check may free observer bins, which another tree's reallocation must
-        not copy half-done."""
+        """After tree ``t``'s pass returned ``stop`` (of ``n`` rows): act on its drift
+        detector's signal (a drift replaces the tree: returns True; a warning starts a background
+        tree, a withdrawn one drops it), else grow the tree if it stopped for lack of room.
+        Under the lock: the room check may free observer bins, which another tree's
+        reallocation must not copy half-done."""
         with self._lock:
-            if self.int_of(t, S.I_DRIFT):
-                self.reset(t)
+            code = self.int_of(t, S.I_DRIFT)
+            if code and self._signal(t, code):
                 return True
             if stop < n and FK.lacks_room(self.arena, t):
                 self.make_room(t)
@@ -304,33 +466,66 @@ class Engine:
         return P.mean(axis=0)
 
     # --- running the trees ------------------------------------------------------------------------
-    def _carry_row(self, old: AR.Arena, t: int) -> None:
+    def _carry_row(self, old: AR.Arena, t: int, bg: bool = False) -> None:
         """Tree ``t`` ran on arena ``old`` while another tree reallocated the arena (copying
         every row as it was then): copy ``t``'s row, which only ``t``'s thread writes, into the
         current arrays."""
         with self._lock:
-            cur = self.arena
+            cur = self._arena_of(bg)
             if cur is old:
                 return
             for a, b in zip((old.fa, old.ia, old.ba), (cur.fa, cur.ia, cur.ba), strict=True):
                 b[t, : a.shape[1]] = a[t]
 
-    def drive(self, t: int, step, n: int, before=None, on_reset=None) -> None:
+    def drive(self, t: int, step, n: int, before=None, on_reset=None, rows=None) -> None:
         """Call ``step(arena, t, start) -> stop`` until all ``n`` rows are done.  After each call:
-        ``before(stop)`` if given (a pass grows its own buffers there), then the tree is grown if
-        it stopped for lack of room, or replaced if its drift detector fired (then
-        ``on_reset(stop)`` if given)."""
+        the background tree of ``t`` (if any) learns the rows the tree just learnt (``rows``:
+        the chunk's ``(X, y, w)``, required when the pass learns), ``before(stop)`` if given (a
+        pass grows its own buffers there), then the tree is grown if it stopped for lack of room,
+        or the engine acts on its drift detector's signal (``on_reset(stop)`` if given when the
+        tree was replaced)."""
         i = 0
+        wb = None
         while True:
             A = self.arena
+            i0 = i
+            bg = self.bg_on[t]
+            if bg and rows is None:
+                seen = self.int_of(t, S.I_NSEEN)
             i = step(A, t, i)
             self._carry_row(A, t)  # if another tree reallocated the arena meanwhile
+            if bg:
+                if rows is not None:
+                    if i > i0:
+                        wb = self._background_rows(t, rows, i0, i, wb)
+                elif self.int_of(t, S.I_NSEEN) != seen:
+                    raise RuntimeError(
+                        "internal error: a learning pass ran without its rows (Engine.run(..., "
+                        f"rows=(X, y, w))): tree {t}'s background tree cannot learn them"
+                    )
             if before is not None:
                 before(i)
             if self.after_stop(t, i, n) and on_reset is not None:
                 on_reset(i)
             if i >= n:
                 return
+
+    def _background_rows(self, t: int, rows, i0: int, i1: int, wb):
+        """Tree ``t``'s background tree learns rows ``i0..i1`` of the chunk ``rows`` (its
+        weights drawn first; ``wb`` the chunk's weight buffer, made here when None)."""
+        X, y, w = rows
+        if wb is None:
+            wb = np.empty(X.shape[0])
+        FK.draw_background(self.bg_rng[t], self.bagging, w, wb, i0, i1)
+        Xs, ys = X[:i1], y[:i1]
+        j = i0
+        while True:
+            B = self.bg
+            j = FK.background_rows(B, t, Xs, ys, wb, j)
+            self._carry_row(B, t, bg=True)
+            if j >= i1:
+                return wb
+            self.make_room(t, bg=True)
 
     def executor(self) -> ThreadPoolExecutor:
         """The engine's ``n_jobs`` worker threads (created once, not saved)."""
@@ -347,25 +542,30 @@ class Engine:
             for t in range(self.n_trees):
                 run(t)
 
-    def run(self, step, n: int, before=None, on_reset=None) -> None:
+    def run(self, step, n: int, before=None, on_reset=None, rows=None) -> None:
         """:meth:`drive` every tree through ``step``; ``before`` and ``on_reset`` take
-        ``(t, stop)``."""
+        ``(t, stop)``.  A pass that learns gives its rows, ``rows=(X, y, w)`` (``w`` the sample
+        weights): background trees learn them too."""
 
         def one(t):
             b = (lambda stop: before(t, stop)) if before is not None else None
             r = (lambda stop: on_reset(t, stop)) if on_reset is not None else None
-            self.drive(t, step, n, b, r)
+            self.drive(t, step, n, b, r, rows)
 
         self.each_tree(one, n)
 
-    def learn(self, Xa, ya, W) -> None:
-        """Every tree learns the rows with its weights ``W[t]``."""
-        self.run(lambda A, t, i: FK.learn_rows(A, t, Xa, ya, W, i), Xa.shape[0])
+    def learn(self, Xa, ya, W, wa) -> None:
+        """Every tree learns the rows with its weights ``W[t]`` (``wa``: the sample weights,
+        for background trees)."""
+        self.run(lambda A, t, i: FK.learn_rows(A, t, Xa, ya, W, i), Xa.shape[0],
+                 rows=(Xa, ya, wa))  # fmt: skip
 
-    def predict_learn(self, Xa, ya, W) -> np.ndarray:
-        """``(n_trees, n)`` predictions made before learning each row; the trees learn."""
+    def predict_learn(self, Xa, ya, W, wa) -> np.ndarray:
+        """``(n_trees, n)`` predictions made before learning each row; the trees learn (as
+        :meth:`learn`)."""
         P = np.zeros((self.n_trees, Xa.shape[0]))
-        self.run(lambda A, t, i: FK.predict_learn_rows(A, t, Xa, ya, W, i, P), Xa.shape[0])
+        self.run(lambda A, t, i: FK.predict_learn_rows(A, t, Xa, ya, W, i, P), Xa.shape[0],
+                 rows=(Xa, ya, wa))  # fmt: skip
         return P
 
     def predict_trees(self, Xa) -> np.ndarray:
@@ -413,8 +613,9 @@ class Engine:
         ``kernel(arena, rng, bagging, row, y, w, weights, predictions, drifted, t0, *extra)``;
         a method kernel returns ``(status, result)``, the default ``status``: ``t >= 0`` names a
         tree that lacks room (the trees before it learnt the row: the engine grows it and calls
-        again with ``t0 = t``; a new row starts with ``t0 = FRESH``).  Afterwards the
-        trees whose drift detector fired are replaced.  Returns the method kernel's result, or
+        again with ``t0 = t``; a new row starts with ``t0 = FRESH``).  Then the background trees
+        learn the row (a second compiled call, only while there are some), and the engine acts
+        on the signals of the trees' drift detectors.  Returns the method kernel's result, or
         the trees' predictions made before learning (scratch, overwritten by the next call)."""
         t0 = FK.FRESH
         while True:
@@ -431,15 +632,30 @@ class Engine:
                 args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
                         self._drifted, t0, *extra)  # fmt: skip
                 status, out = self.call(kernel, args)
-            if status == FK.DONE:  # the common case
+            if status == FK.DONE and not self._bg_live:  # the common case
                 return out
             if status < 0:
                 break
             self.make_room(status)
             t0 = status
-        for t in np.flatnonzero(self._drifted):  # status == DRIFTED
-            self.reset(int(t))
+        if self._bg_live:
+            self._learn_background_one(row, y, w)
+        if status == FK.DRIFTED:
+            with self._lock:
+                for t in np.flatnonzero(self._drifted):
+                    self._signal(int(t), self.int_of(int(t), S.I_DRIFT))
         return out
+
+    def _learn_background_one(self, row: np.ndarray, y: float, w: float) -> None:
+        t0 = FK.FRESH
+        k = FK.learn_background_one
+        while True:
+            args = (self.bg, self.bg_on, self.bg_rng, self.bagging, row, y, w, self._bw, t0)
+            status = self.call(k, args)
+            if status == FK.DONE:
+                return
+            self.make_room(status, bg=True)
+            t0 = status
 
     def predict_one(self, row: np.ndarray) -> float:
         """The forest's prediction for one encoded row."""

@@ -92,7 +92,7 @@ class EngineRegressor(Estimator):
         if Xa.shape[0]:
             self._check_fittable()
             e = self.engine_
-            e.learn(Xa, ya, e.bagging_weights(wa))
+            e.learn(Xa, ya, e.bagging_weights(wa), wa)
         return self
 
     def _check_fittable(self) -> None:
@@ -119,7 +119,7 @@ class EngineRegressor(Estimator):
             return np.zeros(0)
         self._check_fittable()
         e = self.engine_
-        return e.aggregate(e.predict_learn(Xa, ya, e.bagging_weights(wa)))
+        return e.aggregate(e.predict_learn(Xa, ya, e.bagging_weights(wa), wa))
 
     # --- River-style API -------------------------------------------------------------------------
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:

@@ -41,9 +41,11 @@ class ATSEREnsembleRegressor(OnlineForestRegressor):
         Of the member trees (see :class:`~streamforest.ATSERRegressor`).
     nominal_features
         Names (or column indices) of features to treat as nominal.
-    drift_threshold
-        Page-Hinkley threshold of each member's detector (a member whose error rises is
-        replaced), ``None`` for none.
+    drift_threshold, drift_delta, warning_fraction
+        The forest's drift detection, as in :class:`~streamforest.OnlineForestRegressor`
+        (background trees from a warning, swapped in at a drift); ``None`` for none.  Inside
+        each member, split nodes adapt with alternate subtrees (``ATSERRegressor``'s
+        ``drift_detection``).
     max_memory_mb, n_jobs, seed
         As in :class:`~streamforest.OnlineForestRegressor`.
 
@@ -70,6 +72,8 @@ class ATSEREnsembleRegressor(OnlineForestRegressor):
         learning_rate: float = 0.025,
         nominal_features: tuple | None = None,
         drift_threshold: float | None = 50.0,
+        drift_delta: float = 0.005,
+        warning_fraction: float | None = 0.3,
         max_memory_mb: float | None = 2048.0,
         n_jobs: int = 1,
         seed: int | None = None,
@@ -84,6 +88,8 @@ class ATSEREnsembleRegressor(OnlineForestRegressor):
         self.learning_rate = learning_rate
         self.nominal_features = nominal_features
         self.drift_threshold = drift_threshold
+        self.drift_delta = drift_delta
+        self.warning_fraction = warning_fraction
         self.max_memory_mb = max_memory_mb
         self.n_jobs = n_jobs
         self.seed = seed
@@ -116,6 +122,13 @@ class ATSEREnsembleRegressor(OnlineForestRegressor):
         )
 
     def _check_params(self) -> None:
+        dl, da, wf = self.drift_threshold, self.drift_delta, self.warning_fraction
+        if dl is not None and not (isinstance(dl, numbers.Real) and 0 < dl < math.inf):
+            raise ValueError(f"drift_threshold must be None or a positive number, got {dl!r}")
+        if not (isinstance(da, numbers.Real) and 0 <= da < math.inf) or isinstance(da, bool):
+            raise ValueError(f"drift_delta must be a number >= 0, got {da!r}")
+        if wf is not None and not (isinstance(wf, numbers.Real) and 0 < wf < 1):
+            raise ValueError(f"warning_fraction must be None or a number in (0, 1), got {wf!r}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {sorted(MODES)}, got {self.mode!r}")
         n = self.n_members

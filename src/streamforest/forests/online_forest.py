@@ -1,4 +1,5 @@
-"""Online bagging forest of Hoeffding regression trees (Oza bagging, ARF-style subspaces)."""
+"""Online bagging forest of Hoeffding regression trees (Oza bagging, ARF-style subspaces and
+background trees)."""
 
 from __future__ import annotations
 
@@ -34,18 +35,32 @@ class OnlineForestRegressor(EngineRegressor):
     aggregation
         ``"mean"`` or ``"median"`` of the tree predictions.
     tree
-        Template of the trees (its ``max_features`` and ``seed`` are replaced); default
-        ``HoeffdingTreeRegressor()``.
+        Template of the trees (its ``max_features``, ``seed``, ``drift_threshold`` and
+        ``drift_delta`` are replaced); default ``HoeffdingTreeRegressor()``.
     drift_threshold
-        Page-Hinkley threshold of each tree's drift detector (see
-        :class:`HoeffdingTreeRegressor`); a tree whose prequential error rises is replaced by a
-        fresh one (ARF-style, without background trees).  ``None``: no detection.
+        Threshold ``lambda`` of each tree's drift detector, the Page-Hinkley test as Seah (2021,
+        §4.2.2) and FIMT-DD specify it (defaults ``lambda = 50``, ``alpha = 0.005``) on the
+        tree's prequential absolute error normalised by the targets' sd when the detector
+        started, each error clipped at 2 sds (see :func:`streamforest.drift.page_hinkley_update`).
+        A tree whose detector fires is replaced: by its background tree if it has one, else by a
+        fresh tree.  ``None``: no detection.
+    drift_delta
+        The test's tolerance ``alpha`` (in target sds per example).
+    warning_fraction
+        A lower threshold of the same statistic, ``warning_fraction * drift_threshold``, gives
+        a *warning*: a background tree starts, learns the following examples with its own
+        bagging weights, and replaces the tree at a drift (ARF-style); it is discarded if the
+        statistic falls back to zero first (the rise of the error is cancelled).  ``None``: no
+        background trees (a drift resets the tree).  Counts: :attr:`drift_stats_`.  Measured
+        false alarms on shuffled real data sets: see the README (section Drift).
     max_memory_mb
         Memory budget of the whole forest (``None``: only each tree's own caps).  It is split
         evenly among the trees, and each tree's share (halved, as arrays grow by doubling) is
         split evenly between observer bins (``max_observer_bins``) and leaves (``max_leaves``,
         whose size depends on the number of features and on a leaf sketch).  A tree at its leaf
         cap freezes its structure and keeps learning its leaves.  Set when a tree is created.
+        A background tree has its tree's caps (a tree and its background tree may hold up to
+        twice a tree's share for a while).
     n_jobs
         Threads that run trees in parallel on chunks of at least 256 rows (the compiled loops
         release the GIL).  Results do not depend on it.
@@ -71,6 +86,8 @@ class OnlineForestRegressor(EngineRegressor):
         aggregation: str = "mean",
         tree: HoeffdingTreeRegressor | None = None,
         drift_threshold: float | None = 50.0,
+        drift_delta: float = 0.005,
+        warning_fraction: float | None = 0.3,
         max_memory_mb: float | None = 2048.0,
         n_jobs: int = 1,
         seed: int | None = None,
@@ -81,6 +98,8 @@ class OnlineForestRegressor(EngineRegressor):
         self.aggregation = aggregation
         self.tree = tree
         self.drift_threshold = drift_threshold
+        self.drift_delta = drift_delta
+        self.warning_fraction = warning_fraction
         self.max_memory_mb = max_memory_mb
         self.n_jobs = n_jobs
         self.seed = seed
@@ -99,6 +118,15 @@ class OnlineForestRegressor(EngineRegressor):
             raise TypeError(
                 f"tree must be a HoeffdingTreeRegressor template, got {type(self.tree).__name__}"
             )
+        dl = self.drift_threshold
+        if dl is not None and not (isinstance(dl, numbers.Real) and 0 < dl < math.inf):
+            raise ValueError(f"drift_threshold must be None or a positive number, got {dl!r}")
+        da = self.drift_delta
+        if not (isinstance(da, numbers.Real) and 0 <= da < math.inf) or isinstance(da, bool):
+            raise ValueError(f"drift_delta must be a number >= 0, got {da!r}")
+        wf = self.warning_fraction
+        if wf is not None and not (isinstance(wf, numbers.Real) and 0 < wf < 1):
+            raise ValueError(f"warning_fraction must be None or a number in (0, 1), got {wf!r}")
         mm = self.max_memory_mb
         if mm is not None and not (isinstance(mm, numbers.Real) and mm > 0 and math.isfinite(mm)):
             raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
@@ -129,6 +157,7 @@ class OnlineForestRegressor(EngineRegressor):
                 max_features=self.max_features,
                 seed=int(seeds[t]),
                 drift_threshold=self.drift_threshold,
+                drift_delta=self.drift_delta,
                 **overrides,
             )
             spec._check_params()
@@ -141,7 +170,15 @@ class OnlineForestRegressor(EngineRegressor):
             aggregation=self.aggregation,
             max_memory_mb=self.max_memory_mb,
             n_jobs=self.n_jobs,
+            warning=float(self.warning_fraction or 0.0) * float(self.drift_threshold or 0.0),
         )
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        if "warning_fraction" not in d:  # saved before background trees (format version 1)
+            tree = d.get("tree")
+            self.drift_delta = tree.drift_delta if tree is not None else 0.1
+            self.warning_fraction = None
 
     @property
     def trees_(self) -> list[TreeView]:
@@ -173,6 +210,26 @@ class OnlineForestRegressor(EngineRegressor):
 
     @property
     def n_resets(self) -> int:
-        """Trees replaced after a detected drift so far."""
+        """Trees replaced after a detected drift so far (by a background or a fresh tree)."""
         e = self.__dict__.get("engine_")
         return int(e.n_resets.sum()) if e is not None else 0
+
+    @property
+    def drift_stats_(self) -> dict:
+        """Counts of drift detection and adaptation so far, in total and per tree
+        (``per_tree``: the same keys, a list of one count per tree):
+
+        - ``warnings``, ``drifts``: signals of the trees' detectors;
+        - ``background_started``, ``background_swapped`` (replaced their tree at a drift),
+          ``background_discarded`` (their warning was withdrawn), ``background_live`` (now);
+        - ``replacements``: trees replaced (``drifts``: swaps plus fresh trees), as
+          :attr:`n_resets`.
+        """
+        e = self.__dict__.get("engine_")
+        if e is not None:
+            return e.drift_stats()
+        keys = ("warnings", "drifts", "background_started", "background_swapped",
+                "background_discarded", "background_live", "replacements")  # fmt: skip
+        out = {k: 0 for k in keys}
+        out["per_tree"] = {k: [0] * int(self.n_trees) for k in keys}
+        return out

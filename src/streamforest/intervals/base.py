@@ -263,6 +263,11 @@ class IntervalRegressor(Estimator):
     def n_seen(self) -> int:
         return self.__dict__.get("_n_seen", 0)
 
+    @property
+    def drift_stats_(self) -> dict:
+        """The forest's drift counts (:attr:`OnlineForestRegressor.drift_stats_`)."""
+        return self.forest_.drift_stats_
+
     def _load_kernels(self) -> None:
         """See :meth:`HoeffdingTreeRegressor._load_kernels`."""
         self.forest_._load_kernels()

@@ -144,10 +144,10 @@ class CPApproximate(IntervalRegressor):
             slots = np.empty(n, np.int64)
             SC.ring_slots(self.ring_, W, slots)
             P = np.zeros((T, n))
-            ev = self._exact_tree_passes(Xa, ya, W, slots, P, parity)
+            ev = self._exact_tree_passes(Xa, ya, wa, W, slots, P, parity)
         else:
             W = f.engine_.bagging_weights(wa)
-            P = f.engine_.predict_learn(Xa, ya, W)
+            P = f.engine_.predict_learn(Xa, ya, W, wa)
             slots = np.empty(n, np.int64)
             SC.ring_slots(self.ring_, W, slots)
             ev = self._empty_events(T)
@@ -191,7 +191,7 @@ class CPApproximate(IntervalRegressor):
             np.zeros(T, np.int64),
         )
 
-    def _exact_tree_passes(self, Xa, ya, W, slots, P, parity):
+    def _exact_tree_passes(self, Xa, ya, wa, W, slots, P, parity):
         raise NotImplementedError
 
 
@@ -223,7 +223,7 @@ class CPExact(CPApproximate):
 
     _exact = True
 
-    def _exact_tree_passes(self, Xa, ya, W, slots, P, parity):
+    def _exact_tree_passes(self, Xa, ya, wa, W, slots, P, parity):
         f = self.forest_
         n, T = Xa.shape[0], f.n_trees
         c = int(self.calibration_size)
@@ -250,7 +250,7 @@ class CPExact(CPApproximate):
         def relink(t, stop):  # the tree was replaced after a drift: fix its links
             CK.exact_tree_reset(stop - 1, self.cal_leaf_[t], *bufs[t], ev_n[t : t + 1])
 
-        f.engine_.run(step, n, before=room, on_reset=relink)
+        f.engine_.run(step, n, before=room, on_reset=relink, rows=(Xa, ya, wa))
         return (
             typed.List([bufs[t][0] for t in range(T)]),
             typed.List([bufs[t][1] for t in range(T)]),

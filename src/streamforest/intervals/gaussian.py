@@ -132,9 +132,10 @@ class GaussianInterval(IntervalRegressor):
         return float(s[0] / s[1]) if s[1] > 0 else 1.0
 
     # ---------------------------------------------------------------------------------------------
-    def _trees(self, Xa, ya, W, learn):
+    def _trees(self, Xa, ya, W, learn, wa=None):
         """``(P, V, N)``: per tree and row, the prediction, leaf variance and leaf weight, read
-        before each row is learnt (when ``learn``, with bagging weights ``W``)."""
+        before each row is learnt (when ``learn``, with bagging weights ``W``; ``wa`` the sample
+        weights, which background trees learn with)."""
         e = self.forest_.engine_
         T, n = e.n_trees, Xa.shape[0]
         P, V, N = np.zeros((T, n)), np.zeros((T, n)), np.zeros((T, n))
@@ -144,7 +145,7 @@ class GaussianInterval(IntervalRegressor):
         def step(A, t, i):
             return GK.gaussian_tree_pass(A, t, Xa, ya, w[t], i, learn, residual, P[t], V[t], N[t])
 
-        e.run(step, n)
+        e.run(step, n, rows=(Xa, ya, wa) if learn else None)
         return P, V, N
 
     def _learn_levels(self) -> np.ndarray:
@@ -155,7 +156,7 @@ class GaussianInterval(IntervalRegressor):
         n = Xa.shape[0]
         mode = _VARIANCES[self.variance]
         if learn and alphas.shape[0] == 0 and mode != GK.CALIBRATED:
-            e.learn(Xa, ya, e.bagging_weights(wa))  # no interval, no scale to follow
+            e.learn(Xa, ya, e.bagging_weights(wa), wa)  # no interval, no scale to follow
             return np.zeros(n), np.zeros((n, 0)), np.zeros((n, 0))
         P, lo, hi = self._pass(Xa, ya, wa, _z(1 - alphas / 2), learn)
         if learn and self.n_seen == 0 and n:  # the very first row: nothing learnt yet
@@ -166,7 +167,7 @@ class GaussianInterval(IntervalRegressor):
         """The trees' predictions ``P`` and ``mean -+ z * sd`` for the rows, in order."""
         e = self.forest_.engine_
         n, A = Xa.shape[0], z.shape[0]
-        P, V, N = self._trees(Xa, ya, e.bagging_weights(wa) if learn else None, learn)
+        P, V, N = self._trees(Xa, ya, e.bagging_weights(wa) if learn else None, learn, wa)
         mean, lo, hi = np.empty(n), np.empty((n, A)), np.empty((n, A))
         GK.gaussian_pass(
             P, V, N, ya, learn, float(self.min_leaf_weight), _VARIANCES[self.variance],

@@ -126,7 +126,7 @@ class OnlineQRF(IntervalRegressor):
             if stop < n and local[t].shape[0] - gpos[t] < cap:
                 local[t] = doubled(local[t], gpos[t])
 
-        e.run(step, n, before=room)
+        e.run(step, n, before=room, rows=(Xa, ya, wa) if learn else None)
         for t in range(T):
             if local[t] is not bufs[t]:
                 bufs[t] = local[t]
@@ -172,7 +172,7 @@ class OnlineQRF(IntervalRegressor):
         """Learning alone (no levels), or prediction; learning with levels runs in stages."""
         if learn:
             e = self.forest_.engine_  # same weights and learning, no records
-            e.learn(Xa, ya, e.bagging_weights(wa))
+            e.learn(Xa, ya, e.bagging_weights(wa), wa)
             n = Xa.shape[0]
             return np.zeros(n), np.zeros((n, 0)), np.zeros((n, 0))
         P, rec, _ = self._tree_records(Xa, ya, wa, False)

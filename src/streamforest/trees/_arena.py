@@ -258,6 +258,62 @@ def check(A: Arena, created=None, fields: int = N_FIELDS) -> None:
                 raise ValueError(f"malformed tree arena (tree {t}: field {k} outside its row)")
 
 
+# the layout of format 1 (streamforest 0.1.0): the first fields and parameters of today's
+N_FIELDS_V1, N_PARAMS_V1, N_INTS_V1 = 41, 22, 17
+
+
+def upgrade(A: Arena, created=None) -> Arena:
+    """The arena of a model saved in format 1 (41 state fields, 22 parameters, 17 ints per
+    tree) in today's layout: each tree gets the fields and parameters added since, as a new
+    tree of its kind has them (no extra split rule, no alternate subtrees).  An arena in
+    today's layout is returned as it is."""
+    if A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS, 4) and A.pa.shape[1:] == (N_PARAMS,):
+        return A
+    if not (A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS_V1, 4)
+            and A.pa.ndim == 2 and A.pa.shape[1] == N_PARAMS_V1):  # fmt: skip
+        raise ValueError(
+            f"tree arena with {A.lay.shape[1:]} layout and {A.pa.shape[1:]} parameters: "
+            f"neither this library's ({N_FIELDS} fields, {N_PARAMS} parameters) nor format 1's"
+        )
+    from ._state import I_NODE_FREE, N_INTS
+
+    arrays = (A.fa, A.ia, A.ba)
+    T = A.lay.shape[0]
+    out = empty(T)
+    for t in range(T):
+        if created is not None and not created[t]:
+            continue
+        fields = []
+        for k in range(N_FIELDS_V1):
+            o, dims = int(A.lay[t, k, 0]), [int(v) for v in A.lay[t, k, 1 : 1 + _FIELD_NDIM[k]]]
+            size = int(np.prod(dims))
+            src = arrays[_FIELD_ARENA[k]][t]
+            if o < 0 or min(dims, default=0) < 0 or o + size > src.shape[0]:
+                raise ValueError(f"malformed tree arena (tree {t}: field {k} outside its row)")
+            fields.append(src[o : o + size].reshape(dims).copy())
+        fields[1] = fields[1].view(np.uint64)  # rng
+        ints = np.zeros(N_INTS, np.int64)
+        ints[:N_INTS_V1] = fields[0][:N_INTS_V1]
+        ints[I_NODE_FREE] = -1
+        fields[0] = ints
+        old = TreeState(*fields, *([np.zeros(0)] * (N_FIELDS - N_FIELDS_V1)))
+        nodes, leaves, pc = old.nd_feat.shape[0], old.lf_node.shape[0], old.ft_nominal.shape[0]
+        st = old._replace(
+            lf_nex=np.zeros(leaves, np.int64),
+            lf_xc=np.zeros((leaves, pc, 0)),
+            lf_buf=np.zeros((leaves, pc + 2, 0)),
+            nd_alt=np.full(nodes, -1, np.int64),
+            nd_isalt=np.zeros(nodes, np.int8),
+            nd_ph=np.zeros((nodes, 0)),
+            nd_q=np.zeros((nodes, 0)),
+            nd_path=np.zeros(nodes, np.int64),
+        )
+        prm = TreeParams(*(int(v) if name in _INT_PARAMS else float(v) for name, v in zip(
+            TreeParams._fields[:N_PARAMS_V1], A.pa[t], strict=True)))  # fmt: skip
+        out = store(out, t, st, prm)
+    return out
+
+
 def _field_kinds():
     from ..rng import new_state
     from ._state import allocate

@@ -462,11 +462,15 @@ def _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2):
 # drift detection
 @njit(cache=True, inline="always")
 def drift_step(st, prm, y, pred):
-    """The tree's drift detector (a component, :mod:`streamforest.drift`): Page-Hinkley on the
-    tree's prequential absolute error ``|y - pred|``, standardised by its own running mean and sd
-    since the tree was created.  Sets ``I_DRIFT`` when it fires."""
-    if page_hinkley_update(st.dd, abs(y - pred), prm.drift_delta, prm.drift_lambda, prm.drift_min):
-        st.ints[I_DRIFT] = 1
+    """The tree's drift detector (a component, :mod:`streamforest.drift`): the thesis'
+    Page-Hinkley test on the tree's prequential absolute error ``|y - pred|``, normalised by the
+    targets' sd when the detector started (alpha ``drift_delta``, lambda ``drift_lambda``, a
+    warm-up of ``drift_min`` targets).  On a signal (1 drift; 2 warning, 3 warning withdrawn when
+    the owner armed warnings) sets ``I_DRIFT`` to it and returns True: a pass stops after the
+    row, and the owner acts (replaces the tree, starts or drops a background tree)."""
+    s = page_hinkley_update(st.dd, y, pred, prm.drift_delta, prm.drift_lambda, prm.drift_min)
+    if s != 0:
+        st.ints[I_DRIFT] = s
         return True
     return False
 

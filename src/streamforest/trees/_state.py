@@ -46,7 +46,7 @@ I_FROZEN = 12  # 1 when max_leaves was reached: no more splits, no observers
 I_NATTEMPTS = 13  # split attempts
 I_LAST_SPLIT_LEAF = 14  # node id of the last leaf that split (-1: none yet)
 I_NSEEN = 15  # rows passed to learning so far (weight-0 rows included)
-I_DRIFT = 16  # 1 when the drift detector fired (the owner replaces the tree)
+I_DRIFT = 16  # the tree detector's last signal: 1 drift, 2 warning, 3 warning withdrawn
 I_NODE_FREE = 17  # head of the free-node list, linked through nd_left (-1: empty)
 I_NODE_NFREE = 18  # nodes on that list
 I_NALTS = 19  # live alternate subtrees
@@ -134,8 +134,8 @@ class TreeParams(NamedTuple):
     max_leaves: int
     max_bins: int
     drift_lambda: float = 0.0  # Page-Hinkley threshold (0: no drift detection)
-    drift_delta: float = 0.1  # Page-Hinkley tolerance (in error sds)
-    drift_min: int = 30  # examples before the detector may fire
+    drift_delta: float = 0.005  # Page-Hinkley tolerance (alpha, in target sds)
+    drift_min: int = 30  # examples whose targets set the detector's normaliser (warm-up)
     sketch_k: int = 0  # KLL k of the leaf target sketches (0: none)
     sketch_split: int = 0  # children start with: 0 an empty sketch, 1 a copy of the parent's
     split_rule: int = SPLIT_OBSERVERS  # SPLIT_*: how a leaf chooses its split

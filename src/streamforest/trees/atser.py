@@ -93,7 +93,7 @@ class ATSERRegressor(HoeffdingTreeRegressor):
         leaf_quantile_k: int | None = None,
         leaf_quantile_split: str = "empty",
         drift_threshold: float | None = None,
-        drift_delta: float = 0.1,
+        drift_delta: float = 0.005,
         drift_detection: bool = True,
         ph_threshold: float = 50.0,
         ph_alpha: float = 0.005,

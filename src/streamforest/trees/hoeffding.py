@@ -71,9 +71,11 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         What the two children of a split start their sketch with: ``"empty"`` or ``"parent"``
         (a copy of the parent's sketch, which it keeps accumulating into).
     drift_threshold, drift_delta
-        ``None``, or the threshold ``lambda`` of a Page-Hinkley test on the tree's prequential
-        absolute error, standardised by its own running mean and sd, with tolerance ``delta``
-        (in sds); when it fires the tree is replaced by a fresh one (``n_resets`` counts it).
+        ``None``, or the threshold ``lambda`` of the tree's Page-Hinkley test on its prequential
+        absolute error (the thesis' test, :func:`streamforest.drift.page_hinkley_update`: errors
+        in units of the targets' sd when the detector started, clipped at 2, tolerance
+        ``drift_delta``, the thesis' alpha); when it fires the owner replaces the tree (a single
+        tree restarts empty and ``n_resets`` counts it; a forest swaps in a background tree).
         Learning then predicts every row first, for the detector.
     drift_detection
         FIMT-DD's change adaptation inside the tree (thesis §4.2.2-4.2.3): every split node
@@ -103,6 +105,12 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     """
 
     _split_rule = S.SPLIT_OBSERVERS  # the tree kind's split rule (see _state.SPLIT_RULES)
+    # parameters added after format 1: a tree spec loaded from such a file has none of its own
+    drift_detection = False
+    ph_threshold = 50.0
+    ph_alpha = 0.005
+    alt_fading = 0.995
+    alt_period = 150
 
     def __init__(
         self,
@@ -127,7 +135,7 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         leaf_quantile_k: int | None = None,
         leaf_quantile_split: str = "empty",
         drift_threshold: float | None = None,
-        drift_delta: float = 0.1,
+        drift_delta: float = 0.005,
         drift_detection: bool = False,
         ph_threshold: float = 50.0,
         ph_alpha: float = 0.005,
