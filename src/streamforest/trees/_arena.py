@@ -184,55 +184,11 @@ def used_bytes(A: Arena, t: int) -> int:
     return int(sum(item[_FIELD_ARENA[k]] * int(np.prod(A.lay[t, k, 1:])) for k in range(N_FIELDS)))
 
 
-def upgraded(A: Arena, created=None) -> Arena:
-    """``A`` in this library's layout when it was saved before fields were appended to
-    :class:`TreeState` and :class:`TreeParams` (fields are only ever appended): each tree's
-    stored fields are kept, the new ones take the values a fresh tree of the same capacities
-    has, new parameters their defaults.  Any other arena is returned as it is (and
-    :func:`check` judges it)."""
-    lay, pa = A.lay, A.pa
-    if not (isinstance(lay, np.ndarray) and isinstance(pa, np.ndarray)):
-        return A
-    if lay.ndim != 3 or pa.ndim != 2 or lay.shape[2:] != (4,):
-        return A
-    k, q = lay.shape[1], pa.shape[1]
-    if (k, q) == (N_FIELDS, N_PARAMS) or not (0 < k <= N_FIELDS and 0 < q <= N_PARAMS):
-        return A
-    T = lay.shape[0]
-    new_pa = np.zeros((T, N_PARAMS))
-    new_pa[:, :q] = pa
-    defaults = TreeParams._field_defaults
-    for j, name in enumerate(TreeParams._fields[q:], start=q):
-        new_pa[:, j] = float(defaults[name])
-    out = empty(T)._replace(pa=new_pa)
-    old = A._replace(lay=np.zeros((T, N_FIELDS, 4), np.int64))
-    old.lay[:, :k] = lay
-    old.lay[:, k:, 1:] = 1
-    check(old._replace(pa=new_pa), created, fields=k)
-    from ..rng import new_state
-    from ._state import allocate
-
-    for t in range(T):
-        if created is not None and not created[t]:
-            continue
-        st = load(old, t)
-        fresh = allocate(
-            st.ft_nominal.shape[0],
-            new_state(0),
-            nodes=st.nd_feat.shape[0],
-            leaves=st.lf_node.shape[0],
-            bins=1,
-            cats=1,
-        )
-        out = store(out, t, TreeState(*st[:k], *fresh[k:]))
-    return out
-
-
-def check(A: Arena, created=None, fields: int = N_FIELDS) -> None:
+def check(A: Arena, created=None) -> None:
     """Raise ``ValueError`` unless ``A`` is a well-formed arena: array types and shapes, and
-    every field (the first ``fields``) of every tree (``created[t]``, default all) inside its
-    row.  Compiled code reads the fields through unchecked views (:func:`tree_at`), so an arena
-    from outside (a loaded file) is checked first."""
+    every field of every tree (``created[t]``, default all) inside its row.  Compiled code reads
+    the fields through unchecked views (:func:`tree_at`), so an arena from outside (a loaded
+    file) is checked first."""
     T = A.lay.shape[0] if isinstance(A.lay, np.ndarray) else -1
     kinds = ((A.fa, np.float64, 2), (A.ia, np.int64, 2), (A.ba, np.int8, 2),
              (A.lay, np.int64, 3), (A.pa, np.float64, 2))  # fmt: skip
@@ -252,7 +208,7 @@ def check(A: Arena, created=None, fields: int = N_FIELDS) -> None:
         lay = A.lay[t]
         if (lay < 0).any():
             raise ValueError(f"malformed tree arena (tree {t}: negative offset or size)")
-        for k in range(fields):
+        for k in range(N_FIELDS):
             size = int(lay[k, 1]) * int(lay[k, 2]) * int(lay[k, 3])
             if int(lay[k, 0]) + size > caps[_FIELD_ARENA[k]]:
                 raise ValueError(f"malformed tree arena (tree {t}: field {k} outside its row)")
@@ -260,23 +216,32 @@ def check(A: Arena, created=None, fields: int = N_FIELDS) -> None:
 
 # the layout of format 1 (streamforest 0.1.0): the first fields and parameters of today's
 N_FIELDS_V1, N_PARAMS_V1, N_INTS_V1 = 41, 22, 17
+N_FIELDS_V2, N_PARAMS_V2 = 49, 28  # format 2 before the fields of pre-grown trees
 
 
 def upgrade(A: Arena, created=None) -> Arena:
-    """The arena of a model saved in format 1 (41 state fields, 22 parameters, 17 ints per
-    tree) in today's layout: each tree gets the fields and parameters added since, as a new
-    tree of its kind has them (no extra split rule, no alternate subtrees).  An arena in
-    today's layout is returned as it is."""
+    """The arena of a model saved in an earlier layout, in today's: format 1 (41 state fields,
+    22 parameters, 17 ints per tree), or a format-2 layout saved before fields were appended to
+    :class:`TreeState` and :class:`TreeParams` (they only ever are appended).  Each tree keeps
+    its stored fields and gets those added since as a new tree of its kind has them (no extra
+    split rule, no alternate subtrees, not pre-grown); new parameters take their defaults.  An
+    arena in today's layout is returned as it is."""
     if A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS, 4) and A.pa.shape[1:] == (N_PARAMS,):
         return A
-    if not (A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS_V1, 4)
-            and A.pa.ndim == 2 and A.pa.shape[1] == N_PARAMS_V1):  # fmt: skip
+    v1 = (A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS_V1, 4)
+          and A.pa.ndim == 2 and A.pa.shape[1] == N_PARAMS_V1)  # fmt: skip
+    appended = (A.lay.ndim == 3 and A.lay.shape[2:] == (4,) and A.pa.ndim == 2
+                and N_FIELDS_V2 <= A.lay.shape[1] <= N_FIELDS
+                and N_PARAMS_V2 <= A.pa.shape[1] <= N_PARAMS)  # fmt: skip
+    if not (v1 or appended):
         raise ValueError(
             f"tree arena with {A.lay.shape[1:]} layout and {A.pa.shape[1:]} parameters: "
-            f"neither this library's ({N_FIELDS} fields, {N_PARAMS} parameters) nor format 1's"
+            f"neither this library's ({N_FIELDS} fields, {N_PARAMS} parameters) nor an earlier one"
         )
-    from ._state import I_NODE_FREE, N_INTS
+    from ..rng import new_state
+    from ._state import I_NODE_FREE, N_INTS, allocate
 
+    n_fields, n_params = A.lay.shape[1], A.pa.shape[1]
     arrays = (A.fa, A.ia, A.ba)
     T = A.lay.shape[0]
     out = empty(T)
@@ -284,7 +249,7 @@ def upgrade(A: Arena, created=None) -> Arena:
         if created is not None and not created[t]:
             continue
         fields = []
-        for k in range(N_FIELDS_V1):
+        for k in range(n_fields):
             o, dims = int(A.lay[t, k, 0]), [int(v) for v in A.lay[t, k, 1 : 1 + _FIELD_NDIM[k]]]
             size = int(np.prod(dims))
             src = arrays[_FIELD_ARENA[k]][t]
@@ -292,24 +257,26 @@ def upgrade(A: Arena, created=None) -> Arena:
                 raise ValueError(f"malformed tree arena (tree {t}: field {k} outside its row)")
             fields.append(src[o : o + size].reshape(dims).copy())
         fields[1] = fields[1].view(np.uint64)  # rng
-        ints = np.zeros(N_INTS, np.int64)
-        ints[:N_INTS_V1] = fields[0][:N_INTS_V1]
-        ints[I_NODE_FREE] = -1
-        fields[0] = ints
-        old = TreeState(*fields, *([np.zeros(0)] * (N_FIELDS - N_FIELDS_V1)))
-        nodes, leaves, pc = old.nd_feat.shape[0], old.lf_node.shape[0], old.ft_nominal.shape[0]
-        st = old._replace(
-            lf_nex=np.zeros(leaves, np.int64),
-            lf_xc=np.zeros((leaves, pc, 0)),
-            lf_buf=np.zeros((leaves, pc + 2, 0)),
-            nd_alt=np.full(nodes, -1, np.int64),
-            nd_isalt=np.zeros(nodes, np.int8),
-            nd_ph=np.zeros((nodes, 0)),
-            nd_q=np.zeros((nodes, 0)),
-            nd_path=np.zeros(nodes, np.int64),
-        )
+        nodes, leaves, pc = fields[4].shape[0], fields[15].shape[0], fields[3].shape[0]
+        if v1:
+            ints = np.zeros(N_INTS, np.int64)
+            ints[:N_INTS_V1] = fields[0][:N_INTS_V1]
+            ints[I_NODE_FREE] = -1
+            fields[0] = ints
+            fields += [
+                np.zeros(leaves, np.int64),  # lf_nex
+                np.zeros((leaves, pc, 0)),  # lf_xc
+                np.zeros((leaves, pc + 2, 0)),  # lf_buf
+                np.full(nodes, -1, np.int64),  # nd_alt
+                np.zeros(nodes, np.int8),  # nd_isalt
+                np.zeros((nodes, 0)),  # nd_ph
+                np.zeros((nodes, 0)),  # nd_q
+                np.zeros(nodes, np.int64),  # nd_path
+            ]
+        fresh = allocate(pc, new_state(0), nodes=nodes, leaves=leaves, bins=1, cats=1)
+        st = TreeState(*fields, *fresh[len(fields) :])
         prm = TreeParams(*(int(v) if name in _INT_PARAMS else float(v) for name, v in zip(
-            TreeParams._fields[:N_PARAMS_V1], A.pa[t], strict=True)))  # fmt: skip
+            TreeParams._fields[:n_params], A.pa[t], strict=True)))  # fmt: skip
         out = store(out, t, st, prm)
     return out
 
