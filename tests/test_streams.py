@@ -72,6 +72,8 @@ def allowed(function, drift, i, n, x):
         names = ["orig"]
     elif drift == "gra":
         names = ["y2"] if n // 2 <= i < 3 * n // 4 else ["orig"]
+    elif drift == "permute":  # the thesis: permuted concept in the 2nd and last quarters
+        names = ["y2"] if n // 4 <= i < n // 2 or i >= 3 * n // 4 else ["orig"]
     elif drift == "lea":
         stage = sum(i >= cp for cp in (n // 4, n // 2, 3 * n // 4))
         region = lea_region(x, function, stage) if stage else None
@@ -87,7 +89,7 @@ def allowed(function, drift, i, n, x):
 
 
 @pytest.mark.parametrize("function", [1, 2, 3])
-@pytest.mark.parametrize("drift", [None, "lea", "gra", "gsg"])
+@pytest.mark.parametrize("drift", [None, "lea", "gra", "gsg", "permute"])
 def test_friedman_targets_follow_the_paper(function, drift):
     n = 4000
     X, y = S.Friedman(function, drift, n=n, noise=0.0, seed=3).arrays()
@@ -110,9 +112,42 @@ def test_friedman_targets_follow_the_paper(function, drift):
         counts[(i // 100, hit[0])] = counts.get((i // 100, hit[0]), 0) + 1
     if drift is not None:
         # the concept does change: after the first change point some rows follow a new concept
-        cp = n // 4 if drift == "lea" else n // 2
+        cp = n // 4 if drift in ("lea", "permute") else n // 2
         changed = sum(v for (b, k), v in counts.items() if b * 100 >= cp and k != "orig")
         assert changed > 0
+
+
+def test_thesis_friedman_permutes_the_2nd_and_4th_quarters():
+    """Seah's thesis §4.4.1: y1 = 10 sin(pi x1 x2) + 20 (x3 - .5)^2 + 10 x4 + 5 x5 in the first
+    and third quarters, y2 = 10 sin(pi x4 x5) + 20 (x2 - .5)^2 + 10 x1 + 5 x3 in the second and
+    last; noise N(0, 1); the concept is a function of the row index only (any chunking)."""
+    n = 2 * S.BLOCK + 4001  # quarters cross block boundaries and n is not a multiple of 4
+    s = S.Friedman.thesis(n=n, seed=7)
+    assert s.change_points == [n // 4, n // 2, 3 * n // 4]
+    assert (s.function, s.drift, s.noise) == (1, "permute", 1.0)
+    X, y = S.Friedman(1, "permute", n=n, noise=0.0, seed=7).arrays()
+    Xs, ys = s.arrays()
+    assert np.array_equal(X, Xs)
+    x1, x2, x3, x4, x5 = X[:, :5].T
+    y1_ref = 10 * np.sin(np.pi * x1 * x2) + 20 * (x3 - 0.5) ** 2 + 10 * x4 + 5 * x5
+    y2_ref = 10 * np.sin(np.pi * x4 * x5) + 20 * (x2 - 0.5) ** 2 + 10 * x1 + 5 * x3
+    i = np.arange(n)
+    q = (i >= n // 4).astype(int) + (i >= n // 2) + (i >= 3 * n // 4)  # quarter 0..3
+    permuted = (q == 1) | (q == 3)
+    assert np.allclose(y[permuted], y2_ref[permuted], rtol=0, atol=1e-12)
+    assert np.allclose(y[~permuted], y1_ref[~permuted], rtol=0, atol=1e-12)
+    for k in range(4):  # each quarter follows one concept and not the other
+        other = (y1_ref if k in (1, 3) else y2_ref)[q == k]
+        assert np.mean(np.abs(y[q == k] - other)) > 2.0
+    # the first row of each quarter already follows that quarter's concept
+    for c, ref in zip(s.change_points, (y2_ref, y1_ref, y2_ref), strict=True):
+        assert y[c] == pytest.approx(ref[c]) and y[c - 1] != pytest.approx(ref[c - 1])
+    noise = ys - y
+    assert abs(noise.std() - 1) < 0.02 and abs(noise.mean()) < 0.02
+    # chunk-independent, and a longer stream moves the change points (they are fractions of n)
+    parts = list(s.chunks(9973))
+    assert np.array_equal(np.concatenate([p[1] for p in parts]), ys)
+    assert S.Friedman.thesis(n=1000).change_points == [250, 500, 750]
 
 
 def test_gradual_drift_mixes_linearly():
@@ -129,7 +164,12 @@ def test_gradual_drift_mixes_linearly():
 
 
 def test_change_points_and_noise():
-    for drift, cps in [("lea", [250, 500, 750]), ("gra", [500, 750]), ("gsg", [500, 750])]:
+    for drift, cps in [
+        ("lea", [250, 500, 750]),
+        ("gra", [500, 750]),
+        ("gsg", [500, 750]),
+        ("permute", [250, 500, 750]),
+    ]:
         assert S.Friedman(1, drift, n=1000).change_points == cps
     assert S.Friedman(1, None, n=1000).change_points == []
     X, y = S.Friedman(1, None, n=50_000, seed=1).arrays()
@@ -220,6 +260,8 @@ def test_unbounded_streams_and_bad_parameters():
         s.arrays()
     with pytest.raises(ValueError, match="needs a length"):
         S.Friedman(1, "gra", n=None)
+    with pytest.raises(ValueError, match="needs a length"):
+        S.Friedman(1, "permute", n=None)
     for bad in [dict(function=4), dict(drift="abc"), dict(n=0), dict(n=1.5), dict(noise=-1)]:
         with pytest.raises(ValueError):
             S.Friedman(**{"n": 100, **bad})

@@ -33,6 +33,8 @@ BUILTIN: dict[str, str] = {
 }
 BUILTIN.update(
     {
+        "friedman1-permute": "Friedman #1 with its features permuted in the 2nd and last quarters "
+        "(the thesis' FRIEDMAN, abrupt drift at n/4, n/2, 3n/4)",
         "hyperplane": "rotating hyperplane (5 features), incremental drift at n/4, n/2, 3n/4",
         "hyperplane-stationary": "hyperplane without rotation",
         "2dplanes": "Breiman's 2dplanes (10 discrete features), stationary",

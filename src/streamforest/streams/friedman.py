@@ -8,6 +8,14 @@ Change points sit at the paper's fractions of the stream (its default length is 
 - ``"gsg"`` global slow gradual: from n/2 rows of a second concept appear with a probability
   rising linearly to 1 over n/10 rows (the paper's 100k of 1M); from 3n/4 a third one does the same.
 
+and the abrupt drift of Seah's thesis (§4.4.1, after Ikonomovska et al. 2011):
+
+- ``"permute"`` abrupt permutation: the features of the equation are permuted in the second and
+  last quarters, ``[n/4, n/2)`` and ``[3n/4, n)``; the original concept holds on the first and
+  third.  For Friedman #1 the permuted concept is the thesis' (and the paper's global)
+  ``y2 = 10 sin(pi x4 x5) + 20 (x2 - 0.5)^2 + 10 x1 + 5 x3``; for #2 and #3 it is the same
+  global concept as ``"gra"``'s.  ``Friedman.thesis()`` builds the thesis' stream.
+
 Friedman #1: ``X`` uniform on [0, 1]^10 (five informative features), noise N(0, 1).
 
 Friedman #2 (impedance Z) and #3 (phase shift phi) model a series R-L-C circuit.  The features are
@@ -147,7 +155,8 @@ class Friedman(SyntheticStream):
         1, 2 or 3.
     drift
         ``None`` (stationary), ``"lea"`` (local expanding abrupt), ``"gra"`` (global recurring
-        abrupt) or ``"gsg"`` (global slow gradual).
+        abrupt), ``"gsg"`` (global slow gradual) or ``"permute"`` (the thesis' abrupt drift:
+        the permuted concept in the second and last quarters).
     n
         Length of the stream (the paper's is 1M); change points scale with it.  ``None`` makes a
         stationary stream unbounded.
@@ -177,8 +186,8 @@ class Friedman(SyntheticStream):
     ):
         if function not in (1, 2, 3) or isinstance(function, bool):
             raise ValueError(f"function must be 1, 2 or 3, got {function!r}")
-        if drift not in (None, "lea", "gra", "gsg"):
-            raise ValueError(f"drift must be None, 'lea', 'gra' or 'gsg', got {drift!r}")
+        if drift not in (None, "lea", "gra", "gsg", "permute"):
+            raise ValueError(f"drift must be None, 'lea', 'gra', 'gsg' or 'permute', got {drift!r}")
         if n is None and drift is not None:
             raise ValueError(
                 "a drifting stream needs a length n (change points are fractions of n)"
@@ -191,6 +200,12 @@ class Friedman(SyntheticStream):
             [f"x{k + 1}" for k in range(10)] if function == 1 else ["R", "f", "L", "C"]
         )
 
+    @classmethod
+    def thesis(cls, n: int = 1_000_000, seed: int | None = None) -> Friedman:
+        """The FRIEDMAN stream of Seah's thesis (§4.4.1): Friedman #1, noise N(0, 1), its
+        features permuted in the second and last quarters (``drift="permute"``)."""
+        return cls(function=1, drift="permute", n=n, noise=1.0, seed=seed)
+
     def _describe(self) -> dict:
         return {"function": self.function, "drift": self.drift, "n": self.n, "seed": self.seed}
 
@@ -202,6 +217,7 @@ class Friedman(SyntheticStream):
             "lea": [n // 4, n // 2, 3 * n // 4],
             "gra": [n // 2, 3 * n // 4],
             "gsg": [n // 2, 3 * n // 4],
+            "permute": [n // 4, n // 2, 3 * n // 4],
         }[self.drift]
 
     @property
@@ -227,6 +243,10 @@ class Friedman(SyntheticStream):
             if self.drift == "gra":
                 c1, c2 = self.change_points
                 sel = (idx >= c1) & (idx < c2)
+                y[sel] = glob(X[sel])
+            elif self.drift == "permute":
+                c1, c2, c3 = self.change_points
+                sel = (idx >= c1) & (idx < c2) | (idx >= c3)
                 y[sel] = glob(X[sel])
             elif self.drift == "lea":
                 c1, c2, c3 = self.change_points

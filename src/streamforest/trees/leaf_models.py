@@ -115,12 +115,20 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
             )
 
 
+MAX_INHERIT_RATIO = 5.0  # a child with less than 1/5 of its parent's spread starts afresh
+
+
 @njit(cache=True)
 def inherit_linear(st, parent, child, p_mean, p_sd):
     """Copy the parent's model state into ``child`` (whose target statistic is already set).
 
     With the child's mean ``m_c`` and spread ``s_c``, ``b_c = (b_p s_p + m_p - m_c) / s_c`` and
-    ``w_c = w_p s_p / s_c`` reproduce the parent's linear function exactly at split time.
+    ``w_c = w_p s_p / s_c`` reproduce the parent's linear function exactly at split time.  A
+    child whose spread is below ``1 / MAX_INHERIT_RATIO`` of the parent's (e.g. a side of a
+    few heavily weighted examples) starts with a zero model instead: the model lives in units
+    of the leaf's spread, so the rescaled coefficients would multiply the parent's slopes by
+    ``s_c_later / s_c`` as the child's spread recovers (measured: errors of 10x the target's
+    range with Poisson(3) weights).
     """
     if child != parent:  # element loops: a slice-to-slice copy would allocate a temporary
         for j in range(st.lf_coef.shape[1]):
@@ -132,7 +140,7 @@ def inherit_linear(st, parent, child, p_mean, p_sd):
         st.lf_err[child, 0] = st.lf_err[parent, 0]
         st.lf_err[child, 1] = st.lf_err[parent, 1]
     c_mean, c_sd = target_mean_sd(st, child)
-    if p_sd > 0.0 and c_sd > 0.0:
+    if p_sd > 0.0 and c_sd * MAX_INHERIT_RATIO > p_sd:
         r = p_sd / c_sd
         st.lf_coef[child, 0] = (st.lf_coef[child, 0] * p_sd + p_mean - c_mean) / c_sd
         for j in range(1, st.lf_coef.shape[1]):
