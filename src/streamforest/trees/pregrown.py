@@ -42,7 +42,10 @@ the noise precision the derivation needs), ``e_T <- gamma_T e_T + w rho e**2 / 2
 the scaling term ``b_T`` replaces the leaf's previous ``(n - D) / 2 log rho`` by the new one.  The
 tree's log weight is ``(-e_T + log b_T) / |leaves|`` (the power likelihood ``1 / |Omega_T|``); the
 forest's prediction is the mean of the trees' predictions weighted by ``exp`` of it, normalised
-(Algorithm 6.1, line 7).  ``D`` is the number of features known when the leaf learns.
+(Algorithm 6.1, line 7).  ``D`` is the number of features known when the leaf learns.  This is
+the leaf level of ``rho`` that Algorithm 6.3 lists; the thesis' tables use the ensemble level
+(one ``rho`` from every tree's errors, §6.5.1), which makes each tree's weight depend on the
+other trees' errors row by row, while the engine runs every tree on its own.
 """
 
 from __future__ import annotations
