@@ -98,6 +98,9 @@ MODELS = {
     "ATSEREnsembleRegressor": lambda: sf.ATSEREnsembleRegressor(
         mode="obag", n_members=3, grace_period=40, nominal_features=("grp",), seed=14
     ),
+    "ABORFRegressor": lambda: sf.ABORFRegressor(
+        n_trees=3, depth=5, lambda_value=1.0, nominal_features=("grp",), seed=15
+    ),
 }
 
 

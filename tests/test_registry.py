@@ -37,6 +37,7 @@ TODAY = [
     "atser-obag",
     "atser-rforest",
     "atser",
+    "aborf",
 ]
 
 

@@ -6,7 +6,7 @@ from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
 from ._version import __version__
 from .concurrency import ThreadSafe
-from .forests import ATSEREnsembleRegressor, OnlineForestRegressor
+from .forests import ABORFRegressor, ATSEREnsembleRegressor, OnlineForestRegressor
 from .intervals import (
     AdaptiveConformal,
     ConformalQRF,
@@ -20,6 +20,7 @@ from .sketches import KLLSketch
 from .trees import ATSERRegressor, HoeffdingTreeRegressor
 
 __all__ = [
+    "ABORFRegressor",
     "ATSEREnsembleRegressor",
     "ATSERRegressor",
     "AdaptiveConformal",

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from .forests import ATSEREnsembleRegressor, OnlineForestRegressor
+from .forests import ABORFRegressor, ATSEREnsembleRegressor, OnlineForestRegressor
 from .intervals import (
     AdaptiveConformal,
     ConformalQRF,
@@ -251,6 +251,13 @@ MODELS: dict[str, ModelSpec] = {
             "ATSERRegressor: one extremely randomised tree, RMSProp linear leaves (thesis ch. 4)",
             layers=("tree",),
             tree_cls=ATSERRegressor,
+        ),
+        ModelSpec(
+            "aborf",
+            ABORFRegressor,
+            "ABORFRegressor: pre-grown random-projection trees, evidence weights (thesis ch. 6)",
+            layers=("tree",),
+            tree_cls=ABORFRegressor,
         ),
     )
 }

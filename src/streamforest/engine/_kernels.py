@@ -41,11 +41,14 @@ from ..trees._kernels import (
     needs_step,
     predict_batch,
     predict_learn_batch,
+    predict_learn_batch_lw,
     predict_row,
 )
+from ..trees.pregrown import log_weights, weighted_mean, weighted_mean_at
 
 AGG_MEAN = 0
 AGG_MEDIAN = 1
+AGG_WEIGHTED = 2  # by the trees' evidence weights (ABORF): see aggregate_at
 DONE = -1  # a per-example kernel learnt the row
 DRIFTED = -2  # ... and some tree's drift detector signalled (a drift or a warning)
 FRESH = -1  # learn_one's t0 for a new row
@@ -93,6 +96,14 @@ def predict_learn_rows(A, t, X, y, W, start, P):
     """Tree ``t`` predicts each row (into ``P[t]``), then learns it with weight ``W[t]``."""
     st, prm = tree_at(A, t)
     return predict_learn_batch(st, prm, X, y, W[t], start, P[t])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def predict_learn_rows_lw(A, t, X, y, W, start, P, LW):
+    """:func:`predict_learn_rows` that also records tree t's log weight before each row in
+    ``LW[t]`` (weighted aggregation)."""
+    st, prm = tree_at(A, t)
+    return predict_learn_batch_lw(st, prm, X, y, W[t], start, P[t], LW[t])
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -203,6 +214,28 @@ def aggregate(P, agg):
     return s / T
 
 
+@njit(cache=True, inline="always")
+def aggregate_at(A, P, agg):
+    """:func:`aggregate`, or with ``AGG_WEIGHTED`` the mean of ``P`` weighted by the trees'
+    current evidence weights (the softmax of their log weights, read from ``A``)."""
+    if agg == AGG_WEIGHTED:
+        return weighted_mean_at(A, P)
+    return aggregate(P, agg)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def weighted_columns(LW, P, out):
+    """``out[i]``: the mean of ``P[:, i]`` weighted by the softmax of ``LW[:, i]`` (the same
+    arithmetic as :func:`aggregate_at`); ``LW`` may have one column, for every row."""
+    for i in range(P.shape[1]):
+        out[i] = weighted_mean(LW[:, min(i, LW.shape[1] - 1)], P[:, i])
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def tree_log_weights(A, out):
+    log_weights(A, out)
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def predict_trees(A, x, P):
     """Every tree's prediction for row ``x``, into ``P``."""
@@ -216,4 +249,4 @@ def predict_one(A, x, agg, P):
     """The forest's prediction for row ``x`` (tree predictions left in ``P``, sorted for a
     median)."""
     predict_trees(A, x, P)
-    return aggregate(P, agg)
+    return aggregate_at(A, P, agg)

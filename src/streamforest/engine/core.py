@@ -63,9 +63,10 @@ from ..trees import _arena as AR
 from ..trees import _kernels as TK
 from ..trees import _state as S
 from ..trees.observers import rebuild_hash
+from ..trees.pregrown import pregrown_size
 from . import _kernels as FK
 
-AGGREGATIONS = {"mean": FK.AGG_MEAN, "median": FK.AGG_MEDIAN}
+AGGREGATIONS = {"mean": FK.AGG_MEAN, "median": FK.AGG_MEDIAN, "weighted": FK.AGG_WEIGHTED}
 _ENTRY_POINTS: dict = {}  # kernel -> its compiled entry point (see Engine.call)
 
 # columns of Engine.drift_counts
@@ -107,7 +108,8 @@ class Engine:
     seed
         Seed of the bagging weights.
     aggregation
-        ``"mean"`` or ``"median"`` of the tree predictions.
+        ``"mean"`` or ``"median"`` of the tree predictions, or ``"weighted"`` by the trees'
+        evidence weights (ABORF; see :meth:`aggregate`).
     max_memory_mb
         Memory budget of all trees (``None``: only each spec's own caps); see
         :class:`~streamforest.OnlineForestRegressor`.
@@ -151,10 +153,11 @@ class Engine:
         self._drifted = np.zeros(T, np.int8)
         self._row = np.empty(0)
         self._bg_live = bool(self.bg_on.any())
+        self._lw = []  # (P, LW) of the last prequential passes (weighted aggregation)
 
     def __getstate__(self):
         d = dict(self.__dict__)
-        for k in ("_wt", "_bw", "_p", "_drifted", "_pool", "_row", "_bg_live"):
+        for k in ("_wt", "_bw", "_p", "_drifted", "_pool", "_row", "_bg_live", "_lw"):
             d.pop(k, None)
         return d
 
@@ -162,9 +165,10 @@ class Engine:
         A = d.get("arena")
         if not isinstance(A, AR.Arena):
             raise ValueError("malformed engine state (no tree arena)")
-        A = d["arena"] = AR.upgrade(A, d.get("created"))  # format 1: today's layout
+        A = d["arena"] = AR.upgrade(A, d.get("created"))  # an earlier layout: today's
         AR.check(A, d.get("created"))
         if isinstance(d.get("bg"), AR.Arena):
+            d["bg"] = AR.upgrade(d["bg"], d.get("bg_on"))
             AR.check(d["bg"], d.get("bg_on"))
         self.__dict__.update(d)
         if "bg" not in d:  # saved before background trees (format version 1)
@@ -279,15 +283,18 @@ class Engine:
         self._apply_memory_budget(spec, p)
         prm = self._tree_params(t, p, bg)
         extra = prm.split_rule == S.SPLIT_EXTRA  # no observers: a token bin pool
+        grown = prm.split_rule == S.SPLIT_PREGROWN  # the whole tree, grown now
+        nodes, leaves = pregrown_size(prm.max_depth) if grown else (256, 128)
         st = S.allocate(
             p,
             _rng.new_state(seed),
             sketch_k=int(spec.leaf_quantile_k or 0),
-            bins=16 if extra else min(4096, int(spec.max_observer_bins)),
-            nodes=256,
-            leaves=128,
+            bins=16 if extra or grown else min(4096, int(spec.max_observer_bins)),
+            nodes=nodes,
+            leaves=leaves,
             m_min=prm.m_min if extra else 0,
             alternates=prm.alt_lambda > 0,
+            pregrown=grown,
         )
         st.ft_nominal[:p] = self.features.nominal
         TK.init_root(st, prm)
@@ -460,10 +467,35 @@ class Engine:
         return out
 
     def aggregate(self, P: np.ndarray) -> np.ndarray:
-        """The forest's predictions from ``(n_trees, n)`` tree predictions."""
+        """The forest's predictions from ``(n_trees, n)`` tree predictions.  Weighted: with the
+        weights each row was predicted with when ``P`` is the result of :meth:`predict_learn`
+        (recorded there), else with the trees' current weights."""
         if self.aggregation == FK.AGG_MEDIAN:
             return np.median(P, axis=0)
+        if self.aggregation == FK.AGG_WEIGHTED:
+            LW = None
+            for k, (Q, lw) in enumerate(self._lw):
+                if Q is P:
+                    LW = lw
+                    del self._lw[k]
+                    break
+            if LW is None:
+                LW = np.zeros((self.n_trees, 1))
+                if self.fitted:
+                    FK.tree_log_weights(self.arena, LW[:, 0])
+            out = np.empty(P.shape[1])
+            FK.weighted_columns(LW, np.ascontiguousarray(P), out)
+            return out
         return P.mean(axis=0)
+
+    def tree_weights(self) -> np.ndarray:
+        """The trees' current weights under weighted aggregation (softmax of their log
+        evidence; they sum to 1)."""
+        lw = np.zeros(self.n_trees)
+        if self.fitted:
+            FK.tree_log_weights(self.arena, lw)
+        w = np.exp(lw - lw.max())
+        return w / w.sum()
 
     # --- running the trees ------------------------------------------------------------------------
     def _carry_row(self, old: AR.Arena, t: int, bg: bool = False) -> None:
@@ -564,8 +596,14 @@ class Engine:
         """``(n_trees, n)`` predictions made before learning each row; the trees learn (as
         :meth:`learn`)."""
         P = np.zeros((self.n_trees, Xa.shape[0]))
-        self.run(lambda A, t, i: FK.predict_learn_rows(A, t, Xa, ya, W, i, P), Xa.shape[0],
-                 rows=(Xa, ya, wa))  # fmt: skip
+        if self.aggregation != FK.AGG_WEIGHTED:
+            self.run(lambda A, t, i: FK.predict_learn_rows(A, t, Xa, ya, W, i, P), Xa.shape[0],
+                     rows=(Xa, ya, wa))  # fmt: skip
+            return P
+        LW = np.zeros_like(P)  # each tree's weight before each row, for aggregate(P)
+        self.run(lambda A, t, i: FK.predict_learn_rows_lw(A, t, Xa, ya, W, i, P, LW),
+                 Xa.shape[0], rows=(Xa, ya, wa))  # fmt: skip
+        self._lw = [*self._lw[-3:], (P, LW)]
         return P
 
     def predict_trees(self, Xa) -> np.ndarray:

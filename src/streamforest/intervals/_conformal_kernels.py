@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..engine._kernels import aggregate, learn_one, predict_trees
+from ..engine._kernels import aggregate_at, learn_one, predict_trees
 from ..trees._arena import tree_at
 from ..trees._kernels import has_room, learn_at, needs_step, route
 from ..trees._state import I_NFEAT, I_NSPLITS
@@ -411,7 +411,7 @@ def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, ring, cy, coob, cpre
 def cp_predict_one(A, x, agg, P, ss, size, alphas, lo, hi):
     """The forest's prediction for row ``x`` and its conformal interval at each level."""
     predict_trees(A, x, P)
-    yhat = aggregate(P, agg)
+    yhat = aggregate_at(A, P, agg)
     for a in range(alphas.shape[0]):
         half = sorted_half_width(ss, size, alphas[a])
         lo[a] = yhat - half

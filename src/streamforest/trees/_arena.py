@@ -216,23 +216,32 @@ def check(A: Arena, created=None) -> None:
 
 # the layout of format 1 (streamforest 0.1.0): the first fields and parameters of today's
 N_FIELDS_V1, N_PARAMS_V1, N_INTS_V1 = 41, 22, 17
+N_FIELDS_V2, N_PARAMS_V2 = 49, 28  # format 2 before the fields of pre-grown trees
 
 
 def upgrade(A: Arena, created=None) -> Arena:
-    """The arena of a model saved in format 1 (41 state fields, 22 parameters, 17 ints per
-    tree) in today's layout: each tree gets the fields and parameters added since, as a new
-    tree of its kind has them (no extra split rule, no alternate subtrees).  An arena in
-    today's layout is returned as it is."""
+    """The arena of a model saved in an earlier layout, in today's: format 1 (41 state fields,
+    22 parameters, 17 ints per tree), or a format-2 layout saved before fields were appended to
+    :class:`TreeState` and :class:`TreeParams` (they only ever are appended).  Each tree keeps
+    its stored fields and gets those added since as a new tree of its kind has them (no extra
+    split rule, no alternate subtrees, not pre-grown); new parameters take their defaults.  An
+    arena in today's layout is returned as it is."""
     if A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS, 4) and A.pa.shape[1:] == (N_PARAMS,):
         return A
-    if not (A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS_V1, 4)
-            and A.pa.ndim == 2 and A.pa.shape[1] == N_PARAMS_V1):  # fmt: skip
+    v1 = (A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS_V1, 4)
+          and A.pa.ndim == 2 and A.pa.shape[1] == N_PARAMS_V1)  # fmt: skip
+    appended = (A.lay.ndim == 3 and A.lay.shape[2:] == (4,) and A.pa.ndim == 2
+                and N_FIELDS_V2 <= A.lay.shape[1] <= N_FIELDS
+                and N_PARAMS_V2 <= A.pa.shape[1] <= N_PARAMS)  # fmt: skip
+    if not (v1 or appended):
         raise ValueError(
             f"tree arena with {A.lay.shape[1:]} layout and {A.pa.shape[1:]} parameters: "
-            f"neither this library's ({N_FIELDS} fields, {N_PARAMS} parameters) nor format 1's"
+            f"neither this library's ({N_FIELDS} fields, {N_PARAMS} parameters) nor an earlier one"
         )
-    from ._state import I_NODE_FREE, N_INTS
+    from ..rng import new_state
+    from ._state import I_NODE_FREE, N_INTS, allocate
 
+    n_fields, n_params = A.lay.shape[1], A.pa.shape[1]
     arrays = (A.fa, A.ia, A.ba)
     T = A.lay.shape[0]
     out = empty(T)
@@ -240,7 +249,7 @@ def upgrade(A: Arena, created=None) -> Arena:
         if created is not None and not created[t]:
             continue
         fields = []
-        for k in range(N_FIELDS_V1):
+        for k in range(n_fields):
             o, dims = int(A.lay[t, k, 0]), [int(v) for v in A.lay[t, k, 1 : 1 + _FIELD_NDIM[k]]]
             size = int(np.prod(dims))
             src = arrays[_FIELD_ARENA[k]][t]
@@ -248,24 +257,26 @@ def upgrade(A: Arena, created=None) -> Arena:
                 raise ValueError(f"malformed tree arena (tree {t}: field {k} outside its row)")
             fields.append(src[o : o + size].reshape(dims).copy())
         fields[1] = fields[1].view(np.uint64)  # rng
-        ints = np.zeros(N_INTS, np.int64)
-        ints[:N_INTS_V1] = fields[0][:N_INTS_V1]
-        ints[I_NODE_FREE] = -1
-        fields[0] = ints
-        old = TreeState(*fields, *([np.zeros(0)] * (N_FIELDS - N_FIELDS_V1)))
-        nodes, leaves, pc = old.nd_feat.shape[0], old.lf_node.shape[0], old.ft_nominal.shape[0]
-        st = old._replace(
-            lf_nex=np.zeros(leaves, np.int64),
-            lf_xc=np.zeros((leaves, pc, 0)),
-            lf_buf=np.zeros((leaves, pc + 2, 0)),
-            nd_alt=np.full(nodes, -1, np.int64),
-            nd_isalt=np.zeros(nodes, np.int8),
-            nd_ph=np.zeros((nodes, 0)),
-            nd_q=np.zeros((nodes, 0)),
-            nd_path=np.zeros(nodes, np.int64),
-        )
+        nodes, leaves, pc = fields[4].shape[0], fields[15].shape[0], fields[3].shape[0]
+        if v1:
+            ints = np.zeros(N_INTS, np.int64)
+            ints[:N_INTS_V1] = fields[0][:N_INTS_V1]
+            ints[I_NODE_FREE] = -1
+            fields[0] = ints
+            fields += [
+                np.zeros(leaves, np.int64),  # lf_nex
+                np.zeros((leaves, pc, 0)),  # lf_xc
+                np.zeros((leaves, pc + 2, 0)),  # lf_buf
+                np.full(nodes, -1, np.int64),  # nd_alt
+                np.zeros(nodes, np.int8),  # nd_isalt
+                np.zeros((nodes, 0)),  # nd_ph
+                np.zeros((nodes, 0)),  # nd_q
+                np.zeros(nodes, np.int64),  # nd_path
+            ]
+        fresh = allocate(pc, new_state(0), nodes=nodes, leaves=leaves, bins=1, cats=1)
+        st = TreeState(*fields, *fresh[len(fields) :])
         prm = TreeParams(*(int(v) if name in _INT_PARAMS else float(v) for name, v in zip(
-            TreeParams._fields[:N_PARAMS_V1], A.pa[t], strict=True)))  # fmt: skip
+            TreeParams._fields[:n_params], A.pa[t], strict=True)))  # fmt: skip
         out = store(out, t, st, prm)
     return out
 
@@ -386,6 +397,11 @@ def tree_state(A, t):
         nd_ph=_v2(A.fa, A.lay, t, 46),
         nd_q=_v2(A.fa, A.lay, t, 47),
         nd_path=_v1(A.ia, A.lay, t, 48),
+        nd_proj=_v2(A.fa, A.lay, t, 49),
+        nd_ctr=_v2(A.fa, A.lay, t, 50),
+        ft_mm=_v2(A.fa, A.lay, t, 51),
+        lf_ev=_v2(A.fa, A.lay, t, 52),
+        ev=_v1(A.fa, A.lay, t, 53),
     )
 
 
@@ -422,6 +438,11 @@ def tree_params(A, t):
         alt_alpha=p[25],
         alt_fade=p[26],
         alt_period=np.int64(p[27]),
+        oblique=np.int64(p[28]),
+        mc_points=np.int64(p[29]),
+        coef_decay=p[30],
+        ev_fade=p[31],
+        ev_decay=p[32],
     )
 
 

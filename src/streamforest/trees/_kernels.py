@@ -39,6 +39,7 @@ from ..sketches.kll import kll_copy, kll_reset, kll_update
 from ..stats import chan_merge, chan_subtract, welford_update
 from ._state import (
     B_KEY,
+    EV_LOGW,
     I_ALT_DISCARDED,
     I_ALT_STARTED,
     I_ALT_SWAPPED,
@@ -71,6 +72,7 @@ from ._state import (
     S_W,
     SPLIT_EXTRA,
     SPLIT_OBSERVERS,
+    SPLIT_PREGROWN,
 )
 from .extra_split import cat_goes_left, choose_extra_split, extra_observe, extra_sides
 from .leaf_models import inherit_linear, learn_leaf_model, predict_leaf, target_mean_sd
@@ -85,6 +87,7 @@ from .observers import (
     observe,
     sorted_bins,
 )
+from .pregrown import build_pregrown, child_pregrown, evidence_update, update_scaling
 
 
 # ------------------------------------------------------------------------------------------------
@@ -120,6 +123,8 @@ def route_from(st, node, x):
 @njit(cache=True, inline="always")
 def _child(st, node, x):
     """The child of split node ``node`` that row ``x`` goes to."""
+    if st.nd_proj.shape[1] > 0:  # a pre-grown tree (scaled values, projections)
+        return child_pregrown(st, node, x)
     f = st.nd_feat[node]
     v = x[f] if f < x.shape[0] else np.nan
     if np.isnan(v):
@@ -226,6 +231,10 @@ def _init_leaf(st, prm, leaf, node, depth, spread):
 
 @njit(cache=True)
 def init_root(st, prm):
+    """A new tree: one empty root leaf, or for ``SPLIT_PREGROWN`` the whole pre-grown tree."""
+    if prm.split_rule == SPLIT_PREGROWN:
+        build_pregrown(st, prm)
+        return
     st.ints[I_NNODES] = 1
     st.ints[I_NLEAVES] = 1
     leaf = _new_leaf_slot(st)
@@ -471,6 +480,8 @@ def drift_step(st, prm, y, pred):
 @njit(cache=True, inline="always")
 def _room(st, prm):
     """True if one more example can be learnt without growing any array."""
+    if prm.split_rule == SPLIT_PREGROWN:  # grown before data, no observers
+        return True
     nfeat = st.ints[I_NFEAT]
     # an example may split its leaf, start an alternate and split a leaf of each alternate
     k = st.ints[I_NALTS] + 2 if prm.alt_lambda > 0.0 else 1
@@ -712,6 +723,10 @@ def learn_at(st, prm, node, x, y, w, pred):
     if w > 0.0:
         if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapt(st, prm, x, y, w, pred)):
             _learn_row(st, prm, node, x, y, w)
+        if prm.ev_fade > 0.0:
+            evidence_update(st, prm, st.nd_leaf[node], y, w, pred, st.ints[I_NFEAT])
+        if prm.split_rule == SPLIT_PREGROWN:  # the range grows after the row is learnt
+            update_scaling(st, x, st.ints[I_NFEAT])
     if prm.drift_lambda > 0.0:
         return drift_step(st, prm, y, pred)
     return False
@@ -724,7 +739,7 @@ def learn_step(st, prm, x, y, w, predict):
     ``w > 0``), feed the detector.  Returns ``(prediction, drift detected)``."""
     node = route(st, x)
     pred = 0.0
-    if predict or prm.drift_lambda > 0.0 or prm.alt_lambda > 0.0:
+    if predict or prm.drift_lambda > 0.0 or prm.alt_lambda > 0.0 or prm.ev_fade > 0.0:
         pred = predict_leaf(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT])
     return pred, learn_at(st, prm, node, x, y, w, pred)
 
@@ -779,6 +794,20 @@ def predict_learn_batch(st, prm, X, y, w, start, out):
     for i in range(start, X.shape[0]):
         if needs_step(prm, w[i]) and not _room(st, prm):
             return i
+        out[i], drifted = learn_step(st, prm, X[i], y[i], w[i], True)
+        if drifted:
+            return i + 1
+    return X.shape[0]
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def predict_learn_batch_lw(st, prm, X, y, w, start, out, lw):
+    """:func:`predict_learn_batch` that also records the tree's log evidence weight before
+    each row (``lw[i]``: the weight its prediction ``out[i]`` is aggregated with)."""
+    for i in range(start, X.shape[0]):
+        if needs_step(prm, w[i]) and not _room(st, prm):
+            return i
+        lw[i] = st.ev[EV_LOGW]
         out[i], drifted = learn_step(st, prm, X[i], y[i], w[i], True)
         if drifted:
             return i + 1

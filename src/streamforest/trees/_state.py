@@ -81,7 +81,8 @@ OBSERVERS = {"ebst": OBS_EBST, "tebst": OBS_TEBST, "qo": OBS_QO}
 # split rules (TreeParams.split_rule): the tree kinds' ways of choosing a split
 SPLIT_OBSERVERS = 0  # best cut of per-feature attribute observers (Hoeffding tree, FIMT)
 SPLIT_EXTRA = 1  # two-stage extremely randomised split (ATSER, thesis ch. 4)
-SPLIT_RULES = {"observers": SPLIT_OBSERVERS, "extra": SPLIT_EXTRA}
+SPLIT_PREGROWN = 2  # a balanced tree grown before data, random (oblique) splits (ABORF, ch. 6)
+SPLIT_RULES = {"observers": SPLIT_OBSERVERS, "extra": SPLIT_EXTRA, "pregrown": SPLIT_PREGROWN}
 
 # candidate columns of the extremely randomised split (TreeState.lf_xc): the candidate's
 # threshold (numeric) or side salt (nominal), then the target statistic of each side
@@ -89,6 +90,22 @@ XC_THR, XC_LW, XC_LHI, XC_LLO, XC_LM2, XC_RW, XC_RHI, XC_RLO, XC_RM2 = range(9)
 N_XC = 9
 # rows of the first examples a leaf buffers before drawing its candidates (TreeState.lf_buf)
 XB_Y, XB_W = 0, 1  # then the features from row 2
+
+# SPLIT_PREGROWN (see streamforest.trees.pregrown): the kind of a split node, in nd_cat_len
+NODE_AXIS = 0  # x_f scaled <= threshold (a numeric feature f)
+NODE_SALT = -1  # nominal feature f: every category on the random side of a salt (nd_thr)
+NODE_PROJ = -2  # sum_j nd_proj[node, j] * x_j scaled <= threshold (a random projection)
+# per-feature online min-max scaling (TreeState.ft_mm): min, max, 1 / (max - min) (0: unknown)
+MM_MIN, MM_MAX, MM_INV = range(3)
+N_MM = 3
+# evidence of a leaf (TreeState.lf_ev, thesis Algorithm 6.3): faded count n, faded sum of squared
+# errors, and the leaf's current term of the tree's log scaling term, (n - D) / 2 log rho
+LEV_N, LEV_SSE, LEV_TERM = range(3)
+N_LEV = 3
+# evidence of the tree (TreeState.ev): the faded error term e_T, the log scaling term log b_T and
+# the tree's log weight (-e_T + log b_T) / |leaves|
+EV_ERR, EV_LOGB, EV_LOGW = range(3)
+N_EV = 3
 
 # statistic columns (see streamforest.stats)
 S_W, S_HI, S_LO, S_M2 = 0, 1, 2, 3
@@ -127,6 +144,11 @@ class TreeParams(NamedTuple):
     alt_alpha: float = 0.005  # ... and its tolerance
     alt_fade: float = 0.995  # fading factor of the squared errors compared
     alt_period: int = 150  # examples between two comparisons (N_Q)
+    oblique: int = 1  # SPLIT_PREGROWN: random projections (1) or axis-aligned splits (0)
+    mc_points: int = 0  # SPLIT_PREGROWN: Monte Carlo points that place the node centres
+    coef_decay: float = 1.0  # linear leaves: coefficients scaled by it before each step (ABORF)
+    ev_fade: float = 0.0  # tree evidence (ABORF's weights): gamma_T, 0 for none
+    ev_decay: float = 0.96  # ... and the fading of each leaf's count and squared errors (gamma)
 
 
 class TreeState(NamedTuple):
@@ -184,6 +206,14 @@ class TreeState(NamedTuple):
     nd_ph: np.ndarray  # (nodes, N_NODE_PH) the split node's change detector
     nd_q: np.ndarray  # (nodes, N_NODE_Q) the comparison with its alternate
     nd_path: np.ndarray  # (nodes,) scratch: a stack of node ids
+    # SPLIT_PREGROWN: a projection node's direction and every node's centre, in scaled units
+    # ((nodes, 0) otherwise), and the online min-max scaling of the features
+    nd_proj: np.ndarray  # (nodes, Pc) unit direction (0 for nominal and later features)
+    nd_ctr: np.ndarray  # (nodes, Pc) centre of the node's Monte Carlo points
+    ft_mm: np.ndarray  # (Pc, N_MM) running min, max, 1 / (max - min) of each feature
+    # evidence weights (ABORF, thesis Algorithm 6.3); (L, 0) when off
+    lf_ev: np.ndarray  # (L, N_LEV)
+    ev: np.ndarray  # (N_EV,)
 
 
 def _hash_capacity(bins: int) -> int:
@@ -203,9 +233,12 @@ def allocate(
     cats: int = 64,
     m_min: int = 0,
     alternates: bool = False,
+    pregrown: bool = False,
 ) -> TreeState:
     """A fresh state with capacity for ``n_features`` features; node 0 is the (empty) root leaf.
-    ``m_min > 0`` allocates the extremely randomised split's candidates and example buffer."""
+    ``m_min > 0`` allocates the extremely randomised split's candidates and example buffer;
+    ``pregrown`` the node directions and centres and the leaves' evidence of a pre-grown tree
+    (:mod:`streamforest.trees.pregrown`; ``nodes`` and ``leaves`` must hold the whole tree)."""
     pc = max(1, n_features)
     ints = np.zeros(N_INTS, dtype=np.int64)
     ints[I_BIN_FREE] = -1
@@ -265,8 +298,20 @@ def allocate(
         nd_ph=np.zeros((nodes, N_NODE_PH if alternates else 0), f),
         nd_q=np.zeros((nodes, N_NODE_Q if alternates else 0), f),
         nd_path=np.zeros(nodes, np.int64),
+        nd_proj=np.zeros((nodes, pc if pregrown else 0), f),
+        nd_ctr=np.zeros((nodes, pc if pregrown else 0), f),
+        ft_mm=_empty_mm(pc),
+        lf_ev=np.zeros((leaves, N_LEV if pregrown else 0), f),
+        ev=np.zeros(N_EV, f),
     )
     return st
+
+
+def _empty_mm(pc: int) -> np.ndarray:
+    mm = np.zeros((pc, N_MM), np.float64)
+    mm[:, MM_MIN] = np.nan  # nothing seen yet
+    mm[:, MM_MAX] = np.nan
+    return mm
 
 
 def _empty_bins(n: int) -> np.ndarray:
@@ -278,7 +323,8 @@ def _empty_bins(n: int) -> np.ndarray:
 
 _NODE_FILL = {"nd_feat": -1, "nd_left": -1, "nd_right": -1, "nd_leaf": -1, "nd_alt": -1}
 _LEAF_FILL = {"lf_node": -1, "lf_head": -1, "lf_aux": -1}
-_LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl", "lf_nex")
+_LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl", "lf_nex", "lf_ev")
+_NODE_PER_FEATURE = ("nd_proj", "nd_ctr")
 
 
 def _resized(a: np.ndarray, n0: int, fill=0, p_new: int | None = None) -> np.ndarray:
@@ -310,12 +356,16 @@ def grow(
     """
     d = st._asdict()
     n_nodes = max(nodes, st.nd_feat.shape[0])
-    if n_nodes != st.nd_feat.shape[0]:
-        for k in d:
-            if k.startswith("nd_"):
-                d[k] = _resized(d[k], n_nodes, _NODE_FILL.get(k, 0))
     pc_old = st.ft_nominal.shape[0]
     pc = max(features, pc_old)
+    if n_nodes != st.nd_feat.shape[0]:
+        for k in d:
+            if k.startswith("nd_") and k not in _NODE_PER_FEATURE:
+                d[k] = _resized(d[k], n_nodes, _NODE_FILL.get(k, 0))
+    for k in _NODE_PER_FEATURE:  # later features: weight 0 in the projections
+        a = d[k]
+        if a.shape[0] != n_nodes or (a.shape[1] and a.shape[1] != pc):
+            d[k] = _resized(a, n_nodes, 0, pc if a.shape[1] else None)
     n_leaves = max(leaves, st.lf_node.shape[0])
     if n_leaves != st.lf_node.shape[0] or pc != pc_old:
         for k in d:
@@ -324,6 +374,9 @@ def grow(
                 p_new = pc + extra if d[k].ndim >= 2 and k not in _LEAF_NOT_PER_FEATURE else None
                 d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
+        mm = _empty_mm(pc)
+        mm[:pc_old] = st.ft_mm
+        d["ft_mm"] = mm
         d["ft_perm"] = np.zeros(pc, np.int64)
         d["ft_spread"] = np.zeros(pc, np.float64)
         d["ft_lin"] = np.zeros((pc, 2), np.float64)

@@ -75,7 +75,11 @@ class TreeInspection:
         """The split nodes, root first: for each, its ``node`` id, ``feature`` name, ``threshold``
         (numeric: ``x <= threshold`` goes left) or ``left_categories`` / ``right_categories``
         (nominal), ``missing_left`` (where missing values and unseen categories go) and the
-        ``left`` and ``right`` child ids."""
+        ``left`` and ``right`` child ids.  A pre-grown tree's (ABORF) numeric splits compare
+        min-max scaled values: a random projection has ``projection`` (``{feature: weight}``)
+        instead of ``feature``, its ``threshold`` and ``centre`` are in scaled units, and an
+        axis-aligned split's ``threshold`` is given in the feature's units at the current
+        scaling."""
         e = self._tree_engine()
         if e is None:
             return []
@@ -86,6 +90,9 @@ class TreeInspection:
         for node in range(int(st.ints[S.I_NNODES])):
             f = int(st.nd_feat[node])
             if f < 0 or st.nd_isalt[node]:  # a leaf, a free node, or inside an alternate
+                continue
+            if st.nd_proj.shape[1] and st.nd_cat_len[node] != S.NODE_SALT:
+                out.append(self._pregrown_split(st, node, names))
                 continue
             d = {
                 "node": node,
@@ -112,6 +119,23 @@ class TreeInspection:
                 d["threshold"] = float(st.nd_thr[node])
             out.append(d)
         return out
+
+    @staticmethod
+    def _pregrown_split(st, node: int, names) -> dict:
+        d = {"node": node, "missing_left": True, "left": int(st.nd_left[node]),
+             "right": int(st.nd_right[node])}  # fmt: skip
+        p = min(len(names), st.nd_proj.shape[1])
+        if st.nd_cat_len[node] == S.NODE_PROJ:
+            d["projection"] = {names[j]: float(st.nd_proj[node, j]) for j in range(p)
+                               if st.nd_proj[node, j] != 0.0}  # fmt: skip
+            d["threshold"] = float(st.nd_thr[node])
+            d["centre"] = [float(v) for v in st.nd_ctr[node, :p]]
+            return d
+        f = int(st.nd_feat[node])
+        lo, inv = st.ft_mm[f, S.MM_MIN], st.ft_mm[f, S.MM_INV]
+        d["feature"] = names[f]
+        d["threshold"] = float(lo + st.nd_thr[node] / inv) if inv > 0 else float("nan")
+        return d
 
 
 class TreeView(TreeInspection):

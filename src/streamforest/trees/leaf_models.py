@@ -90,6 +90,9 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
                 st.lf_err[leaf, 0] = f * st.lf_err[leaf, 0] + w * abs(y - mean)
                 st.lf_err[leaf, 1] = f * st.lf_err[leaf, 1] + w * abs(y - (mean + sd * z))
             e = z - (y - mean) / sd  # gradient of 0.5 * e**2 w.r.t. the raw output
+            if prm.coef_decay != 1.0:  # ABORF (thesis Alg. 6.2): previous steps fade
+                for j in range(nfeat + 1):
+                    c[leaf, j] *= prm.coef_decay
             g = st.lf_rms
             dec = prm.rms_decay
             g[leaf, 0] = dec * g[leaf, 0] + (1.0 - dec) * e * e

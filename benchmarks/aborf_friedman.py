@@ -1,0 +1,59 @@
+"""ABORF (thesis ch. 6) against our ATSER-Seeds and default forest on stationary Friedman #1:
+prequential MAE (every row predicted before it is learnt) and throughput of one
+``predict_learn_many`` call per model, one thread, all in the same run.  Each model runs
+``--repeats`` times, alternating with the others after a warm-up that loads the compiled code;
+the best time is kept (the machine is shared and noisy) and the median printed beside it.  The
+MAE does not depend on the run.
+
+    python benchmarks/aborf_friedman.py [--n 100000] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import streamforest as sf
+from streamforest import streams
+
+MODELS = {
+    "ABORFRegressor()": lambda: sf.ABORFRegressor(seed=1),
+    "ABORFRegressor(oblique=False)": lambda: sf.ABORFRegressor(oblique=False, seed=1),
+    "ABORFRegressor(weighting='equal')": lambda: sf.ABORFRegressor(weighting="equal", seed=1),
+    "ABORFRegressor(coef_decay=0.96)": lambda: sf.ABORFRegressor(coef_decay=0.96, seed=1),
+    "ATSEREnsembleRegressor(mode='seeds')": lambda: sf.ATSEREnsembleRegressor(mode="seeds", seed=1),
+    "OnlineForestRegressor()": lambda: sf.OnlineForestRegressor(seed=1),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=100_000)
+    ap.add_argument("--repeats", type=int, default=2)
+    args = ap.parse_args()
+    X, y = streams.Friedman(function=1, n=args.n, seed=7).arrays()
+    for make in MODELS.values():  # warm-up: load (or compile) the kernels
+        make().predict_learn_many(X[:3000], y[:3000])
+    times = {name: [] for name in MODELS}
+    mae = {}
+    for _ in range(args.repeats):
+        for name, make in MODELS.items():
+            m = make()
+            t0 = time.perf_counter()
+            p = m.predict_learn_many(X, y)
+            times[name].append(time.perf_counter() - t0)
+            err = np.abs(p - y)
+            mae[name] = (err.mean(), err[-len(y) // 4 :].mean())
+    print(f"Friedman #1, {args.n:,} rows, stationary (target sd {y.std():.2f}); one thread")
+    print(f"{'model':38s} {'MAE':>6s} {'last 25%':>9s} {'rows/s best':>12s} {'median':>10s}")
+    for name, ts in times.items():
+        best, med = args.n / min(ts), args.n / statistics.median(ts)
+        a, b = mae[name]
+        print(f"{name:38s} {a:6.3f} {b:9.3f} {best:12,.0f} {med:10,.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""ABORF: the Approximately Bayesian Online Randomized Forest (Seah's thesis, ch. 6)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ..engine.core import Engine
+from ..trees import ABORFTreeRegressor
+from .online_forest import OnlineForestRegressor
+
+WEIGHTINGS = ("evidence", "equal")
+
+
+class ABORFRegressor(OnlineForestRegressor):
+    """ABORF (Seah 2021, ch. 6; Table 6.2 defaults): pre-grown random trees, linear leaves,
+    evidence-weighted.
+
+    - **Trees** (:class:`~streamforest.trees.ABORFTreeRegressor`,
+      :mod:`streamforest.trees.pregrown`): ``n_trees`` (``K``) balanced trees of depth
+      ``depth`` (``Q``) built before any data, each split through the Monte Carlo centre of its
+      cell along a random direction (``oblique=True``) or on one random feature
+      (``oblique=False``); nominal features split by a random assignment of categories.  Inputs
+      are min-max scaled online.  The trees are built for the features known when the model
+      first learns; later features are used by the leaves only.
+    - **Leaves**: linear models by RMSProp with ``learning_rate`` ``eta = 0.25`` and
+      ``leaf_decay`` ``gamma = 0.96`` (the running mean of squared gradients, Algorithm 6.2;
+      the coefficients' decay is ``coef_decay``, off by default, see below).
+    - **Weights** (Algorithm 6.3, ``evidence_fading`` ``gamma_T = 0.9996``): each tree's log
+      evidence ``(-e_T + log b_T) / |leaves|`` is updated after every example it learns; the
+      forest predicts ``sum_t w_t y_t`` with ``w = softmax(log evidence)`` (the weights sum to 1,
+      :attr:`weights_`).  ``weighting="equal"``: the plain mean (the thesis' benchmark).  There
+      is no drift detection: the fast-forgetting leaves and the weights adapt.
+
+    It is an :class:`~streamforest.OnlineForestRegressor` (same engine, both APIs, threads), so
+    it serves as the forest of the interval methods.  Every tree learns every example
+    (``lambda_value = 0``, the thesis); the conformal methods calibrate on out-of-bag examples,
+    so they need ``lambda_value > 0`` (Poisson online bagging, each tree's evidence then counts
+    its own examples).  A prediction made before learning a chunk uses each row's weights at
+    that row in ``predict_learn_many`` and under CPApproximate; the other interval methods
+    aggregate a chunk they learn with the weights reached at its end.
+
+    Parameters
+    ----------
+    n_trees
+        ``K``, the number of trees (10, the thesis' comparisons).
+    depth
+        ``Q``, the depth of every tree (10).
+    oblique
+        Random-projection splits (the thesis) or axis-aligned ones.
+    learning_rate, leaf_decay
+        ``eta`` and ``gamma`` of the leaves' RMSProp (``gamma`` also fades each leaf's count
+        and squared errors in the evidence).
+    coef_decay
+        Factor applied to the leaves' coefficients before each step, 1 for none.  Algorithm
+        6.2 uses ``gamma`` (0.96): its leaves are raw linear models, where the decay forgets
+        towards the prior 0; this library's linear leaf predicts around the leaf's mean
+        (:mod:`streamforest.trees.leaf_models`), where the decay pulls towards that
+        cumulative mean instead, and measured worse (Friedman #1, 100k rows: MAE 1.84 with
+        0.96, 1.69 without; with the thesis' drifts, 200k rows: 1.82 and 1.73).
+    evidence_fading
+        ``gamma_T`` of the tree weights.
+    weighting
+        ``"evidence"`` (Algorithm 6.3) or ``"equal"``.  On stationary Friedman #1 both give
+        about the same error (as in the thesis); with ``lambda_value > 0`` each tree's evidence
+        counts only its own examples and the evidence weights measured worse than equal ones
+        (``benchmarks/aborf_friedman.py``, README).
+    mc_points
+        Monte Carlo points per tree (``None``: ``3 * 2**(D - 1)`` within bounds, see
+        :func:`streamforest.trees.pregrown.mc_point_count`).
+    lambda_value
+        Poisson rate of online bagging, 0 for none.
+    nominal_features
+        Names (or column indices) of features to treat as nominal.
+    n_jobs, seed
+        As in :class:`~streamforest.OnlineForestRegressor`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamforest import ABORFRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(4000, 3)); y = 10 * (X[:, 0] > 0.5) + rng.normal(size=4000)
+    >>> model = ABORFRegressor(n_trees=5, depth=6, seed=1).learn_many(X, y)
+    >>> [round(float(v)) for v in model.predict([[0.9, 0.5, 0.5], [0.1, 0.5, 0.5]])]
+    [10, 0]
+    >>> round(float(model.weights_.sum()), 6)
+    1.0
+    """
+
+    def __init__(
+        self,
+        n_trees: int = 10,
+        depth: int = 10,
+        oblique: bool = True,
+        learning_rate: float = 0.25,
+        leaf_decay: float = 0.96,
+        coef_decay: float = 1.0,
+        evidence_fading: float = 0.9996,
+        weighting: str = "evidence",
+        mc_points: int | None = None,
+        lambda_value: float = 0.0,
+        nominal_features: tuple | None = None,
+        n_jobs: int = 1,
+        seed: int | None = None,
+    ):
+        self.n_trees = n_trees
+        self.depth = depth
+        self.oblique = oblique
+        self.learning_rate = learning_rate
+        self.leaf_decay = leaf_decay
+        self.coef_decay = coef_decay
+        self.evidence_fading = evidence_fading
+        self.weighting = weighting
+        self.mc_points = mc_points
+        self.lambda_value = lambda_value
+        self.nominal_features = nominal_features
+        self.n_jobs = n_jobs
+        self.seed = seed
+
+    # the forest's parameters this model fixes
+    max_features = None
+    drift_threshold = None
+    drift_delta = 0.005
+    warning_fraction = None
+    max_memory_mb = None
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)  # (not the forest's upgrade of format-1 files: no such ABORF)
+
+    @property
+    def aggregation(self) -> str:
+        return "weighted" if self.weighting == "evidence" else "mean"
+
+    @property
+    def tree(self) -> ABORFTreeRegressor:
+        return ABORFTreeRegressor(
+            depth=self.depth,
+            oblique=self.oblique,
+            learning_rate=self.learning_rate,
+            rms_decay=self.leaf_decay,
+            coef_decay=self.coef_decay,
+            evidence_fading=self.evidence_fading if self.weighting == "evidence" else 0.0,
+            evidence_decay=self.leaf_decay,
+            mc_points=self.mc_points,
+            nominal_features=self.nominal_features,
+        )
+
+    def _check_params(self) -> None:
+        n = self.n_trees
+        if not (isinstance(n, numbers.Integral) and not isinstance(n, bool) and 1 <= n <= 1000):
+            raise ValueError(f"n_trees must be an integer in [1, 1000], got {n!r}")
+        if self.weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {self.weighting!r}")
+        lam = self.lambda_value
+        if not (
+            isinstance(lam, numbers.Real)
+            and not isinstance(lam, bool)
+            and 0 <= lam <= 50
+            and math.isfinite(lam)
+        ):
+            raise ValueError(f"lambda_value must be a number in [0, 50], got {lam!r}")
+        ld = self.leaf_decay
+        if not (isinstance(ld, numbers.Real) and not isinstance(ld, bool) and 0 < ld < 1):
+            raise ValueError(f"leaf_decay must be a number in (0, 1), got {ld!r}")
+        ef = self.evidence_fading
+        if self.weighting == "evidence" and not (isinstance(ef, numbers.Real) and 0 < ef <= 1):
+            raise ValueError(f"evidence_fading must be a number in (0, 1], got {ef!r}")
+        if not (isinstance(self.n_jobs, numbers.Integral) and 1 <= self.n_jobs <= 64):
+            raise ValueError(f"n_jobs must be an integer in [1, 64], got {self.n_jobs!r}")
+        if self.seed is not None and not isinstance(self.seed, numbers.Integral):
+            raise TypeError(f"seed must be an int or None, got {self.seed!r}")
+        self.tree._check_params()
+
+    def _make_engine(self, features) -> Engine:
+        seeds = np.random.SeedSequence(self.seed).generate_state(self.n_trees + 1, np.uint64)
+        overrides = getattr(self, "_tree_overrides", {})
+        specs = []
+        for t in range(self.n_trees):
+            spec = self.tree.clone(seed=int(seeds[t]), **overrides)
+            spec._check_params()
+            specs.append(spec)
+        return Engine(
+            specs,
+            features,
+            bagging=float(self.lambda_value),
+            seed=int(seeds[-1]),
+            aggregation=self.aggregation,
+            n_jobs=self.n_jobs,
+        )
+
+    @property
+    def weights_(self) -> np.ndarray:
+        """The trees' current weights (they sum to 1; equal before learning or with
+        ``weighting="equal"``)."""
+        e = self.__dict__.get("engine_")
+        if e is None or not e.fitted or self.weighting != "evidence":
+            return np.full(self.n_trees, 1.0 / self.n_trees)
+        return e.tree_weights()

@@ -1,0 +1,150 @@
+"""One tree of ABORF: balanced, grown before data with random splits (Seah's thesis, ch. 6)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from . import _state as S
+from .hoeffding import HoeffdingTreeRegressor
+from .pregrown import MAX_DEPTH, mc_point_count
+
+
+class ABORFTreeRegressor(HoeffdingTreeRegressor):
+    """A pre-grown random regression tree with RMSProp linear leaves (ABORF's member tree).
+
+    A tree kind of the compiled forest engine (split rule ``"pregrown"``,
+    :mod:`streamforest.trees.pregrown`): when the model first learns, a balanced tree of depth
+    ``depth`` is built before any example, each split through the Monte Carlo centre of its cell
+    along a random direction (``oblique=True``) or a random feature; its structure never changes.
+    Inputs are min-max scaled online per tree.  Each leaf learns a linear model by RMSProp
+    (``learning_rate`` ``eta`` = 0.25, ``rms_decay`` ``gamma`` = 0.96) on inputs standardised
+    per leaf, around the leaf's mean (see :mod:`streamforest.trees.leaf_models`);
+    ``coef_decay`` scales the coefficients before each step (thesis Algorithm 6.2 uses
+    ``gamma``; off by default, see :class:`~streamforest.ABORFRegressor`).
+    With ``evidence_fading > 0`` the tree keeps the evidence weight of Algorithm 6.3 (used by
+    :class:`~streamforest.ABORFRegressor` to weight its trees).  No observers, no split
+    attempts, no drift detection: memory is fixed, about
+    ``2**depth * (100 + 70 * features)`` bytes.
+
+    Parameters
+    ----------
+    depth
+        ``Q``: depth of the balanced tree (``2**depth`` leaves).
+    oblique
+        Random-projection splits (True) or axis-aligned splits (False).
+    learning_rate, rms_decay, rms_eps, coef_decay
+        RMSProp of the linear leaves (``eta``, ``gamma``, ``epsilon``, and the coefficients'
+        decay, 1 for none).
+    evidence_fading
+        ``gamma_T`` of the tree's evidence weight, 0 for none.
+    evidence_decay
+        ``gamma`` of each leaf's faded count and squared errors in the evidence (Algorithm 6.3
+        lines 5-6).
+    mc_points
+        Monte Carlo points that place the node centres; ``None``: the thesis' ``3 * 2**(D - 1)``
+        within bounds (:func:`streamforest.trees.pregrown.mc_point_count`).
+    nominal_features, leaf_quantile_k, leaf_quantile_split, seed
+        As in :class:`~streamforest.HoeffdingTreeRegressor`.
+    max_features, drift_threshold
+        Must be ``None`` (accepted so that forests can pass them).
+    """
+
+    _split_rule = S.SPLIT_PREGROWN
+    # parameters of the Hoeffding tree this kind does not use
+    grace_period = 200
+    delta = 1e-7
+    tau = 0.05
+    leaf_model = "linear"
+    observer = "qo"
+    qo_radius = "sigma/3"
+    qo_cold_radius = 0.01
+    tebst_decimals = 3
+    min_samples_split = 5.0
+    max_leaves = 1 << MAX_DEPTH
+    max_observer_bins = 64
+    adaptive_fading = 0.995
+    drift_delta = 0.1
+    drift_detection = False
+    ph_threshold = 50.0
+    ph_alpha = 0.005
+    alt_fading = 0.995
+    alt_period = 150
+
+    def __init__(
+        self,
+        depth: int = 10,
+        oblique: bool = True,
+        learning_rate: float = 0.25,
+        rms_decay: float = 0.96,
+        rms_eps: float = 1e-8,
+        coef_decay: float = 1.0,
+        evidence_fading: float = 0.0,
+        evidence_decay: float = 0.96,
+        mc_points: int | None = None,
+        nominal_features: tuple | None = None,
+        leaf_quantile_k: int | None = None,
+        leaf_quantile_split: str = "empty",
+        max_features: None = None,
+        drift_threshold: None = None,
+        seed: int | None = None,
+    ):
+        self.depth = depth
+        self.oblique = oblique
+        self.learning_rate = learning_rate
+        self.rms_decay = rms_decay
+        self.rms_eps = rms_eps
+        self.coef_decay = coef_decay
+        self.evidence_fading = evidence_fading
+        self.evidence_decay = evidence_decay
+        self.mc_points = mc_points
+        self.nominal_features = nominal_features
+        self.leaf_quantile_k = leaf_quantile_k
+        self.leaf_quantile_split = leaf_quantile_split
+        self.max_features = max_features
+        self.drift_threshold = drift_threshold
+        self.seed = seed
+
+    @property
+    def max_depth(self) -> int:
+        return self.depth
+
+    def _check_params(self) -> None:
+        d = self.depth
+        if not (isinstance(d, numbers.Integral) and not isinstance(d, bool)) or not (
+            1 <= d <= MAX_DEPTH
+        ):
+            raise ValueError(f"depth must be an integer in [1, {MAX_DEPTH}], got {d!r}")
+        if not isinstance(self.oblique, bool):
+            raise TypeError(f"oblique must be True or False, got {self.oblique!r}")
+        for name, lo, hi in (("coef_decay", 0.0, 1.0), ("evidence_decay", 0.0, 1.0)):
+            v = getattr(self, name)
+            if not (isinstance(v, numbers.Real) and not isinstance(v, bool) and lo < v <= hi):
+                raise ValueError(f"{name} must be a number in (0, 1], got {v!r}")
+        ef = self.evidence_fading
+        if not (isinstance(ef, numbers.Real) and not isinstance(ef, bool) and 0 <= ef <= 1):
+            raise ValueError(f"evidence_fading must be a number in [0, 1], got {ef!r}")
+        m = self.mc_points
+        if m is not None and not (
+            isinstance(m, numbers.Integral) and not isinstance(m, bool) and 1 <= m <= 1 << 24
+        ):
+            raise ValueError(f"mc_points must be None or an integer in [1, 2**24], got {m!r}")
+        if self.max_features is not None:
+            raise ValueError("max_features must be None: a pre-grown tree uses every feature")
+        if self.drift_threshold is not None:
+            raise ValueError("drift_threshold must be None: ABORF adapts through its weights")
+        lr = self.learning_rate
+        if not (isinstance(lr, numbers.Real) and lr > 0 and math.isfinite(lr)):
+            raise ValueError(f"learning_rate must be a positive number, got {lr!r}")
+        super()._check_params()
+
+    def _tree_params(self, p: int) -> S.TreeParams:
+        prm = super()._tree_params(p)
+        m = self.mc_points if self.mc_points is not None else mc_point_count(p, self.depth)
+        return prm._replace(
+            oblique=1 if self.oblique else 0,
+            mc_points=int(m),
+            coef_decay=float(self.coef_decay),
+            ev_fade=float(self.evidence_fading),
+            ev_decay=float(self.evidence_decay),
+        )
