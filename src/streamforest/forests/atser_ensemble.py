@@ -122,23 +122,10 @@ class ATSEREnsembleRegressor(OnlineForestRegressor):
         )
 
     def _check_params(self) -> None:
-        dl, da, wf = self.drift_threshold, self.drift_delta, self.warning_fraction
-        if dl is not None and not (isinstance(dl, numbers.Real) and 0 < dl < math.inf):
-            raise ValueError(f"drift_threshold must be None or a positive number, got {dl!r}")
-        if not (isinstance(da, numbers.Real) and 0 <= da < math.inf) or isinstance(da, bool):
-            raise ValueError(f"drift_delta must be a number >= 0, got {da!r}")
-        if wf is not None and not (isinstance(wf, numbers.Real) and 0 < wf < 1):
-            raise ValueError(f"warning_fraction must be None or a number in (0, 1), got {wf!r}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {sorted(MODES)}, got {self.mode!r}")
         n = self.n_members
         if not (isinstance(n, numbers.Integral) and not isinstance(n, bool) and 1 <= n <= 1000):
             raise ValueError(f"n_members must be an integer in [1, 1000], got {n!r}")
-        mm = self.max_memory_mb
-        if mm is not None and not (isinstance(mm, numbers.Real) and mm > 0 and math.isfinite(mm)):
-            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
-        if not (isinstance(self.n_jobs, numbers.Integral) and 1 <= self.n_jobs <= 64):
-            raise ValueError(f"n_jobs must be an integer in [1, 64], got {self.n_jobs!r}")
-        if self.seed is not None and not isinstance(self.seed, numbers.Integral):
-            raise TypeError(f"seed must be an int or None, got {self.seed!r}")
+        self._check_engine_params()
         self.tree._check_params()

@@ -122,6 +122,11 @@ class OnlineForestRegressor(EngineRegressor):
             raise TypeError(
                 f"tree must be a HoeffdingTreeRegressor template, got {type(self.tree).__name__}"
             )
+        self._check_engine_params()
+
+    def _check_engine_params(self) -> None:
+        """The parameters every forest passes to its engine: drift detection, memory, threads,
+        seed."""
         dl = self.drift_threshold
         if dl is not None and not (isinstance(dl, numbers.Real) and 0 < dl < math.inf):
             raise ValueError(f"drift_threshold must be None or a positive number, got {dl!r}")
