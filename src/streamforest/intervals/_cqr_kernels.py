@@ -11,38 +11,6 @@ from ._scores import sorted_half_width, ss_insert, ss_update
 # ------------------------------------------------------------------------------------------------
 # conformalized QRF method pass
 @njit(cache=True, nogil=True)
-def cqr_pass(
-    size,
-    ring,
-    cscore,
-    order,
-    pos,
-    ss,
-    base_lo,
-    base_hi,
-    oob_lo,
-    oob_hi,
-    W,
-    y,
-    learn,
-    alphas,
-    aci_gamma,
-    alpha_t,
-    half,
-):
-    """Rows in order.  ``base_lo/hi[i, a]``: the QRF interval of row i at ``alphas[a]`` from all
-    trees; ``oob_lo/hi``: from the trees for which row i is out of bag (NaN if none).  Per
-    level a: ``half[i, a]`` (the widening, possibly negative) is the conformal quantile at level
-    ``alpha_t[a]`` of the scores ``max(lo - y, y - hi)``; then, when learning, ACI updates
-    ``alpha_t[a] += gamma * (alphas[a] - err)`` and row i enters the calibration set."""
-    return cqr_levels_pass(
-        size, ring, cscore, order, pos, ss, base_lo, base_hi, oob_lo, oob_hi, W, y, learn,
-        alphas, aci_gamma, alpha_t, half, np.zeros(0), np.zeros(0, np.int64),
-        np.zeros((y.shape[0], 0)),
-    )  # fmt: skip
-
-
-@njit(cache=True, nogil=True)
 def cqr_levels_pass(
     size,
     ring,
@@ -65,7 +33,13 @@ def cqr_levels_pass(
     req_base,
     req_half,
 ):
-    """:func:`cqr_pass` that also answers levels that are not calibrated: for each requested
+    """Rows in order.  ``base_lo/hi[i, a]``: the QRF interval of row i at ``alphas[a]`` from all
+    trees; ``oob_lo/hi``: from the trees for which row i is out of bag (NaN if none).  Per
+    level a: ``half[i, a]`` (the widening, possibly negative) is the conformal quantile at level
+    ``alpha_t[a]`` of the scores ``max(lo - y, y - hi)``; then, when learning, ACI updates
+    ``alpha_t[a] += gamma * (alphas[a] - err)`` and row i enters the calibration set.
+
+    It also answers levels that are not calibrated: for each requested
     level ``req[r]``, ``req_half[i, r]`` is the conformal quantile of the scores of the calibrated
     level ``req_base[r]`` at the rank of ``req[r]`` (shifted by that level's ACI offset
     ``alpha_t - alphas``), read at the same moment as ``half[i]`` (before row i enters the
