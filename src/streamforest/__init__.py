@@ -13,6 +13,7 @@ from .intervals import (
     CPApproximate,
     CPExact,
     GaussianInterval,
+    NormalizedConformal,
     OnlineQRF,
 )
 from .persistence import load, save
@@ -30,6 +31,7 @@ __all__ = [
     "GaussianInterval",
     "HoeffdingTreeRegressor",
     "KLLSketch",
+    "NormalizedConformal",
     "OnlineForestRegressor",
     "OnlineQRF",
     "ThreadSafe",
