@@ -91,6 +91,9 @@ MODELS = {
         forest=forest(), k=16, interval="hdi", split_sketch="parent", seed=10
     ),
     "GaussianInterval": lambda: sf.GaussianInterval(forest=forest(), seed=11),
+    "NormalizedConformal": lambda: sf.NormalizedConformal(
+        forest=forest(), calibration_size=150, normalize="residuals", seed=16
+    ),
     "KLLSketch": lambda: sf.KLLSketch(k=16, seed=12),
     "ATSERRegressor": lambda: sf.ATSERRegressor(
         grace_period=40, nominal_features=("grp",), seed=13

@@ -30,7 +30,8 @@ def normalized_pass(size, ring, score, order, pos, ss, cspread, level, span, yha
     ``n`` calibration scores before row i (``inf`` when that rank exceeds ``n``), times the
     scale.  Then, when ``learn``, row i enters the calibration ring (evicting the oldest member
     once full) with the score ``|y[i] - yhat[i]| / scale`` (0 for a zero residual, ``inf`` for
-    another while the scale is 0), and ``L`` learns the residual.  ``yhat`` and ``spread`` are
+    another while the scale is 0; the first row, with no level yet, is scaled by its own
+    residual), and ``L`` learns the residual.  ``yhat`` and ``spread`` are
     the forest's prediction and spread for row i made *before* learning it, the same kind of
     prediction as at test time, so the scores are exchangeable with the test score; dividing
     by ``L`` keeps them so while the forest's errors shrink as it learns (or grow after a
@@ -44,15 +45,16 @@ def normalized_pass(size, ring, score, order, pos, ss, cspread, level, span, yha
     lev = level[0]
     cnt = level[1]
     for i in range(y.shape[0]):
-        sc = scale_of(spread[i], tot / size if size > 0 else 0.0, offset, normalize)
-        if span > 0:
-            sc *= lev
+        g = scale_of(spread[i], tot / size if size > 0 else 0.0, offset, normalize)
+        sc = g * lev if span > 0 else g
         for a in range(A):
             q = sorted_half_width(ss, size, alphas[a])
             half[i, a] = q * sc if np.isfinite(q) else q
         if not learn:
             continue
         r = abs(y[i] - yhat[i])
+        if span > 0 and cnt == 0.0:  # no error level yet: the first row's own residual
+            sc = g * r
         if sc > 0.0:
             v = r / sc
         else:

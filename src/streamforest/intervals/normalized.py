@@ -1,5 +1,5 @@
-"""NormalizedConformal: online split-conformal intervals from prequential, spread-normalised
-scores (the library's recommended default interval method)."""
+"""NormalizedConformal: online split-conformal intervals from prequential, normalised scores
+(the library's recommended default interval method)."""
 
 from __future__ import annotations
 
@@ -15,33 +15,44 @@ _NORMALIZE = ("trees", "residuals", "none")
 
 
 class NormalizedConformal(IntervalRegressor):
-    """Online conformal regression with prequential, spread-normalised calibration scores.
+    """Online conformal regression with prequential, normalised calibration scores (the
+    recommended default interval method).
 
     Each example is scored *before* the forest learns it, with the same predictor a test
-    example meets: the whole forest's prediction ``y_hat(x)`` and the spread ``sigma(x)`` (the
-    standard deviation of the trees' predictions).  Its score ``|y - y_hat(x)| / (sigma(x) +
-    beta)`` enters a FIFO calibration set of the last ``calibration_size`` examples; ``beta``
-    is the mean spread of the calibration members, so the widths follow the trees'
-    disagreement without collapsing where the trees happen to agree.  The interval at level
-    ``alpha`` is ``y_hat(x) +- q (sigma(x) + beta)`` with ``q`` the ``ceil((n + 1)(1 -
-    alpha))``-th smallest of the ``n`` scores (``(-inf, inf)`` when that rank exceeds ``n``,
-    i.e. ``alpha < 1 / (n + 1)``).
+    example meets: the whole forest's prediction ``y_hat(x)``.  Its score is
 
-    Why this and not the out-of-bag scores of :class:`CPApproximate`: an out-of-bag score
-    measures a sub-forest of the ~37% of trees that did not see the row, which errs more than
-    the whole forest used at test time, so those intervals over-cover (wasted width).  A
-    prequential score measures the whole forest on a row it has not learnt yet, like a test
-    row; on exchangeable data the only difference is that the scores are up to
-    ``calibration_size`` rows older (the forest improved since: slightly conservative).
+        ``|y - y_hat(x)| / (L * g(x))``,  ``g(x) = sigma(x) / m + offset``
+
+    where ``sigma(x)`` is a spread estimate at ``x`` (``normalize``), ``m`` the mean spread of
+    the calibration members and ``L`` a running mean of the recent absolute residuals (span
+    ``error_span``).  The score enters a FIFO calibration set of the last ``calibration_size``
+    examples.  The interval at level ``alpha`` is ``y_hat(x) +- q L g(x)`` with ``q`` the
+    ``ceil((n + 1)(1 - alpha))``-th smallest of the ``n`` scores (``(-inf, inf)`` when that rank
+    exceeds ``n``, i.e. ``alpha < 1 / (n + 1)``).
+
+    Why it is tighter than the out-of-bag methods while valid: an out-of-bag score
+    (:class:`CPApproximate`, :class:`CPExact`) measures a sub-forest of the ~37% of trees that
+    did not see the row, which errs more than the whole forest used at test time, and scores
+    up to ``calibration_size`` rows old measure a forest that has improved since; both make the
+    intervals over-cover (wasted width).  A prequential score measures the whole forest on a row
+    it has not learnt, like a test row; dividing by ``L`` (which follows the forest's current
+    error level) and by the *relative* spread ``sigma / m`` removes the global drift of the
+    errors as the forest learns (or after a change), so old and new scores stay comparable.
+    ``g(x)`` makes the widths x-adaptive.
 
     Properties:
 
     - any ``alpha`` at prediction time, from one calibration set; nested (a smaller ``alpha``
-      never gives a narrower interval: the scale does not depend on ``alpha``);
-    - x-adaptive widths (``normalize="trees"``);
-    - every learnt example enters the calibration set, and nothing else removes one (a tree
+      never gives a narrower interval, never a crossing one: the scale does not depend on
+      ``alpha``);
+    - every learnt example enters the calibration set and nothing else removes one (a tree
       replaced after a drift does not), so after ``calibration_size`` examples the set is full
       and an interval is infinite only when ``alpha < 1 / (calibration_size + 1)``.
+
+    Validity is that of split conformal prediction on exchangeable data up to the forest's
+    change over the calibration window (scores are not exactly exchangeable with the test
+    score; measured in ``benchmarks/interval_sweep.py`` and docs/intervals.md).  For
+    guarantees on any sequence wrap it in :class:`AdaptiveConformal`.
 
     Parameters
     ----------
@@ -50,8 +61,16 @@ class NormalizedConformal(IntervalRegressor):
     calibration_size
         Number of calibration examples (FIFO: the most recent).
     normalize
-        ``"trees"``: scores divided by ``sigma(x) + beta`` (above); ``"none"``: plain absolute
-        residuals (constant width).
+        The spread ``sigma(x)``: ``"residuals"``, a second forest (a clone of ``forest``, its
+        seed + 1) that learns the absolute prequential residuals ``|y - y_hat|`` (their
+        prediction at ``x``, made before learning the row); ``"trees"``, the standard deviation
+        of the trees' predictions; ``"none"``: ``g = 1`` (constant width up to ``L``).
+    offset
+        Added to the relative spread (``> 0``): the larger, the less the widths vary with
+        ``x``.
+    error_span
+        Span of the running mean ``L`` of the absolute residuals (the mean of the first
+        ``error_span`` rows, then an exponential average); ``0``: ``L = 1`` (no rescaling).
     seed
         Overrides the forest's seed when given.
     """
@@ -60,9 +79,9 @@ class NormalizedConformal(IntervalRegressor):
         self,
         forest=None,
         calibration_size: int = 1000,
-        normalize: str = "trees",
+        normalize: str = "residuals",
         offset: float = 1.0,
-        error_span: int = 250,
+        error_span: int = 1000,
         seed: int | None = None,
     ):
         self.forest = forest
@@ -98,7 +117,9 @@ class NormalizedConformal(IntervalRegressor):
         self.level_ = np.zeros(2)  # running mean absolute residual, rows it has seen
 
     def _own_bytes(self) -> int:
-        return sum(v.nbytes for k, v in self.__dict__.items() if k.startswith("cal_"))
+        rf = self.__dict__.get("_resid")
+        own = sum(v.nbytes for k, v in self.__dict__.items() if k.startswith("cal_"))
+        return own + (rf.memory_bytes if rf is not None else 0)
 
     @property
     def calibration_scores(self) -> np.ndarray:
