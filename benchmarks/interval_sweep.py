@@ -61,6 +61,12 @@ def methods():
         "normalized-resid-0.5": lambda s: sf.NormalizedConformal(
             forest=forest(s), normalize="residuals", offset=0.5
         ),
+        "adaptive-default": lambda s: sf.AdaptiveConformal(
+            sf.NormalizedConformal(forest=forest(s)), alphas=ALPHAS
+        ),
+        "adaptive-default-g0.05": lambda s: sf.AdaptiveConformal(
+            sf.NormalizedConformal(forest=forest(s)), alphas=ALPHAS, gamma=0.05
+        ),
         "cp-approx": lambda s: sf.CPApproximate(forest=forest(s)),
         "cp-exact": lambda s: sf.CPExact(forest=forest(s)),
         "qrf": lambda s: sf.OnlineQRF(forest=forest(s)),
@@ -137,9 +143,16 @@ def sweep(args, out):
 def table(records):
     """Mean MER / RIS per order, method and level (a set's seeds averaged first), and the
     targets of the default."""
+    sets = {}
+    for r in records:
+        sets.setdefault((r["order"], r["method"]), set()).add(r["set"])
+    common = {}  # per order: the sets every method has run on (the table compares like with like)
+    for (order, _), ss in sets.items():
+        common[order] = common.get(order, ss) & ss
     by = {}
     for r in records:
-        by.setdefault((r["order"], r["method"], r["set"]), []).append(r["levels"])
+        if r["set"] in common[r["order"]]:
+            by.setdefault((r["order"], r["method"], r["set"]), []).append(r["levels"])
     agg = {}
     for (order, method, _), runs in by.items():
         m = {k: np.mean([run[k] for run in runs], axis=0) for k in runs[0]}
@@ -150,8 +163,8 @@ def table(records):
         if not meths:
             continue
         nsets = {m: len(agg[(order, m)]) for m in meths}
-        lines.append(f"\n{order} order: mean MER / RIS over sets (sets per method: "
-                     + ", ".join(f"{m} {nsets[m]}" for m in meths) + ")")  # fmt: skip
+        lines.append(f"\n{order} order: mean MER / RIS over the {nsets[meths[0]]} sets every "
+                     f"method ran on: {', '.join(sorted(common[order]))}")  # fmt: skip
         lines.append(f"{'alpha':<6}" + "".join(f"{m:>18}" for m in meths))
         mean = {}
         for al in ALPHAS:
@@ -186,8 +199,8 @@ def drift(n, data):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import adaptive_intervals as AI
 
-    AI.BASES.setdefault("normalized", ("NormalizedConformal", {}))
-    argv = ["--n", str(n), "--methods", "normalized,cp-approx"]
+    AI.BASES.setdefault("normalized-cp", ("NormalizedConformal", {}))
+    argv = ["--n", str(n), "--methods", "normalized-cp,cp-approx"]
     if data:
         argv += ["--data", data]
     return AI.main(argv)
