@@ -54,18 +54,8 @@ def methods():
     return {
         DEFAULT: lambda s: sf.NormalizedConformal(forest=forest(s)),
         "normalized-none": lambda s: sf.NormalizedConformal(forest=forest(s), normalize="none"),
-        "normalized-trees": lambda s: sf.NormalizedConformal(forest=forest(s), normalize="trees"),
-        "normalized-resid": lambda s: sf.NormalizedConformal(
-            forest=forest(s), normalize="residuals"
-        ),
-        "normalized-resid-0.5": lambda s: sf.NormalizedConformal(
-            forest=forest(s), normalize="residuals", offset=0.5
-        ),
         "adaptive-default": lambda s: sf.AdaptiveConformal(
             sf.NormalizedConformal(forest=forest(s)), alphas=ALPHAS
-        ),
-        "adaptive-default-g0.05": lambda s: sf.AdaptiveConformal(
-            sf.NormalizedConformal(forest=forest(s)), alphas=ALPHAS, gamma=0.05
         ),
         "cp-approx": lambda s: sf.CPApproximate(forest=forest(s)),
         "cp-exact": lambda s: sf.CPExact(forest=forest(s)),
