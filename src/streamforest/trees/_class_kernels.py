@@ -9,8 +9,9 @@ differs lives here, chosen by :class:`~streamforest.trees._state.TreeParams` lik
   class fields (``lf_cc`` ...), widened by the engine when a new class appears.
 - **Leaf statistics**: class weights ``lf_cc``; per feature and class the weight, mean and m2 of
   the values (``lf_gs``; for a nominal feature only the weight of present values); per nominal
-  feature, category and class a weight (``lf_ncc``).  ``lf_stat`` keeps the statistic of the
-  class index (its weight drives the grace period, ``m2 > 0`` means the leaf is impure).
+  feature, category and class a weight (``lf_ncc``) and the number of categories seen.
+  ``lf_stat`` keeps the statistic of the class index (its weight drives the grace period,
+  ``m2 > 0`` means the leaf is impure).
 - **Leaf models** (``leaf_model``): majority class (``LEAF_MC``), naive Bayes (``LEAF_NB``:
   Gaussian for numeric features, Laplace-smoothed counts for nominal ones) or adaptive naive
   Bayes (``LEAF_NBA``, Holmes et al. 2005): each leaf counts the weight each of the two predicted
@@ -87,6 +88,10 @@ from .extra_split import cat_goes_left, extra_observe
 LOG_2PI = math.log(2.0 * math.pi)
 N_THRESHOLDS = 10  # SPLIT_GAUSS: candidate thresholds per numeric feature (River's n_splits)
 VAR_FLOOR = 1e-9  # relative floor of a naive Bayes variance (a constant feature in a class)
+# a nominal feature's lf_gs row uses only the weights (3 k); the mean slot of class 0 counts the
+# categories seen at the leaf (the Laplace smoothing's denominator: a property of the leaf's
+# examples, so the same however the stream was cut into chunks)
+GS_NCATS = 1
 
 
 # ------------------------------------------------------------------------------------------------
@@ -115,7 +120,7 @@ def _nb_score(st, leaf, x, nfeat, k, total):
         if st.ft_nominal[j]:
             code = np.int64(v)
             n = st.lf_ncc[leaf, j, code * K + k] if 0 <= code < C else 0.0
-            s += np.log((n + 1.0) / (wk + max(C, 1)))
+            s += np.log((n + 1.0) / (wk + max(gs[leaf, j, GS_NCATS], 1.0)))
         elif wk > 0.0:
             mean = gs[leaf, j, 3 * k + 1]
             var = max(gs[leaf, j, 3 * k + 2] / wk, VAR_FLOOR * (1.0 + mean * mean))
@@ -132,13 +137,15 @@ def leaf_votes(st, prm, leaf, x, nfeat):
     total = 0.0
     mc = 0
     best = -1.0
+    present = 0
     for k in range(K):
         c = st.lf_cc[leaf, k]
         total += c
+        present += c > 0.0
         if c > best:
             best = c
             mc = k
-    if prm.leaf_model == LEAF_MC or total <= 0.0:
+    if prm.leaf_model == LEAF_MC or present <= 1:  # one class: naive Bayes agrees
         return mc, mc
     nb = mc
     bs = -np.inf
@@ -252,6 +259,11 @@ def _observe_leaf(st, prm, leaf, x, y, w, nfeat, mc, nb):
             gs[leaf, j, 3 * k] += w
             code = np.int64(v)
             if 0 <= code < C:
+                seen = 0.0
+                for c in range(K):
+                    seen += st.lf_ncc[leaf, j, code * K + c]
+                if seen == 0.0:  # a category new at this leaf
+                    gs[leaf, j, GS_NCATS] += 1.0
                 st.lf_ncc[leaf, j, code * K + k] += w
             continue
         gw = gs[leaf, j, 3 * k] + w
