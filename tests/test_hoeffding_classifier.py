@@ -80,11 +80,14 @@ def test_gaussian_split_threshold_and_nominal_split():
     # nominal: one category against the rest
     c = sf.HoeffdingTreeClassifier(grace_period=100, leaf_prediction="mc", seed=1)
     col = rng.choice(np.array(["a", "b", "c", "d", "e"], dtype=object), 4000)
-    Xc = np.column_stack([col, rng.random(4000)])
+    Xc = np.empty((4000, 2), dtype=object)
+    Xc[:, 0], Xc[:, 1] = col, rng.random(4000)
     yc = np.where(col == "c", "yes", "no")
     c.learn_many(Xc, yc)
     assert c.n_splits >= 1
-    assert c.predict([["c", 0.5], ["a", 0.5], ["e", 0.1]]).tolist() == ["yes", "no", "no"]
+    test = np.array([["c", 0.5], ["a", 0.5], ["e", 0.1]], dtype=object)
+    test[:, 1] = test[:, 1].astype(float)
+    assert c.predict(test).tolist() == ["yes", "no", "no"]
 
 
 def test_accuracy_beside_rivers_hoeffding_tree():
