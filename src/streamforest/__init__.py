@@ -6,7 +6,12 @@ from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
 from ._version import __version__
 from .concurrency import ThreadSafe
-from .forests import ABORFRegressor, ATSEREnsembleRegressor, OnlineForestRegressor
+from .forests import (
+    ABORFRegressor,
+    ACTSEREnsembleClassifier,
+    ATSEREnsembleRegressor,
+    OnlineForestRegressor,
+)
 from .intervals import (
     AdaptiveConformal,
     ConformalQRF,
@@ -18,10 +23,17 @@ from .intervals import (
 )
 from .persistence import load, save
 from .sketches import KLLSketch
-from .trees import ATSERRegressor, HoeffdingTreeRegressor
+from .trees import (
+    ACTSERClassifier,
+    ATSERRegressor,
+    HoeffdingTreeClassifier,
+    HoeffdingTreeRegressor,
+)
 
 __all__ = [
     "ABORFRegressor",
+    "ACTSERClassifier",
+    "ACTSEREnsembleClassifier",
     "ATSEREnsembleRegressor",
     "ATSERRegressor",
     "AdaptiveConformal",
@@ -29,6 +41,7 @@ __all__ = [
     "CPExact",
     "ConformalQRF",
     "GaussianInterval",
+    "HoeffdingTreeClassifier",
     "HoeffdingTreeRegressor",
     "KLLSketch",
     "NormalizedConformal",
