@@ -5,6 +5,7 @@
 from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
 from ._version import __version__
+from .batch import HDIForestRegressor, QuantileForestRegressor
 from .concurrency import ThreadSafe
 from .forests import ABORFRegressor, ATSEREnsembleRegressor, OnlineForestRegressor
 from .intervals import (
@@ -28,10 +29,12 @@ __all__ = [
     "CPExact",
     "ConformalQRF",
     "GaussianInterval",
+    "HDIForestRegressor",
     "HoeffdingTreeRegressor",
     "KLLSketch",
     "OnlineForestRegressor",
     "OnlineQRF",
+    "QuantileForestRegressor",
     "ThreadSafe",
     "__version__",
     "load",
