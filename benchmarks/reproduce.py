@@ -13,7 +13,8 @@ Run from the repository root::
 
 Writes ``out/report/report.md`` (tables and PNG figures beside it) and ``results.json``; prints
 our / paper and our / peer ratios.  ``--sections jmlr hdi qo thesis peers`` runs a subset;
-``--data`` points at the datasets (default ``$STREAMFOREST_DATA``, else
+``--readme out/report/results.json`` prints the README's Results section of a run; ``--data``
+points at the datasets (default ``$STREAMFOREST_DATA``, else
 ``../shared/data``).  The first run compiles the
 package's kernels (5-15 minutes on a loaded 2-core machine); the profiles' budgets assume a
 warm cache.  Timings are from one run on a shared machine: compare the ratios, measured in the
@@ -63,7 +64,15 @@ def main(argv=None) -> dict:
         HERE.parent / ".." / "shared" / "data"
     )
     ap.add_argument("--data", default=default_data)
+    ap.add_argument(
+        "--readme", metavar="RESULTS_JSON", help="print the README's Results section of a run"
+    )
     args = ap.parse_args(argv)
+    if args.readme:
+        from suite.report import readme_results
+
+        print(readme_results(json.loads(Path(args.readme).read_text())))
+        return {}
     prof = PROFILES[args.profile]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
