@@ -87,7 +87,8 @@ def readme_results(results: dict) -> str:
         "read its numbers as indicative. Where we are worse than a paper or a peer, it says so.",
         "",
         "```bash",
-        "PYTHONPATH=src STREAMFOREST_DATA=../shared/data python benchmarks/reproduce.py --profile quick",
+        "PYTHONPATH=src STREAMFOREST_DATA=../shared/data \\",
+        "    python benchmarks/reproduce.py --profile quick",
         "```",
         "",
     ]
