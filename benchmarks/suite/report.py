@@ -170,6 +170,15 @@ def _headlines(h: dict, T: dict) -> list[str]:
                 f"{c['friedman']:.1f}x (Friedman streams) vs the paper's "
                 f"{c['paper']['small-scale']:.0f}x and {c['paper']['Friedman']:.0f}x."
             )
+        if "jmlr_time" in T:
+            sec = {r[0]: r[1] for r in T["jmlr_time"]["rows"]}
+            qa = sec["OnlineQRF"] / sec["CPApproximate"]
+            if qa > 1.2:
+                out.append(
+                    f"- **Worse than the paper**: OnlineQRF takes {qa:.1f}x CPApproximate's time "
+                    "on the small-scale sets (five levels per row); the paper has them about equal "
+                    "(0.95x)."
+                )
     if "hdi_table2" in T:
         rows = T["hdi_table2"]["rows"]
         narrower = sum(r[2] < r[4] for r in rows)
