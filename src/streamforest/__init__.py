@@ -5,6 +5,7 @@
 from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
 from ._version import __version__
+from .batch import HDIForestRegressor, QuantileForestRegressor
 from .concurrency import ThreadSafe
 from .forests import (
     ABORFRegressor,
@@ -41,12 +42,14 @@ __all__ = [
     "CPExact",
     "ConformalQRF",
     "GaussianInterval",
+    "HDIForestRegressor",
     "HoeffdingTreeClassifier",
     "HoeffdingTreeRegressor",
     "KLLSketch",
     "NormalizedConformal",
     "OnlineForestRegressor",
     "OnlineQRF",
+    "QuantileForestRegressor",
     "ThreadSafe",
     "__version__",
     "load",
