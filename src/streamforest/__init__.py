@@ -16,6 +16,7 @@ from .intervals import (
     OnlineQRF,
 )
 from .persistence import load, save
+from .prediction_sets import AdaptiveConformalClassifier, ConformalClassifier
 from .sketches import KLLSketch
 from .trees import ATSERRegressor, HoeffdingTreeRegressor
 
@@ -24,8 +25,10 @@ __all__ = [
     "ATSEREnsembleRegressor",
     "ATSERRegressor",
     "AdaptiveConformal",
+    "AdaptiveConformalClassifier",
     "CPApproximate",
     "CPExact",
+    "ConformalClassifier",
     "ConformalQRF",
     "GaussianInterval",
     "HoeffdingTreeRegressor",
