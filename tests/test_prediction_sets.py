@@ -127,7 +127,7 @@ def binomial_tol(alpha, n, z=4.0):
 SCORES = [("lac", True), ("aps", True), ("aps", False), ("raps", True), ("raps", False)]
 
 
-# --- scores ----------------------------------------------------------------------------------------
+# --- scores --------------------------------------------------------------------------------------
 def reference_score(p, y, kind, u, penalty, k_reg):
     order = sorted(range(len(p)), key=lambda k: (-p[k], k))
     r = order.index(y)
@@ -173,7 +173,7 @@ def test_row_uniforms_do_not_depend_on_chunking():
     assert not np.array_equal(whole, other)
 
 
-# --- coverage ----------------------------------------------------------------------------------------
+# --- coverage ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("score,randomized", SCORES)
 def test_coverage_on_an_iid_stream_within_binomial_bounds(score, randomized):
     C, N = 500, 20_000
@@ -214,7 +214,7 @@ def test_coverage_with_a_learning_river_model(score):
     assert abs(c - 0.9) <= binomial_tol(0.1, N) + 1 / (C + 1)
 
 
-# --- structure -------------------------------------------------------------------------------------
+# --- structure -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("score,randomized", SCORES)
 def test_sets_are_nested_and_one_row_agrees_with_arrays(score, randomized):
     X, y = gaussian_stream(1500, seed=5)
@@ -251,7 +251,7 @@ def test_learn_one_equals_learn_many_for_a_fixed_model():
     cols = np.array(b.classes_, dtype=object)
     for i in range(650):
         row = sets[i] if i < 300 else sets2[i - 300]
-        got = [set(cols[:row.shape[-1]][row[j]]) for j in range(2)]
+        got = [set(cols[: row.shape[-1]][row[j]]) for j in range(2)]
         assert got == sets_one[i], i
     assert np.array_equal(a.calibration_scores_, b.calibration_scores_)
     assert a.classes_ == b.classes_
@@ -276,7 +276,7 @@ def test_calibration_set_is_a_bounded_fifo():
 def test_classes_appearing_mid_stream():
     from river import naive_bayes
 
-    X1, y1 = gaussian_stream(1500, seed=8, classes=("a", "b", "c"), priors=np.array([.5, .5, 0]))
+    X1, y1 = gaussian_stream(1500, seed=8, classes=("a", "b", "c"), priors=np.array([0.5, 0.5, 0]))
     X2, y2 = gaussian_stream(3000, seed=9)
     cc = sf.ConformalClassifier(RiverClassifier(naive_bayes.GaussianNB()), score="aps",
                                 calibration_size=300, seed=5)  # fmt: skip
@@ -306,7 +306,7 @@ def test_better_model_gives_smaller_sets():
         assert c >= 0.9 - binomial_tol(0.1, N)
 
 
-# --- adaptive -----------------------------------------------------------------------------------------
+# --- adaptive ------------------------------------------------------------------------------------
 def drifting(n, seed):
     """Clean labels in the first half, 60% of labels replaced at random in the second."""
     noise = np.where(np.arange(n) < n // 2, 0.0, 0.6)

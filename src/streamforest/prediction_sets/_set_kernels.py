@@ -50,8 +50,8 @@ def class_scores(P, U, known, kind, penalty, k_reg, out):
         The rows' uniforms for APS/RAPS (all 1.0: the non-randomised scores).
     known : int64 (n,)
         Columns that exist for row i (``0 .. known[i] - 1``; the others get NaN, which is in
-        no set); row i's score of a label that is not among them is written to ``out[i, K]``: the score of an extra class of probability 0
-        ranked last among ``known[i]`` columns.
+        no set); row i's score of a label that is not among them is written to ``out[i, K]``:
+        the score of an extra class of probability 0 ranked last among ``known[i]`` columns.
     kind : int
         ``LAC``: ``1 - p_y``.  ``APS``: the probability of the classes ranked above ``y`` plus
         ``U p_y`` (classes ranked by decreasing probability, ties by column).  ``RAPS``: APS plus
