@@ -372,7 +372,7 @@ def warmup(
     from . import registry
 
     if models is None:
-        names = registry.names()
+        names = registry.names(task="regression")
     else:
         names = [models] if isinstance(models, str) else list(models)
     specs = [registry.get(n) for n in names]  # unknown names fail before any work
