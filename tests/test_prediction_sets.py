@@ -308,9 +308,12 @@ def test_better_model_gives_smaller_sets():
 
 # --- adaptive ------------------------------------------------------------------------------------
 def drifting(n, seed):
-    """Clean labels in the first half, 60% of labels replaced at random in the second."""
-    noise = np.where(np.arange(n) < n // 2, 0.0, 0.6)
-    return gaussian_stream(n, seed, noise=noise)
+    """:func:`gaussian_stream` with the labels rotated (a -> b -> c -> a) in the 2nd and 4th
+    quarters: the fixed oracle is then badly wrong, and a FIFO calibration set lags."""
+    X, y = gaussian_stream(n, seed)
+    rot = {"a": "b", "b": "c", "c": "a"}
+    swap = (np.arange(n) // (n // 4)) % 2 == 1
+    return X, np.array([rot[v] if s else v for v, s in zip(y, swap, strict=True)], dtype=object)
 
 
 @pytest.mark.parametrize("method", ["aci", "pid"])
@@ -330,7 +333,7 @@ def test_adaptive_long_run_miss_rate_on_a_drifting_stream(method):
     mer, mer_plain = np.concatenate(miss_ad).mean(), np.concatenate(miss_plain).mean()
     bound = ad.long_run_bound(N)[0.1]
     assert abs(mer - 0.1) <= bound, (mer, bound)
-    assert mer_plain > 0.1 + 0.03  # the stream defeats plain conformal sets
+    assert mer_plain > 0.1 + 0.03  # the stream defeats plain conformal sets (0.14)
     if method == "aci":
         assert bound < 0.01
 

@@ -125,11 +125,12 @@ def _push(ring, srt, state, s):
 
 
 @njit(cache=True)
-def calibration_pass(scores, levels, ring, srt, state, thr):
+def calibration_pass(scores, use, levels, ring, srt, state, thr):
     """Rows in order: ``thr[i, l]`` = the threshold at ``levels[l]`` from the calibration set as
-    it is before row i, then row i's score ``scores[i]`` joins the set (the oldest leaves when it
-    is full).  ``thr`` may have no columns (learning only)."""
+    it is before row i, then row i's score ``scores[i]`` joins the set if ``use[i]`` (the oldest
+    leaves when it is full).  ``thr`` may have no columns (learning only)."""
     for i in range(scores.shape[0]):
         for j in range(thr.shape[1]):
             thr[i, j] = _quantile(srt, state[0], levels[j])
-        _push(ring, srt, state, scores[i])
+        if use[i]:
+            _push(ring, srt, state, scores[i])

@@ -137,6 +137,9 @@ class ConformalClassifier(ClassifierMixin, Estimator):
     settled) the set holds the true label with probability at least ``1 - alpha`` (split
     conformal prediction, Vovk et al. 2005; Angelopoulos & Bates 2021).
 
+    A row the model gives no probability to (it knows no class yet) adds no score: its score
+    would say nothing about the model's errors.
+
     ``learn_many(X, y)`` asks the model for the probabilities of the whole chunk first, then adds
     the rows' scores to the calibration set one by one and lets the model learn the chunk; the
     calibration set is exactly the row-by-row one when the model's probabilities do not change
@@ -319,9 +322,10 @@ class ConformalClassifier(ClassifierMixin, Estimator):
                     out[j] = p
         return out
 
-    def _model_proba(self, X, n: int, one: bool) -> np.ndarray:
+    def _model_proba(self, X, n: int, one: bool, informed: bool = False):
         """The model's probabilities over the classes, ``(n, K)``, normalised; raises
-        ``ValueError`` for non-finite or negative ones (the model's ``X`` checks raise first)."""
+        ``ValueError`` for non-finite or negative ones (the model's ``X`` checks raise first).
+        With ``informed``, also whether the model gave each row any probability."""
         m = self._model
         classes, index = self._classes, self._index
         if one:
@@ -348,7 +352,8 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         total = P.sum(axis=1, keepdims=True)
         if P.shape[1]:
             P = np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
-        return np.ascontiguousarray(P)
+        P = np.ascontiguousarray(P)
+        return (P, total[:, 0] > 0) if informed else P
 
     def _uniforms(self, start: int, n: int) -> np.ndarray:
         U = np.ones(n)
@@ -372,7 +377,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         m = self.model_
         n = 1 if one else n_rows(X)
         labels = None if y is None else ([check_label(y)] if one else check_labels(y, n))
-        P = self._model_proba(X, n, one)
+        P, informed = self._model_proba(X, n, one, informed=True)
         classes, index = self._classes, self._index
         known = np.full(n, len(classes), np.int64)
         if labels is not None:
@@ -398,7 +403,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         true = np.ascontiguousarray(true)
         ring, srt, cal = self._ring.copy(), self._sorted.copy(), self._cal.copy()
         thr = np.empty((n, L))
-        K.calibration_pass(true, levels, ring, srt, cal, thr)
+        K.calibration_pass(true, informed, levels, ring, srt, cal, thr)
         kw = {} if w is None else {"w": w}
         if one:
             m.learn_one(X, labels[0], **kw)
