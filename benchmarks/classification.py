@@ -222,7 +222,9 @@ def main() -> None:
         bases = {**{k: v for k, v in ours.items()}, "River HT": None}
         for label, make in bases.items():
             base = make() if make else RiverArrays(rivers["River HT"](), names)
-            cc = sf.ConformalClassifier(base, score="aps", calibration_size=1000, seed=args.seed)
+            cc = sf.ConformalClassifier(
+                base, conformity_score="aps", calibration_size=1000, seed=args.seed
+            )
             stream = ArrayStream(X, y, names)
             res = prequential(cc, stream, alphas=list(ALPHAS), chunk_size=args.chunk,
                               window=max(1, n))  # fmt: skip

@@ -71,8 +71,12 @@ def test_array_classifier_in_chunks_matches_a_direct_loop():
 
 def test_prediction_sets_coverage_and_size_match_direct_computation():
     X, y = gaussian_stream(6000, seed=2)
-    make = lambda: sf.ConformalClassifier(BayesOracle(), score="aps", calibration_size=300,  # noqa: E731
-                                         seed=1)  # fmt: skip
+
+    def make():
+        return sf.ConformalClassifier(
+            BayesOracle(), conformity_score="aps", calibration_size=300, seed=1
+        )
+
     res = prequential(make(), (X, y), alphas=[0.1, 0.05], chunk_size=1000, window=1000)
     m = make()
     sets = np.concatenate([
@@ -101,8 +105,10 @@ def test_outputs_json_and_figure(tmp_path):
     from river import naive_bayes
 
     X, y = gaussian_stream(3000, seed=4)
-    cc = sf.ConformalClassifier(RiverClassifier(naive_bayes.GaussianNB()), score="lac", seed=1,
-                                calibration_size=200)  # fmt: skip
+    cc = sf.ConformalClassifier(
+        RiverClassifier(naive_bayes.GaussianNB()), conformity_score="lac", seed=1,
+        calibration_size=200,
+    )  # fmt: skip
     res = prequential(cc, (X, y), alphas=0.1, window=500)
     res.save_json(tmp_path / "r.json")
     d = json.loads((tmp_path / "r.json").read_text())

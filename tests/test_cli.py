@@ -402,8 +402,8 @@ def test_registry_classification_entries_route_and_build(river_entries):
     spec = registry.get("conformal-rtree")
     assert spec.available and list(spec.parameters()) == ["sets", "classifier"]
     assert spec.parameters()["classifier"]["grace_period"] == 40  # the entry's inner value
-    m = spec.build({"calibration_size": 77, "score": "lac"}, seed=5)
-    assert m.calibration_size == 77 and m.score == "lac" and m.seed == 5
+    m = spec.build({"calibration_size": 77, "conformity_score": "lac"}, seed=5)
+    assert m.calibration_size == 77 and m.conformity_score == "lac" and m.seed == 5
     assert type(m.model).__name__ == "RiverTree" and m.model.grace_period == 40
     m = registry.build("adaptive-conformal-rtree", {"gamma": 0.02, "grace_period": 30}, seed=1)
     assert m.gamma == 0.02 and m.model.seed == 1 and m.model.model.grace_period == 30

@@ -179,7 +179,7 @@ def test_coverage_on_an_iid_stream_within_binomial_bounds(score, randomized):
     C, N = 500, 20_000
     X, y = gaussian_stream(C + N, seed=1)
     alphas = [0.2, 0.1, 0.05]
-    cc = sf.ConformalClassifier(BayesOracle(), score=score, randomized=randomized,
+    cc = sf.ConformalClassifier(BayesOracle(), conformity_score=score, randomized=randomized,
                                 calibration_size=C, seed=3)  # fmt: skip
     cc.learn_many(X[:C], y[:C])
     sets = np.concatenate([
@@ -203,7 +203,7 @@ def test_coverage_with_a_learning_river_model(score):
 
     C, N = 500, 8000
     X, y = gaussian_stream(C + N, seed=2)
-    cc = sf.ConformalClassifier(RiverClassifier(naive_bayes.GaussianNB()), score=score,
+    cc = sf.ConformalClassifier(RiverClassifier(naive_bayes.GaussianNB()), conformity_score=score,
                                 calibration_size=C, seed=4)  # fmt: skip
     cc.learn_many(X[:C], y[:C])
     sets = np.concatenate([
@@ -218,7 +218,7 @@ def test_coverage_with_a_learning_river_model(score):
 @pytest.mark.parametrize("score,randomized", SCORES)
 def test_sets_are_nested_and_one_row_agrees_with_arrays(score, randomized):
     X, y = gaussian_stream(1500, seed=5)
-    cc = sf.ConformalClassifier(BayesOracle(), score=score, randomized=randomized,
+    cc = sf.ConformalClassifier(BayesOracle(), conformity_score=score, randomized=randomized,
                                 calibration_size=300, seed=1)  # fmt: skip
     cc.learn_many(X[:1000], y[:1000])
     alphas = [0.4, 0.2, 0.1, 0.02]
@@ -237,7 +237,7 @@ def test_sets_are_nested_and_one_row_agrees_with_arrays(score, randomized):
 
 def test_learn_one_equals_learn_many_for_a_fixed_model():
     X, y = gaussian_stream(700, seed=6)
-    a = sf.ConformalClassifier(BayesOracle(), score="raps", calibration_size=200, seed=2)
+    a = sf.ConformalClassifier(BayesOracle(), conformity_score="raps", calibration_size=200, seed=2)
     a.learn_many(X[:50], y[:50])  # the oracle reports the classes it has seen: all three
     b = copy.deepcopy(a)
     X, y = X[50:], y[50:]
@@ -260,7 +260,7 @@ def test_learn_one_equals_learn_many_for_a_fixed_model():
 
 def test_calibration_set_is_a_bounded_fifo():
     X, y = gaussian_stream(1000, seed=7)
-    cc = sf.ConformalClassifier(BayesOracle(), score="lac", calibration_size=100)
+    cc = sf.ConformalClassifier(BayesOracle(), conformity_score="lac", calibration_size=100)
     cc.learn_many(X[:20], y[:20])  # from now on the oracle knows the three classes
     cc.learn_many(X[20:], y[20:])
     P = BayesOracle()._posterior(X)  # columns a, b, c
@@ -278,7 +278,7 @@ def test_classes_appearing_mid_stream():
 
     X1, y1 = gaussian_stream(1500, seed=8, classes=("a", "b", "c"), priors=np.array([0.5, 0.5, 0]))
     X2, y2 = gaussian_stream(3000, seed=9)
-    cc = sf.ConformalClassifier(RiverClassifier(naive_bayes.GaussianNB()), score="aps",
+    cc = sf.ConformalClassifier(RiverClassifier(naive_bayes.GaussianNB()), conformity_score="aps",
                                 calibration_size=300, seed=5)  # fmt: skip
     cc.learn_many(X1, y1)
     assert cc.classes_ == ["a", "b"]
@@ -297,7 +297,9 @@ def test_better_model_gives_smaller_sets():
     X, y = gaussian_stream(C + N, seed=10)
     sizes, covs = {}, {}
     for name, feats in (("both", (0, 1)), ("first only", (0,))):
-        cc = sf.ConformalClassifier(BayesOracle(feats), score="lac", calibration_size=C, seed=1)
+        cc = sf.ConformalClassifier(
+            BayesOracle(feats), conformity_score="lac", calibration_size=C, seed=1
+        )
         cc.learn_many(X[:C], y[:C])
         sets = cc.predict_learn_many(X[C:], y[C:], alpha=0.1)[2]
         sizes[name], covs[name] = sets.sum(axis=1).mean(), covered(sets, y[C:], cc.classes_).mean()
@@ -320,7 +322,9 @@ def drifting(n, seed):
 def test_adaptive_long_run_miss_rate_on_a_drifting_stream(method):
     N = 20_000
     X, y = drifting(N, seed=11)
-    base = sf.ConformalClassifier(BayesOracle(), score="aps", calibration_size=4000, seed=1)
+    base = sf.ConformalClassifier(
+        BayesOracle(), conformity_score="aps", calibration_size=4000, seed=1
+    )
     ad = sf.AdaptiveConformalClassifier(base, alphas=0.1, method=method)
     plain = base.clone()
     miss_ad, miss_plain = [], []
@@ -340,7 +344,9 @@ def test_adaptive_long_run_miss_rate_on_a_drifting_stream(method):
 
 def test_adaptive_batch_equals_row_by_row():
     X, y = drifting(1200, seed=12)
-    base = sf.ConformalClassifier(BayesOracle(), score="lac", calibration_size=200, seed=1)
+    base = sf.ConformalClassifier(
+        BayesOracle(), conformity_score="lac", calibration_size=200, seed=1
+    )
     a = sf.AdaptiveConformalClassifier(base, alphas=[0.1, 0.3], gamma=0.02)
     a.learn_many(X[:50], y[:50])  # the oracle reports the classes it has seen: all three
     b = copy.deepcopy(a)
@@ -390,7 +396,7 @@ def test_refused_calls_leave_the_model_unchanged(cls):
 
 @pytest.mark.parametrize(
     "params",
-    [{"score": "top-k"}, {"calibration_size": 0}, {"penalty": -1.0}, {"k_reg": 1.5},
+    [{"conformity_score": "top-k"}, {"calibration_size": 0}, {"penalty": -1.0}, {"k_reg": 1.5},
      {"seed": -1}, {"randomized": "yes"}, {"model": "tree"}],
 )  # fmt: skip
 def test_bad_parameters_are_refused_when_learning_starts(params):
@@ -412,7 +418,7 @@ def test_pickle_and_deepcopy_round_trip(cls):
 
 
 def test_save_load_round_trip_unfitted_and_foreign_models_refused(tmp_path):
-    m = sf.ConformalClassifier(score="raps", penalty=0.1, calibration_size=50, seed=3)
+    m = sf.ConformalClassifier(conformity_score="raps", penalty=0.1, calibration_size=50, seed=3)
     sf.save(m, tmp_path / "u.sfm")
     back = sf.load(tmp_path / "u.sfm")
     assert type(back) is sf.ConformalClassifier and back.get_params() == m.get_params()
@@ -437,3 +443,15 @@ def test_save_load_round_trip_over_a_streamforest_classifier(cls, tmp_path):
     a = back.predict_learn_many(X[1000:], y[1000:], alpha=0.1)[2]
     b = m.predict_learn_many(X[1000:], y[1000:], alpha=0.1)[2]
     assert np.array_equal(a, b)
+
+
+def test_scikit_learn_api_fit_and_accuracy_score():
+    X, y = gaussian_stream(800, seed=16)
+    m = sf.ConformalClassifier(BayesOracle(), calibration_size=100, seed=1)
+    m.learn_many(X[:100], y[:100])
+    m.fit(X[100:], y[100:])  # forgets, then learns
+    assert m.n_seen == 700 and m.__sklearn_tags__().estimator_type == "classifier"
+    assert m.score(X, y) == pytest.approx(np.mean(m.predict(X) == y))
+    assert m.score(X, y) > 0.6  # the Bayes classifier of this stream is about 0.7 accurate
+    ad = sf.AdaptiveConformalClassifier(m.clone()).fit(X, y)
+    assert ad.score(X, y) == m.score(X, y) and not hasattr(ad, "predict_interval")

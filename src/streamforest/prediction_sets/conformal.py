@@ -147,8 +147,8 @@ class ConformalClassifier(ClassifierMixin, Estimator):
     before the chunk.  :meth:`predict_learn_many` gives each row's set from the calibration set
     as it was just before that row.
 
-    **Scores** (``p`` the model's probabilities; classes ranked by decreasing probability, ties
-    by column):
+    **Conformity scores** (``conformity_score``; ``p`` the model's probabilities; classes ranked
+    by decreasing probability, ties by column):
 
     - ``"lac"`` (least ambiguous set-valued classifier, Sadinle et al. 2019): ``1 - p_y``; the
       smallest sets on average, coverage not adaptive to how hard ``x`` is.
@@ -176,8 +176,9 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         to probability, River style), and for the array API ``learn_many(X, y)``,
         ``predict_proba(X)`` and ``classes_`` (the probability columns).  It is cloned when
         learning starts.  Default ``streamforest.HoeffdingTreeClassifier()``.
-    score
-        ``"lac"``, ``"aps"`` or ``"raps"``.
+    conformity_score
+        ``"lac"``, ``"aps"`` or ``"raps"`` (not ``score``: that is scikit-learn's accuracy
+        method).
     randomized
         Randomised APS/RAPS scores (LAC ignores it).
     penalty, k_reg
@@ -190,7 +191,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
     Examples
     --------
     >>> from river import naive_bayes  # doctest: +SKIP
-    >>> cc = ConformalClassifier(model, score="lac")  # doctest: +SKIP
+    >>> cc = ConformalClassifier(model, conformity_score="lac")  # doctest: +SKIP
     >>> cc.learn_one({"a": 1.0}, "spam")  # doctest: +SKIP
     >>> cc.predict_set_one({"a": 0.9}, alpha=[0.1, 0.05])  # doctest: +SKIP
     [['spam'], ['spam', 'ham']]
@@ -199,7 +200,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
     def __init__(
         self,
         model=None,
-        score: str = "aps",
+        conformity_score: str = "aps",
         randomized: bool = True,
         penalty: float = 0.01,
         k_reg: int = 1,
@@ -207,7 +208,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         seed: int | None = None,
     ):
         self.model = model
-        self.score = score
+        self.conformity_score = conformity_score
         self.randomized = randomized
         self.penalty = penalty
         self.k_reg = k_reg
@@ -227,8 +228,10 @@ class ConformalClassifier(ClassifierMixin, Estimator):
                     f"model must be an online classifier with learn_one and predict_proba_one, "
                     f"got {type(m).__name__}"
                 )
-        if self.score not in SCORES:
-            raise ValueError(f"score must be one of {tuple(SCORES)}, got {self.score!r}")
+        if self.conformity_score not in SCORES:
+            raise ValueError(
+                f"conformity_score must be one of {tuple(SCORES)}, got {self.conformity_score!r}"
+            )
         if not isinstance(self.randomized, (bool, np.bool_)):
             raise ValueError(f"randomized must be True or False, got {self.randomized!r}")
         p = self.penalty
@@ -357,14 +360,14 @@ class ConformalClassifier(ClassifierMixin, Estimator):
 
     def _uniforms(self, start: int, n: int) -> np.ndarray:
         U = np.ones(n)
-        if self.randomized and self.score != "lac":
+        if self.randomized and self.conformity_score != "lac":
             K.row_uniforms(self._seed, start, U)
         return U
 
     def _scores(self, P, known, start):
         n, k = P.shape
         S = np.empty((n, k + 1))
-        K.class_scores(P, self._uniforms(start, n), known, SCORES[self.score],
+        K.class_scores(P, self._uniforms(start, n), known, SCORES[self.conformity_score],
                        float(self.penalty), int(self.k_reg), S)  # fmt: skip
         return S
 
