@@ -1,7 +1,10 @@
 """The ``streamforest`` command line.
 
 ``streamforest run`` is the main job: a prequential (test-then-train) run of a model on a stream,
-with a progress bar, a metrics table, a PNG of windowed MER / RIS / MAE and a JSON of the results.
+with a progress bar, a metrics table, a PNG of windowed MER / RIS / MAE and a JSON of the results;
+the task comes from the model: a classifier (``streamforest run --model conformal-actser-rforest
+--stream agrawal``) runs on classification streams or labelled files and reports accuracy,
+kappa and its prediction sets' coverage and size.
 With no arguments it runs OnlineQRF (10 trees, alpha = 0.1) on Friedman #1 with global abrupt
 drift (100k rows).  ``streamforest list`` names the models (from :mod:`streamforest.registry`,
 with their parameters), streams (with theirs), datasets and metrics.  ``streamforest warmup``
@@ -478,6 +481,10 @@ def _list(args) -> int:
     width = max(len(k) for k in DESCRIPTIONS)
     for k, v in DESCRIPTIONS.items():
         print(f"  {k:<{width}}  {v}")
+    print()
+    print("classification metrics (streamforest.classification_metrics)")
+    print(_wrap("accuracy, kappa (Cohen's), kappa_m, kappa_t, macro_f1, log_loss; prediction "
+                "sets at each alpha: coverage, mean_set_size, singletons, empty", 2))  # fmt: skip
     print()
     print("files (--file PATH --target COLUMN): .csv, .csv.gz, .tsv, .parquet, .arff")
     print("  with a classifier the target holds class labels (strings); '?' cells are missing")

@@ -359,7 +359,7 @@ def warmup(
     Parameters
     ----------
     models
-        Registry names (``streamforest list``) or one name; default: every model.
+        Registry names (``streamforest list``) or one name; default: every regression model.
     verbose
         Print a line per model (time, kernels compiled and loaded) to stderr.
 
