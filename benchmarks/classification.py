@@ -32,6 +32,7 @@ share of singletons at alpha = 0.1 and 0.05.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import time
@@ -169,7 +170,9 @@ def our_models(seed: int) -> tuple[dict, list[str]]:
         if cls is None:
             missing.append(f"{label} (streamforest.{cls_name})")
             continue
-        found[label] = lambda cls=cls, kw=kw: cls(**kw, seed=seed)
+        if "seed" in inspect.signature(cls.__init__).parameters:
+            kw = {**kw, "seed": seed}
+        found[label] = lambda cls=cls, kw=kw: cls(**kw)
     return found, missing
 
 
