@@ -111,7 +111,7 @@ def in_chunks(model, X, y, chunk: int) -> tuple[list, float]:
     t0 = time.perf_counter()
     for s in range(0, len(y), chunk):
         P = np.asarray(model.predict_proba(X[s : s + chunk]))
-        cols = list(model.classes_)
+        cols = list(getattr(model, "classes_", ()))  # none before learning
         pred += [cols[j] for j in np.argmax(P, axis=1)] if cols else [None] * P.shape[0]
         model.learn_many(X[s : s + chunk], y[s : s + chunk])
     return pred, time.perf_counter() - t0
