@@ -118,13 +118,18 @@ def test_parameters_reach_method_forest_and_tree():
 
 @pytest.mark.parametrize("name", registry.names(aliases=True))
 def test_every_registry_model_runs(name, tmp_path, capsys):
+    spec = registry.get(name)
+    if not spec.available:  # a classifier another branch provides
+        pytest.skip(f"{name}: its class is not in this build")
     js = tmp_path / "r.json"
     args = ["run", "--model", name, "--n", "600", "--alphas", "0.1,0.3", "--json", str(js)]
+    if spec.task == "classification":
+        args += ["--stream", "agrawal"]
     assert main(args + ["--no-plot", "--quiet", "--out", str(tmp_path)]) == 0
     d = json.loads(js.read_text())
-    spec = registry.get(name)
-    assert d["n"] == 600 and d["model"].startswith(spec.cls.__name__ + "(")
-    intervals = hasattr(spec.cls, "predict_interval")
+    cls = spec.layer_cls(spec.layers[0])
+    assert d["n"] == 600 and d["model"].startswith(cls.__name__ + "(")
+    intervals = hasattr(cls, "predict_interval") or hasattr(cls, "predict_sets")
     assert d["alphas"] == ([0.1, 0.3] if intervals else [])
     if name in ("conformal-qrf", "cqr"):  # its calibrated levels come from --alphas
         assert "alphas=(0.1, 0.3)" in d["model"]
@@ -348,3 +353,123 @@ def test_missing_extras_are_named(monkeypatch, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err == "streamforest: error: the streamforest command needs rich: pip install " \
         "'streamforest[cli]'"  # fmt: skip
+
+
+# --- classification ------------------------------------------------------------------------------
+class RiverTree:
+    """River's Hoeffding tree classifier with the array API (a registry test classifier)."""
+
+    def __init__(self, grace_period: int = 50, seed=None):
+        from river import tree
+
+        from .test_prediction_sets import RiverClassifier
+
+        self.grace_period, self.seed = grace_period, seed
+        self._m = RiverClassifier(tree.HoeffdingTreeClassifier(grace_period=grace_period))
+
+    def clone(self):
+        return RiverTree(self.grace_period, self.seed)
+
+    def __repr__(self):
+        return f"RiverTree(grace_period={self.grace_period})"
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name == "_m":
+            raise AttributeError(name)
+        return getattr(self._m, name)
+
+
+@pytest.fixture
+def river_entries(monkeypatch):
+    """Registry entries over a classifier named by ``module:Name`` (as ACTSER's are)."""
+    ref = "tests.test_cli:RiverTree"
+    models = dict(registry.MODELS)
+    for m in (
+        registry.ModelSpec("rtree", ref, "River tree", task="classification",
+                           layers=("classifier",)),
+        registry.ModelSpec("conformal-rtree", registry.ConformalClassifier, "sets over rtree",
+                           task="classification", layers=registry.SET_LAYERS[1:],
+                           classifier_cls=ref, inner_fixed={"grace_period": 40}),
+        registry.ModelSpec("adaptive-conformal-rtree", registry.AdaptiveConformalClassifier,
+                           "ACI over rtree", task="classification", layers=registry.SET_LAYERS,
+                           sets_cls=registry.ConformalClassifier, classifier_cls=ref),
+    ):  # fmt: skip
+        models[m.name] = m
+    monkeypatch.setattr(registry, "MODELS", models)
+
+
+def test_registry_classification_entries_route_and_build(river_entries):
+    spec = registry.get("conformal-rtree")
+    assert spec.available and list(spec.parameters()) == ["sets", "classifier"]
+    assert spec.parameters()["classifier"]["grace_period"] == 40  # the entry's inner value
+    m = spec.build({"calibration_size": 77, "conformity_score": "lac"}, seed=5)
+    assert m.calibration_size == 77 and m.conformity_score == "lac" and m.seed == 5
+    assert type(m.model).__name__ == "RiverTree" and m.model.grace_period == 40
+    m = registry.build("adaptive-conformal-rtree", {"gamma": 0.02, "grace_period": 30}, seed=1)
+    assert m.gamma == 0.02 and m.model.seed == 1 and m.model.model.grace_period == 30
+    lazy = registry.ModelSpec("x", "streamforest:NoSuchClassifier", "x", task="classification",
+                              layers=("classifier",))  # fmt: skip
+    assert not lazy.available
+    with pytest.raises(TypeError, match="NoSuchClassifier is not in this build"):
+        lazy.build()
+    assert "classification" in registry.tasks()
+
+
+def test_run_a_classifier_with_prediction_sets(river_entries, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["run", "--model", "conformal-rtree", "--stream", "agrawal", "--n", "3000",
+            "--alphas", "0.1,0.05", "--out", str(out), "--quiet"]  # fmt: skip
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "accuracy" in text and "coverage" in text
+    (js,) = out.glob("*.json")
+    d = json.loads(js.read_text())
+    assert d["task"] == "classification" and d["n"] == 3000 and d["alphas"] == [0.1, 0.05]
+    assert d["accuracy"] > 0.6 and d["sets"]["0.1"]["coverage"] > 0.75  # 1st chunk: no class
+    assert "agrawal" in js.name
+    pytest.importorskip("matplotlib")
+    (png,) = out.glob("*.png")
+    assert png.stat().st_size > 1000
+    # the default stream of a classifier, and a regression stream refused
+    assert main(["run", "--model", "rtree", "--n", "500", "--no-plot", "--quiet",
+                 "--out", str(out)]) == 0  # fmt: skip
+    assert "Agrawal" in capsys.readouterr().out
+    assert main(["run", "--model", "rtree", "--stream", "friedman1", "--out", str(out)]) == 2
+    assert "unknown classification stream 'friedman1'" in capsys.readouterr().err
+    assert main(["run", "--model", "qrf", "--stream", "sea", "--out", str(out)]) == 2
+    assert "classification stream" in capsys.readouterr().err
+
+
+def test_run_a_classifier_on_a_labelled_file(river_entries, tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 800
+    a = rng.random(n)
+    colour = rng.choice(["red", "blue"], n)
+    label = np.where((a > 0.5) ^ (colour == "red"), "yes", "no")
+    lines = ["a,colour,target"] + [
+        f"{'?' if i % 50 == 7 else f'{a[i]:.4f}'},{colour[i]},{label[i]}" for i in range(n)
+    ]
+    path = tmp_path / "d.csv"
+    path.write_text("\n".join(lines) + "\n")
+    js = tmp_path / "r.json"
+    args = ["run", "--model", "rtree", "--file", str(path), "--json", str(js), "--no-plot",
+            "--quiet", "--out", str(tmp_path)]  # fmt: skip
+    assert main(args) == 0
+    d = json.loads(js.read_text())
+    assert d["n"] == n and d["n_classes"] == 2 and sorted(d["classes"]) == ["'no'", "'yes'"]
+
+
+def test_unavailable_classifier_is_a_one_line_error(tmp_path, capsys):
+    spec = registry.get("actser")
+    if spec.available:
+        pytest.skip("ACTSERClassifier is in this build")
+    assert main(["run", "--model", "actser", "--n", "100", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ACTSERClassifier is not in this build" in err[0]
+
+
+def test_list_shows_classification_streams_and_models(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "classification streams" in out and "randomrbf-drift" in out
+    assert re.search(r"^  conformal-actser-rforest +ConformalClassifier over", out, re.M)

@@ -39,7 +39,7 @@ def fuzz(n: int):
     )
 
 
-NAMES = registry.names()
+NAMES = registry.names(task="regression")
 P = 3  # width of the arrays the fitted models learnt
 NAN, INF = float("nan"), float("inf")
 # an error message must name what was wrong: the argument, or the feature of x / X

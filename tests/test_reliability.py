@@ -31,7 +31,7 @@ def _small(name):
     return registry.build(name, params, seed=0)
 
 
-NAMES = registry.names()
+NAMES = registry.names(task="regression")
 INTERVALS = [n for n in NAMES if registry.get(n).layers[0] == "method"]
 
 

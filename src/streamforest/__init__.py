@@ -23,6 +23,7 @@ from .intervals import (
     OnlineQRF,
 )
 from .persistence import load, save
+from .prediction_sets import AdaptiveConformalClassifier, ConformalClassifier
 from .sketches import KLLSketch
 from .trees import (
     ACTSERClassifier,
@@ -38,8 +39,10 @@ __all__ = [
     "ATSEREnsembleRegressor",
     "ATSERRegressor",
     "AdaptiveConformal",
+    "AdaptiveConformalClassifier",
     "CPApproximate",
     "CPExact",
+    "ConformalClassifier",
     "ConformalQRF",
     "GaussianInterval",
     "HDIForestRegressor",

@@ -161,8 +161,10 @@ class ClassificationMetrics:
 
     def update(self, y_true, y_pred=None, *, proba=None, sets=None, columns=None):
         """Add the next rows: true labels, predicted labels (default: the most probable column
-        of ``proba``), optionally class probabilities ``proba`` (n, len(columns)) and prediction
-        sets ``sets`` (boolean (n, len(columns)), or a sequence of collections of labels)."""
+        of ``proba``; ``None`` is no prediction, e.g. before a model has seen a label: counted
+        wrong, and as a prediction of no class), optionally class probabilities ``proba``
+        (n, len(columns)) and prediction sets ``sets`` (boolean (n, len(columns)), or a
+        sequence of collections of labels)."""
         y_true = np.asarray(y_true)
         m = len(y_true)
         if y_true.ndim != 1:
@@ -183,6 +185,11 @@ class ClassificationMetrics:
             raise ValueError(f"y_pred must have shape {(m,)}, got {y_pred.shape}")
         if m == 0:
             return self
+        given = np.ones(m, dtype=bool)  # False: no prediction (None), wrong and of no class
+        if y_pred.dtype == object:
+            given = np.array([v is not None for v in y_pred.tolist()], dtype=bool)
+            if not given.all():
+                y_pred = np.where(given, y_pred, y_true.astype(object))
         yt, yp = self._codes(y_true, y_pred)
         if cols is not None:
             self._add([_py(c) for c in cols])
@@ -200,13 +207,13 @@ class ClassificationMetrics:
         prev = np.concatenate([[self._last], yt[:-1]])
         maj = self._majority_before(yt, k)
         add(N, np.ones(m))
-        add(CORRECT, (yt == yp).astype(float))
+        hit = (yt == yp) & given
+        add(CORRECT, hit.astype(float))
         add(NOCHANGE, (yt == prev).astype(float))
         add(MAJORITY, (yt == maj).astype(float))
         self._last = int(yt[-1])
-        for j, codes in ((TRUE, yt), (PRED, yp)):
-            self._c[first : first + nb, j, :] += _count2(rel, codes, nb, k)
-        hit = yt == yp
+        self._c[first : first + nb, TRUE, :] += _count2(rel, yt, nb, k)
+        self._c[first : first + nb, PRED, :] += _count2(rel[given], yp[given], nb, k)
         self._c[first : first + nb, TP, :] += _count2(rel[hit], yt[hit], nb, k)
         where = None  # column of each row's true label (-1: none)
         if cols is not None:
@@ -214,7 +221,9 @@ class ClassificationMetrics:
             col_of[[self._index[_py(c)] for c in cols]] = np.arange(len(cols))
             where = col_of[yt]
         if proba is not None:
-            q = np.where(where >= 0, proba[np.arange(m), np.maximum(where, 0)], 0.0)
+            q = np.zeros(m)  # no column (e.g. a model with no class yet): probability 0
+            if proba.shape[1]:
+                q = np.where(where >= 0, proba[np.arange(m), np.maximum(where, 0)], 0.0)
             add(NPROBA, np.ones(m))
             add(LOGLOSS, -np.log(np.maximum(q, self.eps)))
         if sets is not None:
@@ -290,6 +299,8 @@ def _set_stats(sets, y_true, where, m):
     if _is_matrix(sets):
         if sets.shape[0] != m or where is None:
             raise ValueError(f"sets must have {m} rows and columns matching `columns`")
+        if sets.shape[1] == 0:
+            return np.zeros(m, dtype=bool), np.zeros(m, dtype=np.int64)
         covered = np.where(where >= 0, sets[np.arange(m), np.maximum(where, 0)], False)
         return covered, sets.sum(axis=1)
     sets = list(sets)

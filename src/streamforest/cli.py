@@ -1,7 +1,10 @@
 """The ``streamforest`` command line.
 
 ``streamforest run`` is the main job: a prequential (test-then-train) run of a model on a stream,
-with a progress bar, a metrics table, a PNG of windowed MER / RIS / MAE and a JSON of the results.
+with a progress bar, a metrics table, a PNG of windowed MER / RIS / MAE and a JSON of the results;
+the task comes from the model: a classifier (``streamforest run --model conformal-actser-rforest
+--stream agrawal``) runs on classification streams or labelled files and reports accuracy,
+kappa and its prediction sets' coverage and size.
 With no arguments it runs OnlineQRF (10 trees, alpha = 0.1) on Friedman #1 with global abrupt
 drift (100k rows).  ``streamforest list`` names the models (from :mod:`streamforest.registry`,
 with their parameters), streams (with theirs), datasets and metrics.  ``streamforest warmup``
@@ -39,6 +42,7 @@ from ._version import __version__
 
 DEFAULT_OUT = "streamforest-results"
 DEFAULT_STREAM = "friedman1-gra"
+DEFAULT_CLASSIFICATION_STREAM = "agrawal"
 DEFAULT_N = 100_000
 MIN_WINDOW = 500
 COMPILING = "compiling kernels (first run only, about a minute)…"
@@ -103,9 +107,60 @@ def _dataset(spec: str, target, bad_numbers=None):
     return D.stream(spec)
 
 
-def _stream(args):
+#: Classification streams (``--stream NAME`` with a classifier): class, fixed arguments, text.
+CLASSIFICATION_STREAMS = {
+    "sea": ("SEA", {}, "SEA concepts (3 features, function 1, 10% label noise), stationary"),
+    "agrawal": ("Agrawal", {}, "Agrawal (9 features, 3 nominal), function 1, stationary"),
+    "randomrbf": ("RandomRBF", {}, "random RBF (10 features, 50 centroids, 2 classes), stationary"),
+    "randomrbf-drift": ("RandomRBF", {"speed": 0.001},
+                        "random RBF, every centroid moving at speed 0.001 (incremental drift)"),
+    "hyperplane-classification": ("RotatingHyperplane", {},
+                                  "rotating hyperplane classification (10 features, 2 drifting)"),
+    "led": ("LED", {}, "LED digits (7 segments + 17 irrelevant, 10% noise), 10 classes"),
+    "stagger": ("STAGGER", {}, "STAGGER concepts (3 nominal features), function 1"),
+}  # fmt: skip
+
+
+def _classification_stream(name: str, n: int, seed, params: dict):
     from . import streams as S
 
+    if name not in CLASSIFICATION_STREAMS:
+        raise ValueError(
+            f"unknown classification stream {name!r}; choose from "
+            f"{', '.join(CLASSIFICATION_STREAMS)} (the model is a classifier)"
+        )
+    cls_name, fixed, _ = CLASSIFICATION_STREAMS[name]
+    return getattr(S, cls_name)(n=n, seed=seed, **{**fixed, **params})
+
+
+def _classification_data(args):
+    """``--file`` / ``--dataset`` for a classifier: labels kept as strings, ``?`` missing."""
+    from .streams import files as F
+
+    path = args.file if args.file is not None else args.dataset
+    if args.file is not None or _is_path(args.dataset):
+        return F.from_file(path, target=args.target, bad_numbers=args.bad_numbers or "error",
+                           labels=True, missing_values=F.CLASSIFICATION_MISSING)  # fmt: skip
+    if args.target is not None and args.target != "target":
+        raise ValueError("--target goes with --file or a --dataset path")
+    return F.classification_dataset(args.dataset)
+
+
+def _stream(args, task: str = "regression"):
+    from . import streams as S
+
+    if task == "classification":
+        if sum(x is not None for x in (args.stream, args.file, args.dataset)) > 1:
+            raise ValueError("give one of --stream, --file and --dataset")
+        if args.stream_param and (args.file or args.dataset):
+            raise ValueError("--stream-param goes with --stream")
+        if args.file is not None or args.dataset is not None:
+            return _classification_data(args)
+        extra = _params(args.stream_param, "--stream-param")
+        name = args.stream or DEFAULT_CLASSIFICATION_STREAM
+        return _classification_stream(name, args.n or DEFAULT_N, args.seed, extra)
+    if args.stream in CLASSIFICATION_STREAMS and args.stream not in S.BUILTIN:
+        raise ValueError(f"--stream {args.stream} is a classification stream: pick a classifier")
     if sum(x is not None for x in (args.stream, args.file, args.dataset)) > 1:
         raise ValueError("give one of --stream, --file and --dataset")
     if args.stream_param and (args.file or args.dataset):
@@ -231,7 +286,10 @@ def _data_label(args) -> str:
         for suffix in (".gz", ".csv", ".tsv", ".parquet", ".pq", ".arff"):
             name = name.removesuffix(suffix)
         return name
-    return args.dataset or args.stream or DEFAULT_STREAM
+    if args.dataset or args.stream:
+        return args.dataset or args.stream
+    task = registry.get(args.model).task
+    return DEFAULT_CLASSIFICATION_STREAM if task == "classification" else DEFAULT_STREAM
 
 
 def default_window(n: int) -> int:
@@ -255,9 +313,12 @@ def _run(args) -> int:
         )
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise ValueError(f"--out {args.out} is a file, not a folder")
-    stream = _stream(args)
     params = _params(args.param)
     spec = registry.get(args.model)
+    if not spec.available:
+        spec.layer_cls(spec.layers[0])  # TypeError: which class this build lacks
+        spec.layer_cls(spec.layers[-1])
+    stream = _stream(args, spec.task)
     if "alphas" in spec.parameters()[spec.layers[0]] and "alphas" not in params:
         params["alphas"] = tuple(alphas)  # a model calibrating fixed levels (ConformalQRF)
     model = spec.build(params, seed=args.seed, n_jobs=args.jobs)
@@ -270,7 +331,7 @@ def _run(args) -> int:
     with _compile_status(show=not args.quiet):
         warm = model.clone()
         prequential(warm, stream, alphas=alphas, n=min(2000, total), window=max(1, total))
-        warm._load_kernels()
+        getattr(warm, "_load_kernels", lambda: None)()
     load = time.perf_counter() - t0
     result = prequential(
         model, stream, alphas=alphas, n=n, window=window, step=args.step, progress=not args.quiet
@@ -327,10 +388,14 @@ def _list_models() -> None:
                 continue
             aka = f" (also: {', '.join(m.aliases)})" if m.aliases else ""
             print(f"  {m.name:<{width}}  {m.description}{aka}")
+            if not m.available:
+                print(_wrap("(not in this build of streamforest)", width + 4))
+                continue
             params = m.parameters()
-            if m.layers[0] == "method" and _defaults(params["method"]):
-                print(_wrap(_defaults(params["method"]), width + 4))
-            below = [layer for layer in m.layers if layer != "method"]
+            own = m.layers[0] if m.layers[0] in ("method", "sets") else None
+            if own and _defaults(params[own]):
+                print(_wrap(_defaults(params[own]), width + 4))
+            below = [layer for layer in m.layers if layer != own]
             for layer in below:
                 cls = m.layer_cls(layer)
                 shared.setdefault((layer, cls), (params[layer], []))[1].append(m.name)
@@ -360,6 +425,14 @@ def _list_streams() -> None:
         print(f"  {name:<{width}}  {text}")
         print(_wrap(f"{cls.__name__}({call})", width + 4))
     print()
+    print(f"classification streams (--stream NAME with a classifier; default "
+          f"{DEFAULT_CLASSIFICATION_STREAM})")  # fmt: skip
+    width = max(len(k) for k in CLASSIFICATION_STREAMS)
+    for name, (cls_name, fixed, text) in CLASSIFICATION_STREAMS.items():
+        call = ", ".join(f"{k}={v!r}" for k, v in fixed.items())
+        print(f"  {name:<{width}}  {text}")
+        print(_wrap(f"{cls_name}({call})", width + 4))
+    print()
 
 
 def _list_datasets() -> None:
@@ -382,6 +455,15 @@ def _list_datasets() -> None:
             rows.setdefault(k, f"shared folder {folder}: {what}")
     except (FileNotFoundError, ValueError):
         pass
+    try:
+        from .streams.files import classification_datasets
+
+        for k, v in classification_datasets().items():
+            what = (f"{v.get('rows', '?')} rows, {v.get('features', '?')} features, "
+                    f"{v.get('n_classes', '?')} classes")  # fmt: skip
+            rows.setdefault(k, f"classification (with a classifier): {what}")
+    except (FileNotFoundError, ValueError):
+        pass
     print(f"datasets (--dataset NAME or --dataset PATH; cache: {D.data_home()}, set {D.ENV})")
     width = max(len(k) for k in rows)
     for k, v in rows.items():
@@ -400,7 +482,12 @@ def _list(args) -> int:
     for k, v in DESCRIPTIONS.items():
         print(f"  {k:<{width}}  {v}")
     print()
+    print("classification metrics (streamforest.classification_metrics)")
+    print(_wrap("accuracy, kappa (Cohen's), kappa_m, kappa_t, macro_f1, log_loss; prediction "
+                "sets at each alpha: coverage, mean_set_size, singletons, empty", 2))  # fmt: skip
+    print()
     print("files (--file PATH --target COLUMN): .csv, .csv.gz, .tsv, .parquet, .arff")
+    print("  with a classifier the target holds class labels (strings); '?' cells are missing")
     return 0
 
 
@@ -425,6 +512,7 @@ examples:
   streamforest run --dataset concrete               a bundled real dataset
   streamforest run --dataset california_housing     downloaded and cached on first use
   streamforest run --file data.csv.gz --target y --no-plot --out results/
+  streamforest run --model conformal-actser-rforest --stream agrawal --alphas 0.1,0.05
   streamforest list                                 models, streams, datasets, metrics
   streamforest warmup                               compile the kernels ahead of time
 """
@@ -475,7 +563,11 @@ def parser() -> argparse.ArgumentParser:
         help="model parameter, repeatable (e.g. --param n_trees=20 --param k=400)",
     )
     src = run.add_argument_group("data (one of)")
-    src.add_argument("--stream", help=f"built-in stream (default {DEFAULT_STREAM}; see list)")
+    src.add_argument(
+        "--stream",
+        help=f"built-in stream (default {DEFAULT_STREAM}, {DEFAULT_CLASSIFICATION_STREAM} for a "
+        "classifier; see list)",
+    )
     src.add_argument("--file", help="CSV (.csv/.csv.gz/.tsv), Parquet or ARFF file")
     src.add_argument(
         "--dataset",
@@ -523,9 +615,9 @@ def parser() -> argparse.ArgumentParser:
     warm.add_argument(
         "--model",
         action="append",
-        choices=registry.names(aliases=True),
+        choices=registry.names(task="regression", aliases=True),
         metavar="NAME",
-        help="only this model, repeatable (default: all; see list)",
+        help="only this model, repeatable (default: all regression models; see list)",
     )
     warm.add_argument("--quiet", action="store_true", help="only the summary line")
     return ap

@@ -359,7 +359,7 @@ def warmup(
     Parameters
     ----------
     models
-        Registry names (``streamforest list``) or one name; default: every model.
+        Registry names (``streamforest list``) or one name; default: every regression model.
     verbose
         Print a line per model (time, kernels compiled and loaded) to stderr.
 
@@ -372,7 +372,7 @@ def warmup(
     from . import registry
 
     if models is None:
-        names = registry.names()
+        names = registry.names(task="regression")
     else:
         names = [models] if isinstance(models, str) else list(models)
     specs = [registry.get(n) for n in names]  # unknown names fail before any work

@@ -26,7 +26,8 @@ from .streams.base import check_n
 
 # ------------------------------------------------------------------------------------------------
 class PrequentialResult:
-    """What :func:`prequential` measured: totals, windows, timings.
+    """What :func:`prequential` measured for a regressor: totals, windows, timings (a
+    classifier's result is a :class:`ClassificationResult`).
 
     Attributes
     ----------
@@ -38,6 +39,8 @@ class PrequentialResult:
     window, step : int
         Window size and the rows between window ends (``step == window``: tumbling windows).
     """
+
+    task = "regression"
 
     def __init__(self, *, model, stream, alphas, blocks, step, window, ris_range, timing,
                  change_points):  # fmt: skip
@@ -163,6 +166,12 @@ def _clean(v):
 
 # ------------------------------------------------------------------------------------------------
 def _kind(model) -> str:
+    if hasattr(model, "predict_sets") and hasattr(model, "predict_learn_many"):
+        return "sets"  # ConformalClassifier, AdaptiveConformalClassifier
+    if hasattr(model, "predict_proba") and hasattr(model, "learn_many"):
+        return "classifier"  # a streamforest classifier: arrays, chunk by chunk
+    if hasattr(model, "predict_proba_one") and hasattr(model, "learn_one"):
+        return "river-classifier"
     if hasattr(model, "predict_learn_many") and hasattr(model, "predict_interval"):
         return "intervals"  # an interval method, or a wrapper such as AdaptiveConformal
     if hasattr(model, "predict_learn_many"):
@@ -216,10 +225,10 @@ def prequential(
     window: int = 1000,
     step: int | None = None,
     ris_range: str = "stream",
-    chunk_size: int = 10_000,
+    chunk_size: int | None = None,
     progress: bool = False,
 ) -> PrequentialResult:
-    """Evaluate ``model`` test-then-train on ``stream``.
+    """Evaluate ``model`` test-then-train on ``stream``; the task comes from the model.
 
     Parameters
     ----------
@@ -227,6 +236,8 @@ def prequential(
         A streamforest model (an interval method gives interval metrics, a tree or forest point
         metrics), or a River regressor (a River interval regressor such as
         ``conformal.RegressionJackknife`` gives its interval at its own ``confidence_level``).
+        A classifier (``predict_proba``) gives a :class:`ClassificationResult`: see
+        :func:`prequential_classification`.
     stream
         A :class:`streamforest.streams.Stream`, or a pair ``(X, y)`` of arrays.
     alphas
@@ -242,11 +253,18 @@ def prequential(
         ``"stream"`` (the paper's RIS: widths / range of y over the evaluated stream) or
         ``"running"`` (each width / range of the targets seen so far).
     chunk_size
-        Rows per compiled pass.  Results do not depend on it.
+        Rows per compiled pass (default 10,000).  Results do not depend on it.
     progress
         Show a progress bar on stderr (needs rich: ``pip install 'streamforest[cli]'``).
     """
     from .intervals.base import check_alphas
+
+    if _kind(model) in CLASSIFICATION_KINDS:
+        return prequential_classification(
+            model, stream, alphas=alphas, n=n, window=window, step=step,
+            chunk_size=chunk_size, progress=progress,
+        )  # fmt: skip
+    chunk_size = 10_000 if chunk_size is None else chunk_size
 
     if isinstance(stream, tuple) and len(stream) == 2:
         stream = ArrayStream(*stream)
@@ -338,6 +356,305 @@ def prequential(
     )
 
 
+# ------------------------------------------------------------------------------------------------
+# classification
+
+CLASSIFICATION_KINDS = ("sets", "classifier", "river-classifier")
+#: Rows a classifier is tested on before it learns them, when it has no exact prequential pass.
+CLASSIFIER_CHUNK = 1000
+_POINT_KEYS = ("accuracy", "kappa", "kappa_m", "kappa_t", "macro_f1", "log_loss")
+_SET_KEYS = ("coverage", "mean_set_size", "singletons", "empty")
+
+
+class ClassificationResult(PrequentialResult):
+    """What :func:`prequential` measured for a classifier: the same interface as
+    :class:`PrequentialResult` (``totals``, ``windows()``, ``to_dict``, ``save_json``, ``table``,
+    ``plot``), with the metrics of :mod:`streamforest.classification_metrics`.
+
+    Attributes
+    ----------
+    totals : dict
+        ``accuracy``, ``kappa``, ``kappa_m``, ``kappa_t``, ``macro_f1``, ``log_loss``, ``n``,
+        ``n_classes``, timings and memory; for a model with prediction sets
+        ``sets[alpha]`` = ``coverage``, ``mean_set_size``, ``singletons``, ``empty``.
+    """
+
+    task = "classification"
+
+    def __init__(self, *, model, stream, alphas, metrics, set_metrics, step, window, timing,
+                 change_points, chunk_size):  # fmt: skip
+        self.model, self.stream, self.alphas = model, stream, tuple(alphas)
+        self.step, self.window, self.chunk_size = step, window, chunk_size
+        self.ris_range = None
+        self.change_points = list(change_points)
+        self.metrics, self.set_metrics = metrics, set_metrics
+        t = metrics.totals()
+        self.totals = {"n": metrics.n, "n_classes": len(metrics.classes)}
+        self.totals.update({k: t[k] for k in _POINT_KEYS})
+        if self.alphas:
+            self.totals["sets"] = {
+                _key(a): {"alpha": a, **{k: m.totals()[k] for k in _SET_KEYS}}
+                for a, m in zip(self.alphas, set_metrics, strict=True)
+            }
+        self.totals.update(timing)
+
+    def windows(self) -> dict:
+        """Per-window metrics as arrays: ``end`` (row index after the window's last row), the
+        classification metrics, and ``sets[alpha][metric]``.  As for regression, windows start
+        once a full window has been seen and a last partial block is left out unless it is the
+        only one."""
+        k = self.window // self.step
+        nb = self.metrics.n_blocks
+        complete = nb if nb and self.metrics.n % self.step == 0 else nb - 1
+        ends = np.arange(k, complete + 1) if complete >= k else np.array([nb] if nb else [], int)
+        idx = ends - 1
+        c = self.metrics.curves(window=self.window) if nb else {}
+        out: dict = {"end": np.minimum(ends * self.step, self.n).astype(np.int64)}
+        for key in _POINT_KEYS:
+            out[key] = c[key][idx] if nb else np.zeros(0)
+        if self.alphas:
+            out["sets"] = {}
+            for a, m in zip(self.alphas, self.set_metrics, strict=True):
+                cs = m.curves(window=self.window) if nb else {}
+                out["sets"][_key(a)] = {k: cs[k][idx] if nb else np.zeros(0) for k in _SET_KEYS}
+        return out
+
+    def to_dict(self, windows: bool = True) -> dict:
+        """JSON-ready dict: ``task``, ``model``, ``stream``, the totals at top level
+        (``accuracy``, ``kappa``, ...), ``sets[alpha]`` and the ``windows`` arrays as lists."""
+        out = {"task": self.task, "model": self.model, "stream": self.stream,
+               "alphas": list(self.alphas)}  # fmt: skip
+        out.update(self.totals)
+        out.update(window=self.window, step=self.step, chunk_size=self.chunk_size,
+                   change_points=self.change_points, classes=[repr(c) for c in
+                   self.metrics.classes])  # fmt: skip
+        if windows:
+            out["windows"] = _lists(self.windows())
+        return _clean(out)
+
+    def table(self) -> str:
+        t = self.totals
+        lines = [
+            f"model   {self.model}",
+            f"stream  {self.stream}",
+            f"n {t['n']:,}   {t['n_classes']} classes   {t['seconds']:.2f} s   "
+            f"{t['examples_per_second']:,.0f} examples/s   model memory "
+            f"{t['model_memory_mb']:.1f} MB   peak RSS {t['peak_rss_mb']:.0f} MB",
+            f"accuracy {t['accuracy']:.4f}   kappa {t['kappa']:.4f}   kappa-M {t['kappa_m']:.4f}"
+            f"   kappa-T {t['kappa_t']:.4f}   macro F1 {t['macro_f1']:.4f}   "
+            f"log loss {t['log_loss']:.4f}",
+        ]
+        if self.alphas:
+            lines += ["", f"{'alpha':>6} {'coverage':>9} {'mean size':>10} {'singletons':>11} "
+                      f"{'empty':>7}"]  # fmt: skip
+            for lvl in t["sets"].values():
+                lines.append(
+                    f"{lvl['alpha']:>6g} {lvl['coverage']:>9.4f} {lvl['mean_set_size']:>10.3f} "
+                    f"{lvl['singletons']:>11.4f} {lvl['empty']:>7.4f}"
+                )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<ClassificationResult {self.model} on {self.stream}: n={self.n}>"
+
+    def plot(self, path=None, title: str | None = None):
+        """Windowed accuracy and kappa and, for prediction sets, coverage (with the ``1 - alpha``
+        lines) and mean set size over the stream, drift points marked; saved to ``path`` if
+        given.  Returns the matplotlib figure."""
+        from ._extras import need
+        from .plotting import _title
+
+        Figure = need("matplotlib.figure", "plotting").Figure
+        w = self.windows()
+        sets = w.get("sets", {})
+        panels = ["accuracy"] + (["coverage", "mean_set_size"] if sets else [])
+        fig = Figure(figsize=(8, 1.2 + 2.0 * len(panels)), layout="constrained")
+        axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+        x = w["end"]
+        for ax, panel in zip(axes, panels, strict=True):
+            if panel == "accuracy":
+                ax.plot(x, w["accuracy"], color="C0", lw=1.2, label="accuracy")
+                ax.plot(x, w["kappa"], color="C7", lw=1.0, label="kappa")
+                ax.set_ylabel("accuracy, kappa")
+                ax.legend(loc="lower right", fontsize=8, frameon=False)
+            else:
+                for i, (lvl, m) in enumerate(sets.items()):
+                    c = f"C{i % 6}"
+                    ax.plot(x, m[panel], color=c, lw=1.2, label=f"alpha = {lvl}")
+                    if panel == "coverage":
+                        ax.axhline(1 - float(lvl), color=c, ls="--", lw=0.8)
+                ax.set_ylabel("coverage" if panel == "coverage" else "mean set size")
+                if panel == "coverage":
+                    ax.legend(loc="lower right", fontsize=8, frameon=False)
+            for cp in self.change_points:
+                ax.axvline(cp, color="k", ls=":", lw=0.9)
+            ax.grid(alpha=0.3)
+        kind = "sliding" if self.step < self.window else "tumbling"
+        drift = "; dotted: drift points" if self.change_points else ""
+        axes[-1].set_xlabel(f"examples ({kind} windows of {self.window:,}{drift})")
+        fig.suptitle(title or _title(self.model, self.stream), fontsize=9)
+        if path is not None:
+            fig.savefig(path, dpi=110)
+        return fig
+
+
+def _key(alpha: float) -> str:
+    return f"{float(alpha):g}"
+
+
+def _classes_of(model) -> list:
+    return list(getattr(model, "classes_", ()))
+
+
+def _argmax(P, cols) -> np.ndarray:
+    out = np.empty(P.shape[0], dtype=object)
+    if P.shape[1] == 0:
+        out[:] = None
+        return out
+    j = np.argmax(P, axis=1)
+    out[:] = [cols[k] for k in j.tolist()]
+    return out
+
+
+def _river_classifier_pass(model, X, y, names, cols: list):
+    """Row by row: the probabilities a River classifier gives (dicts), then it learns the row.
+    ``cols`` (the labels met so far, first appearance) grows; returns (predictions, P)."""
+    index = {c: k for k, c in enumerate(cols)}
+    rows = []
+    pred = np.empty(len(y), dtype=object)
+    for i, (row, t) in enumerate(zip(X.tolist(), y.tolist(), strict=True)):
+        x = dict(zip(names, row, strict=True))
+        p = model.predict_proba_one(x) or {}
+        for c in p:
+            if c not in index:
+                index[c] = len(cols)
+                cols.append(c)
+        rows.append(p)
+        pred[i] = max(p, key=p.get) if p else None
+        model.learn_one(x, t)
+    P = np.zeros((len(y), len(cols)))
+    for i, p in enumerate(rows):
+        for c, v in p.items():
+            P[i, index[c]] = v
+    return pred, P
+
+
+def prequential_classification(
+    model,
+    stream,
+    alphas=0.1,
+    n: int | None = None,
+    window: int = 1000,
+    step: int | None = None,
+    chunk_size: int | None = None,
+    progress: bool = False,
+) -> ClassificationResult:
+    """Evaluate a classifier test-then-train on ``stream`` (what :func:`prequential` does for
+    a classifier).
+
+    - A model with prediction sets (:class:`~streamforest.ConformalClassifier`,
+      :class:`~streamforest.AdaptiveConformalClassifier`) runs ``predict_learn_many`` chunk by
+      chunk: labels, probabilities and the set at each ``alpha``, each row's set from the
+      calibration set just before that row; the wrapped model's probabilities are those before
+      the chunk.
+    - A classifier with the array API (``predict_proba``, ``learn_many``, ``classes_``) is tested
+      on a chunk, then learns it.
+    - A River classifier (``predict_proba_one``, ``learn_one``) is run row by row on dicts.
+
+    So for the first two the result depends on ``chunk_size`` (default
+    :data:`CLASSIFIER_CHUNK` rows): a smaller chunk is closer to row by row.  A model that
+    predicts nothing yet (no class) is counted wrong.  Metrics: see
+    :mod:`streamforest.classification_metrics`; ``alphas`` is ignored by a model without sets.
+    """
+    from .classification_metrics import ClassificationMetrics
+    from .intervals.base import check_alphas
+
+    if isinstance(stream, tuple) and len(stream) == 2:
+        stream = ArrayStream(*stream)
+    if not isinstance(stream, Stream):
+        raise TypeError(f"stream must be a streamforest Stream or an (X, y) pair, got {stream!r}")
+    kind = _kind(model)
+    if kind not in CLASSIFICATION_KINDS:
+        raise TypeError(f"{type(model).__name__} is not a classifier (no predict_proba)")
+    levels, _ = check_alphas(alphas)
+    levels = tuple(float(a) for a in levels) if kind == "sets" else ()
+    total = stream.n if n is None else check_n(n)
+    if total is None:
+        raise ValueError("the stream is unbounded: say how many rows to evaluate with n=...")
+    if stream.n is not None:
+        total = min(total, stream.n)
+    window = check_n(window)
+    step = window if step is None else check_n(step)
+    if window % step:
+        raise ValueError(f"window ({window}) must be a multiple of step ({step})")
+    chunk_size = check_n(CLASSIFIER_CHUNK if chunk_size is None else chunk_size)
+    classes = getattr(stream, "classes", None)
+    metrics = ClassificationMetrics(classes=classes, step=step)
+    set_metrics = [ClassificationMetrics(classes=classes, step=step) for _ in levels]
+    names = stream.feature_names
+    river_cols: list = []
+    bar = _progress(total, f"{type(model).__name__}") if progress else None
+    note = ExitStack()
+    if bar is not None:
+        note.enter_context(_compile_note(*bar, type(model).__name__))
+    row, model_seconds, peak_model = 0, 0.0, 0
+    start = time.perf_counter()
+    try:
+        for X, y in stream.chunks(chunk_size):
+            if row >= total:
+                break
+            if len(y) > total - row:
+                X, y = X[: total - row], y[: total - row]
+            sets = None
+            t0 = time.perf_counter()
+            if kind == "sets":
+                pred, P, sets = model.predict_learn_many(X, y, alpha=list(levels))
+                cols = _classes_of(model)
+            elif kind == "classifier":
+                P = np.asarray(model.predict_proba(X), dtype=np.float64)
+                cols = _classes_of(model)
+                model.learn_many(X, y)
+            else:
+                pred, P = _river_classifier_pass(model, X, y, names, river_cols)
+                cols = list(river_cols)
+            model_seconds += time.perf_counter() - t0
+            if kind == "classifier":
+                pred = _argmax(P, cols)
+            if P.shape[1] < len(cols):  # classes first seen in this chunk: probability 0
+                P = np.pad(P, ((0, 0), (0, len(cols) - P.shape[1])))
+            metrics.update(y, pred, proba=P, columns=cols)
+            for j, m in enumerate(set_metrics):
+                m.update(y, pred, sets=np.ascontiguousarray(sets[:, j, :]), columns=cols)
+            row += len(y)
+            peak_model = max(peak_model, int(getattr(model, "memory_bytes", 0) or 0))
+            if bar is not None:
+                bar[0].update(bar[1], completed=row)
+    finally:
+        note.close()
+        if bar is not None:
+            bar[0].stop()
+    seconds = time.perf_counter() - start
+    timing = {
+        "seconds": seconds,
+        "examples_per_second": row / seconds if seconds > 0 else float("nan"),
+        "model_seconds": model_seconds,
+        "model_memory_mb": peak_model / 2**20,
+        "peak_rss_mb": _peak_rss_mb(),
+    }
+    return ClassificationResult(
+        model=repr(model),
+        stream=repr(stream),
+        alphas=levels,
+        metrics=metrics,
+        set_metrics=set_metrics,
+        step=step,
+        window=window,
+        timing=timing,
+        change_points=[c for c in getattr(stream, "change_points", []) if c < row],
+        chunk_size=chunk_size,
+    )
+
+
 def _peak_rss_mb() -> float:
     """Peak resident memory of this process so far (whole process, not just the run); NaN where
     the platform does not say (``resource`` is POSIX-only, so it is imported here, not at the
@@ -418,4 +735,10 @@ def _compile_note(progress, task, label: str):
     )
 
 
-__all__ = ["ArrayStream", "PrequentialResult", "prequential"]
+__all__ = [
+    "ArrayStream",
+    "ClassificationResult",
+    "PrequentialResult",
+    "prequential",
+    "prequential_classification",
+]

@@ -33,10 +33,32 @@ from .intervals import (
     NormalizedConformal,
     OnlineQRF,
 )
+from .prediction_sets import AdaptiveConformalClassifier, ConformalClassifier
 from .trees import ATSERRegressor, HoeffdingTreeRegressor
 
 LAYERS = ("adaptive", "method", "forest", "tree")
-_INNER_ARG = {"adaptive": "model"}  # constructor argument holding the next layer, if not its name
+#: The layers of a classification entry: an adaptive wrapper (AdaptiveConformalClassifier), a
+#: prediction-set method (ConformalClassifier), the classifier.
+SET_LAYERS = ("adaptive", "sets", "classifier")
+# constructor argument holding the next layer, if not its name
+_INNER_ARG = {"adaptive": "model", "sets": "model"}
+_OUTER = ("method", "sets", "classifier")  # layers always built, seeded by the caller's seed
+
+
+def resolve(ref):
+    """The class ``ref`` names: a class itself, or ``"module:Name"`` imported now (an entry
+    whose class another part of the library provides, e.g. ``"streamforest:ACTSERClassifier"``).
+    ``TypeError`` naming it if it is not there."""
+    if not isinstance(ref, str):
+        return ref
+    import importlib
+
+    module, _, name = ref.partition(":")
+    cls = getattr(importlib.import_module(module), name, None)
+    if not isinstance(cls, type):
+        raise TypeError(f"{module}.{name} is not in this build of streamforest")
+    return cls
+
 
 #: Parameters the builder sets whatever the layer's own default (``seed`` and ``n_jobs`` come from
 #: the caller, e.g. ``--seed`` and ``--jobs``); a ``--param`` still overrides them.
@@ -52,11 +74,12 @@ class ModelSpec:
     name
         Name on the command line (``--model``).
     cls
-        The estimator class :meth:`build` returns an instance of.
+        The estimator class :meth:`build` returns an instance of, or its ``"module:Name"``
+        (imported when first needed; :attr:`available` says whether it is there).
     description
         One line for ``streamforest list``.
     task
-        ``"regression"`` (classification models will say ``"classification"``).
+        ``"regression"`` or ``"classification"``.
     layers
         The objects ``--param`` keys are routed to, outermost first: ``("method", "forest",
         "tree")`` for a meta-algorithm over a forest (``cls`` takes ``forest=``), ``("forest",
@@ -71,10 +94,18 @@ class ModelSpec:
         Classes of the forest and tree layers.
     method_cls
         Class of the method layer when it is not the outermost (a wrapper's model).
+    sets_cls, classifier_cls
+        Classification: the prediction-set method (``sets`` layer) and the classifier
+        (``classifier`` layer; a class or ``"module:Name"``) when they are not the outermost.
+        Classification entries have layers ``("classifier",)``, ``("sets", "classifier")`` or
+        ``("adaptive", "sets", "classifier")``.
+    inner_fixed
+        Constructor values of the innermost layer this entry sets when it is not the outermost
+        (``conformal-actser-seeds``: ``mode="seeds"`` on its classifier).
     """
 
     name: str
-    cls: type
+    cls: type | str
     description: str
     task: str = "regression"
     layers: tuple[str, ...] = LAYERS[1:]
@@ -83,20 +114,48 @@ class ModelSpec:
     forest_cls: type = OnlineForestRegressor
     tree_cls: type = HoeffdingTreeRegressor
     method_cls: type | None = None
+    sets_cls: type | None = None
+    classifier_cls: type | str | None = None
+    inner_fixed: Mapping = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.layers not in (LAYERS, LAYERS[1:], LAYERS[2:], LAYERS[3:]):
-            raise ValueError(f"layers must be a suffix of {LAYERS}, got {self.layers!r}")
-        if self.layers[0] == "adaptive" and self.method_cls is None:
-            raise ValueError("a wrapper entry (layers starting with 'adaptive') needs method_cls")
+        suffixes = [t[i:] for t in (LAYERS, SET_LAYERS) for i in range(len(t))]
+        if self.layers not in suffixes:
+            raise ValueError(
+                f"layers must be a suffix of {LAYERS} or {SET_LAYERS}, got {self.layers!r}"
+            )
+        if self.layers[0] == "adaptive" and (
+            self.method_cls is None if "method" in self.layers else self.sets_cls is None
+        ):
+            raise ValueError(
+                "a wrapper entry (layers starting with 'adaptive') needs method_cls (sets_cls "
+                "for classification)"
+            )
+        if "classifier" in self.layers[1:] and self.classifier_cls is None:
+            raise ValueError("an entry over a classifier needs classifier_cls")
+
+    @property
+    def available(self) -> bool:
+        """Whether every class of the entry is in this build (a ``"module:Name"`` class may be
+        missing)."""
+        try:
+            for layer in self.layers:
+                self.layer_cls(layer)
+        except (TypeError, ImportError):
+            return False
+        return True
 
     # ---------------------------------------------------------------------------------------------
     def layer_cls(self, layer: str) -> type:
         """The class of ``layer`` (``"method"``, ``"forest"`` or ``"tree"``)."""
         if layer == self.layers[0]:
-            return self.cls
+            return resolve(self.cls)
         if layer == "method":
             return self.method_cls
+        if layer == "sets":
+            return self.sets_cls
+        if layer == "classifier":
+            return resolve(self.classifier_cls)
         return self.forest_cls if layer == "forest" else self.tree_cls
 
     def _inner(self, layer: str) -> str | None:
@@ -124,6 +183,8 @@ class ModelSpec:
                 d.update({k: v for k, v in FOREST_DEFAULTS.items() if k in d})
             if layer == self.layers[0]:
                 d.update({k: v for k, v in self.fixed.items() if k in d})
+            elif layer == self.layers[-1]:
+                d.update({k: v for k, v in self.inner_fixed.items() if k in d})
             out[layer] = d
         return out
 
@@ -159,13 +220,15 @@ class ModelSpec:
             if layer == "forest":
                 args = {**FOREST_DEFAULTS, "seed": seed, "n_jobs": n_jobs, **args}
             takes = inspect.signature(self.layer_cls(layer).__init__).parameters
-            if layer in (self.layers[0], "method") and "seed" in takes:
+            if (layer == self.layers[0] or layer in _OUTER) and "seed" in takes:
                 args = {"seed": seed, **args}
             if layer == self.layers[0]:
                 if len(self.layers) == 1 and "n_jobs" in takes:
                     args = {"n_jobs": n_jobs, **args}  # an ensemble in one layer
                 args = {**self.fixed, **args}
-            keep = layer in (self.layers[0], "method")  # a wrapper's model is always built
+            elif layer == self.layers[-1]:
+                args = {**self.inner_fixed, **args}
+            keep = layer == self.layers[0] or layer in _OUTER  # a wrapper's model: always built
             obj = self.layer_cls(layer)(**args) if args or keep else None
         return obj
 
@@ -269,6 +332,36 @@ MODELS: dict[str, ModelSpec] = {
     )
 }
 
+#: Classifiers: classes other parts of the library provide, imported by name when first used.
+CLASSIFIERS = {
+    "actser": ("streamforest:ACTSERClassifier", {}, "ACTSERClassifier: one ACTSER tree "
+               "(thesis ch. 5), information gain, adaptive naive Bayes leaves"),
+    "actser-seeds": ("streamforest:ACTSEREnsembleClassifier", {"mode": "seeds"},
+                     "ACTSEREnsembleClassifier(mode='seeds'): ACTSER-Seeds, 25 trees"),
+    "actser-rforest": ("streamforest:ACTSEREnsembleClassifier", {"mode": "rforest"},
+                       "ACTSEREnsembleClassifier(mode='rforest'): ACTSER-RForest, 25 trees"),
+    "ht-classifier": ("streamforest:HoeffdingTreeClassifier", {}, "HoeffdingTreeClassifier: "
+                      "VFDT-style tree, information gain, naive Bayes adaptive leaves"),
+}  # fmt: skip
+MODELS.update(
+    {
+        m.name: m
+        for name, (ref, fixed, text) in CLASSIFIERS.items()
+        for m in (
+            ModelSpec(name, ref, text, task="classification", layers=("classifier",),
+                      fixed=fixed),
+            ModelSpec(f"conformal-{name}", ConformalClassifier,
+                      f"ConformalClassifier over {name}: prediction sets (LAC/APS/RAPS scores)",
+                      task="classification", layers=SET_LAYERS[1:], classifier_cls=ref,
+                      inner_fixed=fixed),
+            ModelSpec(f"adaptive-conformal-{name}", AdaptiveConformalClassifier,
+                      f"AdaptiveConformalClassifier over conformal-{name}: ACI, or --param "
+                      f"method=pid", task="classification", layers=SET_LAYERS,
+                      sets_cls=ConformalClassifier, classifier_cls=ref, inner_fixed=fixed),
+        )
+    }
+)  # fmt: skip
+
 DEFAULT = "normalized-cp"
 
 
@@ -276,9 +369,14 @@ def _aliases() -> dict[str, str]:
     return {a: m.name for m in MODELS.values() for a in m.aliases}
 
 
-def names(task: str | None = None, aliases: bool = False) -> list[str]:
-    """Model names (of ``task`` if given), with their aliases if ``aliases``."""
-    out = [m.name for m in MODELS.values() if task is None or m.task == task]
+def names(task: str | None = None, aliases: bool = False, available: bool = False) -> list[str]:
+    """Model names (of ``task`` if given; only those whose classes are in this build if
+    ``available``), with their aliases if ``aliases``."""
+    out = [
+        m.name
+        for m in MODELS.values()
+        if (task is None or m.task == task) and (not available or m.available)
+    ]
     if aliases:
         out += [a for a, n in _aliases().items() if n in out]
     return out
@@ -297,9 +395,29 @@ def get(name: str) -> ModelSpec:
     return spec
 
 
+def default(task: str = "regression") -> str:
+    """The default model of ``task``: the first entry of that task."""
+    return DEFAULT if task == "regression" else names(task=task)[0]
+
+
 def build(name: str, params: Mapping | None = None, seed: int | None = None, n_jobs: int = 1):
     """The model ``name`` with ``params`` routed to its layers (see :meth:`ModelSpec.build`)."""
     return get(name).build(params, seed=seed, n_jobs=n_jobs)
 
 
-__all__ = ["DEFAULT", "MODELS", "ModelSpec", "build", "get", "names", "tasks"]
+__all__ = [
+    "AdaptiveConformalClassifier",
+    "CLASSIFIERS",
+    "ConformalClassifier",
+    "DEFAULT",
+    "LAYERS",
+    "MODELS",
+    "SET_LAYERS",
+    "ModelSpec",
+    "build",
+    "default",
+    "get",
+    "names",
+    "resolve",
+    "tasks",
+]

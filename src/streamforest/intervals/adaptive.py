@@ -137,6 +137,14 @@ class AdaptiveConformal(Estimator):
 
     # --- parameters and state ------------------------------------------------------------------
     def _check_params(self) -> None:
+        self._check_model()
+        self._levels_of(self.alphas)
+        if self.method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+        self._check_controller_params()
+
+    def _check_model(self) -> None:
+        """``TypeError`` unless ``model`` is None or what the wrapper can wrap."""
         if self.model is not None and not all(
             hasattr(self.model, a)
             for a in ("predict_interval", "predict_interval_one", "predict_learn_many", "clone")
@@ -147,9 +155,8 @@ class AdaptiveConformal(Estimator):
             )
         if isinstance(self.model, AdaptiveConformal):
             raise TypeError("model must be an interval method, not another AdaptiveConformal")
-        self._levels_of(self.alphas)
-        if self.method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
+
+    def _check_controller_params(self) -> None:
         g = self.gamma
         if g is not None and (not _is_real(g) or not 0 < g < 1):
             raise ValueError(f"gamma must be None or a number in (0, 1), got {g!r}")
@@ -179,9 +186,7 @@ class AdaptiveConformal(Estimator):
         m = self.__dict__.get("_model")
         if m is None:
             self._check_params()
-            from .conformal import CPApproximate
-
-            m = (self.model if self.model is not None else CPApproximate()).clone()
+            m = (self.model if self.model is not None else self._default_model()).clone()
             self._model = m
             self.levels_ = np.zeros(0)
             self.alpha_t_ = np.zeros(0)
@@ -195,6 +200,13 @@ class AdaptiveConformal(Estimator):
             self._n_seen = 0
             self._track(self._levels_of(self.alphas))
         return m
+
+    @staticmethod
+    def _default_model():
+        """The model wrapped when ``model`` is None."""
+        from .conformal import CPApproximate
+
+        return CPApproximate()
 
     def _create_state(self) -> None:  # see Estimator._first_call
         _ = self.model_

@@ -18,6 +18,9 @@ Rules (the same for every format):
   the column in ``nominal=`` to read it as categories, or pass ``bad_numbers="missing"`` to read
   such cells as missing values.  The target must be numeric in every row, whatever
   ``bad_numbers``.
+- For classification (``labels=True``) the target holds class labels, read as strings, and
+  must not be missing; ``missing_values`` lists more cells read as missing (e.g. ``"?"``) and
+  ``drop`` feature columns to leave out (identifiers).
 - Files are read chunk by chunk (CSV with pandas, Parquet with pyarrow), so memory stays bounded;
   ARFF files are read whole (scipy.io.arff), then served in chunks.
 """
@@ -83,7 +86,19 @@ class FileStream(Stream):
         a ``ValueError`` naming the column, row and value) or ``"missing"`` (NaN).
     """
 
-    def __init__(self, path, target: str | None = None, nominal=None, bad_numbers: str = "error"):
+    def __init__(
+        self,
+        path,
+        target: str | None = None,
+        nominal=None,
+        bad_numbers: str = "error",
+        labels: bool = False,
+        missing_values=(),
+        drop=(),
+    ):
+        self.labels = bool(labels)
+        self.missing_values = tuple(missing_values)
+        self.drop = tuple(drop)
         if bad_numbers not in BAD_NUMBERS:
             raise ValueError(f"bad_numbers must be one of {BAD_NUMBERS}, got {bad_numbers!r}")
         self.bad_numbers = bad_numbers
@@ -101,7 +116,10 @@ class FileStream(Stream):
             shown = ", ".join(map(str, columns[:20])) + (" ..." if len(columns) > 20 else "")
             raise ValueError(f"{self.path}: no column named {target!r} (columns: {shown})")
         self.target = target
-        self.feature_names = [c for c in columns if c != target]
+        unknown = [c for c in self.drop if c not in columns or c == target]
+        if unknown:
+            raise ValueError(f"{self.path}: cannot drop {unknown}: not feature columns")
+        self.feature_names = [c for c in columns if c != target and c not in self.drop]
         if nominal is not None:
             nominal = tuple(nominal)
             unknown = [c for c in nominal if c not in self.feature_names]
@@ -192,7 +210,11 @@ class FileStream(Stream):
         if self.format == "csv":
             pd = _pandas()
 
-            yield from pd.read_csv(self.path, chunksize=size, sep=self._sep())
+            na = list(self.missing_values) or None
+            yield from pd.read_csv(
+                self.path, chunksize=size, sep=self._sep(), na_values=na,
+                dtype={self.target: str} if self.labels else None,
+            )  # fmt: skip
         elif self.format == "parquet":
             pq = _need("pyarrow.parquet", "reading Parquet")
             for batch in pq.ParquetFile(self.path).iter_batches(batch_size=size):
@@ -225,7 +247,10 @@ class FileStream(Stream):
         nominal = set(self.nominal)
         start = 0
         for df in self._frames(size):
-            y = self._numeric(df[self.target], self.target, start, target=True)
+            if self.labels:
+                y = self._labels(df[self.target], start)
+            else:
+                y = self._numeric(df[self.target], self.target, start, target=True)
             if nominal:
                 X = np.empty((len(df), len(self.feature_names)), dtype=object)
             else:
@@ -238,6 +263,17 @@ class FileStream(Stream):
                     X[:, j] = self._numeric(df[c], c, start)
             yield X, y
             start += len(df)
+
+    def _labels(self, col, start: int) -> np.ndarray:
+        """The target column as class labels (``str``, an object array); a missing label is an
+        error naming the row."""
+        missing = np.flatnonzero(col.isna().to_numpy())
+        if len(missing):
+            row = start + int(missing[0])
+            raise ValueError(f"{self.path}: label {self.target!r} is missing at data row {row}")
+        out = np.empty(len(col), dtype=object)
+        out[:] = [str(v) for v in col.tolist()]
+        return out
 
     def _numeric(self, col, name, start: int, target: bool = False) -> np.ndarray:
         pd = _pandas()
@@ -273,8 +309,53 @@ class FileStream(Stream):
 
 
 def from_file(
-    path, target: str | None = None, nominal=None, bad_numbers: str = "error"
+    path,
+    target: str | None = None,
+    nominal=None,
+    bad_numbers: str = "error",
+    labels: bool = False,
+    missing_values=(),
+    drop=(),
 ) -> FileStream:
     """A :class:`FileStream` over a CSV (optionally gzipped), Parquet or ARFF file (the module
-    docstring gives the rules: target, nominal columns, missing values, ``bad_numbers``)."""
-    return FileStream(path, target=target, nominal=nominal, bad_numbers=bad_numbers)
+    docstring gives the rules: target, nominal columns, missing values, ``bad_numbers``; and, for
+    classification, ``labels``, ``missing_values`` and ``drop``)."""
+    return FileStream(path, target=target, nominal=nominal, bad_numbers=bad_numbers,
+                      labels=labels, missing_values=missing_values, drop=drop)  # fmt: skip
+
+
+#: Feature columns of the classification datasets that are identifiers, not features.
+CLASSIFICATION_DROP = {"wisdm_ar_v1.1_transformed": ("UNIQUE_ID",)}
+#: Cells read as missing values in the classification datasets (WISDM marks them ``?``).
+CLASSIFICATION_MISSING = ("?",)
+
+
+def classification_datasets(root=None) -> dict:
+    """The classification datasets folder's manifest entries (``classification/`` under the
+    datasets folder of :func:`streamforest.streams.data_root`): name -> rows, classes, ..."""
+    import json
+
+    from .datasets import data_root
+
+    folder = os.path.join(data_root(root), "classification")
+    path = os.path.join(folder, "manifest.json")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no classification datasets folder ({path} not found)")
+    with open(path) as fh:
+        info = json.load(fh)
+    info = info.get("datasets", info)
+    return {k: {**v, "path": os.path.join(folder, v.get("file", f"{k}.csv.gz"))}
+            for k, v in info.items()}  # fmt: skip
+
+
+def classification_dataset(name: str, root=None) -> FileStream:
+    """The classification dataset ``name`` as a stream of labelled rows: labels (``target``)
+    kept as strings, the manifest's nominal features as categories, ``?`` cells missing, and
+    identifier columns (:data:`CLASSIFICATION_DROP`) left out."""
+    info = classification_datasets(root)
+    if name not in info:
+        raise ValueError(f"no classification dataset {name!r}; available: {', '.join(info)}")
+    d = info[name]
+    return FileStream(d["path"], target="target", nominal=d.get("nominal_features") or (),
+                      labels=True, missing_values=CLASSIFICATION_MISSING,
+                      drop=CLASSIFICATION_DROP.get(name, ()))  # fmt: skip

@@ -1,0 +1,258 @@
+"""Prequential classification: our classifiers beside River's, in the same run, and prediction sets.
+
+Streams (``--rows`` rows each, default 100k): SEA (function 1, 10% noise), Agrawal (function 1),
+RandomRBF with drift (every centroid moving at speed 0.001), and the real sets of
+``../shared/data/classification/`` (WISDM transformed, 5,418 rows, ``UNIQUE_ID`` dropped; KDD Cup
+99 10%: its first ``--rows`` rows), found as :func:`streamforest.streams.data_root` says (set
+``STREAMFOREST_DATA``).
+
+Models, test-then-train on identical rows:
+
+- ours, resolved by name from ``streamforest`` (``ACTSERClassifier``, ``ACTSEREnsembleClassifier``
+  in modes ``seeds`` and ``rforest``, ``HoeffdingTreeClassifier``; a missing one is skipped with a
+  note), per example (``predict_one`` then ``learn_one`` on dicts) and in chunks
+  (``predict_proba`` on a chunk of ``--chunk`` rows, then ``learn_many``) after a warm-up on a
+  clone that loads the compiled code;
+- River's ``tree.HoeffdingTreeClassifier``, ``tree.ExtremelyFastDecisionTreeClassifier`` and
+  ``forest.ARFClassifier(n_models=10)``, per example.
+
+Dicts leave missing values out (River's convention).  A model that predicts nothing yet counts
+wrong.  Prints accuracy, Cohen's kappa, examples per second (wall clock of the model calls) and
+the speed ratio to River's ARF per example (ratios of one noisy run; the machine is shared).
+
+Prediction sets: :class:`streamforest.ConformalClassifier` (APS, randomised, calibration 1000)
+over each of our classifiers present and over River's Hoeffding tree (an adapter with the array
+API), run by :func:`streamforest.evaluate.prequential` in chunks: coverage, mean set size and
+share of singletons at alpha = 0.1 and 0.05.
+
+    python benchmarks/classification.py [--rows 100000] [--chunk 1000] [--streams sea,agrawal]
+        [--skip-river-arf] [--json out/classification.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import time
+
+import numpy as np
+
+STREAMS = ("sea", "agrawal", "randomrbf-drift", "wisdm", "kdd")
+OURS = {
+    "ACTSER": ("ACTSERClassifier", {}),
+    "ACTSER-Seeds": ("ACTSEREnsembleClassifier", {"mode": "seeds"}),
+    "ACTSER-RForest": ("ACTSEREnsembleClassifier", {"mode": "rforest"}),
+    "HT (ours)": ("HoeffdingTreeClassifier", {}),
+}
+ALPHAS = (0.1, 0.05)
+
+
+def load(name: str, rows: int, seed: int):
+    """``(X, y, feature_names)`` of the first ``rows`` rows of stream ``name``."""
+    from streamforest import streams as S
+    from streamforest.streams.files import classification_dataset
+
+    if name == "sea":
+        s = S.SEA(n=rows, seed=seed)
+    elif name == "agrawal":
+        s = S.Agrawal(n=rows, seed=seed)
+    elif name == "randomrbf-drift":
+        s = S.RandomRBF(speed=0.001, n=rows, seed=seed)
+    elif name == "wisdm":
+        s = classification_dataset("wisdm_ar_v1.1_transformed")
+    elif name == "kdd":
+        s = classification_dataset("kddcup99_10pct")
+    else:
+        raise ValueError(f"unknown stream {name!r}")
+    Xs, ys, n = [], [], 0
+    for X, y in s.chunks(10_000):
+        Xs.append(X)
+        ys.append(y)
+        n += len(y)
+        if n >= rows:
+            break
+    X = np.concatenate(Xs)[:rows]
+    y = np.concatenate(ys)[:rows]
+    return X, y, list(s.feature_names)
+
+
+def dicts(X, names) -> list[dict]:
+    out = []
+    for row in X.tolist():
+        d = {}
+        for k, v in zip(names, row, strict=True):
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                continue
+            d[k] = v
+        out.append(d)
+    return out
+
+
+def score(y, pred) -> dict:
+    from streamforest.classification_metrics import evaluate
+
+    t = evaluate(y, np.asarray(pred, dtype=object))
+    return {"accuracy": t["accuracy"], "kappa": t["kappa"]}
+
+
+def per_example(model, rows, y) -> tuple[list, float]:
+    pred = []
+    t0 = time.perf_counter()
+    for x, t in zip(rows, y.tolist(), strict=True):
+        pred.append(model.predict_one(x))
+        model.learn_one(x, t)
+    return pred, time.perf_counter() - t0
+
+
+def in_chunks(model, X, y, chunk: int) -> tuple[list, float]:
+    pred = []
+    t0 = time.perf_counter()
+    for s in range(0, len(y), chunk):
+        P = np.asarray(model.predict_proba(X[s : s + chunk]))
+        cols = list(getattr(model, "classes_", ()))  # none before learning
+        pred += [cols[j] for j in np.argmax(P, axis=1)] if cols else [None] * P.shape[0]
+        model.learn_many(X[s : s + chunk], y[s : s + chunk])
+    return pred, time.perf_counter() - t0
+
+
+class RiverArrays:
+    """A River classifier with the array API (``classes_``, ``predict_proba``, ``learn_many``) for
+    :class:`streamforest.ConformalClassifier`; rows become dicts keyed by ``names``."""
+
+    def __init__(self, model, names):
+        self.model, self.names, self.classes_ = model, list(names), []
+
+    def clone(self):
+        return RiverArrays(self.model.clone(), self.names)
+
+    def __repr__(self):
+        return f"River {type(self.model).__name__}"
+
+    def learn_one(self, x, y, w=None):
+        if y not in self.classes_:
+            self.classes_.append(y)
+        self.model.learn_one(x, y)
+
+    def predict_proba_one(self, x):
+        return self.model.predict_proba_one(x)
+
+    def learn_many(self, X, y, w=None):
+        for x, t in zip(dicts(np.asarray(X), self.names), list(y), strict=True):
+            self.learn_one(x, t)
+
+    def predict_proba(self, X):
+        rows = dicts(np.asarray(X), self.names)
+        out = np.zeros((len(rows), len(self.classes_)))
+        for i, x in enumerate(rows):
+            p = self.model.predict_proba_one(x)
+            out[i] = [p.get(c, 0.0) for c in self.classes_]
+        return out
+
+
+def river_models(seed: int) -> dict:
+    from river import forest, tree
+
+    return {
+        "River HT": lambda: tree.HoeffdingTreeClassifier(),
+        "River EFDT": lambda: tree.ExtremelyFastDecisionTreeClassifier(),
+        "River ARF(10)": lambda: forest.ARFClassifier(n_models=10, seed=seed),
+    }
+
+
+def our_models(seed: int) -> tuple[dict, list[str]]:
+    import streamforest as sf
+
+    found, missing = {}, []
+    for label, (cls_name, kw) in OURS.items():
+        cls = getattr(sf, cls_name, None)
+        if cls is None:
+            missing.append(f"{label} (streamforest.{cls_name})")
+            continue
+        if "seed" in inspect.signature(cls.__init__).parameters:
+            kw = {**kw, "seed": seed}
+        found[label] = lambda cls=cls, kw=kw: cls(**kw)
+    return found, missing
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--chunk", type=int, default=1000)
+    ap.add_argument("--streams", default=",".join(STREAMS))
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--skip-river-arf", action="store_true", help="leave ARF out (slow)")
+    ap.add_argument("--json", help="write the figures here")
+    args = ap.parse_args()
+
+    import streamforest as sf
+    from streamforest.evaluate import prequential
+    from streamforest.streams import ArrayStream
+
+    ours, missing = our_models(args.seed)
+    if missing:
+        print(f"note: not in this build, skipped: {', '.join(missing)}")
+    rivers = river_models(args.seed)
+    if args.skip_river_arf:
+        rivers.pop("River ARF(10)")
+    results: dict = {}
+    for name in args.streams.split(","):
+        X, y, names = load(name, args.rows, args.seed)
+        rows = dicts(X, names)
+        n = len(y)
+        print(f"\n== {name}: {n:,} rows, {X.shape[1]} features, {len(set(y.tolist()))} classes")
+        table = []
+        for label, make in ours.items():
+            warm = make()
+            in_chunks(warm, X[:2000], y[:2000], args.chunk)  # load the compiled code
+            per_example(make(), rows[:200], y[:200])
+            pred, sec = per_example(make(), rows, y)
+            table.append((label, "per example", score(y, pred), n / sec))
+            pred, sec = in_chunks(make(), X, y, args.chunk)
+            table.append((label, f"chunks of {args.chunk}", score(y, pred), n / sec))
+        for label, make in rivers.items():
+            pred, sec = per_example(make(), rows, y)
+            table.append((label, "per example", score(y, pred), n / sec))
+        arf = next((t[3] for t in table if t[0] == "River ARF(10)"), None)
+        print(f"{'model':<16} {'mode':<16} {'accuracy':>9} {'kappa':>7} {'ex/s':>10} "
+              f"{'x ARF':>7}")  # fmt: skip
+        for label, mode, s, eps in table:
+            ratio = f"{eps / arf:7.1f}" if arf else "      -"
+            print(f"{label:<16} {mode:<16} {s['accuracy']:>9.4f} {s['kappa']:>7.4f} "
+                  f"{eps:>10,.0f} {ratio}")  # fmt: skip
+        sets = []
+        bases = {**{k: v for k, v in ours.items()}, "River HT": None}
+        for label, make in bases.items():
+            base = make() if make else RiverArrays(rivers["River HT"](), names)
+            cc = sf.ConformalClassifier(
+                base, conformity_score="aps", calibration_size=1000, seed=args.seed
+            )
+            stream = ArrayStream(X, y, names)
+            res = prequential(cc, stream, alphas=list(ALPHAS), chunk_size=args.chunk,
+                              window=max(1, n))  # fmt: skip
+            for a in ALPHAS:
+                t = res.totals["sets"][f"{a:g}"]
+                sets.append((label, a, t["coverage"], t["mean_set_size"], t["singletons"]))
+        print(f"\nConformalClassifier (APS, calibration 1000, chunks of {args.chunk}) over:")
+        print(f"{'model':<16} {'alpha':>6} {'coverage':>9} {'mean size':>10} {'singletons':>11}")
+        for label, a, cov, size, single in sets:
+            print(f"{label:<16} {a:>6g} {cov:>9.4f} {size:>10.3f} {single:>11.4f}")
+        results[name] = {
+            "rows": n,
+            "models": [
+                {"model": lb, "mode": md, **s, "examples_per_second": e} for lb, md, s, e in table
+            ],
+            "sets": [
+                {"model": lb, "alpha": a, "coverage": c, "mean_set_size": z, "singletons": g}
+                for lb, a, c, z, g in sets
+            ],
+        }
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1)
+        print(f"\nfigures: {args.json}")
+
+
+if __name__ == "__main__":
+    main()
