@@ -177,7 +177,7 @@ class ShardedForest:
         if self.kind == "qrf":
             res = self._group._call("sketch_records", {j: (Xa,) for j in range(self.n_workers)})
             parts = [res[j] for j in range(self.n_workers)]
-            bufs = typed.List([b for p in parts for b in p[0]])
+            bufs = typed.List([np.array(b) for p in parts for b in p[0]])  # writable copies
             goff = np.ascontiguousarray(np.concatenate([p[1] for p in parts], axis=0))
             glv = np.ascontiguousarray(np.concatenate([p[2] for p in parts], axis=0))
             lo, hi = d._query((bufs, goff, glv), np.ones(goff.shape, np.int8), alphas)

@@ -23,6 +23,13 @@ from ..intervals.base import IntervalRegressor
 from ..trees import _state as S
 from .storage import model_bytes, read_model, write_model
 
+
+def writable(a):
+    """A writable copy of an array Ray handed over (it deserialises arrays read-only, zero-copy
+    from its object store, and compiled kernels would need a second, read-only signature)."""
+    return None if a is None else np.array(a, order="C")
+
+
 # ------------------------------------------------------------------------------------------------
 # keys
 
@@ -106,14 +113,14 @@ class KeyedWorker:
     def learn(self, batch) -> None:
         t0 = time.perf_counter()
         keys, X, y, w = batch
-        self.shard.learn_many(keys, X, y, w)
+        self.shard.learn_many(keys, writable(X), writable(y), writable(w))
         self.busy += time.perf_counter() - t0
 
     def predict(self, keys, X):
-        return self.shard.predict(keys, X)
+        return self.shard.predict(keys, writable(X))
 
     def predict_interval(self, keys, X, alpha):
-        return self.shard.predict_interval(keys, X, alpha)
+        return self.shard.predict_interval(keys, writable(X), alpha)
 
     def stats(self) -> dict:
         return {**self.shard.stats(), "busy_seconds": self.busy}
@@ -195,7 +202,7 @@ class ShardWorker:
         """Learn a batch; return the trees' predictions made before learning each row
         (``(T_shard, n)``) when asked (the driver's conformal calibration needs them)."""
         t0 = time.perf_counter()
-        X, y, w = batch
+        X, y, w = (writable(a) for a in batch)
         f = self.forest
         Xa, ya, wa = f._prepare(X, y, w)
         n = Xa.shape[0]
@@ -217,12 +224,12 @@ class ShardWorker:
     def predict_trees(self, X) -> np.ndarray:
         """``(T_shard, n)`` the shard's tree predictions."""
         f = self.forest
-        Xa = f._encode_predict(X)
+        Xa = f._encode_predict(writable(X))
         return f.engine_.predict_trees(Xa)
 
     def sketch_records(self, X):
         """See :func:`sketch_records`."""
-        return sketch_records(self.model, self.model._encode(X))
+        return sketch_records(self.model, self.model._encode(writable(X)))
 
     def stats(self) -> dict:
         f = self.forest
