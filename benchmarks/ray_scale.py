@@ -7,8 +7,10 @@ beside the local forest; the per-batch overhead; and an estimate for 8 and 64 wo
 
 Estimate (an Amdahl bound): ``rows/s(W) = 1 / (c_driver + c_worker / W)``, with ``c_worker``
 the actors' measured busy seconds per row at one actor (time inside their learning calls) and
-``c_driver`` the driver's serial seconds per row: splitting by actor and ``ray.put`` (timed
-alone, without actors) plus the measured per-batch round trip divided by the batch size.  It
+``c_driver(W)`` the driver's serial seconds per row with W workers: its own per-batch work
+(splitting by key for W actors, or encoding and ``ray.put`` of the broadcast batch; timed alone,
+without actors) plus a round trip to W actors per batch (measured with 1 and 2 actors, linear
+in W), divided by the batch size.  It
 assumes a core per worker and no network limit.  All figures come from one run in which the
 local model and the actors are measured one after the other; on a shared machine they are
 noisy, so the script also prints the CPU seconds per row of each.
@@ -50,14 +52,9 @@ def cpu() -> float:
     return t.user + t.system
 
 
-def round_trip(call, repeats: int = 15) -> float:
-    """Median seconds of a one-row call to every actor (after learning is flushed)."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def round_trip(ping, repeats: int = 15) -> float:
+    """Median seconds of a call to every actor that does nothing (learning flushed)."""
+    return statistics.median(ping() for _ in range(repeats))
 
 
 def estimate(c_driver: float, c_worker: float, workers: int) -> float:
@@ -78,12 +75,14 @@ def keyed(args, ray) -> None:
     for a, b in batches:
         local.learn_many(keys[a:b], X[a:b], y[a:b])
     t_local, c_local = time.perf_counter() - t0, cpu() - c0
+    del local  # its memory, before the actors'
     print(f"local (one process)      {args.rows / t_local:>10.0f} rows/s   "
           f"{1e6 * c_local / args.rows:6.1f} CPU us/row")  # fmt: skip
     busy1 = None
     for W in (1, 2):
         km = KeyedModels(template, n_workers=W, checkpoint_every=None)
-        km.learn_many(keys[:2000] + 10**9, X[:2000], y[:2000]).flush()  # actors up, kernels loaded
+        warm = np.full(200, -1)  # one extra key: actors up, kernels loaded
+        km.learn_many(warm, X[:200], y[:200]).flush()
         s0 = sum(p["busy_seconds"] for p in km.stats()["per_worker"])
         c0, t0 = cpu(), time.perf_counter()
         for a, b in batches:
@@ -92,12 +91,14 @@ def keyed(args, ray) -> None:
         t, c = time.perf_counter() - t0, cpu() - c0
         st = km.stats()
         busy = sum(p["busy_seconds"] for p in st["per_worker"]) - s0
-        rt = round_trip(lambda km=km: km.predict(keys[:1], X[:1]))
+        rt = round_trip(km._group.ping)
         if W == 1:
             busy1, rt1 = busy, rt
+        else:
+            rt2 = rt
         print(f"{W} actor(s)               {args.rows / t:>10.0f} rows/s   driver "
               f"{1e6 * c / args.rows:5.1f} CPU us/row, actors busy {1e6 * busy / args.rows:5.1f} "
-              f"us/row, round trip {1e3 * rt:.1f} ms, {st['n_models']} models "
+              f"us/row, round trip {1e3 * rt:.1f} ms, {st['n_models'] - 1} models "
               f"{st['memory_bytes'] / 2**20:.1f} MB")  # fmt: skip
         if W == 2:
             t0 = time.perf_counter()
@@ -106,21 +107,23 @@ def keyed(args, ray) -> None:
                 f"  one checkpoint of all models (object store): {time.perf_counter() - t0:.2f} s"
             )
         km.close()
-    # the driver's serial work per batch, alone: route, split, ray.put
-    km_route = KeyedModels.__new__(KeyedModels)
-    km_route._group = type("G", (), {"n_workers": 64})()
-    t0 = time.perf_counter()
-    for a, b in batches:
-        for part in km_route._split(keys[a:b], X[a:b], y[a:b]).values():
-            ray.put(part[1:])
-    t_split = time.perf_counter() - t0
-    c_driver = (t_split + rt1 * len(batches)) / args.rows
     c_worker = busy1 / args.rows
-    print(f"cost model: c_worker {1e6 * c_worker:.1f} us/row, c_driver {1e6 * c_driver:.2f} us/row "
-          f"(split + put {1e6 * t_split / args.rows:.2f}, round trip/batch "
-          f"{1e6 * rt1 / args.batch:.2f})")  # fmt: skip
+    per_actor = max(rt2 - rt1, 0.0)
+    print(
+        f"cost model: c_worker {1e6 * c_worker:.1f} us/row (1 actor's busy time); c_driver(W) = "
+        f"(split by key for W actors, timed alone, + a round trip to W actors per batch, "
+        f"{1e3 * rt1:.2f} ms + {1e3 * per_actor:.2f} ms per actor beyond the first) / rows"
+    )
     for W in (8, 64):
-        print(f"estimate {W:>2} workers        {estimate(c_driver, c_worker, W):>10.0f} rows/s")
+        km_route = KeyedModels.__new__(KeyedModels)
+        km_route._group = type("G", (), {"n_workers": W})()
+        t0 = time.perf_counter()
+        for a, b in batches:
+            km_route._split(keys[a:b], X[a:b], y[a:b])
+        t_split = time.perf_counter() - t0
+        c_driver = (t_split + (rt1 + (W - 1) * per_actor) * len(batches)) / args.rows
+        print(f"estimate {W:>2} workers        {estimate(c_driver, c_worker, W):>10.0f} rows/s   "
+              f"(c_driver {1e6 * c_driver:.2f} us/row)")  # fmt: skip
 
 
 def sharded(args, ray) -> None:
@@ -130,29 +133,33 @@ def sharded(args, ray) -> None:
     model = OnlineForestRegressor(n_trees=args.trees, seed=1)
     print(f"\n== sharded: {n} rows, OnlineForestRegressor(n_trees={args.trees}), batches of "
           f"{args.batch}")  # fmt: skip
-    model.clone().learn_many(X[:2000], y[:2000])  # load the kernels
-    local = model.clone()
-    c0, t0 = cpu(), time.perf_counter()
-    for a, b in batches:
-        local.learn_many(X[a:b], y[a:b])
-    t_local, c_local = time.perf_counter() - t0, cpu() - c0
+    Xw, yw = friedman(1000, 4)  # warm-up rows, learnt by every model: kernels loaded
+    for _ in range(2):  # the second pass is timed (the first loads every kernel a tree needs)
+        local = model.clone().learn_many(Xw, yw)
+        c0, t0 = cpu(), time.perf_counter()
+        for a, b in batches:
+            local.learn_many(X[a:b], y[a:b])
+        t_local, c_local = time.perf_counter() - t0, cpu() - c0
     print(f"local (one thread)       {n / t_local:>10.0f} rows/s   "
           f"{1e6 * c_local / n:6.1f} CPU us/row")  # fmt: skip
     expect = local.predict(X[:500])
     for W in (1, 2):
         sf = ShardedForest(model, n_workers=W, checkpoint_every=None)
-        sf.predict(X[:1])  # actors up
+        sf.learn_many(Xw, yw).flush()  # actors up, kernels loaded
+        b0 = [p["busy_seconds"] for p in sf.stats()["per_worker"]]
         c0, t0 = cpu(), time.perf_counter()
         for a, b in batches:
             sf.learn_many(X[a:b], y[a:b])
         sf.flush()
         t, c = time.perf_counter() - t0, cpu() - c0
         st = sf.stats()
-        busy = max(p["busy_seconds"] for p in st["per_worker"])
+        busy = max(p["busy_seconds"] - b for p, b in zip(st["per_worker"], b0, strict=True))
         same = np.array_equal(sf.predict(X[:500]), expect)
-        rt = round_trip(lambda sf=sf: sf.predict(X[:1]))
+        rt = round_trip(sf._group.ping)
         if W == 1:
             busy1, rt1 = busy, rt
+        else:
+            rt2 = rt
         print(f"{W} actor(s)               {n / t:>10.0f} rows/s   driver {1e6 * c / n:5.1f} CPU "
               f"us/row, slowest actor busy {1e6 * busy / n:6.1f} us/row, round trip "
               f"{1e3 * rt:.1f} ms, predictions equal the local forest's: {same}")  # fmt: skip
@@ -168,18 +175,19 @@ def sharded(args, ray) -> None:
         Xa = f._pad(f._features().encode_array(X[a:b], learn=True))
         ray.put((Xa, y[a:b], np.ones(b - a)))
     t_drv = time.perf_counter() - t0
-    c_driver = (t_drv + rt1 * len(batches)) / n
     c_worker = busy1 / n
+    per_actor = max(rt2 - rt1, 0.0)
     print(
-        f"cost model: c_worker {1e6 * c_worker:.1f} us/row, c_driver {1e6 * c_driver:.2f} us/row "
-        f"(encode + put {1e6 * t_drv / n:.2f}, round trip/batch {1e6 * rt1 / args.batch:.2f})"
+        f"cost model: c_worker {1e6 * c_worker:.1f} us/row (1 actor's busy time); c_driver(W) = "
+        f"(encode + ray.put, {1e6 * t_drv / n:.2f} us/row, + a round trip to W actors per "
+        f"batch, {1e3 * rt1:.2f} ms + {1e3 * per_actor:.2f} ms per actor beyond the first)"
     )
     for W in (8, 64):
         w = min(W, args.trees)
-        print(
-            f"estimate {W:>2} workers        {estimate(c_driver, c_worker, w):>10.0f} rows/s"
-            + ("" if w == W else f" (only {w} trees to split)")
-        )
+        c_driver = (t_drv + (rt1 + (w - 1) * per_actor) * len(batches)) / n
+        print(f"estimate {W:>2} workers        {estimate(c_driver, c_worker, w):>10.0f} rows/s   "
+              f"(c_driver {1e6 * c_driver:.2f} us/row)"
+              + ("" if w == W else f" (only {w} trees to split)"))  # fmt: skip
 
 
 def main() -> None:
@@ -191,6 +199,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--address", default=None, help="Ray address (default: a local Ray)")
     ap.add_argument("--cpus", type=int, default=None, help="CPUs of a local Ray")
+    ap.add_argument("--only", choices=["keyed", "sharded"], default=None)
     args = ap.parse_args()
     import ray
 
@@ -201,8 +210,10 @@ def main() -> None:
             ray.init(num_cpus=args.cpus, include_dashboard=False)
     print(f"Ray {ray.__version__}, cluster CPUs {ray.cluster_resources().get('CPU')}, "
           f"this machine's cores {os.cpu_count()}")  # fmt: skip
-    keyed(args, ray)
-    sharded(args, ray)
+    if args.only in (None, "keyed"):
+        keyed(args, ray)
+    if args.only in (None, "sharded"):
+        sharded(args, ray)
 
 
 if __name__ == "__main__":

@@ -171,10 +171,9 @@ class KeyedModels:
         if n == 0:
             return self
         self._width = Xa.shape[1]
-        ray = self._group._ray
-        payloads = {}
-        for j, (_, kj, Xj, yj, wj) in self._split(k, Xa, ya, wa).items():
-            payloads[j] = (ray.put((kj, Xj, yj, wj)),)
+        # each part goes to one actor: passed by value (Ray inlines small ones in the call)
+        payloads = {j: ((kj, Xj, yj, wj),) for j, (_, kj, Xj, yj, wj) in
+                    self._split(k, Xa, ya, wa).items()}  # fmt: skip
         self._group._submit(payloads, n)
         return self
 

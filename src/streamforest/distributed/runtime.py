@@ -246,6 +246,14 @@ class WorkerGroup:
         ref = getattr(self.workers[j], method).remote(*args)
         return self._get(j, ref, method, args)
 
+    def ping(self) -> float:
+        """Seconds of one round trip to every worker (a call that does nothing)."""
+        import time
+
+        t0 = time.perf_counter()
+        self._call("ping", {j: () for j in range(self.n_workers)})
+        return time.perf_counter() - t0
+
     # --- life -------------------------------------------------------------------------------------
     @property
     def buffered_rows(self) -> int:

@@ -9,7 +9,8 @@ the two leaves the previous checkpoint in force.  The files of older checkpoints
 once a newer one is complete.
 
 :class:`ReplayBuffer` holds the learning batches submitted since the last complete checkpoint
-(as Ray object references: the arrays live in Ray's object store, not in the driver), so a
+(the arguments of the actors' calls: Ray object references for a broadcast batch, arrays for
+a batch split by key), so a
 worker restored from that checkpoint can relearn them.  It is emptied at every checkpoint, so it
 never holds more than ``checkpoint_every`` rows plus one batch.
 """

@@ -125,6 +125,9 @@ class KeyedWorker:
     def stats(self) -> dict:
         return {**self.shard.stats(), "busy_seconds": self.busy}
 
+    def ping(self) -> bool:
+        return True
+
     def model_bytes(self, key):
         m = self.shard.models_.get(key)
         return None if m is None else model_bytes(m)
@@ -252,3 +255,6 @@ class ShardWorker:
 
     def model_bytes(self) -> bytes:
         return model_bytes(self.model)
+
+    def ping(self) -> bool:
+        return True
