@@ -6,14 +6,15 @@ beside the local forest; the per-batch overhead; and an estimate for 8 and 64 wo
                                    [--forest-rows 100000] [--batch 10000] [--address ADDR]
 
 Estimate (an Amdahl bound): ``rows/s(W) = 1 / (c_driver + c_worker / W)``, with ``c_worker``
-the actors' measured busy seconds per row at one actor (time inside their learning calls) and
+the actors' measured busy CPU seconds per row at one actor (CPU time of their learning calls:
+on a shared machine wall times depend on the load, CPU times much less) and
 ``c_driver(W)`` the driver's serial seconds per row with W workers: its own per-batch work
 (splitting by key for W actors, or encoding and ``ray.put`` of the broadcast batch; timed alone,
 without actors) plus a round trip to W actors per batch (measured with 1 and 2 actors, linear
-in W), divided by the batch size.  It
+in W; conservative, as learning batches in flight overlap it), divided by the batch size.  It
 assumes a core per worker and no network limit.  All figures come from one run in which the
-local model and the actors are measured one after the other; on a shared machine they are
-noisy, so the script also prints the CPU seconds per row of each.
+local model and the actors are measured one after the other; wall rows/s on a shared machine
+are noisy, so the script prints the CPU seconds per row of each beside them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 
 from streamforest import HoeffdingTreeRegressor, OnlineForestRegressor
 from streamforest.distributed import KeyedModels, ShardedForest
-from streamforest.distributed.workers import KeyedShard
+from streamforest.distributed.workers import KeyedShard, forest_of
 
 
 def friedman(n: int, seed: int):
@@ -81,16 +82,15 @@ def keyed(args, ray) -> None:
     busy1 = None
     for W in (1, 2):
         km = KeyedModels(template, n_workers=W, checkpoint_every=None)
-        warm = np.full(200, -1)  # one extra key: actors up, kernels loaded
-        km.learn_many(warm, X[:200], y[:200]).flush()
-        s0 = sum(p["busy_seconds"] for p in km.stats()["per_worker"])
+        km.warmup()  # actors up, kernels loaded
+        s0 = sum(p["busy_cpu_seconds"] for p in km.stats()["per_worker"])
         c0, t0 = cpu(), time.perf_counter()
         for a, b in batches:
             km.learn_many(keys[a:b], X[a:b], y[a:b])
         km.flush()
         t, c = time.perf_counter() - t0, cpu() - c0
         st = km.stats()
-        busy = sum(p["busy_seconds"] for p in st["per_worker"]) - s0
+        busy = sum(p["busy_cpu_seconds"] for p in st["per_worker"]) - s0
         rt = round_trip(km._group.ping)
         if W == 1:
             busy1, rt1 = busy, rt
@@ -98,7 +98,7 @@ def keyed(args, ray) -> None:
             rt2 = rt
         print(f"{W} actor(s)               {args.rows / t:>10.0f} rows/s   driver "
               f"{1e6 * c / args.rows:5.1f} CPU us/row, actors busy {1e6 * busy / args.rows:5.1f} "
-              f"us/row, round trip {1e3 * rt:.1f} ms, {st['n_models'] - 1} models "
+              f"CPU us/row, round trip {1e3 * rt:.1f} ms, {st['n_models']} models "
               f"{st['memory_bytes'] / 2**20:.1f} MB")  # fmt: skip
         if W == 2:
             t0 = time.perf_counter()
@@ -110,17 +110,17 @@ def keyed(args, ray) -> None:
     c_worker = busy1 / args.rows
     per_actor = max(rt2 - rt1, 0.0)
     print(
-        f"cost model: c_worker {1e6 * c_worker:.1f} us/row (1 actor's busy time); c_driver(W) = "
+        f"cost model: c_worker {1e6 * c_worker:.1f} CPU us/row (1 actor's learning); c_driver(W) = "
         f"(split by key for W actors, timed alone, + a round trip to W actors per batch, "
         f"{1e3 * rt1:.2f} ms + {1e3 * per_actor:.2f} ms per actor beyond the first) / rows"
     )
     for W in (8, 64):
         km_route = KeyedModels.__new__(KeyedModels)
         km_route._group = type("G", (), {"n_workers": W})()
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         for a, b in batches:
             km_route._split(keys[a:b], X[a:b], y[a:b])
-        t_split = time.perf_counter() - t0
+        t_split = time.thread_time() - t0
         c_driver = (t_split + (rt1 + (W - 1) * per_actor) * len(batches)) / args.rows
         print(f"estimate {W:>2} workers        {estimate(c_driver, c_worker, W):>10.0f} rows/s   "
               f"(c_driver {1e6 * c_driver:.2f} us/row)")  # fmt: skip
@@ -145,15 +145,16 @@ def sharded(args, ray) -> None:
     expect = local.predict(X[:500])
     for W in (1, 2):
         sf = ShardedForest(model, n_workers=W, checkpoint_every=None)
-        sf.learn_many(Xw, yw).flush()  # actors up, kernels loaded
-        b0 = [p["busy_seconds"] for p in sf.stats()["per_worker"]]
+        sf.warmup()  # actors up, kernels loaded
+        sf.learn_many(Xw, yw).flush()
+        b0 = [p["busy_cpu_seconds"] for p in sf.stats()["per_worker"]]
         c0, t0 = cpu(), time.perf_counter()
         for a, b in batches:
             sf.learn_many(X[a:b], y[a:b])
         sf.flush()
         t, c = time.perf_counter() - t0, cpu() - c0
         st = sf.stats()
-        busy = max(p["busy_seconds"] - b for p, b in zip(st["per_worker"], b0, strict=True))
+        busy = max(p["busy_cpu_seconds"] - b for p, b in zip(st["per_worker"], b0, strict=True))
         same = np.array_equal(sf.predict(X[:500]), expect)
         rt = round_trip(sf._group.ping)
         if W == 1:
@@ -161,24 +162,20 @@ def sharded(args, ray) -> None:
         else:
             rt2 = rt
         print(f"{W} actor(s)               {n / t:>10.0f} rows/s   driver {1e6 * c / n:5.1f} CPU "
-              f"us/row, slowest actor busy {1e6 * busy / n:6.1f} us/row, round trip "
+              f"us/row, slowest actor busy {1e6 * busy / n:6.1f} CPU us/row, round trip "
               f"{1e3 * rt:.1f} ms, predictions equal the local forest's: {same}")  # fmt: skip
         sf.close()
     # the driver's serial work per batch, alone: validation and encoding, ray.put
-    drv = ShardedForest.__new__(ShardedForest)
-    drv._driver = model.clone()
-    t0 = time.perf_counter()
-    from streamforest.distributed.workers import forest_of
-
-    f = forest_of(drv._driver)
+    f = forest_of(model.clone())
+    t0 = time.thread_time()
     for a, b in batches:
         Xa = f._pad(f._features().encode_array(X[a:b], learn=True))
         ray.put((Xa, y[a:b], np.ones(b - a)))
-    t_drv = time.perf_counter() - t0
+    t_drv = time.thread_time() - t0
     c_worker = busy1 / n
     per_actor = max(rt2 - rt1, 0.0)
     print(
-        f"cost model: c_worker {1e6 * c_worker:.1f} us/row (1 actor's busy time); c_driver(W) = "
+        f"cost model: c_worker {1e6 * c_worker:.1f} CPU us/row (1 actor's learning); c_driver(W) = "
         f"(encode + ray.put, {1e6 * t_drv / n:.2f} us/row, + a round trip to W actors per "
         f"batch, {1e3 * rt1:.2f} ms + {1e3 * per_actor:.2f} ms per actor beyond the first)"
     )

@@ -222,6 +222,11 @@ class KeyedModels:
             "checkpoints": self._group.checkpoints,
         }
 
+    def warmup(self) -> float:
+        """Load the compiled kernels in every actor now, so that the first batches (and a
+        timed run) do not pay for it; the models are untouched.  Returns seconds."""
+        return self._group.warmup()
+
     def checkpoint(self) -> None:
         """Checkpoint every worker now."""
         self._group.checkpoint()

@@ -246,6 +246,13 @@ class WorkerGroup:
         ref = getattr(self.workers[j], method).remote(*args)
         return self._get(j, ref, method, args)
 
+    def warmup(self) -> float:
+        """Load the compiled kernels in every actor now (a clone of the model runs a small
+        synthetic stream; the state is untouched), so the first batches do not pay for it;
+        returns the seconds of the slowest actor."""
+        res = self._call("warmup", {j: () for j in range(self.n_workers)})
+        return max(res.values())
+
     def ping(self) -> float:
         """Seconds of one round trip to every worker (a call that does nothing)."""
         import time

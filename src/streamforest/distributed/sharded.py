@@ -205,6 +205,11 @@ class ShardedForest:
             "checkpoints": self._group.checkpoints,
         }
 
+    def warmup(self) -> float:
+        """Load the compiled kernels in every actor now, so that the first batches (and a
+        timed run) do not pay for it; the models are untouched.  Returns seconds."""
+        return self._group.warmup()
+
     def checkpoint(self) -> None:
         """Checkpoint every worker (and, with a ``checkpoint_dir``, the driver's state) now."""
         self._group.checkpoint()

@@ -154,7 +154,9 @@ class Engine:
         tree's weight of each row in the same order from the same generator and returns the kept
         trees' rows, so a kept tree learns exactly what it learns in the whole forest; the
         memory budget stays shared by the whole forest's trees.  Per-tree results (e.g.
-        :meth:`predict_trees`) then have one row per kept tree, in the order of ``trees``.
+        :meth:`predict_trees`) then have one row per kept tree, in the order of ``trees``.  A
+        shard learns through the batch calls only (:meth:`learn`, :meth:`predict_learn`,
+        :meth:`run`): the per-example kernels draw weights for the kept trees alone.
         """
         trees = np.asarray(trees, dtype=np.int64).reshape(-1)
         total = self.n_trees
