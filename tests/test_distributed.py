@@ -311,3 +311,24 @@ def test_checkpoints_load_in_a_fresh_process(local_ray, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), a)
     np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), b)
+
+
+def test_checkpoint_store_on_an_fsspec_url():
+    pytest.importorskip("fsspec", reason="fsspec is not installed")
+    from streamforest.distributed.storage import CheckpointStore, read_model, write_model
+
+    X, y = data(300)
+    model = forest().learn_many(X, y)
+    store = CheckpointStore("memory://sf-test/run")
+    for seq in (1, 2):
+        write_model(model, store.file(seq, "worker-0.sfm"))
+        store.write_manifest({"seq": seq, "workers": [store.file(seq, "worker-0.sfm")]})
+    m = store.read_manifest()
+    assert m["seq"] == 2
+    back = read_model(m["workers"][0])
+    np.testing.assert_array_equal(back.predict(X[:50]), model.predict(X[:50]))
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    assert not fs.exists("/sf-test/run/ckpt-0000000001")  # the previous checkpoint is gone
+    assert fs.exists("/sf-test/run/ckpt-0000000002/worker-0.sfm")
