@@ -82,6 +82,29 @@ def test_restricted_engines_grow_the_whole_forests_trees():
                                       P[trees])  # fmt: skip
 
 
+def test_restricted_engines_follow_the_whole_forests_drift_replacements():
+    rng = np.random.default_rng(0)
+    X = rng.random((6000, 4))
+    y = X @ np.array([5.0, 10, 15, 20])
+    y[3000:] = 20 - y[3000:]  # an abrupt change: trees warn, grow background trees, swap
+    whole = forest().learn_many(X, y)
+    assert whole.drift_stats_["replacements"] > 0
+    P = whole.engine_.predict_trees(np.ascontiguousarray(X[:200]))
+    for trees in ([0, 1, 2], [3, 4, 5]):
+        part = forest()
+        part._features()
+        part.engine_.restrict(trees)
+        for a, b in batches(6000, 1000):
+            part.learn_many(X[a:b], y[a:b])
+        per = whole.drift_stats_["per_tree"]
+        assert part.drift_stats_["per_tree"]["replacements"] == [
+            per["replacements"][t] for t in trees
+        ]
+        np.testing.assert_array_equal(
+            part.engine_.predict_trees(np.ascontiguousarray(X[:200])), P[trees]
+        )
+
+
 def test_restrict_refuses_bad_trees_and_grown_forests():
     f = forest()
     f._features()
