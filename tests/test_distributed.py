@@ -23,6 +23,10 @@ needs_ray = pytest.mark.skipif(
 )
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
 ALPHAS = [0.1, 0.3]
+# the actors import this checkout (absolute paths: they run in another directory)
+WORKER_ENV = {"PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+if "NUMBA_CACHE_DIR" in os.environ:
+    WORKER_ENV["NUMBA_CACHE_DIR"] = os.path.abspath(os.environ["NUMBA_CACHE_DIR"])
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +35,7 @@ def local_ray():
         pytest.skip("Ray is not installed (pip install 'streamforest[ray]')")
     started = not ray.is_initialized()
     if started:
-        env = {k: os.environ[k] for k in ("PYTHONPATH", "NUMBA_CACHE_DIR") if k in os.environ}
-        ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": env})
+        ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": WORKER_ENV})
     yield ray
     if started:
         ray.shutdown()
@@ -295,7 +298,8 @@ FRESH = """
 import sys
 sys.path.insert(0, {src!r})
 import numpy as np, ray
-ray.init(num_cpus=2, address="local", include_dashboard=False)
+ray.init(num_cpus=2, address="local", include_dashboard=False,
+         runtime_env={{"env_vars": {env!r}}})
 from streamforest.distributed import KeyedModels, ShardedForest
 X = np.load({xq!r})
 with ShardedForest.restore({sdir!r}) as sf:
@@ -327,7 +331,7 @@ def test_checkpoints_load_in_a_fresh_process(local_ray, tmp_path):
         assert "checkpoint.json" in os.listdir(d)
         assert len([f for f in os.listdir(d) if f.startswith("ckpt-")]) == 1
     np.save(tmp_path / "xq.npy", Xq)
-    code = FRESH.format(src=SRC, xq=str(tmp_path / "xq.npy"), sdir=sdir, kdir=kdir,
+    code = FRESH.format(src=SRC, env=WORKER_ENV, xq=str(tmp_path / "xq.npy"), sdir=sdir, kdir=kdir,
                         out_a=str(tmp_path / "a.npy"), out_b=str(tmp_path / "b.npy"))  # fmt: skip
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                        text=True, timeout=900)  # fmt: skip

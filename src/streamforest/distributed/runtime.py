@@ -43,10 +43,23 @@ def ray_module():
 
 
 def connect(address=None):
-    """Ray, initialised: an already initialised Ray as it is, else ``ray.init(address)``."""
+    """Ray, initialised: an already initialised Ray as it is, else ``ray.init(address)``.  A
+    local Ray started here gives its workers this streamforest's location first on their
+    ``PYTHONPATH`` (a relative entry, or a checkout not installed, would not be found from
+    their working directory)."""
     ray = ray_module()
     if not ray.is_initialized():
-        ray.init(address=address)
+        kw = {}
+        if address is None:
+            import os
+
+            import streamforest
+
+            root = os.path.dirname(os.path.dirname(os.path.abspath(streamforest.__file__)))
+            rest = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+            path = os.pathsep.join(dict.fromkeys([root, *(p for p in rest if p)]))
+            kw["runtime_env"] = {"env_vars": {"PYTHONPATH": path}}
+        ray.init(address=address, **kw)
     return ray
 
 
