@@ -148,6 +148,47 @@ class Engine:
         self._lock = _Lock()
         self._scratch()
 
+    def restrict(self, trees) -> None:
+        """Keep only the trees ``trees`` (indices into this forest) before any tree exists: a
+        *shard* of a forest whose trees are split over processes
+        (:class:`streamforest.distributed.ShardedForest`).
+
+        Each kept tree keeps its spec (its seed), and :meth:`bagging_weights` still draws every
+        tree's weight of each row in the same order from the same generator and returns the kept
+        trees' rows, so a kept tree learns exactly what it learns in the whole forest; the
+        memory budget stays shared by the whole forest's trees.  Per-tree results (e.g.
+        :meth:`predict_trees`) then have one row per kept tree, in the order of ``trees``.  A
+        shard learns through the batch calls only (:meth:`learn`, :meth:`predict_learn`,
+        :meth:`run`): the per-example kernels draw weights for the kept trees alone.
+        """
+        trees = np.asarray(trees, dtype=np.int64).reshape(-1)
+        total = self.n_trees
+        if self.created.any():
+            raise RuntimeError("restrict a forest's trees before any tree exists")
+        if trees.shape[0] == 0 or np.unique(trees).shape[0] != trees.shape[0]:
+            raise ValueError(f"trees must be distinct tree indices, got {trees.tolist()}")
+        if trees.min() < 0 or trees.max() >= total:
+            raise ValueError(f"trees must be in [0, {total}), got {trees.tolist()}")
+        self.shard = (total, trees)
+        self.specs = [self.specs[t] for t in trees]
+        T = len(self.specs)
+        self.arena = AR.empty(T)
+        self.created = np.zeros(T, np.int8)
+        self.n_resets = np.zeros(T, np.int64)
+        self.bg = AR.empty(T)
+        self.bg_on = np.zeros(T, np.int8)
+        self.bg_rng = np.zeros((T, 1), np.uint64)
+        self.drift_counts = np.zeros((T, len(DRIFT_STATS)), np.int64)
+        self._fitted = False
+        self._scratch()
+
+    @property
+    def forest_trees(self) -> int:
+        """Trees of the whole forest (more than :attr:`n_trees` in a shard, see
+        :meth:`restrict`)."""
+        shard = self.__dict__.get("shard")
+        return self.n_trees if shard is None else int(shard[0])
+
     def _scratch(self) -> None:
         T = len(self.specs)
         self._wt = np.zeros(T)
@@ -364,7 +405,7 @@ class Engine:
         """Cap a new tree's bins and leaves so the forest stays within ``max_memory_mb``."""
         if self.max_memory_mb is None:
             return
-        share = self.max_memory_mb * 2**20 / self.n_trees / 2  # allocation <= 2x use
+        share = self.max_memory_mb * 2**20 / self.forest_trees / 2  # allocation <= 2x use
         k = spec.leaf_quantile_k
         sketch = 8 * (kll.row_capacity(k) + kll.LV_WIDTH) if k else 0
         # per leaf slot: stats, models, feature statistics, observers' heads; two nodes per leaf
@@ -497,10 +538,12 @@ class Engine:
 
     # --- bagging and aggregation ------------------------------------------------------------------
     def bagging_weights(self, wa: np.ndarray) -> np.ndarray:
-        """``(n_trees, n)`` bagging weights of the next ``n`` rows (advances the generator)."""
-        out = np.empty((self.n_trees, wa.shape[0]))
+        """``(n_trees, n)`` bagging weights of the next ``n`` rows (advances the generator; a
+        shard draws the whole forest's and returns its trees', see :meth:`restrict`)."""
+        out = np.empty((self.forest_trees, wa.shape[0]))
         FK.draw_weights(self.rng, self.bagging, wa, out)
-        return out
+        shard = self.__dict__.get("shard")
+        return out if shard is None else np.ascontiguousarray(out[shard[1]])
 
     def aggregate(self, P: np.ndarray) -> np.ndarray:
         """The forest's predictions from ``(n_trees, n)`` tree predictions.  Weighted: with the

@@ -1,0 +1,273 @@
+"""One large stream on Ray: the trees of one forest (or interval method) split over actors.
+
+Each actor holds a copy of the model whose engine keeps only its trees
+(:meth:`~streamforest.engine.core.Engine.restrict`): a kept tree has the seed it has in the
+whole forest, and every copy draws the whole forest's bagging weights from the same generator,
+so each tree learns exactly what it learns in the local model.  A batch is put in Ray's object
+store once and every actor reads it.  The driver combines the trees' outputs with the local
+model's own code, on arrays laid out as the local model lays them out:
+
+- predictions: the ``(n_trees, n)`` tree predictions, stacked in tree order, then the forest's
+  aggregation (:meth:`~streamforest.engine.core.Engine.aggregate`, mean or median);
+- :class:`~streamforest.OnlineQRF` intervals: each tree's copies of the leaf KLL sketches the
+  rows reach, merged by the same mixture query
+  (:func:`~streamforest.intervals._quantile_kernels.mixture_query`);
+- :class:`~streamforest.CPApproximate`: the driver holds the calibration set; while learning,
+  the actors return their trees' predictions made before learning each row, and the driver
+  draws the same bagging weights (the out-of-bag masks) and runs the method's own score stage.
+
+So predictions and intervals are bit-identical to the local model with the same seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import typed
+
+from ..features import check_targets, check_weights, n_rows
+from ..intervals import _scores as SC
+from ..intervals import conformal as _conformal
+from ..intervals.base import IntervalRegressor, _shape, check_alphas
+from .keyed import check_matrix
+from .runtime import WorkerGroup
+from .storage import CheckpointStore, model_bytes, read_model, write_model
+from .workers import ShardWorker, forest_of, model_kind
+
+
+def _seeded(model):
+    """A clone of ``model`` with a seed (drawn now when it has none): every shard must draw the
+    same bagging weights and tree seeds."""
+    fresh = int(np.random.SeedSequence().generate_state(1)[0])
+    if isinstance(model, IntervalRegressor):
+        f = model.forest
+        if model.seed is None and (f is None or f.seed is None):
+            return model.clone(seed=fresh)
+        return model.clone()
+    return model.clone(seed=fresh) if model.seed is None else model.clone()
+
+
+class ShardedForest:
+    """The trees of one forest (or interval method) split over Ray actors (module docstring).
+
+    Parameters
+    ----------
+    model
+        Unfitted :class:`~streamforest.OnlineForestRegressor` (mean or median aggregation),
+        :class:`~streamforest.OnlineQRF` or :class:`~streamforest.CPApproximate`.  Without a
+        seed, one is drawn (shards must share it).
+    n_workers
+        Ray actors; the trees are split in contiguous blocks (at most one actor per tree).
+    checkpoint_dir
+        Directory or fsspec URL for checkpoints (reachable from every node on a cluster);
+        None: checkpoints in Ray's object store.
+    checkpoint_every
+        Rows learnt between checkpoints (the replay buffer holds at most that, plus one batch);
+        None: no checkpoints, and a dead worker cannot be restored.
+    max_in_flight
+        Learning batches outstanding at most (back-pressure).
+    address
+        Ray address when Ray is not initialised yet (None: a local Ray).
+    num_cpus
+        CPUs Ray reserves per actor.
+    """
+
+    def __init__(self, model, n_workers=2, checkpoint_dir=None, checkpoint_every=100_000, *,
+                 max_in_flight=2, address=None, num_cpus=1):  # fmt: skip
+        self.kind = model_kind(model)
+        if (
+            forest_of(model.clone()).aggregation == "weighted"
+        ):  # per-tree evidence weights of every tree at each row: not sharded
+            raise ValueError("ShardedForest combines mean or median aggregation, not weighted")
+        self.model = _seeded(model)
+        self._driver = self.model.clone()  # the driver's state: features, bagging, calibration
+        T = forest_of(self._driver).engine_.n_trees
+        n = int(n_workers) if isinstance(n_workers, int) and not isinstance(n_workers, bool) else 0
+        if not 1 <= n <= T:
+            raise ValueError(f"n_workers must be in [1, n_trees={T}], got {n_workers!r}")
+        self.tree_blocks = [b.tolist() for b in np.array_split(np.arange(T), n)]
+        self._template = model_bytes(self.model)
+        self._n_learnt = 0
+        self._group = _ShardGroup(self)
+        self._group._setup(n, checkpoint_dir, checkpoint_every, max_in_flight, address, num_cpus)
+        self._group._spawn_all()
+
+    @property
+    def workers(self) -> list:
+        """The actor handles (worker ``j`` holds trees ``tree_blocks[j]``)."""
+        return self._group.workers
+
+    @property
+    def n_workers(self) -> int:
+        return self._group.n_workers
+
+    @property
+    def n_trees(self) -> int:
+        return forest_of(self._driver).engine_.n_trees
+
+    # --- learning ---------------------------------------------------------------------------------
+    def learn_many(self, X, y, w=None):
+        """Learn the rows of ``X`` in order (optional sample weights)."""
+        f = forest_of(self._driver)
+        fs = f._features()
+        n = n_rows(X)
+        ya = check_targets(y, n)
+        wa = check_weights(w, n)
+        Xa = check_matrix(X, None)
+        Xa = f._pad(fs.encode_array(Xa, learn=True))
+        if not n:
+            return self
+        if not len(fs):
+            f._learn_featureless(0.0, 0.0)  # a forest refuses rows without any feature
+        context = None
+        cp = self.kind == "cp"
+        if cp:  # the driver's share of the method's tree stage: weights, calibration slots
+            d = self._driver
+            W = f.engine_.bagging_weights(wa)
+            slots = np.empty(n, np.int64)
+            SC.ring_slots(d.ring_, W, slots)
+            d._widen_x(Xa.shape[1])
+            _conformal.CK.copy_entrants(slots, Xa, d.cal_x_)
+            context = (W, slots, ya)
+        batch = self._group._ray.put((Xa, ya, wa))
+        self._n_learnt += n
+        self._group._submit({j: (batch, cp) for j in range(self.n_workers)}, n, context)
+        return self
+
+    def _finish_batch(self, results: dict, context) -> None:
+        """A learnt batch's calibration update (CPApproximate's score stage, on the driver)."""
+        if context is None:
+            return
+        W, slots, ya = context
+        d = self._driver
+        P = np.concatenate([results[j] for j in range(self.n_workers)], axis=0)
+        T = P.shape[0]
+        d._score_stage((P, W, slots, d._empty_events(T)), ya, d._learn_levels(), True)
+        d._n_seen += ya.shape[0]
+
+    # --- prediction -------------------------------------------------------------------------------
+    def _encode(self, X) -> np.ndarray:
+        f = forest_of(self._driver)
+        return f._encode_predict(check_matrix(X, None))
+
+    def tree_predictions(self, X) -> np.ndarray:
+        """``(n_trees, n)`` every tree's prediction, in tree order."""
+        Xa = self._encode(X)
+        if not self._n_learnt:
+            return np.zeros((self.n_trees, Xa.shape[0]))
+        res = self._group._call("predict_trees", {j: (Xa,) for j in range(self.n_workers)})
+        return np.concatenate([res[j] for j in range(self.n_workers)], axis=0)
+
+    def predict(self, X) -> np.ndarray:
+        """The forest's predictions (as the local model's ``predict``)."""
+        P = self.tree_predictions(X)
+        return forest_of(self._driver).engine_.aggregate(P)
+
+    def predict_interval(self, X, alpha=0.1) -> np.ndarray:
+        """Prediction intervals at significance ``alpha`` (a number or a list), as the local
+        model's ``predict_interval``."""
+        if self.kind == "forest":
+            raise TypeError("an OnlineForestRegressor has no intervals: shard an interval method")
+        alphas, scalar = check_alphas(alpha)
+        Xa = self._encode(X)
+        n = Xa.shape[0]
+        d = self._driver
+        if not self._n_learnt:
+            lo = np.full((n, alphas.shape[0]), -np.inf)
+            return _shape(lo, -lo, scalar)
+        if self.kind == "qrf":
+            res = self._group._call("sketch_records", {j: (Xa,) for j in range(self.n_workers)})
+            parts = [res[j] for j in range(self.n_workers)]
+            bufs = typed.List([np.array(b) for p in parts for b in p[0]])  # writable copies
+            goff = np.ascontiguousarray(np.concatenate([p[1] for p in parts], axis=0))
+            glv = np.ascontiguousarray(np.concatenate([p[2] for p in parts], axis=0))
+            lo, hi = d._query((bufs, goff, glv), np.ones(goff.shape, np.int8), alphas)
+        else:
+            self._group._drain()  # every learnt batch is in the calibration set
+            yhat = forest_of(d).engine_.aggregate(self.tree_predictions(Xa))
+            half = d._half_widths(n, alphas)
+            lo, hi = yhat[:, None] - half, yhat[:, None] + half
+        lo = np.where(np.isnan(lo), -np.inf, lo)
+        hi = np.where(np.isnan(hi), np.inf, hi)
+        return _shape(lo, hi, scalar)
+
+    # --- state ------------------------------------------------------------------------------------
+    def stats(self) -> dict:
+        """Per worker its trees, memory and leaves; rows kept for replay; restarts and
+        checkpoints so far."""
+        res = self._group._call("stats", {j: () for j in range(self.n_workers)})
+        per = [res[j] for j in range(self.n_workers)]
+        return {
+            "memory_bytes": sum(p["memory_bytes"] for p in per),
+            "n_leaves": sum(p["n_leaves"] for p in per),
+            "per_worker": per,
+            "buffered_rows": self._group.buffered_rows,
+            "restarts": self._group.restarts,
+            "checkpoints": self._group.checkpoints,
+        }
+
+    def warmup(self) -> float:
+        """Load the compiled kernels in every actor now, so that the first batches (and a
+        timed run) do not pay for it; the models are untouched.  Returns seconds."""
+        return self._group.warmup()
+
+    def checkpoint(self) -> None:
+        """Checkpoint every worker (and, with a ``checkpoint_dir``, the driver's state) now."""
+        self._group.checkpoint()
+
+    def flush(self):
+        """Wait until every submitted batch is learnt."""
+        self._group._drain()
+        return self
+
+    def close(self) -> None:
+        """Finish learning and end the actors."""
+        self._group.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @classmethod
+    def restore(cls, checkpoint_dir, *, checkpoint_every=100_000, max_in_flight=2, address=None,
+                num_cpus=1):  # fmt: skip
+        """The sharded forest of the last checkpoint in ``checkpoint_dir`` (new actors, the same
+        tree blocks), checkpointing there from then on."""
+        store = CheckpointStore(checkpoint_dir)
+        m = store.read_manifest()
+        if m is None or m.get("kind") != "_ShardGroup":
+            raise ValueError(f"{checkpoint_dir!r} holds no ShardedForest checkpoint")
+        self = cls.__new__(cls)
+        self._driver = read_model(m["driver"])
+        self.model = self._driver.clone()
+        self.kind = model_kind(self.model)
+        self.tree_blocks = m["tree_blocks"]
+        self._template = model_bytes(self.model)
+        self._n_learnt = int(m["n_learnt"])
+        g = self._group = _ShardGroup(self)
+        g._setup(int(m["n_workers"]), checkpoint_dir, checkpoint_every, max_in_flight, address,
+                 num_cpus)  # fmt: skip
+        g._ckpt_state = list(m["workers"])
+        g.workers = [g._make_actor(s) for s in g._ckpt_state]
+        return self
+
+
+class _ShardGroup(WorkerGroup):
+    _actor_class = ShardWorker
+
+    def __init__(self, owner: ShardedForest):
+        self._owner = owner
+
+    def _initial_state(self, j: int):
+        o = self._owner
+        return (o._template, o.tree_blocks[j])
+
+    def _finish(self, seq, results, context) -> None:
+        self._owner._finish_batch(results, context)
+
+    def _checkpoint_extra(self, seq: int) -> dict:
+        o = self._owner
+        target = self._store.file(seq, "driver.sfm")
+        write_model(o._driver, target)
+        return {"driver": target, "tree_blocks": o.tree_blocks, "n_learnt": o._n_learnt}

@@ -1,0 +1,289 @@
+"""The Ray actors' classes (plain classes: :class:`~.runtime.WorkerGroup` makes them actors)
+and the per-worker state they save.
+
+- :class:`KeyedWorker` holds a :class:`KeyedShard`, the models of the keys hashed to it;
+- :class:`ShardWorker` holds one copy of a forest model (a plain forest or an interval method)
+  whose engine keeps only the worker's trees (:meth:`~streamforest.engine.core.Engine.restrict`);
+  it returns per-tree outputs that the driver combines.
+
+Both start from model bytes (:func:`streamforest.save`) or a checkpoint's path/URL, and save
+their state with :func:`streamforest.save`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..base import Estimator
+from ..forests import OnlineForestRegressor
+from ..intervals import CPApproximate, CPExact, OnlineQRF
+from ..intervals.base import IntervalRegressor
+from ..trees import _state as S
+from .storage import model_bytes, read_model, write_model
+
+
+def writable(a):
+    """A writable copy of an array Ray handed over (it deserialises arrays read-only, zero-copy
+    from its object store, and compiled kernels would need a second, read-only signature)."""
+    return None if a is None else np.array(a, order="C")
+
+
+def warm_up(model, rows: int = 5000) -> float:
+    """Load (or compile) the kernels ``model`` uses, by running a clone of it on a synthetic
+    stream (the model itself is untouched); returns the seconds it took.  A new process
+    otherwise loads them during its first batches, some only when a tree first grows."""
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.random((rows, 4))
+    y = 10 * X[:, 0] + 5 * np.sin(6 * X[:, 1]) + rng.standard_normal(rows)
+    m = model.clone()
+    m.learn_many(X[: rows // 2], y[: rows // 2])
+    if callable(getattr(m, "predict_learn_many", None)):
+        m.predict_learn_many(X[rows // 2 :], y[rows // 2 :])
+    m.predict(X[:100])
+    if callable(getattr(m, "predict_interval", None)):
+        m.predict_interval(X[:100], 0.1)
+    if callable(getattr(m, "_load_kernels", None)):
+        m._load_kernels()
+    return time.perf_counter() - t0
+
+
+# ------------------------------------------------------------------------------------------------
+# keys
+
+
+def key_groups(keys: np.ndarray):
+    """``[(key, rows)]``: each distinct key (a Python value) with its rows, in input order."""
+    if keys.shape[0] == 0:
+        return []
+    uniq, inv = np.unique(keys, return_inverse=True)
+    order = np.argsort(inv, kind="stable")
+    ends = np.cumsum(np.bincount(inv.reshape(-1), minlength=uniq.shape[0]))
+    out = []
+    a = 0
+    for u in range(uniq.shape[0]):
+        b = int(ends[u])
+        out.append((uniq[u].item(), order[a:b]))
+        a = b
+    return out
+
+
+class KeyedShard(Estimator):
+    """The models of the keys one worker owns: a fresh clone of ``model`` per new key.
+
+    Parameters
+    ----------
+    model
+        The unfitted template (cloned for each new key).
+    """
+
+    def __init__(self, model=None):
+        self.model = model
+
+    @property
+    def models_(self) -> dict:
+        return self.__dict__.setdefault("_models", {})
+
+    def learn_many(self, keys, X, y, w=None):
+        """Each key's model learns its rows of ``(X, y, w)`` (in order)."""
+        models = self.models_
+        for key, rows in key_groups(keys):
+            m = models.get(key)
+            if m is None:
+                m = models[key] = self.model.clone()
+            m.learn_many(X[rows], y[rows], None if w is None else w[rows])
+        return self
+
+    def _apply(self, keys, X, call):
+        out = None
+        for key, rows in key_groups(keys):
+            m = self.models_.get(key)
+            r = call(m if m is not None else self.model.clone(), X[rows])
+            if out is None:
+                out = np.empty((keys.shape[0], *r.shape[1:]), r.dtype)
+            out[rows] = r
+        return out
+
+    def predict(self, keys, X) -> np.ndarray:
+        """Each row's prediction by its key's model (an unseen key: by a fresh model)."""
+        return self._apply(keys, X, lambda m, Xk: m.predict(Xk))
+
+    def predict_interval(self, keys, X, alpha) -> np.ndarray:
+        """Each row's interval by its key's model (an unseen key: by a fresh model)."""
+        return self._apply(keys, X, lambda m, Xk: m.predict_interval(Xk, alpha))
+
+    def stats(self) -> dict:
+        models = self.models_
+        return {
+            "n_models": len(models),
+            "memory_bytes": int(sum(getattr(m, "memory_bytes", 0) for m in models.values())),
+        }
+
+
+class KeyedWorker:
+    """Ray actor: a :class:`KeyedShard` (from a template's or a checkpoint's bytes or path)."""
+
+    def __init__(self, state):
+        obj = read_model(state)
+        self.shard = obj if isinstance(obj, KeyedShard) else KeyedShard(obj)
+        self.busy = self.busy_cpu = 0.0  # seconds learning: wall, CPU (the benchmark's model)
+
+    def learn(self, batch) -> None:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        keys, X, y, w = batch
+        self.shard.learn_many(keys, writable(X), writable(y), writable(w))
+        self.busy += time.perf_counter() - t0
+        self.busy_cpu += time.thread_time() - c0
+
+    def predict(self, keys, X):
+        return self.shard.predict(keys, writable(X))
+
+    def predict_interval(self, keys, X, alpha):
+        return self.shard.predict_interval(keys, writable(X), alpha)
+
+    def stats(self) -> dict:
+        return {**self.shard.stats(), "busy_seconds": self.busy, "busy_cpu_seconds": self.busy_cpu}
+
+    def warmup(self) -> float:
+        return warm_up(self.shard.model)
+
+    def ping(self) -> bool:
+        return True
+
+    def model_bytes(self, key):
+        m = self.shard.models_.get(key)
+        return None if m is None else model_bytes(m)
+
+    def checkpoint(self, target):
+        return True, model_bytes(self.shard)
+
+    def checkpoint_to(self, target) -> bool:
+        write_model(self.shard, target)
+        return True
+
+
+# ------------------------------------------------------------------------------------------------
+# tree shards
+
+KINDS = {OnlineForestRegressor: "forest", OnlineQRF: "qrf", CPApproximate: "cp"}
+
+
+def model_kind(model) -> str:
+    """``"forest"``, ``"qrf"`` or ``"cp"``: how a sharded forest combines the model's trees."""
+    kind = KINDS.get(type(model))
+    if kind is None:
+        names = ", ".join(c.__name__ for c in KINDS)
+        extra = " (CPExact links calibration rows to leaves of every tree)" if isinstance(
+            model, CPExact) else ""  # fmt: skip
+        raise TypeError(
+            f"ShardedForest shards {names}, got {type(model).__name__}{extra}; "
+            "use KeyedModels or a local model for others"
+        )
+    return kind
+
+
+def forest_of(model) -> OnlineForestRegressor:
+    """The forest whose trees run (the model itself, or an interval method's), with its engine
+    made (no tree exists before the first batch)."""
+    f = model.forest_ if isinstance(model, IntervalRegressor) else model
+    f._features()
+    return f
+
+
+def sketch_records(model, Xa: np.ndarray):
+    """An OnlineQRF shard's leaf-sketch records of rows ``Xa`` (nothing learnt): ``(items,
+    goff, glv)``, ``items[t]`` tree t's copies of the leaf sketches the rows reach (trimmed to
+    what they hold), ``goff (T, n)`` each row's offset in it, ``glv (T, n, LV_WIDTH)`` their
+    level rows, as :func:`streamforest.intervals._quantile_kernels.mixture_query` takes them."""
+    n = Xa.shape[0]
+    T = model.forest_.engine_.n_trees
+    _, (bufs, goff, glv), _ = model._tree_records(Xa, np.zeros(n), np.ones(n), False)
+    goff = np.ascontiguousarray(goff[:T])
+    glv = np.ascontiguousarray(glv[:T, :n])
+    items = []
+    for t in range(T):
+        H = glv[t, :, 0]
+        ends = glv[t, np.arange(n), H + 1] - glv[t, :, 1] + goff[t]
+        items.append(np.array(bufs[t][: int(ends.max()) if n else 0]))
+    return items, goff, glv
+
+
+class ShardWorker:
+    """Ray actor: a copy of a forest model that runs only trees ``trees`` (from the template's
+    bytes), or a shard restored from a checkpoint (``trees`` None)."""
+
+    def __init__(self, state):
+        if isinstance(state, tuple):  # (template bytes, trees): a fresh shard
+            template, trees = state
+            self.model = read_model(template)
+            self.forest = forest_of(self.model)
+            self.forest.engine_.restrict(np.asarray(trees, np.int64))
+        else:
+            self.model = read_model(state)
+            self.forest = forest_of(self.model)
+        self.busy = self.busy_cpu = 0.0  # seconds learning: wall, CPU (the benchmark's model)
+
+    def learn(self, batch, want_tree_predictions: bool):
+        """Learn a batch; return the trees' predictions made before learning each row
+        (``(T_shard, n)``) when asked (the driver's conformal calibration needs them)."""
+        t0, c0 = time.perf_counter(), time.thread_time()
+        X, y, w = (writable(a) for a in batch)
+        f = self.forest
+        Xa, ya, wa = f._prepare(X, y, w)
+        n = Xa.shape[0]
+        if not n:
+            return None
+        f._check_fittable()
+        e = f.engine_
+        W = e.bagging_weights(wa)
+        P = None
+        if want_tree_predictions:
+            P = e.predict_learn(Xa, ya, W, wa)
+        else:
+            e.learn(Xa, ya, W, wa)
+        if self.model is not f:
+            self.model._n_seen += n
+        self.busy += time.perf_counter() - t0
+        self.busy_cpu += time.thread_time() - c0
+        return P
+
+    def predict_trees(self, X) -> np.ndarray:
+        """``(T_shard, n)`` the shard's tree predictions."""
+        f = self.forest
+        Xa = f._encode_predict(writable(X))
+        return f.engine_.predict_trees(Xa)
+
+    def sketch_records(self, X):
+        """See :func:`sketch_records`."""
+        return sketch_records(self.model, self.model._encode(writable(X)))
+
+    def stats(self) -> dict:
+        f = self.forest
+        e = f.engine_
+        return {
+            "trees": e.shard[1].tolist() if "shard" in e.__dict__ else list(range(e.n_trees)),
+            "memory_bytes": int(self.model.memory_bytes),
+            "busy_seconds": self.busy,
+            "busy_cpu_seconds": self.busy_cpu,
+            "n_leaves": int(sum(e.int_of(t, S.I_NLEAVES) for t in range(e.n_trees)))
+            if e.fitted
+            else 0,
+        }
+
+    def checkpoint(self, target):
+        return True, model_bytes(self.model)
+
+    def checkpoint_to(self, target) -> bool:
+        write_model(self.model, target)
+        return True
+
+    def model_bytes(self) -> bytes:
+        return model_bytes(self.model)
+
+    def warmup(self) -> float:
+        return warm_up(self.model)
+
+    def ping(self) -> bool:
+        return True

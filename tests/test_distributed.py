@@ -1,0 +1,361 @@
+"""streamforest.distributed on a local Ray with 2 CPUs: keyed models equal the local per-key
+models, a sharded forest equals the local forest with the same seed, a killed worker is
+restored with nothing lost, and a checkpoint loads in a fresh process."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from streamforest import CPApproximate, OnlineForestRegressor, OnlineQRF
+from streamforest.persistence import _dumps
+
+try:
+    import ray
+except ImportError:
+    ray = None
+
+needs_ray = pytest.mark.skipif(
+    ray is None, reason="Ray is not installed (pip install 'streamforest[ray]')"
+)
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+ALPHAS = [0.1, 0.3]
+# the actors import this checkout (absolute paths: they run in another directory)
+WORKER_ENV = {"PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+if "NUMBA_CACHE_DIR" in os.environ:
+    WORKER_ENV["NUMBA_CACHE_DIR"] = os.path.abspath(os.environ["NUMBA_CACHE_DIR"])
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    if ray is None:
+        pytest.skip("Ray is not installed (pip install 'streamforest[ray]')")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, runtime_env={"env_vars": WORKER_ENV})
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+def data(n=2400, p=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    y = X @ np.arange(1.0, p + 1) + np.sin(6 * X[:, 0]) + 0.2 * rng.standard_normal(n)
+    return X, y
+
+
+def forest():
+    return OnlineForestRegressor(n_trees=6, seed=7)
+
+
+MODELS = {
+    "forest": lambda: forest(),
+    "qrf": lambda: OnlineQRF(forest=forest(), k=32),
+    "cp": lambda: CPApproximate(forest=forest(), calibration_size=300),
+}
+
+
+def batches(n, size=500):
+    return [(a, min(n, a + size)) for a in range(0, n, size)]
+
+
+def local_run(model, X, y):
+    for a, b in batches(X.shape[0]):
+        model.learn_many(X[a:b], y[a:b])
+    return model
+
+
+# --- the engine's shard hook (no Ray needed) ----------------------------------------------------
+def test_restricted_engines_grow_the_whole_forests_trees():
+    X, y = data(1500)
+    whole = forest().learn_many(X, y)
+    P = whole.engine_.predict_trees(np.ascontiguousarray(X[:100]))
+    for trees in ([0, 2, 5], [1], [3, 4]):
+        part = forest()
+        part._features()
+        part.engine_.restrict(trees)
+        for a, b in batches(1500, 400):  # other batch boundaries: the same trees
+            part.learn_many(X[a:b], y[a:b])
+        assert part.engine_.n_trees == len(trees)
+        np.testing.assert_array_equal(part.engine_.predict_trees(np.ascontiguousarray(X[:100])),
+                                      P[trees])  # fmt: skip
+
+
+def test_restricted_engines_follow_the_whole_forests_drift_replacements():
+    rng = np.random.default_rng(0)
+    X = rng.random((6000, 4))
+    y = X @ np.array([5.0, 10, 15, 20])
+    y[3000:] = 20 - y[3000:]  # an abrupt change: trees warn, grow background trees, swap
+    whole = forest().learn_many(X, y)
+    assert whole.drift_stats_["replacements"] > 0
+    P = whole.engine_.predict_trees(np.ascontiguousarray(X[:200]))
+    for trees in ([0, 1, 2], [3, 4, 5]):
+        part = forest()
+        part._features()
+        part.engine_.restrict(trees)
+        for a, b in batches(6000, 1000):
+            part.learn_many(X[a:b], y[a:b])
+        per = whole.drift_stats_["per_tree"]
+        assert part.drift_stats_["per_tree"]["replacements"] == [
+            per["replacements"][t] for t in trees
+        ]
+        np.testing.assert_array_equal(
+            part.engine_.predict_trees(np.ascontiguousarray(X[:200])), P[trees]
+        )
+
+
+def test_restrict_refuses_bad_trees_and_grown_forests():
+    f = forest()
+    f._features()
+    for bad in ([], [0, 0], [6], [-1]):
+        with pytest.raises(ValueError, match="trees"):
+            f.engine_.restrict(bad)
+    X, y = data(50)
+    f.learn_many(X, y)
+    with pytest.raises(RuntimeError, match="before any tree"):
+        f.engine_.restrict([0])
+
+
+def test_key_hash_is_stable_across_processes():
+    from streamforest.distributed import key_hash
+
+    keys = ["sensor-1", "ß", b"raw", 12, -3]
+    here = [key_hash(k) for k in keys]
+    code = (
+        f"import sys; sys.path.insert(0, {SRC!r})\n"
+        "from streamforest.distributed import key_hash\n"
+        f"print([key_hash(k) for k in {keys!r}])"
+    )
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}, check=True)  # fmt: skip
+        assert out.stdout.strip() == str(here)
+    assert len(set(here)) == len(here)
+    assert key_hash(np.int64(12)) == key_hash(12)
+    with pytest.raises(TypeError, match="keys"):
+        key_hash(1.5)
+
+
+# --- keyed models -------------------------------------------------------------------------------
+@needs_ray
+def test_keyed_models_equal_local_per_key_models(local_ray):
+    from streamforest.distributed import KeyedModels
+
+    X, y = data(1800, seed=1)
+    rng = np.random.default_rng(2)
+    keys = np.array([f"m{k}" for k in rng.integers(0, 12, X.shape[0])])
+    template = OnlineQRF(forest=OnlineForestRegressor(n_trees=3, seed=5), k=16)
+    with KeyedModels(template, n_workers=2, checkpoint_every=10_000) as km:
+        for a, b in batches(X.shape[0], 600):
+            km.learn_many(keys[a:b], X[a:b], y[a:b])
+        Xq = X[:300]
+        kq = np.concatenate([keys[:290], ["never-seen"] * 10])
+        pred = km.predict(kq, Xq)
+        iv = km.predict_interval(kq, Xq, ALPHAS)
+        stats = km.stats()
+        homes = km.worker_of(np.unique(keys))
+        remote = {k: km.get_model(k) for k in np.unique(keys)}
+    assert set(homes.tolist()) == {0, 1}  # both actors hold keys
+    assert stats["n_models"] == 12
+    assert [p["n_models"] for p in stats["per_worker"]] == np.bincount(homes).tolist()
+    assert stats["memory_bytes"] == sum(m.memory_bytes for m in remote.values()) > 0
+    fresh = template.clone()
+    for i in range(Xq.shape[0]):
+        k = kq[i]
+        if k == "never-seen":
+            assert pred[i] == fresh.predict(Xq[i : i + 1])[0]
+            assert np.all(np.isinf(iv[i]))
+    for k in np.unique(keys):
+        rows = keys == k
+        local = template.clone().learn_many(X[rows], y[rows])  # all its rows at once
+        assert _dumps(remote[k]) == _dumps(local)  # bit-identical state
+        q = kq == k
+        np.testing.assert_array_equal(pred[q], local.predict(Xq[q]))
+        np.testing.assert_array_equal(iv[q], local.predict_interval(Xq[q], ALPHAS))
+
+
+@needs_ray
+def test_keyed_models_refuse_bad_input_unchanged(local_ray):
+    from streamforest.distributed import KeyedModels
+
+    X, y = data(200)
+    keys = np.arange(200) % 3
+    with KeyedModels(forest(), n_workers=2) as km:
+        km.learn_many(keys, X, y)
+        before = km.predict(keys, X)
+        bad_y = y.copy()
+        bad_y[5] = np.nan
+        with pytest.raises(ValueError, match="y"):
+            km.learn_many(keys, X, bad_y)
+        with pytest.raises(TypeError, match="keys"):
+            km.learn_many(keys + 0.5, X, y)
+        with pytest.raises(ValueError, match="keys"):
+            km.learn_many(keys[:-1], X, y)
+        with pytest.raises(ValueError, match="columns"):
+            km.learn_many(keys, X[:, :3], y)
+        X_inf = X.copy()
+        X_inf[0, 0] = np.inf
+        with pytest.raises(ValueError, match="infinit"):
+            km.learn_many(keys, X_inf, y)
+        np.testing.assert_array_equal(km.predict(keys, X), before)
+        assert km.stats()["n_models"] == 3
+
+
+@needs_ray
+def test_keyed_worker_killed_mid_stream_loses_nothing(local_ray):
+    from streamforest.distributed import KeyedModels
+
+    X, y = data(2000, seed=3)
+    keys = (np.arange(2000) * 7) % 10
+    ref = {}
+    for k in range(10):
+        ref[k] = forest().learn_many(X[keys == k], y[keys == k])
+    with KeyedModels(forest(), n_workers=2, checkpoint_every=700, max_in_flight=2) as km:
+        for i, (a, b) in enumerate(batches(2000, 250)):
+            km.learn_many(keys[a:b], X[a:b], y[a:b])
+            assert km._group.buffered_rows <= 700 + 250  # bounded replay buffer
+            assert len(km._group._pending) <= 2  # bounded batches in flight
+            if i == 5:
+                ray.kill(km.workers[0])
+        pred = km.predict(keys[:400], X[:400])
+        stats = km.stats()
+    assert stats["restarts"] == 1 and stats["checkpoints"] >= 2
+    expect = np.array([ref[k].predict(X[i : i + 1])[0] for i, k in enumerate(keys[:400])])
+    np.testing.assert_array_equal(pred, expect)
+
+
+# --- sharded forest -----------------------------------------------------------------------------
+@needs_ray
+@pytest.mark.parametrize("kind", ["forest", "qrf", "cp"])
+def test_sharded_forest_equals_local_forest(local_ray, kind):
+    from streamforest.distributed import ShardedForest
+
+    X, y = data()
+    local = local_run(MODELS[kind](), X, y)
+    Xq = data(300, seed=9)[0]
+    with ShardedForest(MODELS[kind](), n_workers=2) as sf:
+        assert len(sf.workers) == 2 and sf.tree_blocks == [[0, 1, 2], [3, 4, 5]]
+        for a, b in batches(X.shape[0]):
+            sf.learn_many(X[a:b], y[a:b])
+        pred = sf.predict(Xq)
+        np.testing.assert_array_equal(pred, local.predict(Xq))
+        if kind != "forest":
+            for alpha in (0.2, ALPHAS):
+                np.testing.assert_array_equal(
+                    sf.predict_interval(Xq, alpha), local.predict_interval(Xq, alpha)
+                )
+        stats = sf.stats()
+    assert [p["trees"] for p in stats["per_worker"]] == [[0, 1, 2], [3, 4, 5]]
+    assert stats["memory_bytes"] > 0
+
+
+@needs_ray
+def test_sharded_worker_killed_mid_stream_loses_nothing(local_ray):
+    from streamforest.distributed import ShardedForest
+
+    X, y = data(3000, seed=4)
+    Xq = data(200, seed=8)[0]
+    local = local_run(MODELS["cp"](), X, y)
+    with ShardedForest(MODELS["cp"](), n_workers=2, checkpoint_every=1200) as sf:
+        for i, (a, b) in enumerate(batches(3000)):
+            sf.learn_many(X[a:b], y[a:b])
+            if i == 1:
+                assert sf.warmup() > 0  # runs clones: the shards' state is untouched
+            if i == 3:  # after a checkpoint (at 1500 rows) and one batch more
+                ray.kill(sf.workers[1])
+        iv = sf.predict_interval(Xq, ALPHAS)
+        pred = sf.predict(Xq)
+        assert sf.stats()["restarts"] == 1
+    np.testing.assert_array_equal(pred, local.predict(Xq))
+    np.testing.assert_array_equal(iv, local.predict_interval(Xq, ALPHAS))
+
+
+@needs_ray
+def test_sharded_forest_refuses_what_it_cannot_shard(local_ray):
+    from streamforest import CPExact
+    from streamforest.distributed import ShardedForest
+
+    with pytest.raises(TypeError, match="CPExact"):
+        ShardedForest(CPExact(forest=forest()))
+    with pytest.raises(ValueError, match="n_workers"):
+        ShardedForest(forest(), n_workers=7)
+    with ShardedForest(MODELS["qrf"](), n_workers=2) as sf:
+        X, y = data(300)
+        sf.learn_many(X, y)
+        before = sf.predict(X[:50])
+        with pytest.raises(ValueError, match="y"):
+            sf.learn_many(X, np.full(300, np.inf))
+        with pytest.raises(ValueError, match="columns"):
+            sf.learn_many(X[:, :2], y)
+        np.testing.assert_array_equal(sf.predict(X[:50]), before)
+
+
+FRESH = """
+import sys
+sys.path.insert(0, {src!r})
+import numpy as np, ray
+ray.init(num_cpus=2, address="local", include_dashboard=False,
+         runtime_env={{"env_vars": {env!r}}})
+from streamforest.distributed import KeyedModels, ShardedForest
+X = np.load({xq!r})
+with ShardedForest.restore({sdir!r}) as sf:
+    a = sf.predict_interval(X, 0.2)
+with KeyedModels.restore({kdir!r}) as km:
+    b = km.predict(np.arange(X.shape[0]) % 4, X)
+np.save({out_a!r}, a)
+np.save({out_b!r}, b)
+"""
+
+
+@needs_ray
+def test_checkpoints_load_in_a_fresh_process(local_ray, tmp_path):
+    from streamforest.distributed import KeyedModels, ShardedForest
+
+    X, y = data(1200, seed=5)
+    Xq = data(100, seed=6)[0]
+    sdir, kdir = str(tmp_path / "sharded"), str(tmp_path / "keyed")
+    with ShardedForest(MODELS["qrf"](), n_workers=2, checkpoint_dir=sdir) as sf:
+        sf.learn_many(X, y)
+        sf.checkpoint()
+        a = sf.predict_interval(Xq, 0.2)
+    with KeyedModels(forest(), n_workers=2, checkpoint_dir=kdir, checkpoint_every=500) as km:
+        for a0, b0 in batches(1200, 400):
+            km.learn_many(np.arange(a0, b0) % 4, X[a0:b0], y[a0:b0])
+        km.checkpoint()
+        b = km.predict(np.arange(100) % 4, Xq)
+    for d in (sdir, kdir):  # the current checkpoint only: older ones were removed
+        assert "checkpoint.json" in os.listdir(d)
+        assert len([f for f in os.listdir(d) if f.startswith("ckpt-")]) == 1
+    np.save(tmp_path / "xq.npy", Xq)
+    code = FRESH.format(src=SRC, env=WORKER_ENV, xq=str(tmp_path / "xq.npy"), sdir=sdir, kdir=kdir,
+                        out_a=str(tmp_path / "a.npy"), out_b=str(tmp_path / "b.npy"))  # fmt: skip
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=900)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), a)
+    np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), b)
+
+
+def test_checkpoint_store_on_an_fsspec_url():
+    pytest.importorskip("fsspec", reason="fsspec is not installed")
+    from streamforest.distributed.storage import CheckpointStore, read_model, write_model
+
+    X, y = data(300)
+    model = forest().learn_many(X, y)
+    store = CheckpointStore("memory://sf-test/run")
+    for seq in (1, 2):
+        write_model(model, store.file(seq, "worker-0.sfm"))
+        store.write_manifest({"seq": seq, "workers": [store.file(seq, "worker-0.sfm")]})
+    m = store.read_manifest()
+    assert m["seq"] == 2
+    back = read_model(m["workers"][0])
+    np.testing.assert_array_equal(back.predict(X[:50]), model.predict(X[:50]))
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    assert not fs.exists("/sf-test/run/ckpt-0000000001")  # the previous checkpoint is gone
+    assert fs.exists("/sf-test/run/ckpt-0000000002/worker-0.sfm")
