@@ -50,7 +50,9 @@ class OnlineQRF(IntervalRegressor):
     """
 
     _chunk_rows = 8192
-    _record_budget = 64 * 2**20  # bytes of leaf-sketch copies per chunk (scratch)
+    # bytes of leaf-sketch copies per chunk (scratch; two sets, see _tree_records): large
+    # enough for chunks of a few hundred rows at least, small beside the trees' budget
+    _record_budget = 16 * 2**20
 
     def __init__(
         self,
@@ -83,6 +85,18 @@ class OnlineQRF(IntervalRegressor):
     def _configure(self, forest) -> None:
         forest._configure_trees(leaf_quantile_k=int(self.k), leaf_quantile_split=self.split_sketch)
 
+    def _own_bytes(self) -> int:
+        """Bytes of the scratch buffers kept between calls (copies of leaf sketches and their
+        levels, per-example query scratch): at most about ``2 * _record_budget`` plus the
+        level tables of two chunks."""
+        d = self.__dict__
+        n = sum(b.nbytes for bufs in d.get("_bufs", {}).values() for b in bufs)
+        n += sum(a.nbytes for a in d.get("_glv", {}).values())
+        q = d.get("_qone")
+        if q is not None:
+            n += sum(a.nbytes for a in q[0])
+        return int(n)
+
     # ---------------------------------------------------------------------------------------------
     _scratch_keys = (*IntervalRegressor._scratch_keys, "_bufs", "_glv", "_items_per_row", "_qone")
 
@@ -111,8 +125,8 @@ class OnlineQRF(IntervalRegressor):
         goff = np.empty((T, n), np.int64)
         levels = self.__dict__.setdefault("_glv", {})  # every entry read is written first
         lvs = levels.get(parity)
-        if lvs is None or lvs.shape[0] != T or lvs.shape[1] < n:
-            lvs = levels[parity] = np.empty((T, max(n, self._chunk_rows), kll.LV_WIDTH), np.int64)
+        if lvs is None or lvs.shape[0] != T or lvs.shape[1] < n:  # sized to the chunks seen
+            lvs = levels[parity] = np.empty((T, -(-n // 512) * 512, kll.LV_WIDTH), np.int64)
         glv = lvs  # whole (C-contiguous, one compiled signature); rows >= n are not read
         W = e.bagging_weights(wa) if learn else np.zeros((T, n))
         local = [bufs[t] for t in range(T)]  # plain references for the tree passes
