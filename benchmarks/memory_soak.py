@@ -7,7 +7,8 @@ alpha = 0.1), each in its own process so that its resident memory is its own.  E
 deactivated leaves (learning stopped by the memory budget), ``memory_bytes`` (MB) and its
 ratio to the RSS growth since the model was empty, throughput (rows per wall second and per CPU
 second of this process: the machine is shared, so compare the models of one run, not runs), and
-the MAE and coverage of the interval over the last ``--every`` rows.
+the MAE and coverage of the interval over the last ``--every`` rows.  The kernels are compiled
+(or loaded) in a process of their own first, so that the compiler's memory is not counted.
 
     python benchmarks/memory_soak.py [--rows 10_000_000] [--every 1_000_000]
         [--models qrf,cpa] [--max-memory-mb MB|none] [--seed 0]
@@ -65,13 +66,22 @@ def tree_counts(model) -> tuple[int, int, int]:
     return nodes, leaves, deact
 
 
+def warm_up(name: str, budget, seed: int) -> None:
+    """Compile (or load) the model's kernels in a process of its own: numba's compiler leaves
+    hundreds of MB in the heap of the process that compiles."""
+    from streamforest.streams import Friedman
+
+    X, y = Friedman(function=1, n=None, seed=seed).arrays(2000)
+    make_model(name, budget, seed).predict_learn_many(X, y, alpha=0.1)
+
+
 def soak(name: str, rows: int, every: int, chunk: int, budget, seed: int, out) -> None:
     from streamforest.streams import Friedman
 
     stream = Friedman(function=1, n=None, seed=seed)
     model = make_model(name, budget, seed)
     gen = stream.chunks(chunk)
-    X, y = next(gen)  # warm-up: load the compiled code before the baseline RSS
+    X, y = next(gen)  # load the compiled code (compiled by warm_up) before the baseline RSS
     make_model(name, budget, seed).predict_learn_many(X[:2000], y[:2000], alpha=0.1)
     base = rss_mb()
     done, abs_err, covered, n_int = 0, 0.0, 0, 0
@@ -119,6 +129,9 @@ def main() -> None:
     )
     ctx = mp.get_context("spawn")
     for name in names:  # one process per model: its RSS is its own
+        w = ctx.Process(target=warm_up, args=(name, a.max_memory_mb, a.seed))
+        w.start()
+        w.join()
         q = ctx.Queue()
         p = ctx.Process(
             target=soak, args=(name, a.rows, a.every, a.chunk, a.max_memory_mb, a.seed, q)

@@ -91,7 +91,7 @@ def test_budget_bounds_memory_on_a_long_stream(rng):
         if frozen_at is None and all(st.ints[S.I_FROZEN] for st, _ in _capacities(m)):
             frozen_at = k
     assert frozen_at is not None and frozen_at < 25  # the budget was binding early
-    assert peak > 0.85 * budget_mb * 2**20  # ... and used, not wasted
+    assert peak > 0.8 * budget_mb * 2**20  # ... and used (7/8: the rest for background trees)
     for st, prm in _capacities(m):
         # arrays grown by doubling, never past the caps
         assert st.lf_node.shape[0] <= prm.max_leaves + 1
@@ -127,7 +127,9 @@ def test_memory_bytes_is_what_the_arena_rows_hold(rng):
     scratch += sum(a.nbytes for a in m._glv.values())
     assert own == scratch > 0
     assert m.memory_bytes == trees + own
-    assert own <= 2 * m._record_budget + 2 * 3 * 8192 * 35 * 8
+    m.predict_learn_many(X[:5000], y[:5000], alpha=0.1)  # buffers grown earlier are released
+    own = m._own_bytes()
+    assert own <= 2 * 2 * m._record_budget + 2 * 3 * 8192 * 35 * 8  # two sets, each <= 2 shares
 
 
 def test_cp_memory_bytes_counts_the_calibration_set(rng):

@@ -28,6 +28,9 @@ observer is freed and the leaves keep learning.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import sys
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -36,6 +39,9 @@ from ..trees import _state as S
 
 # the forests' default budget (MiB), per model: see OnlineForestRegressor's max_memory_mb
 DEFAULT_MEMORY_MB = 256.0
+# part of a tree's share kept for its background tree when warnings are armed (a background
+# tree that replaces its tree grows on to the tree's caps)
+BACKGROUND_SHARE = 0.125
 # share of a tree's budget given to its observer bins (the rest: leaves and nodes).  Bins are
 # only needed while leaves can still split; the leaves are the model.
 BIN_SHARE = 0.25
@@ -94,3 +100,25 @@ def grown(current: int, needed: int, cap: int) -> int:
     """New capacity of an array that holds ``current`` items and must hold ``needed``: doubled,
     but not past ``cap`` (unless ``needed`` is larger)."""
     return max(needed, min(2 * current, cap))
+
+
+_TRIM = []  # [malloc_trim or None], resolved on first use
+
+
+def release_free_memory() -> None:
+    """Hand the C heap's free pages back to the operating system (glibc's ``malloc_trim``;
+    nothing elsewhere).  Growing a tree frees its old arrays; glibc keeps freed blocks of up to
+    32 MB in its heap (its mmap threshold rises as large arrays are freed), so without this
+    the process would hold two to three times what the trees hold (measured: the memory soak
+    benchmark).  Called after a tree grows, i.e. O(log size) times per tree."""
+    if not _TRIM:
+        fn = None
+        if sys.platform.startswith("linux"):
+            try:
+                fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+                fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
+            except (OSError, AttributeError):  # not glibc (e.g. musl): nothing to do
+                fn = None
+        _TRIM.append(fn)
+    if _TRIM[0] is not None:
+        _TRIM[0](0)

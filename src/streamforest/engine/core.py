@@ -282,9 +282,17 @@ class Engine:
         spec = self.specs[t]
         self._apply_memory_budget(spec, p)
         prm = self._tree_params(t, p, bg)
+        caps = self._budget_caps(spec, p, background=True) if bg else None
+        if caps is not None:  # a background tree grows within its part of the budget
+            prm = prm._replace(max_leaves=min(prm.max_leaves, caps[0]),
+                               max_bins=min(prm.max_bins, caps[1]))  # fmt: skip
         extra = prm.split_rule == S.SPLIT_EXTRA  # no observers: a token bin pool
         grown = prm.split_rule == S.SPLIT_PREGROWN  # the whole tree, grown now
-        nodes, leaves = pregrown_size(prm.max_depth) if grown else (256, 128)
+        if grown:
+            nodes, leaves = pregrown_size(prm.max_depth)
+        else:  # a first allocation within the caps (see make_room)
+            leaves = min(128, prm.max_leaves + 1)
+            nodes = min(256, 2 * prm.max_leaves + 2)
         st = S.allocate(
             p,
             _rng.new_state(seed),
@@ -326,10 +334,22 @@ class Engine:
 
     def _apply_memory_budget(self, spec, p: int) -> None:
         """Cap a new tree's leaves and observer bins so that the forest holds at most
-        ``max_memory_mb`` (split evenly among the trees; see :mod:`.budget`)."""
+        ``max_memory_mb`` (split evenly among the trees; with warnings armed, a share of each
+        tree's part is kept for its background tree; see :mod:`.budget`)."""
+        caps = self._budget_caps(spec, p, background=False)
+        if caps is not None:
+            spec.max_leaves = int(min(spec.max_leaves, caps[0]))
+            spec.max_observer_bins = int(min(spec.max_observer_bins, caps[1]))
+
+    def _budget_caps(self, spec, p: int, background: bool):
+        """``(max_leaves, max_bins)`` of tree ``spec``'s share of the budget (or of its
+        background tree's), ``None`` without a budget."""
         if self.max_memory_mb is None:
-            return
+            return None
         share = self.max_memory_mb * 2**20 / self.n_trees
+        if self.warning > 0:
+            bg = budget.BACKGROUND_SHARE
+            share *= bg if background else 1.0 - bg
         prm = spec._tree_params(p)
         units = budget.unit_bytes(
             p,
@@ -337,9 +357,7 @@ class Engine:
             m_min=prm.m_min if prm.split_rule == S.SPLIT_EXTRA else 0,
             alternates=prm.alt_lambda > 0,
         )
-        leaves, bins = budget.tree_caps(share, units, prm.split_rule == S.SPLIT_OBSERVERS)
-        spec.max_observer_bins = int(min(spec.max_observer_bins, bins))
-        spec.max_leaves = int(min(spec.max_leaves, leaves))
+        return budget.tree_caps(share, units, prm.split_rule == S.SPLIT_OBSERVERS)
 
     def reset(self, t: int) -> None:
         """Replace tree ``t`` by a fresh one (after a detected drift)."""
@@ -368,12 +386,22 @@ class Engine:
         self._bg_live = bool(self.bg_on.any())
         if not self._bg_live:  # release the background arena's memory
             self.bg = AR.empty(self.n_trees)
+            budget.release_free_memory()
 
     def _swap(self, t: int) -> None:
         """Tree ``t`` drifted: its background tree takes its place, with a fresh detector."""
         st = AR.load(self.bg, t)
         page_hinkley_init(st.dd, self.warning)
         prm = self._tree_params(t, int(st.ints[S.I_NFEAT]))
+        if st.ints[S.I_FROZEN] and st.ints[S.I_NLEAVES] < prm.max_leaves:
+            # it froze at a background tree's caps: it grows on within the tree's
+            hw = int(st.ints[S.I_LEAF_HW])
+            live = st.lf_node[:hw] >= 0
+            live[live] = st.nd_depth[st.lf_node[:hw][live]] < prm.max_depth
+            st.lf_active[:hw][live] = 1
+            st.lf_inh[:hw][live] = st.lf_stat[:hw][live]  # their observers start empty
+            st.lf_last[:hw][live] = st.lf_stat[:hw][live, S.S_W]
+            st.ints[S.I_FROZEN] = 0
         self.arena = AR.store(self.arena, t, st, prm)  # copied (st: views of bg)
         self.n_resets[t] += 1
         self.drift_counts[t, DS_SWAPPED] += 1
@@ -447,6 +475,7 @@ class Engine:
             # the row laid out afresh (no hole where a grown field was): what the process holds
             # for the tree is then what memory_bytes counts
             self._put(bg, AR.store(self._arena_of(bg), t, st))
+        budget.release_free_memory()  # the old arrays and the row's assembly
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
         """After tree ``t``'s pass returned ``stop`` (of ``n`` rows): act on its drift

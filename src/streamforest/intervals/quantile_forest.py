@@ -121,6 +121,10 @@ class OnlineQRF(IntervalRegressor):
         bufs = scratch.get(parity)
         if bufs is None or len(bufs) != T:
             bufs = scratch[parity] = typed.List([np.empty(64 * cap) for _ in range(T)])
+        share = max(64 * cap, self._record_budget // (8 * T))  # items per tree and chunk
+        for t in range(T):  # a buffer that grew past twice its share (a chunk sized on an
+            if bufs[t].shape[0] > 2 * share:  # earlier, smaller mean sketch) is released
+                bufs[t] = np.empty(share)
         gpos = np.zeros(T, np.int64)
         goff = np.empty((T, n), np.int64)
         levels = self.__dict__.setdefault("_glv", {})  # every entry read is written first
