@@ -173,19 +173,22 @@ def test_deactivated_leaves_still_predict_and_learn(rng):
 
 @pytest.mark.parametrize("cls", [OnlineQRF, CPApproximate])
 def test_budget_costs_little_accuracy_on_a_stationary_stream(rng, cls):
-    """Trees capped at about a third of the leaves they grow unbounded keep a prequential MAE
-    within 5% of the unbounded forest's (their leaf models keep learning)."""
+    """A budget of a third of what the unbounded forest holds caps the trees (about half the
+    leaves) and keeps the prequential MAE of the last rows within 4% of the unbounded forest's
+    (measured: +0.2% OnlineQRF, +1.4% CPApproximate): the least promising leaves stop observing
+    first, and every leaf keeps learning its model."""
     X, y = friedman1(120_000, rng)
     tree = HoeffdingTreeRegressor(grace_period=100)
 
     def run(mb):
         m = cls(forest=OnlineForestRegressor(n_trees=4, max_memory_mb=mb, tree=tree, seed=0))
         pred, _ = m.predict_learn_many(X, y, alpha=0.1)
-        return np.abs(pred[-30_000:] - y[-30_000:]).mean(), m.forest_.n_leaves
+        f = m.forest_
+        return np.abs(pred[-30_000:] - y[-30_000:]).mean(), f.n_leaves, f.memory_bytes / 2**20
 
-    mae_free, leaves_free = run(None)
-    u = budget.unit_bytes(10, sketch_k=200 if cls is OnlineQRF else 0)
-    mb = (leaves_free / 3 * (u.leaf + 2 * u.node) / 0.75 + 4 * u.fixed) / 2**20
-    mae_cap, leaves_cap = run(mb)
-    assert leaves_cap < 0.45 * leaves_free  # the budget was binding
-    assert mae_cap < 1.05 * mae_free
+    mae_free, leaves_free, mb_free = run(None)
+    mb = mb_free / 3
+    mae_cap, leaves_cap, mb_cap = run(mb)
+    assert mb_cap <= mb
+    assert leaves_cap < 0.75 * leaves_free  # the budget was binding
+    assert mae_cap < 1.04 * mae_free
