@@ -38,7 +38,7 @@ from ..rng import new_state
 from ..trees import _state as S
 
 # the forests' default budget (MiB), per model: see OnlineForestRegressor's max_memory_mb
-DEFAULT_MEMORY_MB = 256.0
+DEFAULT_MEMORY_MB = 224.0
 # part of a tree's share kept for its background tree when warnings are armed (a background
 # tree that replaces its tree grows on to the tree's caps)
 BACKGROUND_SHARE = 0.125

@@ -55,7 +55,7 @@ class OnlineForestRegressor(EngineRegressor):
         background trees (a drift resets the tree).  Counts: :attr:`drift_stats_`.  Measured
         false alarms on shuffled real data sets: see the README (section Drift).
     max_memory_mb
-        Memory budget of the whole forest, in MiB (default 256: with it a default OnlineQRF
+        Memory budget of the whole forest, in MiB (default 224: with it a default OnlineQRF
         or CPApproximate levels off below 512 MB of process memory on an unbounded stream;
         see the benchmarks page, "Memory soak").  ``None``: only each tree's own caps.  The
         budget is split evenly among the trees; a tree's share goes to observer bins (a
