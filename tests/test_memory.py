@@ -192,3 +192,23 @@ def test_budget_costs_little_accuracy_on_a_stationary_stream(rng, cls):
     assert mb_cap <= mb
     assert leaves_cap < 0.75 * leaves_free  # the budget was binding
     assert mae_cap < 1.04 * mae_free
+
+
+def test_background_trees_stay_in_budget_and_grow_on_once_swapped_in():
+    """With warnings armed each tree keeps 1/8 of its share for a background tree; one that
+    replaces its tree (frozen at its smaller caps or not) grows on to the tree's caps."""
+    from streamforest.streams import Friedman
+
+    X, y = Friedman(function=1, drift="gra", n=200_000, seed=1).arrays()
+    tree = HoeffdingTreeRegressor(grace_period=50)
+    m = OnlineQRF(forest=OnlineForestRegressor(n_trees=4, max_memory_mb=2.0, tree=tree, seed=0))
+    for a in range(0, len(y), 10_000):
+        m.learn_many(X[a : a + 10_000], y[a : a + 10_000])
+        assert m.forest_.memory_bytes <= 2.0 * 2**20
+    e = m.forest_.engine_
+    assert e.drift_stats()["background_swapped"] > 0
+    bg_cap = e._budget_caps(e.specs[0], 10, background=True)[0]
+    for t in range(e.n_trees):
+        assert e.int_of(t, S.I_NLEAVES) == e.params(t).max_leaves > bg_cap
+    lo_hi = m.predict_interval(X[:1000], alpha=0.1)
+    assert np.isfinite(lo_hi).all() and (lo_hi[:, 0] <= lo_hi[:, 1]).all()
