@@ -50,12 +50,12 @@ def test_bytes_per_leaf_slot_and_bin():
 def test_caps_fill_the_share_and_no_more():
     u = budget.unit_bytes(10, sketch_k=200)
     share = 16 * 2**20
-    leaves, bins = budget.tree_caps(share, u)
+    leaves, bins = budget.tree_caps(share, u, sketch=True)
     held = u.fixed + leaves * (u.leaf + 2 * u.node) + bins * u.bin
     assert held <= share
     assert held > 0.97 * share  # the share is used, not halved
     # a tree without observers gives its whole share to leaves
-    leaves_x, _ = budget.tree_caps(share, u, observers=False)
+    leaves_x, _ = budget.tree_caps(share, u, observers=False, sketch=True)
     assert leaves_x > leaves
 
 

@@ -42,9 +42,13 @@ DEFAULT_MEMORY_MB = 224.0
 # part of a tree's share kept for its background tree when warnings are armed (a background
 # tree that replaces its tree grows on to the tree's caps)
 BACKGROUND_SHARE = 0.125
-# share of a tree's budget given to its observer bins (the rest: leaves and nodes).  Bins are
-# only needed while leaves can still split; the leaves are the model.
-BIN_SHARE = 0.25
+# share of a tree's budget given to its observer bins (the rest: leaves and nodes).  An active
+# leaf's observers take ~10 kB (tens of bins per observed feature): half the share when leaves
+# are small (~1 kB); a quarter when each holds a sketch (~7 kB), whose leaves are the scarcer
+# resource (measured with the memory soak benchmark: with a quarter, sketch-free trees ran
+# out of bins with a fifth of their leaf cap used)
+BIN_SHARE = 0.5
+BIN_SHARE_SKETCH = 0.25
 
 
 class UnitBytes(NamedTuple):
@@ -84,12 +88,15 @@ def unit_bytes(
     return UnitBytes(int(node), int(leaf), int(bin_), int(fixed))
 
 
-def tree_caps(share_bytes: float, units: UnitBytes, observers: bool = True) -> tuple[int, int]:
+def tree_caps(
+    share_bytes: float, units: UnitBytes, observers: bool = True, sketch: bool = False
+) -> tuple[int, int]:
     """``(max_leaves, max_bins)`` for a tree that may hold ``share_bytes``: ``BIN_SHARE`` of it
-    for observer bins (when the tree has observers), the rest for leaf slots and their nodes
-    (two per leaf).  At least 2 leaves and 64 bins."""
+    (``BIN_SHARE_SKETCH`` with leaf sketches) for observer bins (when the tree has observers),
+    the rest for leaf slots and their nodes (two per leaf).  At least 2 leaves and 64 bins."""
     room = max(0.0, share_bytes - units.fixed)
-    bins_room = BIN_SHARE * room if observers else 0.0
+    bin_share = BIN_SHARE_SKETCH if sketch else BIN_SHARE
+    bins_room = bin_share * room if observers else 0.0
     per_leaf = units.leaf + 2 * units.node
     max_leaves = int((room - bins_room) // per_leaf)
     max_bins = int(bins_room // units.bin) if observers else 64

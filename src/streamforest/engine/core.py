@@ -357,7 +357,8 @@ class Engine:
             m_min=prm.m_min if prm.split_rule == S.SPLIT_EXTRA else 0,
             alternates=prm.alt_lambda > 0,
         )
-        return budget.tree_caps(share, units, prm.split_rule == S.SPLIT_OBSERVERS)
+        observers = prm.split_rule == S.SPLIT_OBSERVERS
+        return budget.tree_caps(share, units, observers, sketch=prm.sketch_k > 0)
 
     def reset(self, t: int) -> None:
         """Replace tree ``t`` by a fresh one (after a detected drift)."""

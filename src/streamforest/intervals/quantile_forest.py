@@ -52,7 +52,7 @@ class OnlineQRF(IntervalRegressor):
     _chunk_rows = 8192
     # bytes of leaf-sketch copies per chunk (scratch; two sets, see _tree_records): large
     # enough for chunks of a few hundred rows at least, small beside the trees' budget
-    _record_budget = 16 * 2**20
+    _record_budget = 8 * 2**20
 
     def __init__(
         self,
@@ -106,7 +106,7 @@ class OnlineQRF(IntervalRegressor):
         last chunk's mean sketch size to keep those copies within ``_record_budget``."""
         per_row = self.__dict__.get("_items_per_row", 0.0) * 8 + self.forest_.n_trees * 300
         rows = int(self._record_budget / max(per_row, 1.0))
-        return max(512, min(self._chunk_rows, rows))
+        return max(256, min(self._chunk_rows, rows))
 
     def _tree_records(self, Xa, ya, wa, learn, parity: int = 0):
         """Per-tree predictions ``P (T, n)``, copies of the leaf sketches each row reaches (a
@@ -130,7 +130,7 @@ class OnlineQRF(IntervalRegressor):
         levels = self.__dict__.setdefault("_glv", {})  # every entry read is written first
         lvs = levels.get(parity)
         if lvs is None or lvs.shape[0] != T or lvs.shape[1] < n:  # sized to the chunks seen
-            lvs = levels[parity] = np.empty((T, -(-n // 512) * 512, kll.LV_WIDTH), np.int64)
+            lvs = levels[parity] = np.empty((T, -(-n // 256) * 256, kll.LV_WIDTH), np.int64)
         glv = lvs  # whole (C-contiguous, one compiled signature); rows >= n are not read
         W = e.bagging_weights(wa) if learn else np.zeros((T, n))
         local = [bufs[t] for t in range(T)]  # plain references for the tree passes
