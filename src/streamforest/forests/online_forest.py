@@ -58,16 +58,18 @@ class OnlineForestRegressor(EngineRegressor):
         Memory budget of the whole forest, in MiB (default 224: with it a default OnlineQRF
         or CPApproximate levels off below 512 MB of process memory on an unbounded stream;
         see the benchmarks page, "Memory soak").  ``None``: only each tree's own caps.  The
-        budget is split evenly among the trees; a tree's share goes to observer bins (a
-        quarter, ``max_observer_bins``) and to leaves (the rest, ``max_leaves``: a leaf's size
-        depends on the number of features and on a leaf sketch; its two nodes included), with
-        the byte sizes of the layout (:mod:`streamforest.engine.budget`).  Arrays grow by
+        budget is split evenly among the trees, and with warnings armed each tree keeps an
+        eighth of its share for its background tree (one that replaces its tree grows on to
+        the tree's caps).  A tree's part goes to observer bins (half, a quarter with leaf
+        sketches: ``max_observer_bins``) and to leaves (the rest, ``max_leaves``: a leaf's
+        size depends on the number of features and on a leaf sketch; its two nodes included),
+        with the byte sizes of the layout (:mod:`streamforest.engine.budget`).  Arrays grow by
         doubling, never past those caps, so :attr:`memory_bytes` stays within the budget.
         When the bins run out, the least promising leaves (smallest error reduction
-        potential) stop observing, as in MOA and River; they keep predicting and learning
-        their leaf models.  A tree at its leaf cap freezes its structure and keeps learning its
-        leaves.  Set when a tree is created.  A background tree has its tree's caps (a tree
-        and its background tree may hold up to twice a tree's share for a while).
+        potential) stop observing, as in MOA and River, and the most promising of them
+        observe again when splits free bins; they keep predicting and learning their leaf
+        models.  A tree at its leaf cap freezes its structure and keeps learning its leaves.
+        Set when a tree is created.
     n_jobs
         Threads that run trees in parallel on chunks of at least 256 rows (the compiled loops
         release the GIL).  Results do not depend on it.
