@@ -18,7 +18,7 @@ def test_run_writes_table_json_and_png(tmp_path, capsys):
     code = main(["run", "--n", "4000", "--window", "500", "--out", str(out), "--quiet"])
     assert code == 0
     text = capsys.readouterr().out
-    assert "MER" in text and "OnlineQRF" in text
+    assert "MER" in text and "NormalizedConformal" in text
     (js,) = out.glob("*.json")
     (png,) = out.glob("*.png")
     d = json.loads(js.read_text())

@@ -252,7 +252,10 @@ def _resave(m):
     from streamforest import persistence
 
     buf = io.BytesIO(persistence._dumps(m))
-    assert persistence.read_manifest(io.BytesIO(buf.getvalue()))["format_version"] == 2
+    assert (
+        persistence.read_manifest(io.BytesIO(buf.getvalue()))["format_version"]
+        == persistence.FORMAT_VERSION
+    )
     return buf
 
 

@@ -91,6 +91,9 @@ MODELS = {
         forest=forest(), k=16, interval="hdi", split_sketch="parent", seed=10
     ),
     "GaussianInterval": lambda: sf.GaussianInterval(forest=forest(), seed=11),
+    "NormalizedConformal": lambda: sf.NormalizedConformal(
+        forest=forest(), calibration_size=150, normalize="residuals", seed=16
+    ),
     "KLLSketch": lambda: sf.KLLSketch(k=16, seed=12),
     "ATSERRegressor": lambda: sf.ATSERRegressor(
         grace_period=40, nominal_features=("grp",), seed=13
@@ -101,7 +104,27 @@ MODELS = {
     "ABORFRegressor": lambda: sf.ABORFRegressor(
         n_trees=3, depth=5, lambda_value=1.0, nominal_features=("grp",), seed=15
     ),
+    "HoeffdingTreeClassifier": lambda: sf.HoeffdingTreeClassifier(
+        grace_period=40, nominal_features=("grp",), seed=16
+    ),
+    "ACTSERClassifier": lambda: sf.ACTSERClassifier(
+        grace_period=40, alt_period=40, ph_threshold=5.0, nominal_features=("grp",), seed=17
+    ),
+    "ACTSEREnsembleClassifier": lambda: sf.ACTSEREnsembleClassifier(
+        mode="rforest", n_members=3, nominal_features=("grp",), seed=18
+    ),
 }
+CLASSIFIERS = ("HoeffdingTreeClassifier", "ACTSERClassifier", "ACTSEREnsembleClassifier")
+
+
+def is_classifier(model) -> bool:
+    return type(model).__name__ in CLASSIFIERS
+
+
+def labels(y: np.ndarray) -> np.ndarray:
+    """Class labels of the regression targets: three classes, and a fourth ("top") among the
+    rows learnt after loading (a class first seen then)."""
+    return np.where(y > 9.0, "top", np.where(y > 4.0, "hi", np.where(y > 0.0, "lo", "neg")))
 
 
 def fit(model) -> None:
@@ -110,9 +133,10 @@ def fit(model) -> None:
         model.update_many(Y_FIT[:N_ONE])
         model.update_many(Y_FIT[N_ONE:], np.arange(N_MANY) % 3 + 1)
         return
-    for x, y in zip(rows(X_FIT.iloc[:N_ONE]), Y_FIT[:N_ONE], strict=True):
+    Y = labels(np.minimum(Y_FIT, 8.0)) if is_classifier(model) else Y_FIT  # no "top" yet
+    for x, y in zip(rows(X_FIT.iloc[:N_ONE]), Y[:N_ONE], strict=True):
         model.learn_one(x, y)
-    model.learn_many(X_FIT.iloc[N_ONE:], Y_FIT[N_ONE:])
+    model.learn_many(X_FIT.iloc[N_ONE:], Y[N_ONE:])
 
 
 def outputs(model) -> dict[str, np.ndarray]:
@@ -128,6 +152,12 @@ def outputs(model) -> dict[str, np.ndarray]:
         "predict": model.predict(X_TEST),
         "predict_one": np.array([model.predict_one(x) for x in rows(X_TEST.iloc[:20])]),
     }
+    if is_classifier(model):
+        out["proba"] = model.predict_proba(X_TEST)
+        out["proba_one"] = np.array(
+            [list(model.predict_proba_one(x).values()) for x in rows(X_TEST.iloc[:20])]
+        )
+        out["classes"] = np.array(model.classes_)
     if hasattr(model, "predict_interval"):
         out["interval"] = model.predict_interval(X_TEST, alpha=ALPHAS)
     if hasattr(model, "predict_quantiles"):
@@ -144,11 +174,14 @@ def resume(model) -> dict[str, np.ndarray]:
         other.update_many(Y_FIT[:500])
         model.merge(other)
         return {f"after:{k}": v for k, v in outputs(model).items()}
-    for x, y in zip(rows(X_RES.iloc[:50]), Y_RES[:50], strict=True):
+    Y = labels(Y_RES) if is_classifier(model) else Y_RES
+    for x, y in zip(rows(X_RES.iloc[:50]), Y[:50], strict=True):
         model.learn_one(x, y)
     w = np.arange(150) % 3 * 0.5
-    model.learn_many(X_RES.iloc[50:200], Y_RES[50:200], w=w)
-    if hasattr(model, "predict_interval"):
+    model.learn_many(X_RES.iloc[50:200], Y[50:200], w=w)
+    if is_classifier(model):
+        model.learn_many(X_RES.iloc[200:], Y[200:])
+    elif hasattr(model, "predict_interval"):
         pred, itv = model.predict_learn_many(X_RES.iloc[200:], Y_RES[200:], alpha=ALPHAS)
         out["prequential"], out["prequential_interval"] = pred, itv
     else:
@@ -285,7 +318,7 @@ def test_predicting_does_not_change_the_saved_file(name, fitted):
 def test_manifest_contents(fitted):
     m = persistence.read_manifest(fitted["CPExact"].path)
     assert m["format"] == "streamforest-model"
-    assert m["format_version"] == persistence.FORMAT_VERSION == 2
+    assert m["format_version"] == persistence.FORMAT_VERSION == 3
     assert m["library_version"] == sf.__version__
     assert m["class"].endswith(":CPExact")
     assert m["params"]["calibration_size"] == 150 and m["params"]["seed"] == 8

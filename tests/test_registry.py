@@ -18,6 +18,7 @@ from streamforest.registry import ModelSpec
 
 ADAPTIVE = [
     "adaptive-qrf",
+    "adaptive-normalized-cp",
     "adaptive-cp-approx",
     "adaptive-cp-exact",
     "adaptive-conformal-qrf",
@@ -26,6 +27,7 @@ ADAPTIVE = [
 TODAY = [
     "qrf",
     "qrf-hdi",
+    "normalized-cp",
     "cp-approx",
     "cp-exact",
     "conformal-qrf",
@@ -43,7 +45,7 @@ TODAY = [
 
 def test_names_and_aliases():
     assert registry.names() == TODAY  # the command line's names, in its order
-    assert registry.DEFAULT == "qrf"
+    assert registry.DEFAULT == "normalized-cp"
     assert registry.get("cqr") is registry.get("conformal-qrf")
     assert "cqr" in registry.names(aliases=True)
     assert registry.tasks() == ["regression"]

@@ -5,22 +5,36 @@
 from . import _numba_cache  # noqa: F401  # isort: skip
 from .compilation import warmup  # isort: skip
 from ._version import __version__
+from .batch import HDIForestRegressor, QuantileForestRegressor
 from .concurrency import ThreadSafe
-from .forests import ABORFRegressor, ATSEREnsembleRegressor, OnlineForestRegressor
+from .forests import (
+    ABORFRegressor,
+    ACTSEREnsembleClassifier,
+    ATSEREnsembleRegressor,
+    OnlineForestRegressor,
+)
 from .intervals import (
     AdaptiveConformal,
     ConformalQRF,
     CPApproximate,
     CPExact,
     GaussianInterval,
+    NormalizedConformal,
     OnlineQRF,
 )
 from .persistence import load, save
 from .sketches import KLLSketch
-from .trees import ATSERRegressor, HoeffdingTreeRegressor
+from .trees import (
+    ACTSERClassifier,
+    ATSERRegressor,
+    HoeffdingTreeClassifier,
+    HoeffdingTreeRegressor,
+)
 
 __all__ = [
     "ABORFRegressor",
+    "ACTSERClassifier",
+    "ACTSEREnsembleClassifier",
     "ATSEREnsembleRegressor",
     "ATSERRegressor",
     "AdaptiveConformal",
@@ -28,10 +42,14 @@ __all__ = [
     "CPExact",
     "ConformalQRF",
     "GaussianInterval",
+    "HDIForestRegressor",
+    "HoeffdingTreeClassifier",
     "HoeffdingTreeRegressor",
     "KLLSketch",
+    "NormalizedConformal",
     "OnlineForestRegressor",
     "OnlineQRF",
+    "QuantileForestRegressor",
     "ThreadSafe",
     "__version__",
     "load",

@@ -10,6 +10,7 @@ extra      packages                                    for
 ``files``  pandas, pyarrow, scipy                      CSV, Parquet and ARFF file streams
 ``cli``    rich (and ``plot``, ``files``)              the ``streamforest`` command
 ``river``  river                                       :mod:`streamforest.river`
+``batch``  scikit-learn                                HDIForestRegressor, QuantileForestRegressor
 =========  ==========================================  ==========================================
 """
 
@@ -25,6 +26,7 @@ EXTRA = {
     "scipy": "files",
     "rich": "cli",
     "river": "river",
+    "sklearn": "batch",
 }
 
 

@@ -52,6 +52,7 @@ format_version  written by                                      read by
 1               streamforest 0.1.0                              streamforest 0.1.x
 2               streamforest 0.1.x, with tree kinds and         streamforest 0.1.x
                 background trees
+3               streamforest 0.1.x, with classification trees   streamforest 0.1.x
 ==============  ==============================================  ======================
 
 Version 2: every tree's state has the fields of the split rules and of change adaptation
@@ -63,6 +64,12 @@ objects upgrade themselves when their state is set (the arena is laid out anew w
 fields as a new tree of its kind has them, :func:`streamforest.trees._arena.upgrade`; the
 engine starts without background trees or warnings, each tree's detector restarted in the new
 layout; a forest gets ``warning_fraction=None``).
+
+Version 3: every tree's state ends with the class fields of classification trees (``lf_cc``,
+``lf_gs``, ``lf_ncc``, ``lf_xcc``, ``lf_rng``; zero-sized in a regression tree) and its
+parameters with ``task``, ``ph_gamma`` and ``alt_chi2``; an engine records ``n_classes``.
+Version 2 files load unchanged: the arena upgrade appends the fields as a regression tree has
+them and the parameters' defaults, and an engine without ``n_classes`` has none.
 """
 
 from __future__ import annotations
@@ -84,13 +91,14 @@ import numpy as np
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MIN_FORMAT_VERSION", "load", "read_manifest", "save"]
 
 FORMAT_NAME = "streamforest-model"
-FORMAT_VERSION = 2  # written by this library
+FORMAT_VERSION = 3  # written by this library
 MIN_FORMAT_VERSION = 1  # oldest format this library reads
 MANIFEST = "manifest.json"
 
 # format_version v -> function turning a v manifest into a v + 1 manifest
 _UPGRADES: dict[int, Callable[[dict], dict]] = {
     1: lambda manifest: manifest,  # 1 -> 2: the objects upgrade themselves (see the docstring)
+    2: lambda manifest: manifest,  # 2 -> 3: likewise (the arena appends the class fields)
 }
 
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed zip timestamps: the same model gives the same bytes

@@ -30,6 +30,7 @@ from .intervals import (
     CPApproximate,
     CPExact,
     GaussianInterval,
+    NormalizedConformal,
     OnlineQRF,
 )
 from .trees import ATSERRegressor, HoeffdingTreeRegressor
@@ -169,20 +170,25 @@ class ModelSpec:
         return obj
 
 
-#: The models, in the order ``streamforest list`` shows them; the first is the default.
+#: The models, in the order ``streamforest list`` shows them (:data:`DEFAULT`: the default).
 MODELS: dict[str, ModelSpec] = {
     m.name: m
     for m in (
         ModelSpec(
             "qrf",
             OnlineQRF,
-            "OnlineQRF: KLL sketches in the leaves, equal-tailed quantile intervals (default)",
+            "OnlineQRF: KLL sketches in the leaves, equal-tailed quantile intervals",
         ),
         ModelSpec(
             "qrf-hdi",
             OnlineQRF,
             "OnlineQRF with highest-density (shortest) intervals, HDI-Forest",
             fixed={"interval": "hdi"},
+        ),
+        ModelSpec(
+            "normalized-cp",
+            NormalizedConformal,
+            "NormalizedConformal: prequential conformal scores over a residual forest's spread",
         ),
         ModelSpec(
             "cp-approx",
@@ -216,6 +222,7 @@ MODELS: dict[str, ModelSpec] = {
             )
             for name, base, aliases in (
                 ("qrf", OnlineQRF, ()),
+                ("normalized-cp", NormalizedConformal, ()),
                 ("cp-approx", CPApproximate, ()),
                 ("cp-exact", CPExact, ()),
                 ("conformal-qrf", ConformalQRF, ("adaptive-cqr",)),
@@ -262,7 +269,7 @@ MODELS: dict[str, ModelSpec] = {
     )
 }
 
-DEFAULT = next(iter(MODELS))
+DEFAULT = "normalized-cp"
 
 
 def _aliases() -> dict[str, str]:

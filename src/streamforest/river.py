@@ -1,6 +1,7 @@
 """Use streamforest models inside River.
 
-:class:`RiverRegressor` wraps any streamforest regressor so that River's tooling accepts it:
+:class:`RiverRegressor` wraps any streamforest regressor, :class:`RiverClassifier` any
+streamforest classifier, so that River's tooling accepts it:
 ``river.evaluate.progressive_val_score``, pipelines (``preprocessing.StandardScaler() |
 RiverRegressor(...)``), ``river.checks.check_estimator``.  River is needed only when this module
 is imported (``pip install 'streamforest[river]'``).
@@ -23,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._extras import need
-from .trees import HoeffdingTreeRegressor
+from .trees import HoeffdingTreeClassifier, HoeffdingTreeRegressor
 
 _PURPOSE = "the River adapter (streamforest.river)"
 base = need("river.base", _PURPOSE)
@@ -96,3 +97,59 @@ class RiverRegressor(base.MiniBatchRegressor):
                 grace_period=50, leaf_model="linear", observer="ebst", seed=1
             )
         }
+
+
+class RiverClassifier(base.MiniBatchClassifier):
+    """A streamforest classifier (:class:`~streamforest.HoeffdingTreeClassifier`,
+    :class:`~streamforest.ACTSERClassifier`, :class:`~streamforest.ACTSEREnsembleClassifier`)
+    seen through River's ``Classifier`` interface, e.g. for
+    ``river.evaluate.progressive_val_score`` with River's classification metrics.
+
+    >>> from river import datasets, evaluate, metrics
+    >>> from streamforest import ACTSERClassifier
+    >>> from streamforest.river import RiverClassifier
+    >>> model = RiverClassifier(ACTSERClassifier(seed=0))
+    >>> metric = metrics.Accuracy()
+    >>> evaluate.progressive_val_score(datasets.Phishing(), model, metric)  # doctest: +SKIP
+    Accuracy: ...
+
+    Parameters
+    ----------
+    model
+        The streamforest classifier to wrap (learnt in place); default
+        ``HoeffdingTreeClassifier()``.
+    """
+
+    def __init__(self, model=None):
+        self.model = model if model is not None else HoeffdingTreeClassifier()
+
+    @property
+    def _supervised(self):
+        return True
+
+    @property
+    def _multiclass(self):
+        return True
+
+    def learn_one(self, x, y):
+        self.model.learn_one(x, y)
+
+    def predict_proba_one(self, x):
+        return self.model.predict_proba_one(x)
+
+    def predict_one(self, x):
+        return self.model.predict_one(x)
+
+    def learn_many(self, X: pd.DataFrame, y: pd.Series):
+        self.model.learn_many(X, list(y))
+
+    def predict_proba_many(self, X: pd.DataFrame) -> pd.DataFrame:
+        P = self.model.predict_proba(X)
+        return pd.DataFrame(P, index=X.index, columns=list(self.model.__dict__.get("classes_", [])))
+
+    def predict_many(self, X: pd.DataFrame) -> pd.Series:
+        return pd.Series(self.model.predict(X), index=X.index)
+
+    @classmethod
+    def _unit_test_params(cls):
+        yield {"model": HoeffdingTreeClassifier(grace_period=50, seed=1)}

@@ -65,12 +65,17 @@ def unit_bytes(
     m_min: int = 0,
     alternates: bool = False,
     pregrown: bool = False,
+    n_classes: int = 0,
+    n_cats: int = 0,
+    ranges: bool = False,
 ) -> UnitBytes:
     """Bytes per node, leaf slot and observer bin of a tree with ``n_features`` features (and a
     leaf sketch of accuracy ``sketch_k``, an extremely randomised split's ``m_min`` buffer,
-    alternate subtrees, pre-grown fields), measured on the layout of
+    alternate subtrees, pre-grown fields, a classifier's class statistics), measured on the
+    layout of
     :func:`streamforest.trees._state.allocate`."""
-    kw = dict(sketch_k=sketch_k, m_min=m_min, alternates=alternates, pregrown=pregrown)
+    kw = dict(sketch_k=sketch_k, m_min=m_min, alternates=alternates, pregrown=pregrown,
+              n_classes=n_classes, n_cats=n_cats, ranges=ranges)  # fmt: skip
 
     def size(nodes, leaves, bins):
         st = S.allocate(n_features, new_state(0), nodes=nodes, leaves=leaves, bins=bins, cats=64,

@@ -59,6 +59,7 @@ from .. import rng as _rng
 from ..compilation import entry_point
 from ..drift import N_PH, PH_DRIFT, PH_WARNING, PH_WITHDRAWN, page_hinkley_init
 from ..trees import _arena as AR
+from ..trees import _class_kernels as CTK
 from ..trees import _kernels as TK
 from ..trees import _state as S
 from ..trees.observers import rebuild_hash
@@ -142,6 +143,8 @@ class Engine:
         self.bg_rng = np.zeros((T, 1), np.uint64)  # their bagging weights' generators
         self.drift_counts = np.zeros((T, len(DRIFT_STATS)), np.int64)  # columns DS_*
         self._synced = -1  # the version of the feature space the trees match
+        self.n_classes = 0  # classification trees: classes their fields hold (set by the model)
+        self._synced_classes = 0
         self._lock = _Lock()
         self._scratch()
 
@@ -170,6 +173,8 @@ class Engine:
         if isinstance(d.get("bg"), AR.Arena):
             d["bg"] = AR.upgrade(d["bg"], d.get("bg_on"))
             AR.check(d["bg"], d.get("bg_on"))
+        d.setdefault("n_classes", 0)  # saved before classification trees
+        d.setdefault("_synced_classes", 0)
         self.__dict__.update(d)
         if "bg" not in d:  # saved before background trees (format version 1)
             self._upgrade_v1()
@@ -241,10 +246,11 @@ class Engine:
 
     # --- life cycle -------------------------------------------------------------------------------
     def sync(self) -> None:
-        """Create the trees (once a feature is known) and widen them to the feature space."""
+        """Create the trees (once a feature is known) and widen them to the feature space (and,
+        for classification trees, to the classes and category codes known)."""
         fs = self.features
         key = fs.version
-        if key == self._synced:
+        if key == self._synced and self.n_classes == self._synced_classes:
             return
         p = len(fs)
         if p == 0:
@@ -255,6 +261,8 @@ class Engine:
                     self._create(t, p)
                 elif self.int_of(t, S.I_NFEAT) < p:
                     self._widen(t, p)
+                if self.n_classes:
+                    self._widen_classes(t)
                 A = self.arena
                 A.ia[t, A.lay[t, 0, 0] + S.I_MAXCAT] = fs.max_categories
                 if self.bg_on[t]:
@@ -262,8 +270,26 @@ class Engine:
                     if B.ia[t, B.lay[t, 0, 0] + S.I_NFEAT] < p:
                         self._widen(t, p, bg=True)
                         B = self.bg
+                    if self.n_classes:
+                        self._widen_classes(t, bg=True)
+                        B = self.bg
                     B.ia[t, B.lay[t, 0, 0] + S.I_MAXCAT] = fs.max_categories
         self._synced = key
+        self._synced_classes = self.n_classes
+
+    def _widen_classes(self, t: int, bg: bool = False) -> None:
+        """Give classification tree ``t`` room for every class and category code known."""
+        before = st = AR.load(self._arena_of(bg), t)
+        K0 = S.n_classes(st)
+        if not K0:
+            return
+        C0 = S.n_cat_codes(st)
+        cats = self.features.max_categories
+        if K0 >= self.n_classes and C0 >= cats:
+            return
+        st = S.grow_classes(st, self.n_classes, max(cats, 2 * C0) if cats > C0 else C0)
+        kept = [a is b for a, b in zip(st, before, strict=True)]
+        self._put(bg, AR.store(self._arena_of(bg), t, st, kept=kept))
 
     def _tree_seed(self, t: int):
         seed, k = self.specs[t].seed, int(self.n_resets[t])
@@ -288,6 +314,8 @@ class Engine:
                                max_bins=min(prm.max_bins, caps[1]))  # fmt: skip
         extra = prm.split_rule == S.SPLIT_EXTRA  # no observers: a token bin pool
         grown = prm.split_rule == S.SPLIT_PREGROWN  # the whole tree, grown now
+        gauss = prm.split_rule == S.SPLIT_GAUSS  # naive Bayes statistics: no observers either
+        classify = prm.task == S.TASK_CLASSIFICATION
         if grown:
             nodes, leaves = pregrown_size(prm.max_depth)
         else:  # a first allocation within the caps (see make_room)
@@ -297,15 +325,20 @@ class Engine:
             p,
             _rng.new_state(seed),
             sketch_k=int(spec.leaf_quantile_k or 0),
-            bins=16 if extra or grown else min(4096, int(spec.max_observer_bins)),
+            bins=16 if extra or grown or gauss else min(4096, int(spec.max_observer_bins)),
             nodes=nodes,
             leaves=leaves,
             m_min=prm.m_min if extra else 0,
             alternates=prm.alt_lambda > 0,
             pregrown=grown,
+            n_classes=max(1, self.n_classes) if classify else 0,
+            n_cats=self.features.max_categories if classify else 0,
+            ranges=gauss,
         )
         st.ft_nominal[:p] = self.features.nominal
         TK.init_root(st, prm)
+        if classify:
+            CTK.init_root_class(st)
         st.ints[S.I_MAXCAT] = self.features.max_categories
         page_hinkley_init(st.dd, self.warning)
         self._put(bg, AR.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st)))
@@ -328,6 +361,9 @@ class Engine:
         if st.lf_xc.shape[2]:  # extremely randomised split: no candidate on a new feature, and
             st.lf_xc[:, old:p, S.XC_THR] = np.nan  # the examples buffered before it lack it
             st.lf_buf[:, 2 + old : 2 + p, :] = np.nan
+        if st.lf_rng.shape[2]:  # Gaussian split rule: no value of a new feature seen yet
+            st.lf_rng[:, old:p, 0] = np.inf
+            st.lf_rng[:, old:p, 1] = -np.inf
         st.ints[S.I_NFEAT] = p
         kept = [a is b for a, b in zip(st, before, strict=True)]
         self._put(bg, AR.store(self._arena_of(bg), t, st, self._tree_params(t, p, bg), kept))
@@ -351,11 +387,15 @@ class Engine:
             bg = budget.BACKGROUND_SHARE
             share *= bg if background else 1.0 - bg
         prm = spec._tree_params(p)
+        classify = prm.task == S.TASK_CLASSIFICATION
         units = budget.unit_bytes(
             p,
             sketch_k=int(spec.leaf_quantile_k or 0),
             m_min=prm.m_min if prm.split_rule == S.SPLIT_EXTRA else 0,
             alternates=prm.alt_lambda > 0,
+            n_classes=max(1, self.n_classes) if classify else 0,
+            n_cats=self.features.max_categories if classify else 0,
+            ranges=prm.split_rule == S.SPLIT_GAUSS,
         )
         observers = prm.split_rule == S.SPLIT_OBSERVERS
         return budget.tree_caps(share, units, observers, sketch=prm.sketch_k > 0)

@@ -4,6 +4,7 @@ from .adaptive import AdaptiveConformal
 from .conformal import CPApproximate, CPExact
 from .cqr import ConformalQRF
 from .gaussian import GaussianInterval
+from .normalized import NormalizedConformal
 from .quantile_forest import OnlineQRF
 
 __all__ = [
@@ -12,5 +13,6 @@ __all__ = [
     "CPExact",
     "ConformalQRF",
     "GaussianInterval",
+    "NormalizedConformal",
     "OnlineQRF",
 ]

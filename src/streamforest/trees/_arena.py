@@ -402,6 +402,11 @@ def tree_state(A, t):
         ft_mm=_v2(A.fa, A.lay, t, 51),
         lf_ev=_v2(A.fa, A.lay, t, 52),
         ev=_v1(A.fa, A.lay, t, 53),
+        lf_cc=_v2(A.fa, A.lay, t, 54),
+        lf_gs=_v3(A.fa, A.lay, t, 55),
+        lf_ncc=_v3(A.fa, A.lay, t, 56),
+        lf_xcc=_v3(A.fa, A.lay, t, 57),
+        lf_rng=_v3(A.fa, A.lay, t, 58),
     )
 
 
@@ -443,6 +448,9 @@ def tree_params(A, t):
         coef_decay=p[30],
         ev_fade=p[31],
         ev_decay=p[32],
+        task=np.int64(p[33]),
+        ph_gamma=np.int64(p[34]),
+        alt_chi2=p[35],
     )
 
 

@@ -58,6 +58,14 @@ N_INTS = 23
 # change detection at split nodes (TreeState.nd_ph): Page-Hinkley as in the thesis (Alg. 4.4)
 PH_N, PH_EBAR, PH_SUM, PH_MIN, PH_SD0 = range(5)
 N_NODE_PH = 5
+# classification trees' node detectors (TreeState.nd_ph with N_NODE_PH_CLS columns): the thesis'
+# Algorithm 5.2 on 0/1 errors: examples n, errors q, the normaliser sigma (frozen after gamma
+# examples), the mean of the normalised errors, the cumulative sum m and its minimum M
+CPH_N, CPH_Q, CPH_SD, CPH_DBAR, CPH_SUM, CPH_MIN = range(6)
+N_NODE_PH_CLS = 6
+# ... and their comparison with an alternate (TreeState.nd_q, McNemar's test, Algorithm 5.3): b
+# (only the alternate right), c (only the subtree right), examples the alternate has seen
+MC_B, MC_C, MC_SEEN = 0, 1, 2
 # alternate subtree statistics (TreeState.nd_q): faded squared errors of the node's subtree and of
 # its alternate, examples the alternate has seen, running mean and count of the log ratio Q
 Q_ORG, Q_ALT, Q_SEEN, Q_MEAN, Q_COUNT = range(5)
@@ -71,6 +79,16 @@ LEAF_MEAN = 0
 LEAF_LINEAR = 1
 LEAF_ADAPTIVE = 2
 LEAF_MODELS = {"mean": LEAF_MEAN, "linear": LEAF_LINEAR, "adaptive": LEAF_ADAPTIVE}
+# classification leaf models (TASK_CLASSIFICATION): majority class, naive Bayes, adaptive naive
+# Bayes (the one of the two that predicted the leaf's examples better so far)
+LEAF_MC = 3
+LEAF_NB = 4
+LEAF_NBA = 5
+CLASS_LEAF_MODELS = {"mc": LEAF_MC, "nb": LEAF_NB, "nba": LEAF_NBA}
+
+# the task of a tree (TreeParams.task)
+TASK_REGRESSION = 0
+TASK_CLASSIFICATION = 1  # y is a class index 0..K-1; the leaves' class fields (below) are sized
 
 # numeric attribute observers
 OBS_EBST = 0
@@ -82,7 +100,10 @@ OBSERVERS = {"ebst": OBS_EBST, "tebst": OBS_TEBST, "qo": OBS_QO}
 SPLIT_OBSERVERS = 0  # best cut of per-feature attribute observers (Hoeffding tree, FIMT)
 SPLIT_EXTRA = 1  # two-stage extremely randomised split (ATSER, thesis ch. 4)
 SPLIT_PREGROWN = 2  # a balanced tree grown before data, random (oblique) splits (ABORF, ch. 6)
-SPLIT_RULES = {"observers": SPLIT_OBSERVERS, "extra": SPLIT_EXTRA, "pregrown": SPLIT_PREGROWN}
+SPLIT_GAUSS = 3  # classification: thresholds scored from per-class Gaussians (VFDT, River's
+# GaussianSplitter) and nominal one-versus-rest splits, from the naive Bayes statistics
+SPLIT_RULES = {"observers": SPLIT_OBSERVERS, "extra": SPLIT_EXTRA, "pregrown": SPLIT_PREGROWN,
+               "gauss": SPLIT_GAUSS}  # fmt: skip
 
 # candidate columns of the extremely randomised split (TreeState.lf_xc): the candidate's
 # threshold (numeric) or side salt (nominal), then the target statistic of each side
@@ -149,6 +170,9 @@ class TreeParams(NamedTuple):
     coef_decay: float = 1.0  # linear leaves: coefficients scaled by it before each step (ABORF)
     ev_fade: float = 0.0  # tree evidence (ABORF's weights): gamma_T, 0 for none
     ev_decay: float = 0.96  # ... and the fading of each leaf's count and squared errors (gamma)
+    task: int = TASK_REGRESSION  # TASK_*: what y is
+    ph_gamma: int = 250  # classification: node detectors freeze their sigma after this many
+    alt_chi2: float = 3.841  # classification: McNemar's statistic that decides for a subtree
 
 
 class TreeState(NamedTuple):
@@ -214,6 +238,14 @@ class TreeState(NamedTuple):
     # evidence weights (ABORF, thesis Algorithm 6.3); (L, 0) when off
     lf_ev: np.ndarray  # (L, N_LEV)
     ev: np.ndarray  # (N_EV,)
+    # classification (TASK_CLASSIFICATION; K classes, C category codes; zero-sized otherwise).
+    # lf_stat holds the statistic of the class index (weight, purity: m2 > 0); lf_err the
+    # weights the majority class and naive Bayes predicted correctly (adaptive leaves)
+    lf_cc: np.ndarray  # (L, K) class weights at the leaf
+    lf_gs: np.ndarray  # (L, Pc, 3 K) per feature and class: weight, mean, m2 of the values
+    lf_ncc: np.ndarray  # (L, Pc, C K) nominal features: weight of category c and class k (c K + k)
+    lf_xcc: np.ndarray  # (L, Pc, 2 K) SPLIT_EXTRA: the candidate's class weights (2 k + side)
+    lf_rng: np.ndarray  # (L, Pc, 2) SPLIT_GAUSS: smallest and largest value of each feature
 
 
 def _hash_capacity(bins: int) -> int:
@@ -234,11 +266,16 @@ def allocate(
     m_min: int = 0,
     alternates: bool = False,
     pregrown: bool = False,
+    n_classes: int = 0,
+    n_cats: int = 0,
+    ranges: bool = False,
 ) -> TreeState:
     """A fresh state with capacity for ``n_features`` features; node 0 is the (empty) root leaf.
     ``m_min > 0`` allocates the extremely randomised split's candidates and example buffer;
     ``pregrown`` the node directions and centres and the leaves' evidence of a pre-grown tree
-    (:mod:`streamforest.trees.pregrown`; ``nodes`` and ``leaves`` must hold the whole tree)."""
+    (:mod:`streamforest.trees.pregrown`; ``nodes`` and ``leaves`` must hold the whole tree).
+    ``n_classes > 0`` makes a classification tree's class fields (``n_cats`` category codes,
+    ``ranges``: the Gaussian split rule's feature ranges)."""
     pc = max(1, n_features)
     ints = np.zeros(N_INTS, dtype=np.int64)
     ints[I_BIN_FREE] = -1
@@ -295,7 +332,9 @@ def allocate(
         lf_buf=np.zeros((leaves, pc + 2, m_min), f),
         nd_alt=np.full(nodes, -1, np.int64),
         nd_isalt=np.zeros(nodes, np.int8),
-        nd_ph=np.zeros((nodes, N_NODE_PH if alternates else 0), f),
+        nd_ph=np.zeros(
+            (nodes, (N_NODE_PH_CLS if n_classes else N_NODE_PH) if alternates else 0), f
+        ),
         nd_q=np.zeros((nodes, N_NODE_Q if alternates else 0), f),
         nd_path=np.zeros(nodes, np.int64),
         nd_proj=np.zeros((nodes, pc if pregrown else 0), f),
@@ -303,6 +342,11 @@ def allocate(
         ft_mm=_empty_mm(pc),
         lf_ev=np.zeros((leaves, N_LEV if pregrown else 0), f),
         ev=np.zeros(N_EV, f),
+        lf_cc=np.zeros((leaves, n_classes), f),
+        lf_gs=np.zeros((leaves, pc, 3 * n_classes), f),
+        lf_ncc=np.zeros((leaves, pc, n_cats * n_classes), f),
+        lf_xcc=np.zeros((leaves, pc, 2 * n_classes if m_min > 0 else 0), f),
+        lf_rng=np.zeros((leaves, pc, 2 if ranges and n_classes else 0), f),
     )
     return st
 
@@ -323,7 +367,8 @@ def _empty_bins(n: int) -> np.ndarray:
 
 _NODE_FILL = {"nd_feat": -1, "nd_left": -1, "nd_right": -1, "nd_leaf": -1, "nd_alt": -1}
 _LEAF_FILL = {"lf_node": -1, "lf_head": -1, "lf_aux": -1}
-_LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl", "lf_nex", "lf_ev")
+_LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl", "lf_nex", "lf_ev",
+                         "lf_cc")  # fmt: skip
 _NODE_PER_FEATURE = ("nd_proj", "nd_ctr")
 
 
@@ -391,6 +436,44 @@ def grow(
     n_cats = max(cats, st.cats.shape[0])
     if n_cats != st.cats.shape[0]:
         d["cats"] = _resized(st.cats, n_cats, 0)
+    return TreeState(**d)
+
+
+def n_classes(st: TreeState) -> int:
+    """Classes a classification tree's fields hold (0 for a regression tree)."""
+    return int(st.lf_cc.shape[1])
+
+
+def n_cat_codes(st: TreeState) -> int:
+    """Category codes the nominal class counts hold (``lf_ncc``)."""
+    k = n_classes(st)
+    return int(st.lf_ncc.shape[2]) // k if k else 0
+
+
+def grow_classes(st: TreeState, classes: int, cats: int) -> TreeState:
+    """A classification tree's state with room for ``classes`` classes and ``cats`` category
+    codes (at least those it has), contents preserved (a new class has weight 0 everywhere)."""
+    K0, C0 = n_classes(st), n_cat_codes(st)
+    K, C = max(K0, classes), max(C0, cats)
+    if (K, C) == (K0, C0):
+        return st
+    d = st._asdict()
+    L, Pc = st.lf_node.shape[0], st.ft_nominal.shape[0]
+
+    def remap(a, shape_old, shape_new):
+        out = np.zeros((L, Pc, *shape_new))
+        out[(slice(None), slice(None), *(slice(0, s) for s in shape_old))] = a.reshape(
+            L, Pc, *shape_old
+        )
+        return out.reshape(L, Pc, -1)
+
+    cc = np.zeros((L, K))
+    cc[:, :K0] = st.lf_cc
+    d["lf_cc"] = cc
+    d["lf_gs"] = remap(st.lf_gs, (K0, 3), (K, 3))
+    d["lf_ncc"] = remap(st.lf_ncc, (C0, K0), (C, K))
+    if st.lf_xcc.shape[2]:
+        d["lf_xcc"] = remap(st.lf_xcc, (K0, 2), (K, 2))
     return TreeState(**d)
 
 

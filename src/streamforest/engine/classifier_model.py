@@ -1,0 +1,314 @@
+"""Both APIs (River-style dicts, array batches) of a classifier whose trees run in an engine.
+
+:class:`EngineClassifier` is the base of :class:`~streamforest.HoeffdingTreeClassifier`,
+:class:`~streamforest.ACTSERClassifier` (engines of one tree) and
+:class:`~streamforest.ACTSEREnsembleClassifier`; a subclass says how its engine is made
+(:meth:`EngineClassifier._make_engine`).  Features are encoded as for the regressors
+(:class:`~streamforest.features.FeatureSpace`: strings are nominal).
+
+Labels may be any hashable value but ``None`` and NaN (ints, strings, bools, tuples ...; numpy
+scalars are stored as the Python value they equal).  ``classes_`` lists the labels learnt, in
+order of first appearance; a label never seen before is learnt, not an error: the engine widens
+every tree's class fields (:meth:`~streamforest.engine.core.Engine.sync`).  The columns of
+:meth:`predict_proba` follow ``classes_``.  Trees work on class indices (positions in
+``classes_``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+
+import numpy as np
+
+from ..base import Estimator
+from ..features import FeatureSpace, check_weights, n_rows, weight_of
+from . import _class_kernels as CK
+
+
+def _label(y):
+    """``y`` as a label: hashable, not None nor NaN; numpy scalars as Python values."""
+    if isinstance(y, np.generic):
+        y = y.item()
+    if y is None:
+        raise ValueError("y (a class label) must not be None")
+    if isinstance(y, float) and math.isnan(y):
+        raise ValueError("y (a class label) must not be NaN")
+    if not isinstance(y, Hashable):
+        raise TypeError(f"y (a class label) must be hashable, got {type(y).__name__}")
+    try:
+        hash(y)
+    except TypeError:
+        raise TypeError(f"y (a class label) must be hashable, got {y!r}") from None
+    return y
+
+
+def _labels(y, n: int) -> list:
+    if y is None or isinstance(y, (str, bytes, Mapping)):
+        raise TypeError(f"y must be a 1-d sequence of {n} class labels, got {type(y).__name__}")
+    if hasattr(y, "to_numpy"):  # pandas
+        y = y.to_numpy()
+    if isinstance(y, np.ndarray):
+        if y.ndim != 1:
+            raise ValueError(f"y must have shape ({n},), got {y.shape}")
+        y = y.tolist()
+    else:
+        y = list(y)
+    if len(y) != n:
+        raise ValueError(f"y must have {n} labels, got {len(y)}")
+    return [_label(v) for v in y]
+
+
+class EngineClassifier(Estimator):
+    """Base of the classifiers run by an :class:`~streamforest.engine.core.Engine`."""
+
+    # --- hooks -----------------------------------------------------------------------------------
+    def _check_params(self) -> None:
+        pass
+
+    def _nominal(self):
+        return None
+
+    def _make_engine(self, features: FeatureSpace):
+        raise NotImplementedError
+
+    # --- state -----------------------------------------------------------------------------------
+    @property
+    def _fitted(self) -> bool:
+        e = self.__dict__.get("engine_")
+        return e is not None and e.fitted
+
+    def _features(self) -> FeatureSpace:
+        fs = self.__dict__.get("features_")
+        if fs is None:
+            self._check_params()
+            fs = FeatureSpace(self._nominal())
+            self.engine_ = self._make_engine(fs)
+            self.features_ = fs
+            self.classes_ = []
+            self._class_index = {}
+        return fs
+
+    _create_state = _features  # see Estimator._first_call
+
+    @property
+    def n_classes_(self) -> int:
+        return len(self.__dict__.get("classes_", ()))
+
+    def _index_of(self, label) -> int:
+        """The index of ``label`` (registered when new; the engine widens at its next sync)."""
+        i = self._class_index.get(label)
+        if i is None:
+            i = self._class_index[label] = len(self.classes_)
+            self.classes_.append(label)
+            self.engine_.n_classes = len(self.classes_)
+        return i
+
+    def _label_array(self, idx: np.ndarray) -> np.ndarray:
+        """Labels of class indices, as an array of the labels' type where numpy has one."""
+        arr = self.__dict__.get("_labels_cache")
+        if arr is None or len(arr) != len(self.classes_):
+            arr = np.empty(len(self.classes_), dtype=object)
+            arr[:] = self.classes_
+            kinds = {type(c) for c in self.classes_}
+            if len(kinds) == 1 and kinds <= {int, float, str, bool}:
+                arr = np.asarray(self.classes_)
+            self._labels_cache = arr
+        return arr[idx]
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d.pop("_labels_cache", None)
+        d.pop("_pt", None)
+        d.pop("_mean", None)
+        d.pop("_votes", None)
+        return d
+
+    def _pad(self, Xa: np.ndarray) -> np.ndarray:
+        p = len(self.features_)
+        if Xa.shape[1] < p:
+            Xa = np.hstack([Xa, np.full((Xa.shape[0], p - Xa.shape[1]), np.nan)])
+        return np.ascontiguousarray(Xa, dtype=np.float64)
+
+    # --- learning --------------------------------------------------------------------------------
+    def learn_one(self, x: Mapping[Hashable, object], y, w: float = 1.0) -> None:
+        """Learn one example (``x`` a dict of feature values, ``y`` its label) with sample
+        weight ``w``."""
+        label = _label(y)
+        wf = weight_of(w)
+        if "features_" not in self.__dict__:
+            return self._first_call(EngineClassifier._learn_one, x, label, wf)
+        return self._learn_one(x, label, wf)
+
+    def _learn_one(self, x, label, wf: float) -> None:
+        e = self.engine_
+        fs = self.features_
+        if e._fitted and label in self._class_index:  # the hot path
+            row = e.encode_one(x, True)
+            if fs.version != e._synced:
+                e.sync()
+            e.learn_one(row, float(self._class_index[label]), wf, kernel=CK.learn_one)
+            return
+        if not isinstance(x, Mapping):
+            raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
+        if not e._fitted and not x:
+            raise ValueError("no feature has been seen yet: an example needs at least one feature")
+        row = e.encode_one(x, True)  # validates x before anything is recorded
+        k = self._index_of(label)
+        e.sync()
+        if not e.fitted:
+            raise ValueError("no feature has been seen yet: an example needs at least one feature")
+        e.learn_one(row, float(k), wf, kernel=CK.learn_one)
+
+    def learn_many(self, X, y, w=None):
+        """Learn the rows of ``X`` (2-d array or DataFrame) with labels ``y`` in order, with
+        optional sample weights."""
+        if "features_" not in self.__dict__:
+            return self._first_call(EngineClassifier.learn_many, X, y, w)
+        fs = self._features()
+        n = n_rows(X)
+        labels = _labels(y, n)
+        wa = check_weights(w, n)
+        Xa = fs.encode_array(X, learn=True)
+        if not n:
+            return self
+        if Xa.shape[1] == 0 and len(fs) == 0:
+            raise ValueError("no feature has been seen yet: an example needs at least one feature")
+        ya = np.array([self._index_of(v) for v in labels], dtype=np.float64)
+        e = self.engine_
+        e.sync()
+        Xa = self._pad(Xa)
+        W = e.bagging_weights(wa)
+        e.run(lambda A, t, i: CK.learn_rows(A, t, Xa, ya, W, i), n, rows=(Xa, ya, wa))
+        return self
+
+    # --- prediction ------------------------------------------------------------------------------
+    def _tree_probas(self, Xa: np.ndarray) -> np.ndarray:
+        """``(n_trees, n, K)`` class probabilities of each tree."""
+        e = self.engine_
+        K = len(self.classes_)
+        PT = np.zeros((e.n_trees, Xa.shape[0], K))
+        if Xa.shape[0]:
+            e.each_tree(lambda t: CK.predict_proba_rows(e.arena, t, Xa, PT), Xa.shape[0])
+        return PT
+
+    def _answers(self, X):
+        """``(mean probabilities (n, K), class indices (n,) or None before learning)``."""
+        Xa = self._pad(self._features().encode_array(X, learn=False))
+        n, K = Xa.shape[0], len(self.classes_)
+        mean = np.zeros((n, K))
+        if not self._fitted or not K:
+            return mean, None
+        PT = self._tree_probas(Xa)
+        cls = np.zeros(n, dtype=np.int64)
+        CK.vote_rows(PT, mean, np.zeros(K), cls)
+        return mean, cls
+
+    def predict_proba(self, X) -> np.ndarray:
+        """``(n, len(classes_))`` class probabilities of the rows of ``X`` (columns in the
+        order of ``classes_``; no column before anything was learnt)."""
+        if "features_" not in self.__dict__:
+            return self._first_call(EngineClassifier.predict_proba, X, keep=False)
+        return self._answers(X)[0]
+
+    def predict(self, X) -> np.ndarray:
+        """The predicted label of each row of ``X`` (majority vote of the trees); ``None``
+        before anything was learnt."""
+        if "features_" not in self.__dict__:
+            return self._first_call(EngineClassifier.predict, X, keep=False)
+        mean, cls = self._answers(X)
+        if cls is None:
+            return np.full(mean.shape[0], None, dtype=object)
+        return self._label_array(cls)
+
+    def _one(self, x):
+        """``(mean probabilities, class index)`` of one example, or None before learning."""
+        e = self.__dict__.get("engine_")
+        if e is None or not e._fitted or not self.classes_:
+            self._check_params()
+            if not isinstance(x, Mapping):
+                raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
+            return None
+        row = e.encode_one(x, False)
+        K = len(self.classes_)
+        pt = self.__dict__.get("_pt")
+        if pt is None or pt.shape != (e.n_trees, 1, K):
+            pt = self._pt = np.zeros((e.n_trees, 1, K))
+            self._mean = np.zeros(K)
+            self._votes = np.zeros(K)
+        k = e.call(CK.predict_proba_one, (e.arena, row, pt, self._mean, self._votes))
+        return self._mean, k
+
+    def predict_proba_one(self, x: Mapping[Hashable, object]) -> dict:
+        """``{label: probability}`` for one example (empty before anything was learnt)."""
+        out = self._one(x)
+        if out is None:
+            return {}
+        mean, _ = out
+        return dict(zip(self.classes_, mean.tolist(), strict=True))
+
+    def predict_one(self, x: Mapping[Hashable, object]):
+        """The predicted label of one example (``None`` before anything was learnt)."""
+        out = self._one(x)
+        if out is None:
+            return None
+        return self.classes_[out[1]]
+
+    # --- scikit-learn ----------------------------------------------------------------------------
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy of :meth:`predict` on ``(X, y)`` (weighted by ``sample_weight``)."""
+        yp = self.predict(X)
+        n = yp.shape[0]
+        if n == 0:
+            raise ValueError("X has no rows: accuracy needs at least one")
+        if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
+            y = np.asarray(y)[:, 0]
+        yt = _labels(y, n)
+        w = check_weights(sample_weight, n)
+        if not w.sum() > 0:
+            raise ValueError("sample weights are all zero: accuracy needs a positive total weight")
+        hit = np.array([a == b for a, b in zip(yp.tolist(), yt, strict=True)], dtype=np.float64)
+        return float(np.sum(w * hit) / np.sum(w))
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(),
+            input_tags=InputTags(allow_nan=True),
+            requires_fit=False,
+            non_deterministic=self._random_without_seed(),
+        )
+
+    # --- inspection ------------------------------------------------------------------------------
+    @property
+    def n_features_in_(self) -> int:
+        fs = self.__dict__.get("features_")
+        return len(fs) if fs is not None else 0
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes of the trees' compiled state (allocated capacity)."""
+        return self.engine_.memory_bytes if self._fitted else 0
+
+    def _alternate_counts(self) -> dict:
+        """Alternate subtrees started, adopted and discarded, summed over the trees."""
+        from ..trees import _state as S
+
+        out = {"started": 0, "adopted": 0, "discarded": 0, "live": 0}
+        if self._fitted:
+            e = self.engine_
+            for t in range(e.n_trees):
+                out["started"] += e.int_of(t, S.I_ALT_STARTED)
+                out["adopted"] += e.int_of(t, S.I_ALT_SWAPPED)
+                out["discarded"] += e.int_of(t, S.I_ALT_DISCARDED)
+                out["live"] += e.int_of(t, S.I_NALTS)
+        return out
+
+    @property
+    def alternate_stats(self) -> dict:
+        """Counts of the trees' change adaptation: alternate subtrees ``started`` (a node's
+        detector fired), ``adopted``, ``discarded`` and ``live`` now."""
+        return self._alternate_counts()

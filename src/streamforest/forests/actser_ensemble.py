@@ -1,0 +1,121 @@
+"""The ACTSER ensembles of Seah's thesis (§5.3): ACTSER-Seeds and ACTSER-RForest."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..engine.classifier_model import EngineClassifier
+from ..trees import ACTSERClassifier
+
+MODES = {"seeds": None, "rforest": "sqrt"}  # mode: features a leaf draws candidates for
+
+
+class ACTSEREnsembleClassifier(EngineClassifier):
+    """An ensemble of :class:`~streamforest.ACTSERClassifier` trees (thesis §5.3): one engine
+    of ``n_members`` trees, each learning every example (no bagging, no ensemble-level drift
+    handling: the trees adapt themselves).
+
+    - ``mode="seeds"`` (ACTSER-Seeds): members differ only by their seed.
+    - ``mode="rforest"`` (ACTSER-RForest): each leaf draws candidates for a random subset of the
+      features (``floor(sqrt(F)) + 1``; the thesis writes ``sqrt(F)``).
+
+    ``predict`` is the majority vote of the members' classes (ties: the class of higher mean
+    probability), ``predict_proba`` the mean of their probabilities.
+
+    Parameters
+    ----------
+    mode
+        ``"seeds"`` or ``"rforest"``.
+    n_members
+        Number of trees (25, the thesis').
+    grace_period
+        The members' ``n_min`` (25 in the thesis' ensembles).
+    m_min, delta, tau, leaf_prediction, drift_detection, nominal_features
+        Of the member trees (see :class:`~streamforest.ACTSERClassifier`).
+    n_jobs
+        Threads that run trees in parallel on chunks of at least 256 rows; results do not
+        depend on it.
+    seed
+        Seed of the members' seeds: the same seed gives the same ensemble.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streamforest import ACTSEREnsembleClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(4000, 3)); y = np.where(X[:, 0] > 0.5, "a", "b")
+    >>> model = ACTSEREnsembleClassifier(mode="rforest", n_members=5, seed=1).learn_many(X, y)
+    >>> model.predict([[0.9, 0.5, 0.5], [0.1, 0.5, 0.5]]).tolist()
+    ['a', 'b']
+    """
+
+    def __init__(
+        self,
+        mode: str = "seeds",
+        n_members: int = 25,
+        grace_period: int = 25,
+        m_min: int = 10,
+        delta: float = 1e-7,
+        tau: float = 0.05,
+        leaf_prediction: str = "nba",
+        drift_detection: bool = True,
+        nominal_features: tuple | None = None,
+        n_jobs: int = 1,
+        seed: int | None = None,
+    ):
+        self.mode = mode
+        self.n_members = n_members
+        self.grace_period = grace_period
+        self.m_min = m_min
+        self.delta = delta
+        self.tau = tau
+        self.leaf_prediction = leaf_prediction
+        self.drift_detection = drift_detection
+        self.nominal_features = nominal_features
+        self.n_jobs = n_jobs
+        self.seed = seed
+
+    @property
+    def tree(self) -> ACTSERClassifier:
+        """The members' template (seed and feature subsets set per member)."""
+        return ACTSERClassifier(
+            grace_period=self.grace_period,
+            m_min=self.m_min,
+            delta=self.delta,
+            tau=self.tau,
+            leaf_prediction=self.leaf_prediction,
+            drift_detection=self.drift_detection,
+            max_features=MODES.get(self.mode),
+            nominal_features=self.nominal_features,
+        )
+
+    def _check_params(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {sorted(MODES)}, got {self.mode!r}")
+        n = self.n_members
+        if not (isinstance(n, numbers.Integral) and not isinstance(n, bool) and 1 <= n <= 1000):
+            raise ValueError(f"n_members must be an integer in [1, 1000], got {n!r}")
+        j = self.n_jobs
+        if not (isinstance(j, numbers.Integral) and not isinstance(j, bool) and 1 <= j <= 64):
+            raise ValueError(f"n_jobs must be an integer in [1, 64], got {j!r}")
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)
+        ):
+            raise TypeError(f"seed must be an int or None, got {self.seed!r}")
+        self.tree._check_params()
+
+    def _random_without_seed(self) -> bool:
+        return self.seed is None
+
+    def _nominal(self):
+        return self.nominal_features
+
+    def _make_engine(self, features):
+        from ..engine.core import Engine
+
+        seeds = np.random.SeedSequence(self.seed).generate_state(self.n_members + 1, np.uint64)
+        template = self.tree
+        specs = [template.clone(seed=int(seeds[t])) for t in range(self.n_members)]
+        return Engine(specs, features, seed=int(seeds[-1]), n_jobs=self.n_jobs)

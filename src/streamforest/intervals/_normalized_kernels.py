@@ -1,0 +1,95 @@
+"""Compiled method pass of :class:`~streamforest.intervals.normalized.NormalizedConformal`:
+prequential, spread-normalised conformal scores in a FIFO calibration ring kept sorted."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._scores import sorted_half_width, ss_insert, ss_update
+
+
+@njit(cache=True, inline="always")
+def scale_of(spread, mean, offset, normalize):
+    """The scale of a score: ``spread / mean + offset`` when normalising (``mean`` the mean spread
+    of the calibration members; 1 while it is 0, i.e. no spread is known yet), else 1.  The
+    spread enters relative to its current mean, so a global change of the spreads over time
+    (the trees agreeing more as they grow) does not change the scores' distribution."""
+    if not normalize or not mean > 0.0:
+        return 1.0
+    return spread / mean + offset
+
+
+@njit(cache=True, nogil=True)
+def normalized_pass(size, ring, score, order, pos, ss, cspread, level, span, yhat, spread, y, learn,
+                    normalize, offset, alphas, half):  # fmt: skip
+    """Rows in order.  Row i's scale is ``L * g``: ``L = level[0]`` the running mean of the
+    recent absolute residuals (the mean of the first ``span`` rows', then an exponential
+    average of span ``span``; 1 when ``span == 0``) and ``g`` :func:`scale_of` of
+    ``spread[i]``.  ``half[i, a]``: the ``ceil((n + 1)(1 - alphas[a]))``-th smallest of the
+    ``n`` calibration scores before row i (``inf`` when that rank exceeds ``n``), times the
+    scale.  Then, when ``learn``, row i enters the calibration ring (evicting the oldest member
+    once full) with the score ``|y[i] - yhat[i]| / scale`` (0 for a zero residual, ``inf`` for
+    another while the scale is 0; the first row, with no level yet, is scaled by its own
+    residual), and ``L`` learns the residual.  ``yhat`` and ``spread`` are
+    the forest's prediction and spread for row i made *before* learning it, the same kind of
+    prediction as at test time, so the scores are exchangeable with the test score; dividing
+    by ``L`` keeps them so while the forest's errors shrink as it learns (or grow after a
+    drift).  Members never leave otherwise (tree replacement does not touch them).  Returns
+    the new size."""
+    c = ring[1]
+    A = alphas.shape[0]
+    tot = 0.0
+    for k in range(size):
+        tot += cspread[order[k]]
+    lev = level[0]
+    cnt = level[1]
+    for i in range(y.shape[0]):
+        g = scale_of(spread[i], tot / size if size > 0 else 0.0, offset, normalize)
+        sc = g * lev if span > 0 else g
+        for a in range(A):
+            q = sorted_half_width(ss, size, alphas[a])
+            half[i, a] = q * sc if np.isfinite(q) else q
+        if not learn:
+            continue
+        r = abs(y[i] - yhat[i])
+        if span > 0 and cnt == 0.0:  # no error level yet: the first row's own residual
+            sc = g * r
+        if sc > 0.0:
+            v = r / sc
+        else:
+            v = 0.0 if r == 0.0 else np.inf
+        s = ring[0]
+        ring[0] = (s + 1) % c
+        if pos[s] >= 0:
+            tot -= cspread[s]
+            score[s] = v
+            ss_update(order, pos, ss, size, v, s)
+        else:
+            score[s] = v
+            ss_insert(order, pos, ss, size, v, s)
+            size += 1
+        cspread[s] = spread[i]
+        tot += spread[i]
+        if span > 0:
+            cnt += 1.0
+            lev += (r - lev) / min(cnt, float(span))
+    level[0] = lev
+    level[1] = cnt
+    return size
+
+
+@njit(cache=True, nogil=True)
+def tree_spread(P, out):
+    """``out[i]``: the standard deviation of the trees' predictions ``P[:, i]``."""
+    T, n = P.shape
+    for i in range(n):
+        m = 0.0
+        for t in range(T):
+            m += P[t, i]
+        m /= T
+        v = 0.0
+        for t in range(T):
+            d = P[t, i] - m
+            v += d * d
+        out[i] = np.sqrt(v / T)

@@ -1,0 +1,207 @@
+"""ACTSER (thesis ch. 5): nominal splits, the Page-Hinkley test on 0/1 errors, alternate
+subtrees adopted by McNemar's test, and the ensembles."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from numba import njit
+
+import streamforest as sf
+from streamforest import streams as S
+from streamforest.trees import _state as TS
+from streamforest.trees._class_kernels import page_hinkley_01
+
+Z = 4.0  # binomial bounds at about 4 standard deviations
+
+
+class _Node(NamedTuple):
+    nd_ph: np.ndarray
+
+
+@njit(cache=True)
+def _ph_signals(errors, prm, out):
+    """Feed a 0/1 error sequence to one node's detector (restarting after each alarm)."""
+    st = _Node(np.zeros((1, TS.N_NODE_PH_CLS)))
+    for i in range(errors.shape[0]):
+        out[i] = page_hinkley_01(st, prm, 0, errors[i])
+        if out[i]:
+            st.nd_ph[0, :] = 0.0
+
+
+def _ph_reference(errors, alpha, lam, gamma):
+    """Algorithm 5.2 of the thesis, line by line, in Python."""
+    out = []
+    q = n = 0
+    sd = dbar = m = mmin = 0.0
+    for e in errors:
+        n += 1
+        q += e
+        if n < gamma:
+            sd = math.sqrt(q / n * (1 - q / n))
+        d = (e - q / n) / sd if sd > 0 else 0.0
+        dbar = dbar + (d - dbar) / n
+        m = m + d - dbar - alpha
+        mmin = min(mmin, m)
+        fired = m - mmin > lam
+        out.append(fired)
+        if fired:
+            q = n = 0
+            sd = dbar = m = mmin = 0.0
+    return np.array(out)
+
+
+def _params(**kw):
+    return sf.ACTSERClassifier(**kw)._tree_params(3)
+
+
+def test_page_hinkley_matches_algorithm_5_2():
+    rng = np.random.default_rng(0)
+    errors = np.concatenate([rng.random(3000) < 0.2, rng.random(1500) < 0.7]).astype(float)
+    prm = _params(ph_threshold=20.0, ph_gamma=100)
+    out = np.zeros(errors.shape[0], np.bool_)
+    _ph_signals(errors, prm, out)
+    ref = _ph_reference(errors, 0.005, 20.0, 100)
+    assert ref.any()
+    assert np.array_equal(out, ref)
+
+
+def test_page_hinkley_fires_on_a_change_and_rarely_without():
+    """Rates over seeds, with the thesis' lambda = 50, alpha = 0.005, gamma = 250: an error rate
+    rising from 0.15 to 0.6 at row 1000 is detected within 300 rows in nearly every run; on a
+    stationary sequence a window of the same length holds an alarm far more rarely."""
+    prm = _params()
+    runs = 60
+    hit_change = hit_still = 0
+    for seed in range(runs):
+        rng = np.random.default_rng(seed)
+        e = (rng.random(1300) < np.where(np.arange(1300) < 1000, 0.15, 0.6)).astype(float)
+        out = np.zeros(1300, np.bool_)
+        _ph_signals(e, prm, out)
+        hit_change += bool(out[1000:1300].any())
+        still = (rng.random(1300) < 0.15).astype(float)
+        _ph_signals(still, prm, out)
+        hit_still += bool(out[1000:1300].any())
+    assert hit_change >= 0.95 * runs
+    assert hit_still <= 0.15 * runs
+
+
+def _inverted_stream(seed: int, n: int, pos: int, noise: float = 0.1):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 3))
+    y = (X[:, 0] + 0.3 * X[:, 1] > 0.6).astype(int)
+    y = np.where(rng.random(n) < noise, 1 - y, y)
+    y[pos:] = 1 - y[pos:]  # an abrupt drift: every label flips
+    return X, y
+
+
+def test_an_alternate_subtree_is_adopted_after_an_abrupt_drift():
+    """After every label flips, a split node's detector fires, its alternate subtree wins
+    McNemar's test (or the time limit) and replaces the stale subtree: the tree recovers, a
+    tree without change adaptation lags."""
+    n, pos = 8000, 4000
+    adopted_after, acc_alt, acc_plain = 0, [], []
+    seeds = range(5)
+    for seed in seeds:
+        X, y = _inverted_stream(seed, n, pos)
+        m = sf.ACTSERClassifier(seed=seed)
+        plain = sf.ACTSERClassifier(drift_detection=False, seed=seed)
+        m.learn_many(X[:pos], y[:pos])
+        plain.learn_many(X[:pos], y[:pos])
+        before = m.alternate_stats["adopted"]
+        hits, hits_plain = [], []
+        for s in range(pos, n, 250):  # test-then-train in chunks
+            hits.append(np.mean(m.predict(X[s : s + 250]) == y[s : s + 250]))
+            hits_plain.append(np.mean(plain.predict(X[s : s + 250]) == y[s : s + 250]))
+            m.learn_many(X[s : s + 250], y[s : s + 250])
+            plain.learn_many(X[s : s + 250], y[s : s + 250])
+        adopted_after += m.alternate_stats["adopted"] > before
+        acc_alt.append(np.mean(hits[-4:]))  # the last 1000 rows
+        acc_plain.append(np.mean(hits_plain[-4:]))
+        assert plain.alternate_stats["started"] == 0
+    assert adopted_after == len(seeds)
+    assert np.mean(acc_alt) > 0.8  # 0.9 is the best possible with 10% label noise
+    assert np.mean(acc_alt) > np.mean(acc_plain) + 0.05
+
+
+def _nominal_rows(n: int, seed: int):
+    """The label depends on a nominal feature only: 8 categories, a random half of them
+    positive, 5% label noise; two numeric features of noise."""
+    rng = np.random.default_rng(seed)
+    cats = np.array([f"c{i}" for i in range(8)], dtype=object)
+    positive = set(rng.permutation(cats)[:4].tolist())
+    col = rng.choice(cats, n)
+    y = np.array([int(c in positive) for c in col])
+    y = np.where(rng.random(n) < 0.05, 1 - y, y)
+    X = np.empty((n, 3), dtype=object)
+    X[:, 0], X[:, 1], X[:, 2] = rng.random(n), rng.random(n), col
+    return X, y
+
+
+@pytest.mark.parametrize("leaf", ["mc", "nba"])
+def test_a_concept_of_a_nominal_feature_is_learnt(leaf):
+    """Random binary partitions of the categories (drawn again at each leaf) isolate every
+    category: accuracy near the noise ceiling (0.95), far above what the numeric features
+    allow (the label is independent of them: the majority rate, about 0.5)."""
+    n, test = 12_000, 2000
+    accs = []
+    for seed in range(3):
+        X, y = _nominal_rows(n + test, seed)
+        m = sf.ACTSERClassifier(grace_period=100, leaf_prediction=leaf, seed=seed)
+        m.learn_many(X[:n], y[:n])
+        acc = np.mean(m.predict(X[n:]) == y[n:])
+        accs.append(acc)
+        numeric_only = max(np.mean(y[n:]), 1 - np.mean(y[n:]))  # the best a numeric rule gets
+        assert acc > numeric_only + Z * math.sqrt(0.25 / test)
+        assert m.n_splits >= 3  # 8 categories need several random partitions
+    assert np.mean(accs) > 0.9
+
+
+def test_new_categories_go_to_random_sides():
+    """Categories first seen after the splits are routed (no error) and learnt by the leaves
+    they reach."""
+    rng = np.random.default_rng(3)
+    m = sf.ACTSERClassifier(grace_period=50, seed=1)
+    for i in range(4000):
+        c = f"k{rng.integers(0, 4 if i < 2000 else 8)}"
+        m.learn_one({"c": c, "u": rng.random()}, int(c in ("k1", "k2", "k5", "k6")))
+    acc = np.mean(
+        [m.predict_one({"c": f"k{j}", "u": 0.5}) == int(j in (1, 2, 5, 6)) for j in range(8)]
+    )
+    assert acc == 1.0
+
+
+def test_ensembles_beat_the_single_tree_on_a_noisy_stream():
+    """Prequential accuracy on RandomRBF (overlapping Gaussian classes: a noisy concept), mean
+    over seeds: both ensembles above the single tree (as in the thesis' Table 5.4)."""
+    single, seeds_, rforest = [], [], []
+    for seed in range(3):
+        X, y = S.RandomRBF(seed=seed).arrays(6000)
+        for out, model in (
+            (single, sf.ACTSERClassifier(seed=seed)),
+            (seeds_, sf.ACTSEREnsembleClassifier(mode="seeds", n_members=10, seed=seed)),
+            (rforest, sf.ACTSEREnsembleClassifier(mode="rforest", n_members=10, seed=seed)),
+        ):
+            hits = 0
+            for s in range(0, 6000, 200):
+                if s:
+                    hits += np.sum(model.predict(X[s : s + 200]) == y[s : s + 200])
+                model.learn_many(X[s : s + 200], y[s : s + 200])
+            out.append(hits / 5800)
+    assert np.mean(seeds_) > np.mean(single) + 0.01
+    assert np.mean(rforest) > np.mean(single) + 0.01
+
+
+def test_rforest_members_draw_feature_subsets():
+    """ACTSER-RForest leaves draw candidates on floor(sqrt(F)) + 1 features, Seeds on all."""
+    X, y = S.SEA(function=1, seed=1).arrays(500)
+    X = np.hstack([X, X, X])  # 9 features
+    for mode, k in (("seeds", 9), ("rforest", 4)):
+        m = sf.ACTSEREnsembleClassifier(mode=mode, n_members=3, seed=1).learn_many(X, y)
+        for t in range(3):
+            st = m.engine_.state(t)
+            live = st.lf_node[: st.ints[TS.I_LEAF_HW]] >= 0
+            assert np.all(st.lf_mask[: st.ints[TS.I_LEAF_HW]][live, :9].sum(axis=1) == k)

@@ -1,0 +1,165 @@
+"""The recommended default interval method, NormalizedConformal: validity at several levels on
+i.i.d. streams, agreement with a computation from the forest's own prequential predictions,
+nestedness, both APIs, and a calibration set that survives tree replacement."""
+
+import numpy as np
+import pytest
+
+import streamforest as sf
+from streamforest import registry
+
+from .conftest import friedman1
+
+
+def small_forest(seed=0, **kw):
+    return sf.OnlineForestRegressor(
+        n_trees=4, tree=sf.HoeffdingTreeRegressor(grace_period=50), seed=seed, **kw
+    )
+
+
+def hetero(n, rng):
+    X = rng.random((n, 4))
+    y = 10 * X[:, 0] + 5 * np.sin(3 * X[:, 1]) + (0.2 + 3 * X[:, 0]) * rng.standard_normal(n)
+    return X, y
+
+
+def binomial_slack(alpha, n, z=4.0):
+    return z * np.sqrt(alpha * (1 - alpha) / n)
+
+
+@pytest.mark.parametrize("normalize", ["residuals", "trees", "none"])
+def test_coverage_within_binomial_bounds_at_several_levels(normalize):
+    rng = np.random.default_rng(1)
+    X, y = hetero(5000, rng)
+    alphas = [0.3, 0.1, 0.05, 0.02]
+    m = sf.NormalizedConformal(forest=small_forest(1), normalize=normalize, calibration_size=500)
+    _, iv = m.predict_learn_many(X, y, alpha=alphas)
+    s = slice(1000, None)  # after the calibration set filled and the forest settled
+    for a, al in enumerate(alphas):
+        miss = (y[s] < iv[s, a, 0]) | (y[s] > iv[s, a, 1])
+        n = miss.size
+        assert abs(miss.mean() - al) <= binomial_slack(al, n) + 0.01, (normalize, al, miss.mean())
+
+
+def test_intervals_adapt_to_x_with_the_residual_spread():
+    """Noise grows with x0: the residual-normalised widths must grow with it (the plain scores
+    give one width everywhere)."""
+    rng = np.random.default_rng(2)
+    X, y = hetero(6000, rng)
+    m = sf.NormalizedConformal(forest=small_forest(2), normalize="residuals")
+    m.learn_many(X, y)
+    Xt = rng.random((400, 4))
+    w = np.diff(m.predict_interval(Xt, alpha=0.1), axis=1)[:, 0]
+    low, high = w[Xt[:, 0] < 0.2].mean(), w[Xt[:, 0] > 0.8].mean()
+    assert high > 1.5 * low
+    plain = sf.NormalizedConformal(forest=small_forest(2), normalize="none", error_span=0)
+    plain.learn_many(X, y)
+    wp = np.diff(plain.predict_interval(Xt, alpha=0.1), axis=1)[:, 0]
+    assert np.ptp(wp) < 1e-9 * max(1.0, wp.mean())
+
+
+def test_plain_scores_match_the_forests_prequential_residuals():
+    """normalize='none', error_span=0: the half-width at each row is the conformal rank of the
+    absolute residuals of the forest's own prequential predictions over the last c rows."""
+    rng = np.random.default_rng(3)
+    X, y = friedman1(700, rng, p=5)
+    c = 200
+    m = sf.NormalizedConformal(
+        forest=small_forest(3), normalize="none", error_span=0, calibration_size=c
+    )
+    pred, iv = m.predict_learn_many(X, y, alpha=[0.2, 0.05])
+    ref = small_forest(3).predict_learn_many(X, y)
+    np.testing.assert_allclose(pred, ref, rtol=0, atol=1e-12)
+    res = np.abs(y - ref)
+    for i in (1, 3, 50, 199, 200, 450, 699):
+        past = np.sort(res[max(0, i - c) : i])
+        n = past.size
+        for a, al in enumerate([0.2, 0.05]):
+            r = int(np.ceil((n + 1) * (1 - al) - 1e-9))
+            want = np.inf if r > n else past[r - 1]
+            assert iv[i, a, 1] - pred[i] == pytest.approx(want, rel=1e-12), (i, al)
+    np.testing.assert_allclose(m.calibration_scores, np.sort(res[-c:]), rtol=1e-12)
+
+
+def test_nested_never_crossing_any_level():
+    rng = np.random.default_rng(4)
+    X, y = hetero(2500, rng)
+    m = sf.NormalizedConformal(forest=small_forest(4))
+    alphas = [0.4, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005]
+    _, iv = m.predict_learn_many(X, y, alpha=alphas)
+    later = m.predict_interval(rng.random((300, 4)), alpha=alphas)
+    for arr in (iv, later):
+        lo, hi = arr[:, :, 0], arr[:, :, 1]
+        assert np.all(lo[:, 1:] <= lo[:, :-1])  # a smaller alpha: the lower bound no higher
+        assert np.all(hi[:, 1:] >= hi[:, :-1])
+        assert np.isfinite(arr[-1]).all()
+        assert np.all(arr[:, :, 0] <= arr[:, :, 1])
+
+
+def test_per_example_api_equals_the_array_api():
+    rng = np.random.default_rng(5)
+    X, y = hetero(400, rng)
+    a = sf.NormalizedConformal(forest=small_forest(5), normalize="residuals")
+    b = sf.NormalizedConformal(forest=small_forest(5), normalize="residuals")
+    ivs = []
+    for i in range(len(y)):
+        x = {j: float(v) for j, v in enumerate(X[i])}
+        ivs.append(a.predict_interval_one(x, alpha=0.1))
+        a.learn_one(x, float(y[i]))
+    _, iv = b.predict_learn_many(X, y, alpha=0.1)
+    np.testing.assert_allclose(np.array(ivs), iv, rtol=1e-12)
+    Xt = rng.random((20, 4))
+    one = [a.predict_interval_one({j: float(v) for j, v in enumerate(r)}, 0.1) for r in Xt]
+    np.testing.assert_allclose(np.array(one), b.predict_interval(Xt, alpha=0.1), rtol=1e-12)
+
+
+def test_calibration_survives_forced_tree_replacement():
+    """Abrupt changes with a hair-trigger drift detector replace trees again and again: the
+    calibration set stays full after ``calibration_size`` rows, and no interval at a level
+    ``>= 1 / (c + 1)`` is infinite after them (one below is, as the rank exceeds c)."""
+    rng = np.random.default_rng(6)
+    n, c = 4000, 300
+    X = rng.random((n, 4))
+    shift = np.where((np.arange(n) // 700) % 2 == 1, 40.0, 0.0)
+    y = 10 * X[:, 0] + shift + rng.standard_normal(n)
+    forest = small_forest(6, drift_threshold=5.0, warning_fraction=None)
+    m = sf.NormalizedConformal(forest=forest, calibration_size=c)
+    sizes = []
+    ivs = []
+    for a in range(0, n, 100):
+        ivs.append(m.predict_interval(X[a : a + 100], alpha=[0.1, 0.01, 1 / (c + 1) + 1e-9]))
+        m.learn_many(X[a : a + 100], y[a : a + 100])
+        sizes.append(m.size_)
+    assert m.drift_stats_["replacements"] >= 4
+    iv = np.concatenate(ivs)
+    assert np.all(np.array(sizes[c // 100 :]) == c)
+    assert np.all(np.isfinite(iv[c:]))
+    tiny = m.predict_interval(X[:5], alpha=0.5 / (c + 1))
+    assert np.all(np.isinf(tiny))
+
+
+def test_window_recovers_after_abrupt_change():
+    """The running error level widens the intervals quickly after a jump in the noise."""
+    rng = np.random.default_rng(7)
+    n = 6000
+    X = rng.random((n, 4))
+    noise = np.where(np.arange(n) < 3000, 0.5, 3.0)
+    y = 10 * X[:, 0] + noise * rng.standard_normal(n)
+    m = sf.NormalizedConformal(forest=small_forest(7), normalize="none")
+    _, iv = m.predict_learn_many(X, y, alpha=0.1)
+    miss = (y < iv[:, 0]) | (y > iv[:, 1])
+    assert miss[3600:4100].mean() <= 0.1 + binomial_slack(0.1, 500)
+
+
+@pytest.mark.parametrize(
+    "kw", [{"calibration_size": 0}, {"normalize": "x"}, {"offset": 0.0}, {"error_span": -1}]
+)
+def test_bad_parameters(kw):
+    m = sf.NormalizedConformal(**kw)
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        m.learn_many(np.zeros((3, 2)), np.zeros(3))
+
+
+def test_default_model_of_the_command_line():
+    assert registry.DEFAULT == "normalized-cp"
+    assert isinstance(registry.build(registry.DEFAULT), sf.NormalizedConformal)
