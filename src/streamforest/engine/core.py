@@ -58,7 +58,6 @@ import numpy as np
 from .. import rng as _rng
 from ..compilation import entry_point
 from ..drift import N_PH, PH_DRIFT, PH_WARNING, PH_WITHDRAWN, page_hinkley_init
-from ..sketches import kll
 from ..trees import _arena as AR
 from ..trees import _class_kernels as CTK
 from ..trees import _kernels as TK
@@ -66,6 +65,7 @@ from ..trees import _state as S
 from ..trees.observers import rebuild_hash
 from ..trees.pregrown import pregrown_size
 from . import _kernels as FK
+from . import budget
 
 AGGREGATIONS = {"mean": FK.AGG_MEAN, "median": FK.AGG_MEDIAN, "weighted": FK.AGG_WEIGHTED}
 _ENTRY_POINTS: dict = {}  # kernel -> its compiled entry point (see Engine.call)
@@ -349,11 +349,19 @@ class Engine:
         spec = self.specs[t]
         self._apply_memory_budget(spec, p)
         prm = self._tree_params(t, p, bg)
+        caps = self._budget_caps(spec, p, background=True) if bg else None
+        if caps is not None:  # a background tree grows within its part of the budget
+            prm = prm._replace(max_leaves=min(prm.max_leaves, caps[0]),
+                               max_bins=min(prm.max_bins, caps[1]))  # fmt: skip
         extra = prm.split_rule == S.SPLIT_EXTRA  # no observers: a token bin pool
         grown = prm.split_rule == S.SPLIT_PREGROWN  # the whole tree, grown now
         gauss = prm.split_rule == S.SPLIT_GAUSS  # naive Bayes statistics: no observers either
         classify = prm.task == S.TASK_CLASSIFICATION
-        nodes, leaves = pregrown_size(prm.max_depth) if grown else (256, 128)
+        if grown:
+            nodes, leaves = pregrown_size(prm.max_depth)
+        else:  # a first allocation within the caps (see make_room)
+            leaves = min(128, prm.max_leaves + 1)
+            nodes = min(256, 2 * prm.max_leaves + 2)
         st = S.allocate(
             p,
             _rng.new_state(seed),
@@ -402,17 +410,36 @@ class Engine:
         self._put(bg, AR.store(self._arena_of(bg), t, st, self._tree_params(t, p, bg), kept))
 
     def _apply_memory_budget(self, spec, p: int) -> None:
-        """Cap a new tree's bins and leaves so the forest stays within ``max_memory_mb``."""
+        """Cap a new tree's leaves and observer bins so that the forest holds at most
+        ``max_memory_mb`` (split evenly among the trees; with warnings armed, a share of each
+        tree's part is kept for its background tree; see :mod:`.budget`)."""
+        caps = self._budget_caps(spec, p, background=False)
+        if caps is not None:
+            spec.max_leaves = int(min(spec.max_leaves, caps[0]))
+            spec.max_observer_bins = int(min(spec.max_observer_bins, caps[1]))
+
+    def _budget_caps(self, spec, p: int, background: bool):
+        """``(max_leaves, max_bins)`` of tree ``spec``'s share of the budget (or of its
+        background tree's), ``None`` without a budget."""
         if self.max_memory_mb is None:
-            return
-        share = self.max_memory_mb * 2**20 / self.forest_trees / 2  # allocation <= 2x use
-        k = spec.leaf_quantile_k
-        sketch = 8 * (kll.row_capacity(k) + kll.LV_WIDTH) if k else 0
-        # per leaf slot: stats, models, feature statistics, observers' heads; two nodes per leaf
-        leaf_bytes = 8 * (12 + 2 * (p + 1) + 4 * p + 3 * p) + p + sketch + 2 * 8 * 13
-        bin_bytes = 8 * 11 + 4 * 8 + 2 * 8  # bin row, hash slots (load <= 1/2), split scratch
-        spec.max_observer_bins = int(min(spec.max_observer_bins, max(64, share / 2 / bin_bytes)))
-        spec.max_leaves = int(min(spec.max_leaves, max(2, share / 2 / leaf_bytes)))
+            return None
+        share = self.max_memory_mb * 2**20 / self.forest_trees  # the whole forest's trees
+        if self.warning > 0:
+            bg = budget.BACKGROUND_SHARE
+            share *= bg if background else 1.0 - bg
+        prm = spec._tree_params(p)
+        classify = prm.task == S.TASK_CLASSIFICATION
+        units = budget.unit_bytes(
+            p,
+            sketch_k=int(spec.leaf_quantile_k or 0),
+            m_min=prm.m_min if prm.split_rule == S.SPLIT_EXTRA else 0,
+            alternates=prm.alt_lambda > 0,
+            n_classes=max(1, self.n_classes) if classify else 0,
+            n_cats=self.features.max_categories if classify else 0,
+            ranges=prm.split_rule == S.SPLIT_GAUSS,
+        )
+        observers = prm.split_rule == S.SPLIT_OBSERVERS
+        return budget.tree_caps(share, units, observers, sketch=prm.sketch_k > 0)
 
     def reset(self, t: int) -> None:
         """Replace tree ``t`` by a fresh one (after a detected drift)."""
@@ -441,12 +468,22 @@ class Engine:
         self._bg_live = bool(self.bg_on.any())
         if not self._bg_live:  # release the background arena's memory
             self.bg = AR.empty(self.n_trees)
+            budget.release_free_memory()
 
     def _swap(self, t: int) -> None:
         """Tree ``t`` drifted: its background tree takes its place, with a fresh detector."""
         st = AR.load(self.bg, t)
         page_hinkley_init(st.dd, self.warning)
         prm = self._tree_params(t, int(st.ints[S.I_NFEAT]))
+        if st.ints[S.I_FROZEN] and st.ints[S.I_NLEAVES] < prm.max_leaves:
+            # it froze at a background tree's caps: it grows on within the tree's
+            hw = int(st.ints[S.I_LEAF_HW])
+            live = st.lf_node[:hw] >= 0
+            live[live] = st.nd_depth[st.lf_node[:hw][live]] < prm.max_depth
+            st.lf_active[:hw][live] = 1
+            st.lf_inh[:hw][live] = st.lf_stat[:hw][live]  # their observers start empty
+            st.lf_last[:hw][live] = st.lf_stat[:hw][live, S.S_W]
+            st.ints[S.I_FROZEN] = 0
         self.arena = AR.store(self.arena, t, st, prm)  # copied (st: views of bg)
         self.n_resets[t] += 1
         self.drift_counts[t, DS_SWAPPED] += 1
@@ -492,16 +529,21 @@ class Engine:
         """Grow tree ``t``'s arrays (it stopped for lack of room); ``bg``: its background
         tree's."""
         with self._lock:
-            before = st = AR.load(self._arena_of(bg), t)
+            st = AR.load(self._arena_of(bg), t)
             prm = AR.params_at(self._arena_of(bg), t)
             ints = st.ints
             kw = {}
             k = ints[S.I_NALTS] + 2 if prm.alt_lambda > 0 else 1  # as the kernels' _room
-            if ints[S.I_NNODES] + 2 * k > st.nd_feat.shape[0]:
-                kw["nodes"] = 2 * st.nd_feat.shape[0] + 2 * k
-            free_leaves = ints[S.I_LEAF_NFREE] + st.lf_node.shape[0] - ints[S.I_LEAF_HW]
+            # doubling, but not past the caps: a tree at its leaf cap has 2 * max_leaves - 1
+            # nodes and, frozen, still needs room for one split's worth (see _room)
+            n_nodes, n_slots = st.nd_feat.shape[0], st.lf_node.shape[0]
+            if ints[S.I_NNODES] + 2 * k > n_nodes:
+                need = int(ints[S.I_NNODES]) + 2 * k
+                kw["nodes"] = budget.grown(n_nodes + k, need, 2 * prm.max_leaves + 2 * k)
+            free_leaves = ints[S.I_LEAF_NFREE] + n_slots - ints[S.I_LEAF_HW]
             if free_leaves < k:
-                kw["leaves"] = 2 * st.lf_node.shape[0] + k
+                need = n_slots + k - int(free_leaves)
+                kw["leaves"] = budget.grown(n_slots + k // 2, need, prm.max_leaves + k)
             if ints[S.I_CAT_USED] + ints[S.I_MAXCAT] > st.cats.shape[0]:
                 kw["cats"] = 2 * (st.cats.shape[0] + ints[S.I_MAXCAT])
             n_bins = st.bn.shape[0]
@@ -512,8 +554,10 @@ class Engine:
             st = S.grow(st, **kw)
             if "bins" in kw:
                 rebuild_hash(st)
-            kept = [a is b for a, b in zip(st, before, strict=True)]
-            self._put(bg, AR.store(self._arena_of(bg), t, st, kept=kept))
+            # the row laid out afresh (no hole where a grown field was): what the process holds
+            # for the tree is then what memory_bytes counts
+            self._put(bg, AR.store(self._arena_of(bg), t, st))
+        budget.release_free_memory()  # the old arrays and the row's assembly
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
         """After tree ``t``'s pass returned ``stop`` (of ``n`` rows): act on its drift

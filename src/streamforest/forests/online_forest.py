@@ -8,6 +8,7 @@ import numbers
 
 import numpy as np
 
+from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
 from ..engine.model import EngineRegressor
 from ..trees import HoeffdingTreeRegressor
@@ -54,13 +55,21 @@ class OnlineForestRegressor(EngineRegressor):
         background trees (a drift resets the tree).  Counts: :attr:`drift_stats_`.  Measured
         false alarms on shuffled real data sets: see the README (section Drift).
     max_memory_mb
-        Memory budget of the whole forest (``None``: only each tree's own caps).  It is split
-        evenly among the trees, and each tree's share (halved, as arrays grow by doubling) is
-        split evenly between observer bins (``max_observer_bins``) and leaves (``max_leaves``,
-        whose size depends on the number of features and on a leaf sketch).  A tree at its leaf
-        cap freezes its structure and keeps learning its leaves.  Set when a tree is created.
-        A background tree has its tree's caps (a tree and its background tree may hold up to
-        twice a tree's share for a while).
+        Memory budget of the whole forest, in MiB (default 224: with it a default OnlineQRF
+        or CPApproximate levels off below 512 MB of process memory on an unbounded stream;
+        see the benchmarks page, "Memory soak").  ``None``: only each tree's own caps.  The
+        budget is split evenly among the trees, and with warnings armed each tree keeps an
+        eighth of its share for its background tree (one that replaces its tree grows on to
+        the tree's caps).  A tree's part goes to observer bins (half, a quarter with leaf
+        sketches: ``max_observer_bins``) and to leaves (the rest, ``max_leaves``: a leaf's
+        size depends on the number of features and on a leaf sketch; its two nodes included),
+        with the byte sizes of the layout (:mod:`streamforest.engine.budget`).  Arrays grow by
+        doubling, never past those caps, so :attr:`memory_bytes` stays within the budget.
+        When the bins run out, the least promising leaves (smallest error reduction
+        potential) stop observing, as in MOA and River, and the most promising of them
+        observe again when splits free bins; they keep predicting and learning their leaf
+        models.  A tree at its leaf cap freezes its structure and keeps learning its leaves.
+        Set when a tree is created.
     n_jobs
         Threads that run trees in parallel on chunks of at least 256 rows (the compiled loops
         release the GIL).  Results do not depend on it.
@@ -92,7 +101,7 @@ class OnlineForestRegressor(EngineRegressor):
         drift_threshold: float | None = 50.0,
         drift_delta: float = 0.005,
         warning_fraction: float | None = 0.3,
-        max_memory_mb: float | None = 2048.0,
+        max_memory_mb: float | None = DEFAULT_MEMORY_MB,
         n_jobs: int = 1,
         seed: int | None = None,
     ):

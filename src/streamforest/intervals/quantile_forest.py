@@ -50,7 +50,9 @@ class OnlineQRF(IntervalRegressor):
     """
 
     _chunk_rows = 8192
-    _record_budget = 64 * 2**20  # bytes of leaf-sketch copies per chunk (scratch)
+    # bytes of leaf-sketch copies per chunk (scratch; two sets, see _tree_records): large
+    # enough for chunks of a few hundred rows at least, small beside the trees' budget
+    _record_budget = 8 * 2**20
 
     def __init__(
         self,
@@ -83,6 +85,18 @@ class OnlineQRF(IntervalRegressor):
     def _configure(self, forest) -> None:
         forest._configure_trees(leaf_quantile_k=int(self.k), leaf_quantile_split=self.split_sketch)
 
+    def _own_bytes(self) -> int:
+        """Bytes of the scratch buffers kept between calls (copies of leaf sketches and their
+        levels, per-example query scratch): at most about ``2 * _record_budget`` plus the
+        level tables of two chunks."""
+        d = self.__dict__
+        n = sum(b.nbytes for bufs in d.get("_bufs", {}).values() for b in bufs)
+        n += sum(a.nbytes for a in d.get("_glv", {}).values())
+        q = d.get("_qone")
+        if q is not None:
+            n += sum(a.nbytes for a in q[0])
+        return int(n)
+
     # ---------------------------------------------------------------------------------------------
     _scratch_keys = (*IntervalRegressor._scratch_keys, "_bufs", "_glv", "_items_per_row", "_qone")
 
@@ -92,7 +106,7 @@ class OnlineQRF(IntervalRegressor):
         last chunk's mean sketch size to keep those copies within ``_record_budget``."""
         per_row = self.__dict__.get("_items_per_row", 0.0) * 8 + self.forest_.n_trees * 300
         rows = int(self._record_budget / max(per_row, 1.0))
-        return max(512, min(self._chunk_rows, rows))
+        return max(256, min(self._chunk_rows, rows))
 
     def _tree_records(self, Xa, ya, wa, learn, parity: int = 0):
         """Per-tree predictions ``P (T, n)``, copies of the leaf sketches each row reaches (a
@@ -107,12 +121,16 @@ class OnlineQRF(IntervalRegressor):
         bufs = scratch.get(parity)
         if bufs is None or len(bufs) != T:
             bufs = scratch[parity] = typed.List([np.empty(64 * cap) for _ in range(T)])
+        share = max(64 * cap, self._record_budget // (8 * T))  # items per tree and chunk
+        for t in range(T):  # a buffer that grew past twice its share (a chunk sized on an
+            if bufs[t].shape[0] > 2 * share:  # earlier, smaller mean sketch) is released
+                bufs[t] = np.empty(share)
         gpos = np.zeros(T, np.int64)
         goff = np.empty((T, n), np.int64)
         levels = self.__dict__.setdefault("_glv", {})  # every entry read is written first
         lvs = levels.get(parity)
-        if lvs is None or lvs.shape[0] != T or lvs.shape[1] < n:
-            lvs = levels[parity] = np.empty((T, max(n, self._chunk_rows), kll.LV_WIDTH), np.int64)
+        if lvs is None or lvs.shape[0] != T or lvs.shape[1] < n:  # sized to the chunks seen
+            lvs = levels[parity] = np.empty((T, -(-n // 256) * 256, kll.LV_WIDTH), np.int64)
         glv = lvs  # whole (C-contiguous, one compiled signature); rows >= n are not read
         W = e.bagging_weights(wa) if learn else np.zeros((T, n))
         local = [bufs[t] for t in range(T)]  # plain references for the tree passes

@@ -21,8 +21,10 @@ feature's ``VR2`` the leaf splits when ``VR2 / VR1 < 1 - eps`` or ``eps < tau``,
 Memory: leaves at ``max_depth`` do not observe; when the bin pool reached ``max_bins`` the least
 promising active leaves (smallest sum of squared target deviations, the VFDT/FIMT criterion) are
 deactivated, their observers freed, until an eighth of the pool is free again; a deactivated leaf
-keeps predicting and learning its leaf model but no longer splits.  When ``max_leaves`` is reached
-every observer is freed and the structure is frozen.
+keeps predicting and learning its leaf model but does not split while inactive.  When a split
+leaves a quarter of the full pool free, the most promising deactivated leaf observes again (from
+empty observers, one grace period later), as MOA and River reactivate leaves.  When
+``max_leaves`` is reached every observer is freed and the structure is frozen.
 
 A kernel that needs more room than the state has returns the index of the example it stopped
 *before*; the Python side grows the arrays and calls again from there.
@@ -277,6 +279,31 @@ def _enforce_bin_budget(st, need):
 
 
 @njit(cache=True)
+def _reactivate(st, prm):
+    """After a split freed bins: if a quarter of a full pool is free again, the most promising
+    leaf deactivated for lack of bins (largest sum of squared target deviations) observes again,
+    from empty observers and a full grace period on (MOA's and River's memory management)."""
+    if st.ints[I_NDEACT] == 0 or st.ints[I_FROZEN] == 1 or st.bn.shape[0] < prm.max_bins:
+        return
+    if free_bins(st) < st.bn.shape[0] // 4:
+        return
+    best = -1
+    best_m2 = 0.0
+    for s in range(st.ints[I_LEAF_HW]):
+        node = st.lf_node[s]
+        if node >= 0 and st.lf_active[s] == 0 and st.nd_depth[node] < prm.max_depth:
+            if st.lf_stat[s, S_M2] > best_m2:
+                best_m2 = st.lf_stat[s, S_M2]
+                best = s
+    if best < 0:
+        return
+    st.lf_active[best] = 1
+    st.lf_last[best] = st.lf_stat[best, S_W]
+    for c in range(4):  # what it learnt unobserved is its inherited part (cannot be split)
+        st.lf_inh[best, c] = st.lf_stat[best, c]
+
+
+@njit(cache=True)
 def _freeze(st):
     st.ints[I_FROZEN] = 1
     for s in range(st.ints[I_LEAF_HW]):
@@ -372,6 +399,7 @@ def _split(st, prm, leaf, f):
                 spread[j] = feature_spread(st, leaf, j)
     free_observers(st, leaf)
     _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2)
+    _reactivate(st, prm)
 
 
 @njit(cache=True)

@@ -314,7 +314,7 @@ def allocate(
         lf_mask=np.zeros((leaves, pc), np.int8),
         lf_free=np.zeros(leaves, np.int64),
         lf_sk=np.zeros((leaves, kll.row_capacity(sketch_k) if sketch_k else 0), f),
-        lf_skl=np.zeros((leaves, kll.LV_WIDTH), np.int64),
+        lf_skl=np.zeros((leaves, kll.LV_WIDTH if sketch_k else 0), np.int64),
         lf_aux=np.full(leaves, -1, np.int64),
         sk_cap=kll.capacity_table(sketch_k)
         if sketch_k

@@ -1,0 +1,136 @@
+"""The memory budget of a forest: what a tree's parts cost, and the caps that keep it in budget.
+
+A tree's memory (:mod:`streamforest.trees._state`) is, apart from a few small fixed arrays,
+
+- per **node** (split or leaf): routing and bookkeeping, about 100 bytes; a split node keeps
+  nothing else (no observer, no sketch);
+- per **leaf slot** (a leaf's statistics, leaf model, per-feature normaliser and observer heads,
+  and with leaf quantile sketches, :class:`~streamforest.OnlineQRF`, its KLL sketch, which
+  dominates: ~6.4 kB at ``k = 200``); slots are reused after a split, so the slots in use are
+  the live leaves;
+- per **observer bin** (one distinct key of one leaf's attribute observer): 88 bytes, plus its
+  hash-table slots and split scratch.
+
+:func:`unit_bytes` measures these from the layout itself (allocating tiny states and taking the
+differences), so the figures follow any change to the layout.  :func:`tree_caps` turns one
+tree's share of a budget into caps: leaves (``max_leaves``, hence nodes ``<= 2 * max_leaves``)
+and observer bins (``max_observer_bins``).  The engine grows a tree's arrays by doubling but
+never past those caps (:meth:`~streamforest.engine.core.Engine.make_room`), so the caps bound
+what a tree holds, not merely what it uses.
+
+Under the caps a tree behaves as MOA's and River's Hoeffding trees under their memory limit:
+when the observer bins run out, the least promising active leaves (smallest sum of squared
+target deviations, i.e. the smallest possible error reduction) stop observing and their bins
+are freed; they keep predicting and learning their leaf models and sketches.  A leaf costs
+memory by itself (its slot), so when the leaf cap is reached the structure is final: every
+observer is freed and the leaves keep learning.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+from functools import lru_cache
+from typing import NamedTuple
+
+from ..rng import new_state
+from ..trees import _state as S
+
+# the forests' default budget (MiB), per model: see OnlineForestRegressor's max_memory_mb
+DEFAULT_MEMORY_MB = 224.0
+# part of a tree's share kept for its background tree when warnings are armed (a background
+# tree that replaces its tree grows on to the tree's caps)
+BACKGROUND_SHARE = 0.125
+# share of a tree's budget given to its observer bins (the rest: leaves and nodes).  An active
+# leaf's observers take ~10 kB (tens of bins per observed feature): half the share when leaves
+# are small (~1 kB); a quarter when each holds a sketch (~7 kB), whose leaves are the scarcer
+# resource (measured with the memory soak benchmark: with a quarter, sketch-free trees ran
+# out of bins with a fifth of their leaf cap used)
+BIN_SHARE = 0.5
+BIN_SHARE_SKETCH = 0.25
+
+
+class UnitBytes(NamedTuple):
+    node: int  # bytes per node
+    leaf: int  # bytes per leaf slot (its sketch included)
+    bin: int  # bytes per observer bin, hash-table slots (at most 4) and split scratch included
+    fixed: int  # bytes of a tree whatever its size (with room for one of each)
+
+
+@lru_cache(maxsize=64)
+def unit_bytes(
+    n_features: int,
+    sketch_k: int = 0,
+    m_min: int = 0,
+    alternates: bool = False,
+    pregrown: bool = False,
+    n_classes: int = 0,
+    n_cats: int = 0,
+    ranges: bool = False,
+) -> UnitBytes:
+    """Bytes per node, leaf slot and observer bin of a tree with ``n_features`` features (and a
+    leaf sketch of accuracy ``sketch_k``, an extremely randomised split's ``m_min`` buffer,
+    alternate subtrees, pre-grown fields, a classifier's class statistics), measured on the
+    layout of
+    :func:`streamforest.trees._state.allocate`."""
+    kw = dict(sketch_k=sketch_k, m_min=m_min, alternates=alternates, pregrown=pregrown,
+              n_classes=n_classes, n_cats=n_cats, ranges=ranges)  # fmt: skip
+
+    def size(nodes, leaves, bins):
+        st = S.allocate(n_features, new_state(0), nodes=nodes, leaves=leaves, bins=bins, cats=64,
+                        **kw)  # fmt: skip
+        return S.nbytes(st)
+
+    base = size(64, 64, 64)
+    node = (size(128, 64, 64) - base) // 64
+    leaf = (size(64, 128, 64) - base) // 64
+    # bins: the hash table has a power-of-two size of 2 to 4 slots per bin; count the worst case
+    bin_ = (size(64, 64, 128) - base) // 64
+    ht_slot = 8
+    bin_ += 2 * ht_slot if bin_ else 0
+    fixed = size(1, 1, 1)
+    return UnitBytes(int(node), int(leaf), int(bin_), int(fixed))
+
+
+def tree_caps(
+    share_bytes: float, units: UnitBytes, observers: bool = True, sketch: bool = False
+) -> tuple[int, int]:
+    """``(max_leaves, max_bins)`` for a tree that may hold ``share_bytes``: ``BIN_SHARE`` of it
+    (``BIN_SHARE_SKETCH`` with leaf sketches) for observer bins (when the tree has observers),
+    the rest for leaf slots and their nodes (two per leaf).  At least 2 leaves and 64 bins."""
+    room = max(0.0, share_bytes - units.fixed)
+    bin_share = BIN_SHARE_SKETCH if sketch else BIN_SHARE
+    bins_room = bin_share * room if observers else 0.0
+    per_leaf = units.leaf + 2 * units.node
+    max_leaves = int((room - bins_room) // per_leaf)
+    max_bins = int(bins_room // units.bin) if observers else 64
+    return max(2, max_leaves), max(64, max_bins)
+
+
+def grown(current: int, needed: int, cap: int) -> int:
+    """New capacity of an array that holds ``current`` items and must hold ``needed``: doubled,
+    but not past ``cap`` (unless ``needed`` is larger)."""
+    return max(needed, min(2 * current, cap))
+
+
+_TRIM = []  # [malloc_trim or None], resolved on first use
+
+
+def release_free_memory() -> None:
+    """Hand the C heap's free pages back to the operating system (glibc's ``malloc_trim``;
+    nothing elsewhere).  Growing a tree frees its old arrays; glibc keeps freed blocks of up to
+    32 MB in its heap (its mmap threshold rises as large arrays are freed), so without this
+    the process would hold two to three times what the trees hold (measured: the memory soak
+    benchmark).  Called after a tree grows, i.e. O(log size) times per tree."""
+    if not _TRIM:
+        fn = None
+        if sys.platform.startswith("linux"):
+            try:
+                fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+                fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
+            except (OSError, AttributeError):  # not glibc (e.g. musl): nothing to do
+                fn = None
+        _TRIM.append(fn)
+    if _TRIM[0] is not None:
+        _TRIM[0](0)

@@ -1,0 +1,214 @@
+"""Memory bounded by default (issue 17): the budget's caps, what a node and a leaf cost, and
+what the budget costs in accuracy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from streamforest import (
+    CPApproximate,
+    HoeffdingTreeRegressor,
+    OnlineForestRegressor,
+    OnlineQRF,
+)
+from streamforest.engine import budget
+from streamforest.trees import _arena as AR
+from streamforest.trees import _state as S
+
+from .conftest import friedman1
+
+
+def test_default_budget_is_documented_and_binding():
+    default = OnlineForestRegressor().max_memory_mb
+    assert default is not None and default <= 512
+    assert f"{default:g}" in OnlineForestRegressor.__doc__
+
+
+# ------------------------------------------------------------------------------------------------
+# bytes per node and per leaf, from the layout (a regression guard, not a timing)
+def test_a_split_node_holds_no_observer_and_no_sketch():
+    plain, qrf = budget.unit_bytes(10), budget.unit_bytes(10, sketch_k=200)
+    assert plain.node == qrf.node  # the sketch is per leaf slot, not per node
+    assert budget.unit_bytes(40).node == plain.node  # nor are per-feature arrays
+    # a node is routing and bookkeeping only: 12 eight-byte words and two flags
+    assert plain.node <= 12 * 8 + 2
+
+
+def test_bytes_per_leaf_slot_and_bin():
+    plain, qrf = budget.unit_bytes(10), budget.unit_bytes(10, sketch_k=200)
+    # statistics, models, normaliser and observer heads: 13 words per feature plus 21 words
+    assert plain.leaf <= 8 * (13 * 10 + 21) + 10 + 1
+    # a KLL sketch of k = 200 holds at most its capacity with every level (about 3k items)
+    from streamforest.sketches import kll
+
+    assert qrf.leaf - plain.leaf == 8 * (kll.row_capacity(200) + kll.LV_WIDTH)
+    assert kll.row_capacity(200) <= 4 * 200
+    assert plain.bin <= 11 * 8 + 4 * 8 + 2 * 8  # a bin row, hash slots, split scratch
+
+
+def test_caps_fill_the_share_and_no_more():
+    u = budget.unit_bytes(10, sketch_k=200)
+    share = 16 * 2**20
+    leaves, bins = budget.tree_caps(share, u, sketch=True)
+    held = u.fixed + leaves * (u.leaf + 2 * u.node) + bins * u.bin
+    assert held <= share
+    assert held > 0.97 * share  # the share is used, not halved
+    # a tree without observers gives its whole share to leaves
+    leaves_x, _ = budget.tree_caps(share, u, observers=False, sketch=True)
+    assert leaves_x > leaves
+
+
+# ------------------------------------------------------------------------------------------------
+def _growing_stream(n, rng):
+    """Friedman #1 whose targets keep growing finer structure: a tree keeps splitting."""
+    X, y = friedman1(n, rng, noise=0.1)
+    return X, y + 3 * np.sin(40 * X[:, 5])
+
+
+def _capacities(model):
+    e = model.forest_.engine_
+    for t in range(e.n_trees):
+        st, prm = e.state(t), e.params(t)
+        yield st, prm
+
+
+def test_budget_bounds_memory_on_a_long_stream(rng):
+    budget_mb = 3.0
+    m = OnlineQRF(
+        forest=OnlineForestRegressor(
+            n_trees=3, max_memory_mb=budget_mb, tree=HoeffdingTreeRegressor(grace_period=50),
+            seed=0,
+        ),
+    )  # fmt: skip
+    peak, frozen_at = 0, None
+    for k in range(30):  # 300k rows
+        X, y = _growing_stream(10_000, rng)
+        m.learn_many(X, y)
+        f = m.forest_.memory_bytes
+        peak = max(peak, f)
+        assert f <= budget_mb * 2**20
+        if frozen_at is None and all(st.ints[S.I_FROZEN] for st, _ in _capacities(m)):
+            frozen_at = k
+    assert frozen_at is not None and frozen_at < 25  # the budget was binding early
+    assert peak > 0.8 * budget_mb * 2**20  # ... and used (7/8: the rest for background trees)
+    for st, prm in _capacities(m):
+        # arrays grown by doubling, never past the caps
+        assert st.lf_node.shape[0] <= prm.max_leaves + 1
+        assert st.nd_feat.shape[0] <= 2 * prm.max_leaves + 2
+        assert st.bn.shape[0] <= prm.max_bins
+        assert st.ints[S.I_NLEAVES] == prm.max_leaves
+        assert st.ints[S.I_BINS_LIVE] == 0  # frozen: every observer freed
+
+
+def test_memory_bytes_is_what_the_arena_rows_hold(rng):
+    """``memory_bytes`` = the trees' arrays as laid out in the arena rows (no holes: a row that
+    grows is laid out afresh) + the interval method's buffers; never more than the arena."""
+    m = OnlineQRF(forest=OnlineForestRegressor(n_trees=3, max_memory_mb=2.0, seed=0))
+    X, y = _growing_stream(30_000, rng)
+    m.predict_learn_many(X, y, alpha=0.1)
+    e = m.forest_.engine_
+    A = e.arena
+    item = (8, 8, 1)
+    for t in range(e.n_trees):
+        extent = [0, 0, 0]
+        for k in range(AR.N_FIELDS):
+            w = AR._FIELD_ARENA[k]
+            size = int(np.prod(A.lay[t, k, 1:]))
+            extent[w] = max(extent[w], int(A.lay[t, k, 0]) + size)
+        used = AR.used_bytes(A, t)
+        assert sum(item[w] * extent[w] for w in range(3)) == used  # packed: no holes
+    trees = sum(AR.used_bytes(A, t) for t in range(e.n_trees))
+    assert e.memory_bytes == trees  # no background tree here (a stationary stream)
+    arena = A.fa.nbytes + A.ia.nbytes + A.ba.nbytes
+    assert trees <= arena
+    own = m._own_bytes()
+    scratch = sum(b.nbytes for bufs in m._bufs.values() for b in bufs)
+    scratch += sum(a.nbytes for a in m._glv.values())
+    assert own == scratch > 0
+    assert m.memory_bytes == trees + own
+    m.predict_learn_many(X[:5000], y[:5000], alpha=0.1)  # buffers grown earlier are released
+    own = m._own_bytes()
+    assert own <= 2 * 2 * m._record_budget + 2 * 3 * 8192 * 35 * 8  # two sets, each <= 2 shares
+
+
+def test_cp_memory_bytes_counts_the_calibration_set(rng):
+    m = CPApproximate(forest=OnlineForestRegressor(n_trees=3, seed=0), calibration_size=500)
+    X, y = friedman1(5000, rng)
+    m.learn_many(X, y)
+    cal = sum(v.nbytes for k, v in m.__dict__.items() if k.startswith("cal_"))
+    assert m.memory_bytes == m.forest_.memory_bytes + cal
+
+
+def test_deactivated_leaves_still_predict_and_learn(rng):
+    """A tight bin budget deactivates the least promising leaves (their observers freed):
+    they keep learning their leaf model and predicting well."""
+    m = HoeffdingTreeRegressor(grace_period=50, max_observer_bins=300, seed=0)
+    X, y = friedman1(30_000, rng)
+    m.learn_many(X, y)
+    st = m.state_
+    assert st.ints[S.I_NDEACT] > 0 and not st.ints[S.I_FROZEN]
+    hw = st.ints[S.I_LEAF_HW]
+    off = np.flatnonzero((st.lf_node[:hw] >= 0) & (st.lf_active[:hw] == 0))
+    assert off.size > 0
+    off_nodes = set(st.lf_node[off].tolist())
+    w_before = {int(st.lf_node[s]): float(st.lf_stat[s, S.S_W]) for s in off}
+    Xt, yt = friedman1(20_000, rng)
+    leaf_of = m.apply(Xt)
+    sel = np.isin(leaf_of, list(off_nodes))
+    assert sel.sum() > 100
+    pred = m.predict(Xt[sel])
+    assert np.isfinite(pred).all()
+    # better than the mean of the targets that reach those leaves
+    assert np.abs(pred - yt[sel]).mean() < 0.8 * np.abs(yt[sel] - yt[sel].mean()).mean()
+    m.learn_many(Xt, yt)  # they keep learning (their statistics grow), without observers
+    st = m.state_
+    grew = [
+        st.lf_stat[st.nd_leaf[n], S.S_W] > w
+        for n, w in w_before.items()
+        if st.nd_feat[n] < 0 and n in set(leaf_of[sel].tolist())
+    ]
+    assert grew and all(grew)
+
+
+@pytest.mark.parametrize("cls", [OnlineQRF, CPApproximate])
+def test_budget_costs_little_accuracy_on_a_stationary_stream(rng, cls):
+    """A budget of a third of what the unbounded forest holds caps the trees (about half the
+    leaves) and keeps the prequential MAE of the last rows within 4% of the unbounded forest's
+    (measured: +0.2% OnlineQRF, +1.4% CPApproximate): the least promising leaves stop observing
+    first, and every leaf keeps learning its model."""
+    X, y = friedman1(120_000, rng)
+    tree = HoeffdingTreeRegressor(grace_period=100)
+
+    def run(mb):
+        m = cls(forest=OnlineForestRegressor(n_trees=4, max_memory_mb=mb, tree=tree, seed=0))
+        pred, _ = m.predict_learn_many(X, y, alpha=0.1)
+        f = m.forest_
+        return np.abs(pred[-30_000:] - y[-30_000:]).mean(), f.n_leaves, f.memory_bytes / 2**20
+
+    mae_free, leaves_free, mb_free = run(None)
+    mb = mb_free / 3
+    mae_cap, leaves_cap, mb_cap = run(mb)
+    assert mb_cap <= mb
+    assert leaves_cap < 0.75 * leaves_free  # the budget was binding
+    assert mae_cap < 1.04 * mae_free
+
+
+def test_background_trees_stay_in_budget_and_grow_on_once_swapped_in():
+    """With warnings armed each tree keeps 1/8 of its share for a background tree; one that
+    replaces its tree (frozen at its smaller caps or not) grows on to the tree's caps."""
+    from streamforest.streams import Friedman
+
+    X, y = Friedman(function=1, drift="gra", n=200_000, seed=1).arrays()
+    tree = HoeffdingTreeRegressor(grace_period=50)
+    m = OnlineQRF(forest=OnlineForestRegressor(n_trees=4, max_memory_mb=2.0, tree=tree, seed=0))
+    for a in range(0, len(y), 10_000):
+        m.learn_many(X[a : a + 10_000], y[a : a + 10_000])
+        assert m.forest_.memory_bytes <= 2.0 * 2**20
+    e = m.forest_.engine_
+    assert e.drift_stats()["background_swapped"] > 0
+    bg_cap = e._budget_caps(e.specs[0], 10, background=True)[0]
+    for t in range(e.n_trees):
+        assert e.int_of(t, S.I_NLEAVES) == e.params(t).max_leaves > bg_cap
+    lo_hi = m.predict_interval(X[:1000], alpha=0.1)
+    assert np.isfinite(lo_hi).all() and (lo_hi[:, 0] <= lo_hi[:, 1]).all()
