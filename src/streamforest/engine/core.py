@@ -366,7 +366,7 @@ class Engine:
             p,
             _rng.new_state(seed),
             sketch_k=int(spec.leaf_quantile_k or 0),
-            bins=16 if extra or grown or gauss else min(4096, int(spec.max_observer_bins)),
+            bins=16 if extra or grown or gauss else min(256, int(spec.max_observer_bins)),
             nodes=nodes,
             leaves=leaves,
             m_min=prm.m_min if extra else 0,
