@@ -10,7 +10,7 @@ import numpy as np
 from ..base import Estimator
 from ..features import check_targets, check_weights, n_rows
 from ..intervals.base import check_alphas
-from .runtime import WorkerGroup
+from .runtime import GroupFront, WorkerGroup
 from .storage import CheckpointStore, model_bytes, read_model
 from .workers import KeyedWorker
 
@@ -78,7 +78,7 @@ def check_matrix(X, width) -> np.ndarray:
     return A
 
 
-class KeyedModels:
+class KeyedModels(GroupFront):
     """One model per key, the keys spread over Ray actors by a stable hash.
 
     Each key (a sensor, product, machine...) gets its own model: a fresh clone of ``model``
@@ -132,10 +132,6 @@ class KeyedModels:
     def workers(self) -> list:
         """The actor handles."""
         return self._group.workers
-
-    @property
-    def n_workers(self) -> int:
-        return self._group.n_workers
 
     def worker_of(self, keys) -> np.ndarray:
         """The worker (index into :attr:`workers`) of each key."""
@@ -211,40 +207,7 @@ class KeyedModels:
     def stats(self) -> dict:
         """Models and their memory (``memory_bytes``, the models' compiled state), in total and
         per worker; rows kept for replay; restarts and checkpoints so far."""
-        per = self._group._call("stats", {j: () for j in range(self.n_workers)})
-        per = [per[j] for j in range(self.n_workers)]
-        return {
-            "n_models": sum(p["n_models"] for p in per),
-            "memory_bytes": sum(p["memory_bytes"] for p in per),
-            "per_worker": per,
-            "buffered_rows": self._group.buffered_rows,
-            "restarts": self._group.restarts,
-            "checkpoints": self._group.checkpoints,
-        }
-
-    def warmup(self) -> float:
-        """Load the compiled kernels in every actor now, so that the first batches (and a
-        timed run) do not pay for it; the models are untouched.  Returns seconds."""
-        return self._group.warmup()
-
-    def checkpoint(self) -> None:
-        """Checkpoint every worker now."""
-        self._group.checkpoint()
-
-    def flush(self):
-        """Wait until every submitted batch is learnt."""
-        self._group._drain()
-        return self
-
-    def close(self) -> None:
-        """Finish learning and end the actors."""
-        self._group.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        return self._worker_stats(("n_models", "memory_bytes"))
 
     @classmethod
     def restore(cls, checkpoint_dir, *, checkpoint_every=100_000, max_in_flight=4, address=None,

@@ -299,3 +299,53 @@ class WorkerGroup:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class GroupFront:
+    """What :class:`~streamforest.distributed.KeyedModels` and
+    :class:`~streamforest.distributed.ShardedForest` share: the life cycle of their worker group
+    (``self._group``, a :class:`WorkerGroup`)."""
+
+    _group: WorkerGroup
+
+    @property
+    def n_workers(self) -> int:
+        return self._group.n_workers
+
+    def _worker_stats(self, totals: tuple) -> dict:
+        """The workers' ``stats``: the sum of each of ``totals`` over the workers, then
+        ``per_worker``, rows kept for replay, restarts and checkpoints so far."""
+        g = self._group
+        res = g._call("stats", {j: () for j in range(g.n_workers)})
+        per = [res[j] for j in range(g.n_workers)]
+        return {
+            **{k: sum(p[k] for p in per) for k in totals},
+            "per_worker": per,
+            "buffered_rows": g.buffered_rows,
+            "restarts": g.restarts,
+            "checkpoints": g.checkpoints,
+        }
+
+    def warmup(self) -> float:
+        """Load the compiled kernels in every actor now, so that the first batches (and a
+        timed run) do not pay for it; the models are untouched.  Returns seconds."""
+        return self._group.warmup()
+
+    def checkpoint(self) -> None:
+        """Checkpoint every worker (and the driver's own state, if it keeps any) now."""
+        self._group.checkpoint()
+
+    def flush(self):
+        """Wait until every submitted batch is learnt."""
+        self._group._drain()
+        return self
+
+    def close(self) -> None:
+        """Finish learning and end the actors."""
+        self._group.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

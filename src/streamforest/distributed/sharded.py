@@ -29,7 +29,7 @@ from ..intervals import _scores as SC
 from ..intervals import conformal as _conformal
 from ..intervals.base import IntervalRegressor, _shape, check_alphas
 from .keyed import check_matrix
-from .runtime import WorkerGroup
+from .runtime import GroupFront, WorkerGroup
 from .storage import CheckpointStore, model_bytes, read_model, write_model
 from .workers import ShardWorker, forest_of, model_kind
 
@@ -46,7 +46,7 @@ def _seeded(model):
     return model.clone(seed=fresh) if model.seed is None else model.clone()
 
 
-class ShardedForest:
+class ShardedForest(GroupFront):
     """The trees of one forest (or interval method) split over Ray actors (module docstring).
 
     Parameters
@@ -95,10 +95,6 @@ class ShardedForest:
     def workers(self) -> list:
         """The actor handles (worker ``j`` holds trees ``tree_blocks[j]``)."""
         return self._group.workers
-
-    @property
-    def n_workers(self) -> int:
-        return self._group.n_workers
 
     @property
     def n_trees(self) -> int:
@@ -194,40 +190,7 @@ class ShardedForest:
     def stats(self) -> dict:
         """Per worker its trees, memory and leaves; rows kept for replay; restarts and
         checkpoints so far."""
-        res = self._group._call("stats", {j: () for j in range(self.n_workers)})
-        per = [res[j] for j in range(self.n_workers)]
-        return {
-            "memory_bytes": sum(p["memory_bytes"] for p in per),
-            "n_leaves": sum(p["n_leaves"] for p in per),
-            "per_worker": per,
-            "buffered_rows": self._group.buffered_rows,
-            "restarts": self._group.restarts,
-            "checkpoints": self._group.checkpoints,
-        }
-
-    def warmup(self) -> float:
-        """Load the compiled kernels in every actor now, so that the first batches (and a
-        timed run) do not pay for it; the models are untouched.  Returns seconds."""
-        return self._group.warmup()
-
-    def checkpoint(self) -> None:
-        """Checkpoint every worker (and, with a ``checkpoint_dir``, the driver's state) now."""
-        self._group.checkpoint()
-
-    def flush(self):
-        """Wait until every submitted batch is learnt."""
-        self._group._drain()
-        return self
-
-    def close(self) -> None:
-        """Finish learning and end the actors."""
-        self._group.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        return self._worker_stats(("memory_bytes", "n_leaves"))
 
     @classmethod
     def restore(cls, checkpoint_dir, *, checkpoint_every=100_000, max_in_flight=2, address=None,
