@@ -334,15 +334,8 @@ def prequential(
         note.close()
         if bar is not None:
             bar[0].stop()
-    seconds = time.perf_counter() - start
     used = max(1, -(-row // step))
-    timing = {
-        "seconds": seconds,
-        "examples_per_second": row / seconds if seconds > 0 else float("nan"),
-        "model_seconds": model_seconds,
-        "model_memory_mb": peak_model / 2**20,
-        "peak_rss_mb": _peak_rss_mb(),
-    }
+    timing = _timing(start, row, model_seconds, peak_model)
     return PrequentialResult(
         model=repr(model),
         stream=repr(stream),
@@ -633,14 +626,7 @@ def prequential_classification(
         note.close()
         if bar is not None:
             bar[0].stop()
-    seconds = time.perf_counter() - start
-    timing = {
-        "seconds": seconds,
-        "examples_per_second": row / seconds if seconds > 0 else float("nan"),
-        "model_seconds": model_seconds,
-        "model_memory_mb": peak_model / 2**20,
-        "peak_rss_mb": _peak_rss_mb(),
-    }
+    timing = _timing(start, row, model_seconds, peak_model)
     return ClassificationResult(
         model=repr(model),
         stream=repr(stream),
@@ -653,6 +639,19 @@ def prequential_classification(
         change_points=[c for c in getattr(stream, "change_points", []) if c < row],
         chunk_size=chunk_size,
     )
+
+
+def _timing(start: float, rows: int, model_seconds: float, peak_model: int) -> dict:
+    """The timing and memory figures of a prequential run that started at ``start``
+    (``time.perf_counter``) and read ``rows`` rows."""
+    seconds = time.perf_counter() - start
+    return {
+        "seconds": seconds,
+        "examples_per_second": rows / seconds if seconds > 0 else float("nan"),
+        "model_seconds": model_seconds,
+        "model_memory_mb": peak_model / 2**20,
+        "peak_rss_mb": _peak_rss_mb(),
+    }
 
 
 def _peak_rss_mb() -> float:
