@@ -470,6 +470,65 @@ def test_encode_dict_into_reuses_a_suitable_buffer_only():
         fs.encode_dict_into([1.0], True, out)
 
 
+def test_the_same_dict_again_is_not_converted_again_unless_it_changed():
+    """``predict_one(x)`` then ``learn_one(x, y)``: the second encoding of the very same dict
+    into the same buffer reuses the row, but any change to the dict (a value replaced, even by
+    an equal one of another type, a key removed or added) is seen: the result and the errors are
+    those of a fresh encoding."""
+    fs = learnt()
+    out = np.zeros((1, 3))
+    x = {"a": 1.0, "b": 2.0, "c": 3.0}
+    assert fs.encode_dict_into(x, False, out) is out
+    assert fs._memo[0] is x
+    out_before = out.copy()
+    assert fs.encode_dict_into(x, True, out) is out and np.array_equal(out, out_before)
+    x["b"] = 5.0
+    assert fs.encode_dict_into(x, True, out) is out and np.array_equal(out, [[1, 5, 3]])
+    for bad, error in [(math.inf, ValueError), ("2", TypeError), (Decimal("5"), TypeError),
+                       (np.array([5.0]), TypeError)]:  # fmt: skip
+        x["b"] = bad
+        with pytest.raises(error, match="'b'"):
+            fs.encode_dict_into(x, True, out)
+        x["b"] = 5.0
+        assert fs.encode_dict_into(x, True, out) is out and np.array_equal(out, [[1, 5, 3]])
+    del x["c"]
+    got = fs.encode_dict_into(x, True, out)
+    assert np.array_equal(got, [[1, 5, NAN]], equal_nan=True)
+    x["c"] = 3.0
+    x["d"] = 4.0  # a new feature while learning: a wider row, not the old buffer
+    got = fs.encode_dict_into(x, True, out)
+    assert got is not out and np.array_equal(got, [[1, 5, 3, 4]])
+    # another buffer, or the buffer written by someone else in between: converted again
+    other = np.zeros((1, 4))
+    assert fs.encode_dict_into(x, True, got) is got
+    assert fs.encode_dict_into(x, True, other) is other and np.array_equal(other, got)
+    y = {"a": 0.0, "b": 0.0, "c": 0.0, "d": 0.0}
+    fs.encode_dict_into(y, True, got)
+    assert fs.encode_dict_into(x, True, got) is got and np.array_equal(got, [[1, 5, 3, 4]])
+    assert "_memo" not in pickle.loads(pickle.dumps(fs)).__getstate__()
+
+
+def test_a_model_sees_a_dict_changed_between_predict_and_learn():
+    from streamforest import HoeffdingTreeRegressor
+
+    rng = np.random.default_rng(0)
+    a, b = (HoeffdingTreeRegressor(grace_period=50, seed=1) for _ in range(2))
+    for i in range(600):
+        x = {"u": float(rng.random()), "v": float(rng.random())}
+        y = 3.0 * x["u"] + float(rng.normal())
+        assert a.predict_one(x) == b.predict_one(dict(x))
+        if i % 3 == 0:  # changed in place after the prediction
+            x["u"] = float(rng.random())
+        if i % 7 == 0:
+            x["v"] = math.inf
+            with pytest.raises(ValueError, match="infinite"):
+                a.learn_one(x, y)
+            x["v"] = 0.5
+        a.learn_one(x, y)
+        b.learn_one(dict(x), y)
+    assert pickle.dumps(a) == pickle.dumps(b)
+
+
 def test_layouts_are_not_pickled_nor_copied():
     fs = learnt(cls=FeatureSpace)
     data = pickle.dumps(fs)

@@ -33,7 +33,7 @@ import math
 import numbers
 import struct
 from collections.abc import Hashable, Iterable, Mapping
-from operator import itemgetter
+from operator import is_, itemgetter
 
 import numpy as np
 
@@ -57,6 +57,7 @@ _FAST_NUMERIC = frozenset(
 _EXACT_INT = 2**53  # ints up to this are exact as floats
 _NO_LAYOUT = (-1, None, None, 0, None, None, None, None)  # matches no dict (len(x) != -1)
 _MAX_LAYOUTS = 64  # key layouts remembered per FeatureSpace (cleared when full)
+_NO_MEMO = (None, None, None, (), -1)  # matches no dict (``m[0] is x`` is False)
 
 
 def _is_missing(v) -> bool:
@@ -80,15 +81,19 @@ class FeatureSpace:
     # Key layouts of dicts met before: a cache derived from the state above, never pickled.
     # ``_layouts`` maps a set of keys, all known numeric features, to how a dict with exactly
     # those keys (in any order) fills a row; ``_last`` is the last layout used, tried first.
-    # Both are dropped when a feature is added (the row widens).  See _remember.
+    # ``_memo`` is the last dict the fast path wrote into a caller's buffer (see
+    # encode_dict_into).  All are dropped when a feature is added (the row widens).  See
+    # _remember.
     def _forget_layouts(self) -> None:
         self._layouts: dict[frozenset, tuple] = {}
         self._last: tuple = _NO_LAYOUT
+        self._memo: tuple = _NO_MEMO
 
     def __getstate__(self):
         d = dict(self.__dict__)
         d.pop("_layouts", None)
         d.pop("_last", None)
+        d.pop("_memo", None)
         return d
 
     def __setstate__(self, d) -> None:
@@ -170,13 +175,28 @@ class FeatureSpace:
         and returned (keeping its shape) on the fast path when it is a float64 C-contiguous
         writeable ndarray of exactly ``p = len(self)`` elements, ``p`` counted after the call;
         otherwise, or whenever it is simpler, a new ``(1, p)`` array is returned: always use the
-        returned array.  The caller owns ``out`` and the result (the FeatureSpace keeps no
-        reference to either), so it must not share ``out`` between threads nor still be using a
-        previous result when it passes it as ``out``.  After an error the contents of ``out``
-        are unspecified.  Values and errors are those of :meth:`encode_dict`.
+        returned array.  The caller owns ``out`` and the result, so it must not share ``out``
+        between threads nor still be using a previous result when it passes it as ``out``.
+        After an error the contents of ``out`` are unspecified.  Values and errors are those of
+        :meth:`encode_dict`.
+
+        The FeatureSpace remembers the last dict the fast path wrote into ``out`` (references to
+        the dict, ``out`` and the dict's value objects, dropped on the next miss): when the same
+        dict comes back with the same buffer and every value is still the very same object
+        (``predict_one(x)`` then ``learn_one(x, y)``), ``out`` is returned as it is, without
+        converting again.  So the caller must not write into ``out`` itself.
         """
         if type(x) is not dict:
+            self._memo = _NO_MEMO
             return self._encode_dict_general(x, learn).reshape(1, -1)
+        m = self._memo
+        if m[0] is x and m[1] is out:  # the dict just written into ``out`` (predict, then learn)
+            try:
+                if len(x) == m[4] and all(map(is_, m[2](x), m[3])):
+                    return out  # the very same value objects: the row written then
+            except KeyError:
+                pass
+        self._memo = _NO_MEMO
         vals = None  # stays None unless x's key set is remembered
         try:
             lay = self._last
@@ -198,6 +218,7 @@ class FeatureSpace:
                             vals = order(vals + _NAN1)
                         if out is not None and out.size == p and out.dtype is _F64:
                             pack(out, 0, *vals)  # raises if not contiguous or writeable
+                            self._memo = (x, out, lay[1], vals, lay[0])
                             return out
                         row = _empty(shape)
                         pack(row, 0, *vals)
