@@ -116,6 +116,52 @@ def test_per_example_calls_equal_the_batch_pass(rng, drift):
         assert a.drift_stats_ == b.drift_stats_
 
 
+def test_learning_after_a_prediction_is_learning_alone(rng):
+    """A per-example prediction leaves the trees' leaves in a memo that learning the same dict
+    next uses (engine._kernels): whatever comes in between (another dict predicted, a batch
+    pass, a changed value, trees replaced after a drift), the model learns exactly what a model
+    that never predicted learns."""
+    X, y = friedman1(2400, rng)
+    y[1200:] += 8.0
+    forest = sf.OnlineForestRegressor(n_trees=4, drift_threshold=2.0, seed=5,
+                                      tree=sf.HoeffdingTreeRegressor(grace_period=40))  # fmt: skip
+    D = _dicts(X)
+    for make in [
+        lambda: sf.HoeffdingTreeRegressor(grace_period=40, seed=5),
+        lambda: forest.clone(),
+        lambda: sf.CPApproximate(forest=forest.clone(), calibration_size=200, seed=5),
+        lambda: sf.GaussianInterval(forest=forest.clone(), seed=5),
+    ]:
+        a, b = make(), make()
+        for i, (d, v) in enumerate(zip(D, y, strict=True)):
+            if i % 400 == 399:  # a batch pass of the next rows, for both
+                a.learn_many(X[i + 1 : i + 11], y[i + 1 : i + 11])
+                b.learn_many(X[i + 1 : i + 11], y[i + 1 : i + 11])
+            x = dict(d)
+            if i % 4 != 3:
+                a.predict_one(x)
+                if hasattr(a, "predict_interval_one") and i % 2:
+                    a.predict_interval_one(x, alpha=0.1)
+            if i % 9 == 0:  # another dict predicted in between
+                a.predict_one(D[(i * 7) % len(D)])
+            if i % 11 == 0:  # a batch prediction in between
+                a.predict(X[:3])
+            if i % 13 == 0:  # the same dict changed in place after its prediction
+                x["x3"] = float(x["x3"] + 0.25)
+            if i % 400 == 200:  # a batch pass between the prediction and the learning
+                a.learn_many(X[:5], y[:5])
+                b.learn_many(X[:5], y[:5])
+            a.learn_one(x, float(v))
+            b.learn_one(dict(x), float(v))
+        assert np.array_equal(a.predict(X[:300]), b.predict(X[:300]))
+        fa, fb = getattr(a, "forest_", a), getattr(b, "forest_", b)
+        if hasattr(fa, "drift_stats_"):
+            assert fa.drift_stats_ == fb.drift_stats_
+            assert fa.drift_stats_["drifts"] > 0, fa.drift_stats_
+        for za, zb in zip(fa.engine_.arena, fb.engine_.arena, strict=True):
+            assert np.array_equal(za, zb, equal_nan=True)
+
+
 def test_tree_and_forest_per_example_equal_batch(rng):
     X, y = friedman1(2000, rng)
     for m in [sf.HoeffdingTreeRegressor(grace_period=50, seed=2),

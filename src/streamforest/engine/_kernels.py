@@ -13,7 +13,12 @@ row by row was measured 3.4x slower) and lets trees run on several cores.
 
 The per-example kernels (:func:`learn_one`, :func:`predict_one`) run every tree for one row in
 one call, drawing the weights in the same order, so ``learn_one`` row by row gives exactly what
-a batch pass gives.
+a batch pass gives.  A per-example prediction leaves each tree's leaf node, prediction and row
+count in a *memo* ``M`` (``(3, n_trees)``, :func:`predict_trees_memo`); when the same row is
+learnt next (``predict_one(x)`` then ``learn_one(x, y)``, the engine checks that it is the same
+row), :func:`learn_one` takes the memo and each tree whose row count has not changed since
+learns the row at that leaf without routing and predicting it again.  A memo of width 0 means
+none.
 
 Online bagging (Oza 2005): tree ``t`` learns row ``i`` with weight ``k * w_i``,
 ``k ~ Poisson(lam)`` (Knuth's multiplication method, exact for the small rates used here);
@@ -36,6 +41,7 @@ from ..trees._arena import tree_at
 from ..trees._kernels import apply_batch as _apply_batch
 from ..trees._kernels import (
     has_room,
+    learn_at,
     learn_batch,
     learn_step,
     needs_step,
@@ -43,6 +49,8 @@ from ..trees._kernels import (
     predict_learn_batch,
     predict_learn_batch_lw,
     predict_row,
+    route_predict,
+    rows_seen,
 )
 from ..trees.pregrown import log_weights, weighted_mean, weighted_mean_at
 
@@ -144,12 +152,32 @@ def lacks_room(A, t):
 
 # ------------------------------------------------------------------------------------------------
 # one example through every tree
+@njit(cache=True, inline="always")
+def remember(M, t, st, node, pred):
+    """Keep tree ``t``'s leaf node and prediction of a row in the memo ``M``."""
+    M[0, t] = node
+    M[1, t] = rows_seen(st)
+    M[2, t] = pred
+
+
 @njit(cache=True, nogil=True, _nrt=False)
-def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0):
+def predict_trees_memo(A, x, P, M):
+    """Every tree's prediction for row ``x``, into ``P``; leaf nodes and predictions also into
+    the memo ``M`` (see the module docstring)."""
+    for t in range(A.lay.shape[0]):
+        st, prm = tree_at(A, t)
+        node, p = route_predict(st, prm, x)
+        P[t] = p
+        remember(M, t, st, node, p)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M):
     """Every tree learns ``(x, y)``: tree t with the bagging weight ``wt[t]`` after predicting
     ``x`` into ``P[t]``; ``drifted[t]`` is set when tree t's drift detector signalled.  A new row
     comes with ``t0 = FRESH`` (the weights are drawn, every tree runs); a repeated call with
-    ``t0 = t`` resumes at tree ``t`` with the weights already drawn.
+    ``t0 = t`` resumes at tree ``t`` with the weights already drawn.  ``M``: the memo of a
+    prediction of this very row (``(3, n_trees)``), or of width 0 (see the module docstring).
 
     Returns ``DONE`` (or ``DRIFTED`` when some detector signalled), or the index ``t`` of a tree
     that lacks room: the trees before it have learnt the row, and the call is repeated with
@@ -164,7 +192,12 @@ def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0):
         st, prm = tree_at(A, t)
         if needs_step(prm, wt[t]) and not has_room(st, prm):
             return t
-        P[t], d = learn_step(st, prm, x, y, wt[t], True)
+        if t < M.shape[1] and M[1, t] == rows_seen(st):  # routed and predicted just before
+            p = M[2, t]
+            P[t] = p
+            d = learn_at(st, prm, np.int64(M[0, t]), x, y, wt[t], p)
+        else:
+            P[t], d = learn_step(st, prm, x, y, wt[t], True)
         if d:
             drifted[t] = 1
     for t in range(T):
@@ -245,8 +278,8 @@ def predict_trees(A, x, P):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def predict_one(A, x, agg, P):
+def predict_one(A, x, agg, P, M):
     """The forest's prediction for row ``x`` (tree predictions left in ``P``, sorted for a
-    median)."""
-    predict_trees(A, x, P)
+    median; leaf nodes and predictions in the memo ``M``)."""
+    predict_trees_memo(A, x, P, M)
     return aggregate_at(A, P, agg)

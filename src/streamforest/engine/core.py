@@ -196,12 +196,29 @@ class Engine:
         self._p = np.zeros(T)
         self._drifted = np.zeros(T, np.int8)
         self._row = np.empty(0)
+        # the memo of the last per-example prediction (see engine._kernels): valid for the
+        # row in ``_row`` while ``_hint`` is the FeatureSpace's memo of that encoding
+        self._memo = np.zeros((3, T))
+        self._no_memo = np.zeros((3, 0))
+        self._hint = None
         self._bg_live = bool(self.bg_on.any())
         self._lw = []  # (P, LW) of the last prequential passes (weighted aggregation)
 
     def __getstate__(self):
         d = dict(self.__dict__)
-        for k in ("_wt", "_bw", "_p", "_drifted", "_pool", "_row", "_bg_live", "_lw"):
+        for k in (
+            "_wt",
+            "_bw",
+            "_p",
+            "_drifted",
+            "_pool",
+            "_row",
+            "_bg_live",
+            "_lw",
+            "_memo",
+            "_no_memo",
+            "_hint",
+        ):
             d.pop(k, None)
         return d
 
@@ -293,6 +310,7 @@ class Engine:
         key = fs.version
         if key == self._synced and self.n_classes == self._synced_classes:
             return
+        self._hint = None
         p = len(fs)
         if p == 0:
             return
@@ -443,6 +461,7 @@ class Engine:
 
     def reset(self, t: int) -> None:
         """Replace tree ``t`` by a fresh one (after a detected drift)."""
+        self._hint = None
         with self._lock:
             self.n_resets[t] += 1
             self._create(t, len(self.features))
@@ -472,6 +491,7 @@ class Engine:
 
     def _swap(self, t: int) -> None:
         """Tree ``t`` drifted: its background tree takes its place, with a fresh detector."""
+        self._hint = None
         st = AR.load(self.bg, t)
         page_hinkley_init(st.dd, self.warning)
         prm = self._tree_params(t, int(st.ints[S.I_NFEAT]))
@@ -707,6 +727,7 @@ class Engine:
             r = (lambda stop: on_reset(t, stop)) if on_reset is not None else None
             self.drive(t, step, n, b, r, rows)
 
+        self._hint = None
         self.each_tree(one, n)
 
     def learn(self, Xa, ya, W, wa) -> None:
@@ -767,31 +788,57 @@ class Engine:
             r = self._row = r.reshape(-1)
         return r
 
-    def learn_one(self, row: np.ndarray, y: float, w: float, kernel=None, extra=()):
+    def remember(self, row: np.ndarray) -> None:
+        """A per-example kernel just left the trees' leaves and predictions of ``row`` in the
+        memo (:func:`~streamforest.engine._kernels.predict_trees_memo`): if ``row`` is the
+        engine's row buffer as :meth:`encode_one` filled it, a :meth:`learn_one` of the same
+        dict next (nothing else encoded, no batch pass, no tree replaced in between) uses it."""
+        m = self.features._memo
+        self._hint = m if row is self._row and m[1] is row else None
+
+    def _memo_for(self, row: np.ndarray) -> np.ndarray:
+        """The memo for learning ``row`` (width 0: none), used up."""
+        h = self._hint
+        self._hint = None
+        if h is not None and h is self.features._memo and row is self._row:
+            return self._memo
+        return self._no_memo
+
+    def learn_one(self, row: np.ndarray, y: float, w: float, kernel=None, extra=(),
+                  memo: bool = False):  # fmt: skip
         """Every tree learns one encoded row (bagging weights drawn) in one compiled call.
 
         ``kernel`` (default :func:`~streamforest.engine._kernels.learn_one`) is called as
-        ``kernel(arena, rng, bagging, row, y, w, weights, predictions, drifted, t0, *extra)``;
-        a method kernel returns ``(status, result)``, the default ``status``: ``t >= 0`` names a
-        tree that lacks room (the trees before it learnt the row: the engine grows it and calls
-        again with ``t0 = t``; a new row starts with ``t0 = FRESH``).  Then the background trees
-        learn the row (a second compiled call, only while there are some), and the engine acts
-        on the signals of the trees' drift detectors.  Returns the method kernel's result, or
-        the trees' predictions made before learning (scratch, overwritten by the next call)."""
+        ``kernel(arena, rng, bagging, row, y, w, weights, predictions, drifted, t0, *extra)``,
+        or with ``memo`` (always for the default) as ``kernel(arena, rng, bagging, row, y, w,
+        weights, predictions, drifted, t0, memo, *extra)``, ``memo`` the trees' leaves and
+        predictions of this row when a prediction just made them (see :meth:`remember`; else an
+        empty memo), to pass on to the default kernel; a method kernel returns ``(status,
+        result)``, the default ``status``: ``t >= 0`` names a tree that lacks room (the trees
+        before it learnt the row: the engine grows it and calls again with ``t0 = t``; a new row
+        starts with ``t0 = FRESH``).  Then the background trees learn the row (a second
+        compiled call, only while there are some), and the engine acts on the signals of the
+        trees' drift detectors.  Returns the method kernel's result, or the trees' predictions
+        made before learning (scratch, overwritten by the next call)."""
         t0 = FK.FRESH
+        M = self._memo_for(row)
         while True:
             if kernel is None:
                 ep = _ENTRY_POINTS.get(FK.learn_one)
                 if ep is None:
                     args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
-                            self._drifted, t0)  # fmt: skip
+                            self._drifted, t0, M)  # fmt: skip
                     ep = _ENTRY_POINTS[FK.learn_one] = entry_point(FK.learn_one, args)
                 status = ep(self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
-                            self._drifted, t0)  # fmt: skip
+                            self._drifted, t0, M)  # fmt: skip
                 out = self._p
             else:
-                args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
-                        self._drifted, t0, *extra)  # fmt: skip
+                if memo:
+                    args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
+                            self._drifted, t0, M, *extra)  # fmt: skip
+                else:
+                    args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
+                            self._drifted, t0, *extra)  # fmt: skip
                 status, out = self.call(kernel, args)
             if status == FK.DONE and not self._bg_live:  # the common case
                 return out
@@ -822,5 +869,9 @@ class Engine:
         """The forest's prediction for one encoded row."""
         ep = _ENTRY_POINTS.get(FK.predict_one)
         if ep is None:
-            return self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p))
-        return ep(self.arena, row, self.aggregation, self._p)
+            y = self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))
+        else:
+            y = ep(self.arena, row, self.aggregation, self._p, self._memo)
+        m = self.features._memo  # remember(row), inline
+        self._hint = m if row is self._row and m[1] is row else None
+        return y

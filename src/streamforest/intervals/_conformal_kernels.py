@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..engine._kernels import aggregate_at, learn_one, predict_trees
+from ..engine._kernels import aggregate_at, learn_one, predict_trees_memo
 from ..trees._arena import tree_at
 from ..trees._kernels import has_room, learn_at, needs_step, route
 from ..trees._state import I_NFEAT, I_NSPLITS
@@ -384,14 +384,14 @@ def _enter(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, wt, y, s
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, ring, cy, coob, cpred, csum, ccnt,
-                 score, order, pos, ss, cx, size):  # fmt: skip
+def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M, ring, cy, coob, cpred, csum,
+                 ccnt, score, order, pos, ss, cx, size):  # fmt: skip
     """CPApproximate, one example: every tree learns ``(x, y)`` (see
     :func:`streamforest.engine._kernels.learn_one`); when the row is out of bag for some tree it
     enters the calibration set at the ring's next slot (features stored in ``cx``).  Returns
     ``(status, size)``, the status as :func:`~streamforest.engine._kernels.learn_one`'s (a tree
     that lacks room: call again from it once grown)."""
-    status = learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0)
+    status = learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M)
     if status >= 0:
         return status, size
     oob = False
@@ -408,9 +408,10 @@ def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, ring, cy, coob, cpre
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def cp_predict_one(A, x, agg, P, ss, size, alphas, lo, hi):
-    """The forest's prediction for row ``x`` and its conformal interval at each level."""
-    predict_trees(A, x, P)
+def cp_predict_one(A, x, agg, P, M, ss, size, alphas, lo, hi):
+    """The forest's prediction for row ``x`` and its conformal interval at each level (leaf
+    nodes and tree predictions also in the engine's memo ``M``)."""
+    predict_trees_memo(A, x, P, M)
     yhat = aggregate_at(A, P, agg)
     for a in range(alphas.shape[0]):
         half = sorted_half_width(ss, size, alphas[a])

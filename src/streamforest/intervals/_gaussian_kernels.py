@@ -140,14 +140,14 @@ def gaussian_predict_one(A, x, residual, P, V, N, min_weight, mode, z, scale, me
 
 
 @njit(cache=True, nogil=True)
-def gaussian_learn_one(A, frng, lam, x, y, w, wt, Pt, drifted, t0, residual, P, V, N,
+def gaussian_learn_one(A, frng, lam, x, y, w, wt, Pt, drifted, t0, M, residual, P, V, N,
                        min_weight, mode, fading, z0, scale, mean, lo, hi, yb):  # fmt: skip
     """The engine's per-example step for GaussianInterval (see ``Engine.learn_one``): the
     trees' predictions and leaf variances are read before they learn the row, then the trees
     learn it, then the calibration scale follows (as :func:`gaussian_pass` when learning)."""
     if t0 == FRESH:
         gaussian_trees_one(A, x, residual, P, V, N)
-    status = learn_one(A, frng, lam, x, y, w, wt, Pt, drifted, t0)
+    status = learn_one(A, frng, lam, x, y, w, wt, Pt, drifted, t0, M)
     if status >= 0:
         return status, Pt
     yb[0] = y

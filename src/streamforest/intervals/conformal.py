@@ -127,13 +127,16 @@ class CPApproximate(IntervalRegressor):
             (self.ring_, self.cal_y_, self.cal_oob_, self.cal_pred_, self.cal_sum_, self.cal_cnt_,
              self.cal_score_, self.cal_order_, self.cal_pos_, self.cal_sorted_, self.cal_x_,
              self.size_),
+            memo=True,
         )  # fmt: skip
         self._n_seen += 1
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         e = self.forest_.engine_
-        args = (e.arena, row, e.aggregation, e._p, self.cal_sorted_, self.size_, alphas, lo, hi)
+        args = (e.arena, row, e.aggregation, e._p, e._memo, self.cal_sorted_, self.size_, alphas,
+                lo, hi)  # fmt: skip
         e.call(CK.cp_predict_one, args)
+        e.remember(row)
 
     def _tree_stage(self, Xa, ya, wa, parity: int):
         """The trees learn the chunk: bagging weights, calibration slots, out-of-bag

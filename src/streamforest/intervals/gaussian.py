@@ -204,6 +204,7 @@ class GaussianInterval(IntervalRegressor):
             (self.leaf_spread == "residual", P, V, N, float(self.min_leaf_weight),
              _VARIANCES[self.variance], 1.0 - 1.0 / int(self.scale_window), _NO_LEVELS,
              self.scale_, mean, none, none, yb),
+            memo=True,
         )  # fmt: skip
         self._n_seen += 1
 

@@ -792,6 +792,22 @@ def predict_row(st, prm, x):
     return predict_leaf(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT])
 
 
+@njit(cache=True, inline="always")
+def route_predict(st, prm, x):
+    """``(leaf node, prediction)`` of row ``x``: what :func:`learn_at` takes (a caller that
+    keeps them while the tree is unchanged, i.e. while ``st.ints[I_NSEEN]`` is, can learn the
+    row later without routing and predicting it again)."""
+    node = route(st, x)
+    return node, predict_leaf(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT])
+
+
+@njit(cache=True, inline="always")
+def rows_seen(st):
+    """Rows the tree was given to learn (weight-0 rows included): any change of the tree's
+    structure or leaves comes with a change of this count."""
+    return st.ints[I_NSEEN]
+
+
 @njit(cache=True, nogil=True, _nrt=False)
 def learn_batch(st, prm, X, y, w, start):
     """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all).
