@@ -69,6 +69,8 @@ from . import budget
 
 AGGREGATIONS = {"mean": FK.AGG_MEAN, "median": FK.AGG_MEDIAN, "weighted": FK.AGG_WEIGHTED}
 _ENTRY_POINTS: dict = {}  # kernel -> its compiled entry point (see Engine.call)
+_FRESH, _DONE = FK.FRESH, FK.DONE  # module constants: the per-example paths read them often
+_LEARN_ONE, _PREDICT_ONE = FK.learn_one, FK.predict_one
 
 # columns of Engine.drift_counts
 DS_WARNINGS, DS_DRIFTS, DS_STARTED, DS_SWAPPED, DS_DISCARDED = range(5)
@@ -820,11 +822,17 @@ class Engine:
         compiled call, only while there are some), and the engine acts on the signals of the
         trees' drift detectors.  Returns the method kernel's result, or the trees' predictions
         made before learning (scratch, overwritten by the next call)."""
-        t0 = FK.FRESH
-        M = self._memo_for(row)
+        t0 = _FRESH
+        h = self._hint  # self._memo_for(row), inline: this is the per-example hot path
+        self._hint = None
+        M = (
+            self._memo
+            if h is not None and h is self.features._memo and row is self._row
+            else (self._no_memo)
+        )
         while True:
             if kernel is None:
-                ep = _ENTRY_POINTS.get(FK.learn_one)
+                ep = _ENTRY_POINTS.get(_LEARN_ONE)
                 if ep is None:
                     args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
                             self._drifted, t0, M)  # fmt: skip
@@ -840,7 +848,7 @@ class Engine:
                     args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
                             self._drifted, t0, *extra)  # fmt: skip
                 status, out = self.call(kernel, args)
-            if status == FK.DONE and not self._bg_live:  # the common case
+            if status == _DONE and not self._bg_live:  # the common case
                 return out
             if status < 0:
                 break
@@ -867,7 +875,7 @@ class Engine:
 
     def predict_one(self, row: np.ndarray) -> float:
         """The forest's prediction for one encoded row."""
-        ep = _ENTRY_POINTS.get(FK.predict_one)
+        ep = _ENTRY_POINTS.get(_PREDICT_ONE)
         if ep is None:
             y = self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))
         else:
