@@ -23,6 +23,8 @@ from ..features import (
     weight_of,
 )
 
+_INF = float("inf")
+
 
 class EngineRegressor(Estimator):
     """Base of the regressors run by an :class:`~streamforest.engine.core.Engine`."""
@@ -146,12 +148,16 @@ class EngineRegressor(Estimator):
     # --- River-style API -------------------------------------------------------------------------
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values) with sample weight ``w``."""
-        yf = check_target(y)
-        wf = weight_of(w)
+        # the common cases of check_target and weight_of inline: the per-example hot path
+        yf = y if type(y) is float and y - y == 0.0 else check_target(y)
+        wf = w if type(w) is float and 0.0 <= w < _INF else weight_of(w)
         e = self.__dict__.get("engine_")
         if e is not None and e._fitted:  # the hot path: one encoding, one compiled call
-            row = e.encode_one(x, True)
-            if e.features.version != e._synced:  # a new feature or category
+            fs = e.features
+            row = fs.encode_dict_into(x, True, e._row)  # e.encode_one(x, True), inline
+            if row is not e._row:
+                row = e._row = row.reshape(-1)
+            if fs.version != e._synced:  # a new feature or category
                 e.sync()
             e.learn_one(row, yf, wf)
             return
@@ -175,7 +181,10 @@ class EngineRegressor(Estimator):
         """Prediction for one example (before anything was learnt: see the model)."""
         e = self.__dict__.get("engine_")
         if e is not None and e._fitted:  # the hot path: one encoding, one compiled call
-            return e.predict_one(e.encode_one(x, False))
+            row = e.features.encode_dict_into(x, False, e._row)  # e.encode_one(x, False)
+            if row is not e._row:
+                row = e._row = row.reshape(-1)
+            return e.predict_one(row)
         self._check_params()
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
