@@ -171,6 +171,15 @@ class EngineRegressor(Estimator):
 
     def _encode_learn_row(self, x) -> np.ndarray:
         """The encoded row of an example to learn (new features recorded, trees synced)."""
+        e = self.__dict__.get("engine_")
+        if e is not None and e._fitted:  # the per-example hot path (as learn_one's)
+            fs = e.features
+            row = fs.encode_dict_into(x, True, e._row)
+            if row is not e._row:
+                row = e._row = row.reshape(-1)
+            if fs.version != e._synced:
+                e.sync()
+            return row
         self._features()
         row = self.engine_.encode_one(x, True)
         self.engine_.sync()

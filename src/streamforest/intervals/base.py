@@ -276,7 +276,10 @@ class IntervalRegressor(Estimator):
         if f is None:
             return self._first_call(IntervalRegressor.predict_interval_one, x, alpha, keep=False)
         if self._one_kernel is not None and f._fitted:
-            row = f.engine_.encode_one(x, False)
+            e = f.engine_
+            row = e.features.encode_dict_into(x, False, e._row)  # e.encode_one(x, False)
+            if row is not e._row:
+                row = e._row = row.reshape(-1)
             lo, hi = self._one_scratch(alphas.shape[0])
             self._one_kernel(row, alphas, lo, hi)
         else:

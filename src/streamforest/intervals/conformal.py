@@ -8,10 +8,13 @@ import numbers
 import numpy as np
 from numba import typed
 
+from ..compilation import entry_point
 from ..features import check_target, weight_of
 from . import _conformal_kernels as CK
 from . import _scores as SC
 from .base import IntervalRegressor, doubled
+
+_PREDICT_ONE: dict = {}  # the entry point of cp_predict_one (see Engine.call), once per process
 
 
 def _check_size(c) -> None:
@@ -121,7 +124,8 @@ class CPApproximate(IntervalRegressor):
             return self._first_call(CPApproximate.learn_one, x, yf, wf)
         row = f._encode_learn_row(x)
         e = f.engine_
-        self._widen_x(row.shape[0])
+        if self.cal_x_.shape[1] < row.shape[0]:
+            self._widen_x(row.shape[0])
         self.size_ = e.learn_one(
             row, yf, wf, CK.cp_learn_one,
             (self.ring_, self.cal_y_, self.cal_oob_, self.cal_pred_, self.cal_sum_, self.cal_cnt_,
@@ -133,9 +137,13 @@ class CPApproximate(IntervalRegressor):
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         e = self.forest_.engine_
-        args = (e.arena, row, e.aggregation, e._p, e._memo, self.cal_sorted_, self.size_, alphas,
-                lo, hi)  # fmt: skip
-        e.call(CK.cp_predict_one, args)
+        ep = _PREDICT_ONE.get("ep")
+        if ep is None:
+            args = (e.arena, row, e.aggregation, e._p, e._memo, self.cal_sorted_, self.size_,
+                    alphas, lo, hi)  # fmt: skip
+            ep = _PREDICT_ONE["ep"] = entry_point(CK.cp_predict_one, args)
+        ep(e.arena, row, e.aggregation, e._p, e._memo, self.cal_sorted_, self.size_, alphas, lo,
+           hi)  # fmt: skip
         e.remember(row)
 
     def _tree_stage(self, Xa, ya, wa, parity: int):
