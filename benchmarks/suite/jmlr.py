@@ -67,7 +67,11 @@ PAPER_GAUSSIAN = {
     "puma8": (0.581, 0.22),
 }
 
+#: The library's recommended default interval method (``registry.DEFAULT``), run beside the
+#: paper's methods.
+DEFAULT_METHOD = "default (normalized-cp)"
 METHODS = [
+    DEFAULT_METHOD,
     "OnlineQRF",
     "HDI (qrf-hdi)",
     "CPApproximate",
@@ -91,6 +95,7 @@ def make(method: str, seed: int):
         "ConformalQRF": ("conformal-qrf", {"calibration_size": 1000, "alphas": tuple(ALPHAS)}),
         "Gaussian (trees)": ("gaussian", {"variance": "trees"}),
         "Gaussian (calibrated)": ("gaussian", {}),
+        DEFAULT_METHOD: (registry.DEFAULT, {"calibration_size": 1000}),
     }
     name, params = spec[method]
     return registry.build(name, {**forest, **params}, seed=seed, n_jobs=1)
