@@ -48,6 +48,39 @@ MAIN_METHODS = (DEFAULT, "normalized-none", "adaptive-default", "cp-approx", "cp
                 "conformal-qrf", "gaussian")  # fmt: skip
 
 
+class ScaleTracker:
+    """Prototype measured in docs/intervals.md (not in the library): the default with, per
+    tracked level, a multiplier ``exp(theta)`` on its half-width, ``theta += eta * (err -
+    alpha)`` after each row (quantile tracking in log scale; a chunk's rows use the multiplier
+    of the chunk's start).  Other levels interpolate ``theta`` in ``log alpha``; intervals are
+    nested by a running hull from the largest level down."""
+
+    def __init__(self, base, alphas, eta):
+        self.base, self.alphas, self.eta = base, np.asarray(alphas, float), eta
+        self.theta = np.zeros(len(alphas))
+
+    def predict_interval(self, X, alpha):
+        al = np.asarray(alpha, float)
+        iv = self.base.predict_interval(X, alpha=list(al))
+        with np.errstate(invalid="ignore"):
+            c = (iv[:, :, 0] + iv[:, :, 1]) / 2
+        h = (iv[:, :, 1] - iv[:, :, 0]) / 2
+        th = np.interp(np.log(al), np.log(self.alphas[::-1]), self.theta[::-1])
+        h = h * np.exp(th)[None, :]
+        order = np.argsort(-al)
+        h[:, order] = np.maximum.accumulate(h[:, order], axis=1)
+        self._last = (c, h, al)
+        return np.stack([c - h, c + h], axis=2)
+
+    def learn_many(self, X, y):
+        c, h, al = self._last
+        for j, a in enumerate(self.alphas):
+            k = int(np.flatnonzero(np.abs(al - a) < 1e-12)[0])
+            for e in np.abs(y - c[:, k]) > h[:, k]:  # an infinite interval covers (NaN > inf)
+                self.theta[j] += self.eta * (float(e) - a)
+        self.base.learn_many(X, y)
+
+
 def methods():
     """label -> constructor ``(seed) -> model``."""
     import streamforest as sf
@@ -77,6 +110,12 @@ def methods():
         ),
         "adaptive-default-g0.05": lambda s: sf.AdaptiveConformal(
             sf.NormalizedConformal(forest=forest(s)), alphas=ALPHAS, gamma=0.05
+        ),
+        "default-track0.05": lambda s: ScaleTracker(
+            sf.NormalizedConformal(forest=forest(s)), ALPHAS, 0.05
+        ),
+        "default-track0.1": lambda s: ScaleTracker(
+            sf.NormalizedConformal(forest=forest(s)), ALPHAS, 0.1
         ),
         "cp-approx": lambda s: sf.CPApproximate(forest=forest(s)),
         "cp-exact": lambda s: sf.CPExact(forest=forest(s)),
