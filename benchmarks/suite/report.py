@@ -149,6 +149,34 @@ def readme_results(results: dict) -> str:
     return "\n".join(out)
 
 
+def _default_row(T: dict, bv: dict) -> list[str]:
+    """A bullet with the default interval method's Table-3 row at 0.1 and 0.01 beside the
+    paper's best valid RIS (empty when the run has no default row)."""
+    t3 = T.get("jmlr_table3")
+    if not t3:
+        return []
+    rows = {(r[0], r[1]): r[2:] for r in t3["rows"]}
+    name = next((m for m, k in rows if m.startswith("default")), None)
+    if name is None:
+        return []
+    idx = {h.removeprefix("α="): i for i, h in enumerate(t3["header"][2:])}
+    parts = []
+    for a in ("0.1", "0.01"):
+        if a not in idx or a not in bv:
+            continue
+        mer, ris = rows[(name, "MER")][idx[a]], rows[(name, "RIS")][idx[a]]
+        verdict = (
+            "**not valid** (MER > α)"
+            if mer > float(a)
+            else ("narrower" if ris <= bv[a][4] else "**wider**")
+        )
+        parts.append(
+            f"α = {a}: MER {fmt(mer)}, RIS {fmt(ris)} vs the paper's best valid RIS "
+            f"{fmt(bv[a][4])}, {verdict}"
+        )
+    return [f"- Table 3 row of the {name} method: " + "; ".join(parts) + "."] if parts else []
+
+
 def _headlines(h: dict, T: dict) -> list[str]:
     """A few bullets: the anchors of the papers and the peers, ours beside theirs."""
     import statistics
@@ -163,6 +191,7 @@ def _headlines(h: dict, T: dict) -> list[str]:
             if a in bv
         ]
         out.append("- JMLR Table 3, best valid RIS: " + "; ".join(parts) + ".")
+        out += _default_row(T, bv)
         c = h.get("jmlr", {}).get("cp_cost_ratio")
         if c:
             out.append(
