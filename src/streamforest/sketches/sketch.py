@@ -135,6 +135,28 @@ def _sorted_view(items, lv, values, cumulative):
     return m
 
 
+@njit(cache=True)
+def _query_view(items, lv, values, cumulative):
+    """:func:`_sorted_view` one place on, between sentinels: ``values[1 : m + 1]`` the retained
+    items ascending, ``cumulative[1 : m + 1]`` their cumulative weights, ``cumulative[0]`` the
+    smallest negative float and ``cumulative[m + 1]`` infinity (so that a quantile level outside
+    ``[0, 1]``, or NaN, lands on a sentinel: see :meth:`KLLSketch.quantile`).  Returns ``m``."""
+    m = _sorted_view(items, lv, values[1:], cumulative[1:])
+    values[0] = np.nan
+    values[m + 1] = np.nan
+    cumulative[0] = -5e-324
+    cumulative[m + 1] = np.inf
+    return m
+
+
+#: the view of a sketch that changed since it was last read: every query takes the slow path
+_STALE = ((None,), (), 0.0, None)
+#: the rank view of a changed sketch (every :meth:`KLLSketch.rank` takes the slow path)
+_STALE_RANKS = ((), (None,))
+#: the level table of a changed sketch (:meth:`KLLSketch._level_table`): one bucket, no answer
+_STALE_TABLE = (None,)
+
+
 class KLLSketch:
     """Mergeable quantile sketch of a stream of numbers (KLL, accuracy parameter ``k``).
 
@@ -158,7 +180,9 @@ class KLLSketch:
     One :meth:`update` at a time is cheap: values are collected and go into the sketch in one
     compiled call (every :data:`BUFFER` values, or before anything reads the sketch), which gives
     exactly the sketch that one insertion per value gives.  Queries read a sorted view of the
-    retained items, built once after each change.
+    retained items with their cumulative weights, built once after each change (one C bisection
+    per :meth:`rank`); a second :meth:`quantile` of one level on an unchanged sketch tabulates the
+    answers by level bucket, so later ones are one list index.
     """
 
     def __init__(self, k: int = 200, seed: int | None = None):
@@ -173,9 +197,16 @@ class KLLSketch:
         self._rng = _rng.new_state(seed)
         self._bounds = np.array([math.inf, -math.inf])
         self._pending: list[float] = []
-        self._view = None
+        self._changed()
 
     # ---------------------------------------------------------------------------------------------
+    def _changed(self) -> None:
+        """Forget the query views (the sketch changed)."""
+        self._view = _STALE
+        self._ranks = _STALE_RANKS
+        self._qtable = _STALE_TABLE
+        self._qscale = 0.0
+
     def _flush(self) -> None:
         """Put the values collected by :meth:`update` into the sketch."""
         pending = self._pending
@@ -183,20 +214,29 @@ class KLLSketch:
             v = np.array(pending, dtype=np.float64)
             pending.clear()
             _update_unit(self._items, self._lv, v, self._capt, self._rng, self._bounds)
-            self._view = None
+            self._changed()
 
     def _sorted(self):
-        """``(values list, cumulative weights list, total, values, cumulative weights)`` of the
-        retained items in ascending order, cached until the sketch changes."""
+        """The query view of the retained items, built once after each change: ``(values,
+        cumulative, total, (values array, cumulative array))``.  ``values`` and ``cumulative``
+        are lists between sentinels (:func:`_query_view`; the values' sentinels are ``None``),
+        so that :meth:`quantile` of one level is one C bisection and one list index."""
         if self._pending:
             self._flush()
-        if self._view is None:
+        view = self._view
+        if view is _STALE or view is None:
             cap = self._items.shape[1]
-            values, cum = np.empty(cap), np.empty(cap)
-            m = _sorted_view(self._items, self._lv, values, cum)
-            values, cum = values[:m], cum[:m]
-            self._view = (values.tolist(), cum.tolist(), float(self._lv[0, _k.LV_N]), values, cum)
-        return self._view
+            values, cum = np.empty(cap + 2), np.empty(cap + 2)
+            m = _query_view(self._items, self._lv, values, cum)
+            vlist = values[: m + 2].tolist()
+            vlist[0] = vlist[-1] = None
+            total = float(self._lv[0, _k.LV_N])
+            view = (vlist, cum[: m + 2].tolist(), total, (values[1 : m + 1], cum[1 : m + 1]))
+            self._view = view
+            self._ranks = _STALE_RANKS
+            self._qtable = _STALE_TABLE
+            self._qscale = 0.0
+        return view
 
     # ---------------------------------------------------------------------------------------------
     @property
@@ -220,16 +260,36 @@ class KLLSketch:
         return float(self._bounds[1])
 
     def update(self, value: float, weight: int = 1) -> None:
-        """Add ``value`` with a positive integer ``weight`` (as ``weight`` repeated updates)."""
-        v = float(value)
-        if weight == 1 and v - v == 0.0:  # finite (NaN and inf give NaN)
+        """Add ``value`` with a positive integer ``weight`` (as ``weight`` repeated updates).
+
+        Raises ``ValueError`` for a value that is not finite (the sketch unchanged)."""
+        # the common call (a finite float, weight 1) collects the value and returns: no
+        # conversion, no global lookup; everything else goes through _update_one
+        if value.__class__ is float and weight == 1 and value - value == 0.0:
+            pending = self._pending
+            pending.append(value)
+            if len(pending) >= 4096:  # BUFFER, as a constant
+                self._flush()
+            return
+        self._update_one(value, weight)
+
+    def _update_one(self, value, weight) -> None:
+        if not isinstance(value, numbers.Real) and not (
+            isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf"
+        ):
+            raise TypeError(f"KLLSketch values must be numbers, got {type(value).__name__}")
+        try:
+            v = float(value)
+        except OverflowError:
+            v = math.inf
+        if v - v != 0.0:
+            raise ValueError(f"KLLSketch values must be finite numbers, got {value!r}")
+        if weight.__class__ is int and weight == 1:
             pending = self._pending
             pending.append(v)
             if len(pending) >= BUFFER:
                 self._flush()
             return
-        if v - v != 0.0:
-            raise ValueError("KLLSketch values must be finite numbers")
         self.update_many([v], [weight])
 
     def update_many(self, values, weights=None) -> None:
@@ -256,7 +316,7 @@ class KLLSketch:
                 self._bounds[1] = max(self._bounds[1], v.max())
         if not ok:
             raise ValueError("KLLSketch values must be finite numbers")
-        self._view = None
+        self._changed()
 
     def merge(self, other: KLLSketch) -> None:
         """Add the contents of ``other`` (same ``k``) to this sketch; ``other`` is unchanged."""
@@ -267,18 +327,29 @@ class KLLSketch:
         _merge_into(self._items, self._lv, other._items, other._lv, self._capt, self._rng)
         self._bounds[0] = min(self._bounds[0], other._bounds[0])
         self._bounds[1] = max(self._bounds[1], other._bounds[1])
-        self._view = None
+        self._changed()
 
     def quantile(self, q):
         """Inclusive quantile(s): the smallest retained item whose cumulative weight reaches
-        ``q`` of the total.  NaN for an empty sketch."""
-        view = self._view
-        if view is None or self._pending:
-            view = self._sorted()
-        vlist, clist, total, values, cum = view
-        if q.__class__ is float and 0.0 <= q <= 1.0 and total:  # one level: no numpy call
-            i = bisect_left(clist, q * total)
-            return vlist[i] if i < len(vlist) else vlist[-1]
+        ``q`` of the total.  NaN for an empty sketch; ``ValueError`` for a level outside
+        ``[0, 1]``."""
+        # one level of an unchanged sketch: one index into the level table (_level_table),
+        # whose buckets hold the answer wherever it is the same for every level of the bucket
+        if q.__class__ is float and 0.0 <= q <= 1.0 and not self._pending:
+            value = self._qtable[int(q * self._qscale)]
+            if value is not None:
+                return value
+        return self._quantile(q)
+
+    def _quantile(self, q):
+        fresh = self._view is not _STALE and not self._pending
+        vlist, clist, total, (values, cum) = self._sorted()
+        if q.__class__ is float and 0.0 <= q <= 1.0:
+            if fresh and total and self._qscale == 0.0:  # a second query: worth a table
+                self._level_table(vlist, values, cum, total)
+            return vlist[bisect_left(clist, q * total)] if total else math.nan
+        if isinstance(q, (str, bytes)):
+            raise TypeError(f"quantile levels must be numbers, got {q!r}")
         qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if np.any(~(qa >= 0) | ~(qa <= 1)):
             raise ValueError("quantile levels must be in [0, 1]")
@@ -289,16 +360,50 @@ class KLLSketch:
             out = values[i]
         return float(out[0]) if isinstance(q, numbers.Real) else out
 
+    def _level_table(self, vlist, values, cum, total) -> None:
+        """Tabulate :meth:`quantile` of one level: ``B + 1`` buckets (``B`` a power of two, at
+        least 8 per retained item, between 2**12 and 2**15), bucket ``b`` holding the answer
+        of every level in ``[b / B, (b + 1) / B)`` when they all have the same one (the answer
+        grows with the level, so comparing the bucket's first and last level decides), else
+        ``None`` (those levels bisect).  ``int(q * B)`` is exact: ``B`` is a power of two."""
+        m = len(values)
+        B = 1 << min(15, max(12, int(8 * m).bit_length()))
+        grid = np.arange(B + 1, dtype=np.float64) / B
+        first = np.searchsorted(cum, grid * total, side="left")
+        last = np.searchsorted(cum, np.nextafter(grid[1:], 0.0) * total, side="left")
+        same = np.append(first[:B] == last, True)  # the last bucket is the level 1 alone
+        objects = np.empty(m + 1, dtype=object)
+        objects[:m] = vlist[1 : m + 1]  # the view's float objects, shared
+        self._qtable = objects[np.where(same, np.minimum(first, m - 1), m)].tolist()
+        self._qscale = float(B)
+
     def rank(self, value: float) -> float:
-        """Fraction of the weight at or below ``value``."""
-        view = self._view
-        if view is None or self._pending:
-            view = self._sorted()
-        vlist, clist, total = view[0], view[1], view[2]
+        """Fraction of the weight at or below ``value``.  NaN for an empty sketch;
+        ``ValueError`` for a NaN value."""
+        if not self._pending:
+            values, ranks = self._ranks
+            try:  # ranks[-1] is None: a value at or above the maximum (or NaN) is checked
+                r = ranks[bisect_right(values, value)]
+            except (TypeError, ValueError):
+                r = None
+            if r is not None:
+                return r
+        return self._rank(value)
+
+    def _rank(self, value) -> float:
+        if isinstance(value, (str, bytes)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"rank needs a number, got {type(value).__name__}")
+        if value != value:
+            raise ValueError("rank of NaN: value must be a number, not NaN")
+        vlist, clist, total, (values, cum) = self._sorted()
         if not total:
             return math.nan
-        i = bisect_right(vlist, value)
-        return clist[i - 1] / total if i else 0.0
+        if self._ranks is _STALE_RANKS:
+            ranks = [0.0, *(cum / total).tolist()]
+            ranks[-1] = None
+            self._ranks = (values.tolist(), ranks)
+        i = bisect_right(self._ranks[0], value)
+        return float(cum[i - 1] / total) if i else 0.0
 
     # ---------------------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
@@ -368,7 +473,8 @@ class KLLSketch:
     def __getstate__(self):
         self._flush()
         state = dict(self.__dict__)
-        del state["_pending"], state["_view"]
+        for name in ("_pending", "_view", "_ranks", "_qtable", "_qscale"):
+            del state[name]
         return state
 
     def __setstate__(self, state):
@@ -377,7 +483,7 @@ class KLLSketch:
             state["_bounds"] = np.array([state.pop("_min"), state.pop("_max")], dtype=np.float64)
         self.__dict__.update(state)
         self._pending = []
-        self._view = None
+        self._changed()
 
     def __len__(self) -> int:
         return self.n
