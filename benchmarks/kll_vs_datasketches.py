@@ -28,7 +28,6 @@ from datasketches import kll_doubles_sketch, kll_floats_sketch
 
 from streamforest import KLLSketch
 
-
 #: the clock of every timing: the process's CPU time by default (on a machine shared with other
 #: jobs, wall time mostly measures the others; ``--clock wall`` for wall time)
 CLOCK = time.process_time
