@@ -135,26 +135,13 @@ def _sorted_view(items, lv, values, cumulative):
     return m
 
 
-@njit(cache=True)
-def _query_view(items, lv, values, cumulative):
-    """:func:`_sorted_view` one place on, between sentinels: ``values[1 : m + 1]`` the retained
-    items ascending, ``cumulative[1 : m + 1]`` their cumulative weights, ``cumulative[0]`` the
-    smallest negative float and ``cumulative[m + 1]`` infinity (so that a quantile level outside
-    ``[0, 1]``, or NaN, lands on a sentinel: see :meth:`KLLSketch.quantile`).  Returns ``m``."""
-    m = _sorted_view(items, lv, values[1:], cumulative[1:])
-    values[0] = np.nan
-    values[m + 1] = np.nan
-    cumulative[0] = -5e-324
-    cumulative[m + 1] = np.inf
-    return m
-
-
-#: the view of a sketch that changed since it was last read: every query takes the slow path
-_STALE = ((None,), (), 0.0, None)
-#: the rank view of a changed sketch (every :meth:`KLLSketch.rank` takes the slow path)
+#: the rank lists of a sketch that changed since (every :meth:`KLLSketch.rank` takes the slow path)
 _STALE_RANKS = ((), (None,))
 #: the level table of a changed sketch (:meth:`KLLSketch._level_table`): one bucket, no answer
 _STALE_TABLE = (None,)
+#: one-value queries of an unchanged sketch answered from its sorted arrays before the lists of
+#: the fast paths are built (building them costs about as much as this many queries)
+LISTS_AFTER = 16
 
 
 class KLLSketch:
@@ -180,9 +167,10 @@ class KLLSketch:
     One :meth:`update` at a time is cheap: values are collected and go into the sketch in one
     compiled call (every :data:`BUFFER` values, or before anything reads the sketch), which gives
     exactly the sketch that one insertion per value gives.  Queries read a sorted view of the
-    retained items with their cumulative weights, built once after each change (one C bisection
-    per :meth:`rank`); a second :meth:`quantile` of one level on an unchanged sketch tabulates the
-    answers by level bucket, so later ones are one list index.
+    retained items and their cumulative weights (arrays), built once after each change; a sketch
+    queried more than :data:`LISTS_AFTER` times since it changed also gets lists for the
+    one-value queries: a table of :meth:`quantile` answers by level bucket (one list index per
+    call) and the items for :meth:`rank` (one C bisection per call).
     """
 
     def __init__(self, k: int = 200, seed: int | None = None):
@@ -202,10 +190,12 @@ class KLLSketch:
     # ---------------------------------------------------------------------------------------------
     def _changed(self) -> None:
         """Forget the query views (the sketch changed)."""
-        self._view = _STALE
+        self._view = None
         self._ranks = _STALE_RANKS
         self._qtable = _STALE_TABLE
         self._qscale = 0.0
+        self._qlists = None
+        self._queries = 0
 
     def _flush(self) -> None:
         """Put the values collected by :meth:`update` into the sketch."""
@@ -217,25 +207,18 @@ class KLLSketch:
             self._changed()
 
     def _sorted(self):
-        """The query view of the retained items, built once after each change: ``(values,
-        cumulative, total, (values array, cumulative array))``.  ``values`` and ``cumulative``
-        are lists between sentinels (:func:`_query_view`; the values' sentinels are ``None``),
-        so that :meth:`quantile` of one level is one C bisection and one list index."""
+        """``(values, cumulative weights, total)``: the retained items ascending (arrays), built
+        once after each change."""
         if self._pending:
             self._flush()
         view = self._view
-        if view is _STALE or view is None:
+        if view is None:
             cap = self._items.shape[1]
-            values, cum = np.empty(cap + 2), np.empty(cap + 2)
-            m = _query_view(self._items, self._lv, values, cum)
-            vlist = values[: m + 2].tolist()
-            vlist[0] = vlist[-1] = None
-            total = float(self._lv[0, _k.LV_N])
-            view = (vlist, cum[: m + 2].tolist(), total, (values[1 : m + 1], cum[1 : m + 1]))
+            values, cum = np.empty(cap), np.empty(cap)
+            m = _sorted_view(self._items, self._lv, values, cum)
+            view = (values[:m], cum[:m], float(self._lv[0, _k.LV_N]))
+            self._changed()
             self._view = view
-            self._ranks = _STALE_RANKS
-            self._qtable = _STALE_TABLE
-            self._qscale = 0.0
         return view
 
     # ---------------------------------------------------------------------------------------------
@@ -333,8 +316,9 @@ class KLLSketch:
         """Inclusive quantile(s): the smallest retained item whose cumulative weight reaches
         ``q`` of the total.  NaN for an empty sketch; ``ValueError`` for a level outside
         ``[0, 1]``."""
-        # one level of an unchanged sketch: one index into the level table (_level_table),
-        # whose buckets hold the answer wherever it is the same for every level of the bucket
+        # one level of a sketch queried often since it last changed: one index into the level
+        # table (_level_table), whose buckets hold the answer wherever it is the same for every
+        # level of the bucket
         if q.__class__ is float and 0.0 <= q <= 1.0 and not self._pending:
             value = self._qtable[int(q * self._qscale)]
             if value is not None:
@@ -342,12 +326,19 @@ class KLLSketch:
         return self._quantile(q)
 
     def _quantile(self, q):
-        fresh = self._view is not _STALE and not self._pending
-        vlist, clist, total, (values, cum) = self._sorted()
+        values, cum, total = self._sorted()
         if q.__class__ is float and 0.0 <= q <= 1.0:
-            if fresh and total and self._qscale == 0.0:  # a second query: worth a table
-                self._level_table(vlist, values, cum, total)
-            return vlist[bisect_left(clist, q * total)] if total else math.nan
+            if not total:
+                return math.nan
+            if self._qscale == 0.0:
+                self._queries += 1
+                if self._queries <= LISTS_AFTER:
+                    # the first index whose cumulative weight reaches q * total (at most the
+                    # last one: q * total <= total)
+                    return float(values[np.searchsorted(cum, q * total)])
+                self._level_table(values, cum, total)
+            vlist, clist = self._qlists  # a bucket of the table without one answer: bisect
+            return vlist[bisect_left(clist, q * total)]
         if isinstance(q, (str, bytes)):
             raise TypeError(f"quantile levels must be numbers, got {q!r}")
         qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
@@ -360,26 +351,30 @@ class KLLSketch:
             out = values[i]
         return float(out[0]) if isinstance(q, numbers.Real) else out
 
-    def _level_table(self, vlist, values, cum, total) -> None:
+    def _level_table(self, values, cum, total) -> None:
         """Tabulate :meth:`quantile` of one level: ``B + 1`` buckets (``B`` a power of two, at
         least 8 per retained item, between 2**12 and 2**15), bucket ``b`` holding the answer
         of every level in ``[b / B, (b + 1) / B)`` when they all have the same one (the answer
         grows with the level, so comparing the bucket's first and last level decides), else
-        ``None`` (those levels bisect).  ``int(q * B)`` is exact: ``B`` is a power of two."""
+        ``None`` (those levels bisect the cumulative weights, ``_qlists``).  ``int(q * B)`` is
+        exact: ``B`` is a power of two."""
         m = len(values)
         B = 1 << min(15, max(12, int(8 * m).bit_length()))
         grid = np.arange(B + 1, dtype=np.float64) / B
         first = np.searchsorted(cum, grid * total, side="left")
         last = np.searchsorted(cum, np.nextafter(grid[1:], 0.0) * total, side="left")
         same = np.append(first[:B] == last, True)  # the last bucket is the level 1 alone
+        vlist = values.tolist()
         objects = np.empty(m + 1, dtype=object)
-        objects[:m] = vlist[1 : m + 1]  # the view's float objects, shared
+        objects[:m] = vlist  # one float object per item, shared by its buckets
         self._qtable = objects[np.where(same, np.minimum(first, m - 1), m)].tolist()
         self._qscale = float(B)
+        self._qlists = (vlist, cum.tolist())
 
     def rank(self, value: float) -> float:
         """Fraction of the weight at or below ``value``.  NaN for an empty sketch;
         ``ValueError`` for a NaN value."""
+        # a sketch ranked often since it last changed: one C bisection over a list of its items
         if not self._pending:
             values, ranks = self._ranks
             try:  # ranks[-1] is None: a value at or above the maximum (or NaN) is checked
@@ -395,14 +390,16 @@ class KLLSketch:
             raise TypeError(f"rank needs a number, got {type(value).__name__}")
         if value != value:
             raise ValueError("rank of NaN: value must be a number, not NaN")
-        vlist, clist, total, (values, cum) = self._sorted()
+        values, cum, total = self._sorted()
         if not total:
             return math.nan
         if self._ranks is _STALE_RANKS:
-            ranks = [0.0, *(cum / total).tolist()]
-            ranks[-1] = None
-            self._ranks = (values.tolist(), ranks)
-        i = bisect_right(self._ranks[0], value)
+            self._queries += 1
+            if self._queries > LISTS_AFTER:
+                ranks = [0.0, *(cum / total).tolist()]
+                ranks[-1] = None
+                self._ranks = (values.tolist(), ranks)
+        i = int(np.searchsorted(values, value, side="right"))
         return float(cum[i - 1] / total) if i else 0.0
 
     # ---------------------------------------------------------------------------------------------
@@ -473,8 +470,8 @@ class KLLSketch:
     def __getstate__(self):
         self._flush()
         state = dict(self.__dict__)
-        for name in ("_pending", "_view", "_ranks", "_qtable", "_qscale"):
-            del state[name]
+        for name in ("_pending", "_view", "_ranks", "_qtable", "_qscale", "_qlists", "_queries"):
+            state.pop(name, None)
         return state
 
     def __setstate__(self, state):
