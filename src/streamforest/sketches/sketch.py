@@ -102,6 +102,14 @@ def _merge_into(items, lv, o_items, o_lv, capt, rng):
 
 
 @njit(cache=True)
+def _merge_sketch(items, lv, bounds, o_items, o_lv, o_bounds, capt, rng):
+    """:func:`_merge_into`, and the bounds (min, max) widened to the other sketch's."""
+    _merge_into(items, lv, o_items, o_lv, capt, rng)
+    bounds[0] = min(bounds[0], o_bounds[0])
+    bounds[1] = max(bounds[1], o_bounds[1])
+
+
+@njit(cache=True)
 def _quantiles(items, lv, qs, out):
     cap = items.shape[1]
     buf = np.empty(cap)
@@ -307,9 +315,8 @@ class KLLSketch:
             raise ValueError("can only merge a KLLSketch with the same k")
         self._flush()
         other._flush()
-        _merge_into(self._items, self._lv, other._items, other._lv, self._capt, self._rng)
-        self._bounds[0] = min(self._bounds[0], other._bounds[0])
-        self._bounds[1] = max(self._bounds[1], other._bounds[1])
+        _merge_sketch(self._items, self._lv, self._bounds, other._items, other._lv,
+                      other._bounds, self._capt, self._rng)  # fmt: skip
         self._changed()
 
     def quantile(self, q):
