@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+import streamforest as sf
 from streamforest import registry
 from streamforest.cli import build_model, main
 
@@ -187,6 +188,24 @@ def test_help_has_examples(capsys):
         out = capsys.readouterr().out
         assert "examples:" in out and "--dataset concrete" in out
     assert "--stream-param" in out and "n/50" in out  # the run page documents the defaults
+    default = registry.get(registry.DEFAULT).layer_cls("method").__name__
+    assert f"Defaults: {default} ({registry.DEFAULT})" in " ".join(out.split())
+
+
+def test_list_shows_the_parameters_of_every_model_kind(capsys):
+    """The thesis' trees and ensembles and the classifiers show their parameters with their
+    defaults; a parameter group names the models it serves (the shorter way round)."""
+    import inspect
+
+    assert main(["list"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    kinds = (sf.ATSERRegressor, sf.ATSEREnsembleRegressor, sf.ABORFRegressor)
+    kinds += (sf.ACTSERClassifier, sf.ACTSEREnsembleClassifier, sf.HoeffdingTreeClassifier)
+    for cls in kinds:
+        assert f"({cls.__name__}; models " in out, cls.__name__
+        for name, p in inspect.signature(cls).parameters.items():
+            if name not in ("seed", "n_jobs") and p.default is not inspect.Parameter.empty:
+                assert f"{name}={p.default!r}" in out, (cls.__name__, name)
 
 
 def _run_json(out, *args):

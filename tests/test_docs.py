@@ -64,3 +64,16 @@ def test_docs_build_strict(tmp_path):
         assert (site / page).is_file(), page
     api = (site / "api" / "estimators" / "index.html").read_text()
     assert "predict_interval" in api and "calibration_size" in api  # from the docstrings
+    # every public module has its reference: each public class, from its docstring
+    import streamforest
+    from streamforest import distributed, prediction_sets
+
+    everything = "".join(p.read_text() for p in (site / "api").glob("*/index.html"))
+    public = [f"streamforest.{n}" for n in streamforest.__all__ if n[0].isupper()]
+    public += [f"streamforest.distributed.{n}" for n in distributed.__all__ if n[0].isupper()]
+    public += [
+        f"streamforest.{n}" for n in prediction_sets.__all__ if n[0].isupper() and n != "SCORES"
+    ]
+    public += ["streamforest.classification_metrics", "streamforest.river.RiverClassifier"]
+    missing = [name for name in public if f'id="{name}"' not in everything]
+    assert not missing, f"not in the API reference: {missing}"

@@ -335,3 +335,64 @@ def test_batched_merge_equals_one_insertion_per_item():
         b._bounds[:] = min(b.min, other.min), max(b.max, other.max)
         b._view = None
         assert _same(a, b), (trial, k)
+
+
+def test_one_level_queries_equal_the_compiled_walk_and_refuse_bad_levels():
+    """quantile(q) of one level (its level table and its bisection) and rank(x) give exactly the
+    compiled walk's answers and the exact weighted ranks, for many k, sizes and tied values;
+    levels outside [0, 1], NaN levels and NaN ranks are refused."""
+    import math
+
+    from streamforest.sketches.sketch import _quantiles
+
+    rng = np.random.default_rng(1)
+    for trial in range(12):
+        k = int(rng.choice([8, 50, 200, 1000]))
+        v = np.round(rng.normal(size=int(rng.integers(1, 100_000))), int(rng.integers(0, 4)))
+        s = KLLSketch(k, seed=trial)
+        s.update_many(v)
+        edges = [0.0, 1.0, 5e-324, 1 - 2**-53, -0.0]
+        qs = np.concatenate([rng.random(1000), np.linspace(0, 1, 1001), edges])
+        walk = np.empty(len(qs))
+        _quantiles(s._items, s._lv, qs, walk)
+        first = [s.quantile(float(q)) for q in qs]  # the first query builds the sorted view,
+        again = [s.quantile(float(q)) for q in qs]  # the second the level table
+        assert s._qscale > 0
+        assert first == walk.tolist() and again == walk.tolist(), trial
+        assert np.array_equal(s.quantile(qs), walk)
+        for bad in (1.0000000000000002, -5e-324, math.nan, math.inf, -math.inf, 2.0):
+            with pytest.raises(ValueError, match="in \\[0, 1\\]"):
+                s.quantile(bad)
+        lv = s._lv[0]
+        for x in [*rng.normal(size=50).tolist(), float(v.max()), float(v.min()), 1e9, -1e9]:
+            exact = sum(
+                int(np.searchsorted(s._items[0, lv[h + 1] : lv[h + 2]], x, side="right")) << h
+                for h in range(int(lv[kll.LV_H]))
+            )
+            assert s.rank(x) == exact / s.n, (trial, x)
+        with pytest.raises(ValueError, match="NaN"):
+            s.rank(math.nan)
+    e = KLLSketch(200)
+    assert math.isnan(e.quantile(0.5)) and math.isnan(e.quantile(0.5)) and math.isnan(e.rank(1.0))
+    e.update(3.0)
+    assert e.quantile(0.5) == 3.0 and e.quantile(0.2) == 3.0
+    e.update(1.0)  # a change after the table was built: the table is dropped
+    assert e.quantile(0.2) == 1.0 and e.rank(2.0) == 0.5
+
+
+def test_update_refuses_what_is_not_a_finite_number_and_changes_nothing():
+    s = KLLSketch(32, seed=0)
+    s.update_many(np.arange(100.0))
+    s.update(0.5)
+    before = s.to_bytes()
+    for bad, err in ((float("nan"), ValueError), (float("inf"), ValueError), (10**400, ValueError),
+                     ("1.5", TypeError), (None, TypeError), ([1.0], TypeError)):  # fmt: skip
+        with pytest.raises(err):
+            s.update(bad)
+    with pytest.raises(ValueError, match="weights"):
+        s.update(1.0, 0)
+    assert s.to_bytes() == before
+    s.update(np.float32(2.0))  # numpy scalars and ints are numbers
+    s.update(7)
+    s.update(np.array(3.0))
+    assert s.n == 104

@@ -5,9 +5,10 @@ with a progress bar, a metrics table, a PNG of windowed MER / RIS / MAE and a JS
 the task comes from the model: a classifier (``streamforest run --model conformal-actser-rforest
 --stream agrawal``) runs on classification streams or labelled files and reports accuracy,
 kappa and its prediction sets' coverage and size.
-With no arguments it runs OnlineQRF (10 trees, alpha = 0.1) on Friedman #1 with global abrupt
-drift (100k rows).  ``streamforest list`` names the models (from :mod:`streamforest.registry`,
-with their parameters), streams (with theirs), datasets and metrics.  ``streamforest warmup``
+With no arguments it runs the registry's default model (NormalizedConformal, 10 trees,
+alpha = 0.1) on Friedman #1 with global abrupt drift (100k rows).  ``streamforest list`` names
+the models (from :mod:`streamforest.registry`, with their parameters), streams (with theirs),
+datasets and metrics.  ``streamforest warmup``
 compiles the numba kernels ahead of time (:func:`streamforest.warmup`).
 
 Result files are named after the run's configuration (:func:`result_stem`): model, data, rows,
@@ -403,8 +404,13 @@ def _list_models() -> None:
         print()
     for (layer, cls), (params, users) in shared.items():
         others = [m.name for m in specs if m.name not in users]
-        which = f"every model but {', '.join(others)}" if others else "every model"
-        print(f"{layer} parameters ({cls.__name__}; {which})")
+        if not others:
+            which = "every model"
+        elif len(users) <= len(others):  # name the shorter list
+            which = f"models {', '.join(users)}"
+        else:
+            which = f"every model but {', '.join(others)}"
+        print(_wrap(f"{layer} parameters ({cls.__name__}; {which})", 0))
         print(_wrap(_defaults(params), 2))
         print()
     print("seed and n_jobs come from --seed and --jobs, alphas from --alphas; a --param goes to")
@@ -544,8 +550,10 @@ def parser() -> argparse.ArgumentParser:
         "run",
         help="prequential run of a model on a stream (the main job)",
         description="Test-then-train run: prints the metrics table, writes a JSON of the results "
-        "and a PNG of windowed MER / RIS / MAE. Defaults: OnlineQRF, 10 trees, alpha 0.1, "
-        "Friedman #1 with global abrupt drift, 100k rows.",
+        "and a PNG of windowed MER / RIS / MAE. Defaults: "
+        f"{registry.get(registry.DEFAULT).layer_cls('method').__name__} ({registry.DEFAULT}), "
+        "10 trees, "
+        "alpha 0.1, Friedman #1 with global abrupt drift, 100k rows.",
         epilog=RUN_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -102,6 +102,14 @@ def _merge_into(items, lv, o_items, o_lv, capt, rng):
 
 
 @njit(cache=True)
+def _merge_sketch(items, lv, bounds, o_items, o_lv, o_bounds, capt, rng):
+    """:func:`_merge_into`, and the bounds (min, max) widened to the other sketch's."""
+    _merge_into(items, lv, o_items, o_lv, capt, rng)
+    bounds[0] = min(bounds[0], o_bounds[0])
+    bounds[1] = max(bounds[1], o_bounds[1])
+
+
+@njit(cache=True)
 def _quantiles(items, lv, qs, out):
     cap = items.shape[1]
     buf = np.empty(cap)
@@ -135,6 +143,15 @@ def _sorted_view(items, lv, values, cumulative):
     return m
 
 
+#: the rank lists of a sketch that changed since (every :meth:`KLLSketch.rank` takes the slow path)
+_STALE_RANKS = ((), (None,))
+#: the level table of a changed sketch (:meth:`KLLSketch._level_table`): one bucket, no answer
+_STALE_TABLE = (None,)
+#: one-value queries of an unchanged sketch answered from its sorted arrays before the lists of
+#: the fast paths are built (building them costs about as much as this many queries)
+LISTS_AFTER = 16
+
+
 class KLLSketch:
     """Mergeable quantile sketch of a stream of numbers (KLL, accuracy parameter ``k``).
 
@@ -158,7 +175,10 @@ class KLLSketch:
     One :meth:`update` at a time is cheap: values are collected and go into the sketch in one
     compiled call (every :data:`BUFFER` values, or before anything reads the sketch), which gives
     exactly the sketch that one insertion per value gives.  Queries read a sorted view of the
-    retained items, built once after each change.
+    retained items and their cumulative weights (arrays), built once after each change; a sketch
+    queried more than :data:`LISTS_AFTER` times since it changed also gets lists for the
+    one-value queries: a table of :meth:`quantile` answers by level bucket (one list index per
+    call) and the items for :meth:`rank` (one C bisection per call).
     """
 
     def __init__(self, k: int = 200, seed: int | None = None):
@@ -173,9 +193,18 @@ class KLLSketch:
         self._rng = _rng.new_state(seed)
         self._bounds = np.array([math.inf, -math.inf])
         self._pending: list[float] = []
-        self._view = None
+        self._changed()
 
     # ---------------------------------------------------------------------------------------------
+    def _changed(self) -> None:
+        """Forget the query views (the sketch changed)."""
+        self._view = None
+        self._ranks = _STALE_RANKS
+        self._qtable = _STALE_TABLE
+        self._qscale = 0.0
+        self._qlists = None
+        self._queries = 0
+
     def _flush(self) -> None:
         """Put the values collected by :meth:`update` into the sketch."""
         pending = self._pending
@@ -183,20 +212,22 @@ class KLLSketch:
             v = np.array(pending, dtype=np.float64)
             pending.clear()
             _update_unit(self._items, self._lv, v, self._capt, self._rng, self._bounds)
-            self._view = None
+            self._changed()
 
     def _sorted(self):
-        """``(values list, cumulative weights list, total, values, cumulative weights)`` of the
-        retained items in ascending order, cached until the sketch changes."""
+        """``(values, cumulative weights, total)``: the retained items ascending (arrays), built
+        once after each change."""
         if self._pending:
             self._flush()
-        if self._view is None:
+        view = self._view
+        if view is None:
             cap = self._items.shape[1]
             values, cum = np.empty(cap), np.empty(cap)
             m = _sorted_view(self._items, self._lv, values, cum)
-            values, cum = values[:m], cum[:m]
-            self._view = (values.tolist(), cum.tolist(), float(self._lv[0, _k.LV_N]), values, cum)
-        return self._view
+            view = (values[:m], cum[:m], float(self._lv[0, _k.LV_N]))
+            self._changed()
+            self._view = view
+        return view
 
     # ---------------------------------------------------------------------------------------------
     @property
@@ -220,16 +251,36 @@ class KLLSketch:
         return float(self._bounds[1])
 
     def update(self, value: float, weight: int = 1) -> None:
-        """Add ``value`` with a positive integer ``weight`` (as ``weight`` repeated updates)."""
-        v = float(value)
-        if weight == 1 and v - v == 0.0:  # finite (NaN and inf give NaN)
+        """Add ``value`` with a positive integer ``weight`` (as ``weight`` repeated updates).
+
+        Raises ``ValueError`` for a value that is not finite (the sketch unchanged)."""
+        # the common call (a finite float, weight 1) collects the value and returns: no
+        # conversion, no global lookup; everything else goes through _update_one
+        if value.__class__ is float and weight == 1 and value - value == 0.0:
+            pending = self._pending
+            pending.append(value)
+            if len(pending) >= 4096:  # BUFFER, as a constant
+                self._flush()
+            return
+        self._update_one(value, weight)
+
+    def _update_one(self, value, weight) -> None:
+        if not isinstance(value, numbers.Real) and not (
+            isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf"
+        ):
+            raise TypeError(f"KLLSketch values must be numbers, got {type(value).__name__}")
+        try:
+            v = float(value)
+        except OverflowError:
+            v = math.inf
+        if v - v != 0.0:
+            raise ValueError(f"KLLSketch values must be finite numbers, got {value!r}")
+        if weight.__class__ is int and weight == 1:
             pending = self._pending
             pending.append(v)
             if len(pending) >= BUFFER:
                 self._flush()
             return
-        if v - v != 0.0:
-            raise ValueError("KLLSketch values must be finite numbers")
         self.update_many([v], [weight])
 
     def update_many(self, values, weights=None) -> None:
@@ -256,7 +307,7 @@ class KLLSketch:
                 self._bounds[1] = max(self._bounds[1], v.max())
         if not ok:
             raise ValueError("KLLSketch values must be finite numbers")
-        self._view = None
+        self._changed()
 
     def merge(self, other: KLLSketch) -> None:
         """Add the contents of ``other`` (same ``k``) to this sketch; ``other`` is unchanged."""
@@ -264,21 +315,39 @@ class KLLSketch:
             raise ValueError("can only merge a KLLSketch with the same k")
         self._flush()
         other._flush()
-        _merge_into(self._items, self._lv, other._items, other._lv, self._capt, self._rng)
-        self._bounds[0] = min(self._bounds[0], other._bounds[0])
-        self._bounds[1] = max(self._bounds[1], other._bounds[1])
-        self._view = None
+        _merge_sketch(self._items, self._lv, self._bounds, other._items, other._lv,
+                      other._bounds, self._capt, self._rng)  # fmt: skip
+        self._changed()
 
     def quantile(self, q):
         """Inclusive quantile(s): the smallest retained item whose cumulative weight reaches
-        ``q`` of the total.  NaN for an empty sketch."""
-        view = self._view
-        if view is None or self._pending:
-            view = self._sorted()
-        vlist, clist, total, values, cum = view
-        if q.__class__ is float and 0.0 <= q <= 1.0 and total:  # one level: no numpy call
-            i = bisect_left(clist, q * total)
-            return vlist[i] if i < len(vlist) else vlist[-1]
+        ``q`` of the total.  NaN for an empty sketch; ``ValueError`` for a level outside
+        ``[0, 1]``."""
+        # one level of a sketch queried often since it last changed: one index into the level
+        # table (_level_table), whose buckets hold the answer wherever it is the same for every
+        # level of the bucket
+        if q.__class__ is float and 0.0 <= q <= 1.0 and not self._pending:
+            value = self._qtable[int(q * self._qscale)]
+            if value is not None:
+                return value
+        return self._quantile(q)
+
+    def _quantile(self, q):
+        values, cum, total = self._sorted()
+        if q.__class__ is float and 0.0 <= q <= 1.0:
+            if not total:
+                return math.nan
+            if self._qscale == 0.0:
+                self._queries += 1
+                if self._queries <= LISTS_AFTER:
+                    # the first index whose cumulative weight reaches q * total (at most the
+                    # last one: q * total <= total)
+                    return float(values[np.searchsorted(cum, q * total)])
+                self._level_table(values, cum, total)
+            vlist, clist = self._qlists  # a bucket of the table without one answer: bisect
+            return vlist[bisect_left(clist, q * total)]
+        if isinstance(q, (str, bytes)):
+            raise TypeError(f"quantile levels must be numbers, got {q!r}")
         qa = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if np.any(~(qa >= 0) | ~(qa <= 1)):
             raise ValueError("quantile levels must be in [0, 1]")
@@ -289,16 +358,56 @@ class KLLSketch:
             out = values[i]
         return float(out[0]) if isinstance(q, numbers.Real) else out
 
+    def _level_table(self, values, cum, total) -> None:
+        """Tabulate :meth:`quantile` of one level: ``B + 1`` buckets (``B`` a power of two, at
+        least 8 per retained item, between 2**12 and 2**15), bucket ``b`` holding the answer
+        of every level in ``[b / B, (b + 1) / B)`` when they all have the same one (the answer
+        grows with the level, so comparing the bucket's first and last level decides), else
+        ``None`` (those levels bisect the cumulative weights, ``_qlists``).  ``int(q * B)`` is
+        exact: ``B`` is a power of two."""
+        m = len(values)
+        B = 1 << min(15, max(12, int(8 * m).bit_length()))
+        grid = np.arange(B + 1, dtype=np.float64) / B
+        first = np.searchsorted(cum, grid * total, side="left")
+        last = np.searchsorted(cum, np.nextafter(grid[1:], 0.0) * total, side="left")
+        same = np.append(first[:B] == last, True)  # the last bucket is the level 1 alone
+        vlist = values.tolist()
+        objects = np.empty(m + 1, dtype=object)
+        objects[:m] = vlist  # one float object per item, shared by its buckets
+        self._qtable = objects[np.where(same, np.minimum(first, m - 1), m)].tolist()
+        self._qscale = float(B)
+        self._qlists = (vlist, cum.tolist())
+
     def rank(self, value: float) -> float:
-        """Fraction of the weight at or below ``value``."""
-        view = self._view
-        if view is None or self._pending:
-            view = self._sorted()
-        vlist, clist, total = view[0], view[1], view[2]
+        """Fraction of the weight at or below ``value``.  NaN for an empty sketch;
+        ``ValueError`` for a NaN value."""
+        # a sketch ranked often since it last changed: one C bisection over a list of its items
+        if not self._pending:
+            values, ranks = self._ranks
+            try:  # ranks[-1] is None: a value at or above the maximum (or NaN) is checked
+                r = ranks[bisect_right(values, value)]
+            except (TypeError, ValueError):
+                r = None
+            if r is not None:
+                return r
+        return self._rank(value)
+
+    def _rank(self, value) -> float:
+        if isinstance(value, (str, bytes)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"rank needs a number, got {type(value).__name__}")
+        if value != value:
+            raise ValueError("rank of NaN: value must be a number, not NaN")
+        values, cum, total = self._sorted()
         if not total:
             return math.nan
-        i = bisect_right(vlist, value)
-        return clist[i - 1] / total if i else 0.0
+        if self._ranks is _STALE_RANKS:
+            self._queries += 1
+            if self._queries > LISTS_AFTER:
+                ranks = [0.0, *(cum / total).tolist()]
+                ranks[-1] = None
+                self._ranks = (values.tolist(), ranks)
+        i = int(np.searchsorted(values, value, side="right"))
+        return float(cum[i - 1] / total) if i else 0.0
 
     # ---------------------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
@@ -368,7 +477,8 @@ class KLLSketch:
     def __getstate__(self):
         self._flush()
         state = dict(self.__dict__)
-        del state["_pending"], state["_view"]
+        for name in ("_pending", "_view", "_ranks", "_qtable", "_qscale", "_qlists", "_queries"):
+            state.pop(name, None)
         return state
 
     def __setstate__(self, state):
@@ -377,7 +487,7 @@ class KLLSketch:
             state["_bounds"] = np.array([state.pop("_min"), state.pop("_max")], dtype=np.float64)
         self.__dict__.update(state)
         self._pending = []
-        self._view = None
+        self._changed()
 
     def __len__(self) -> int:
         return self.n
