@@ -71,6 +71,14 @@ def predict_leaf(st, prm, leaf, x, nfeat):
 
 
 @njit(cache=True, inline="always")
+def _spread_after(st, leaf, y, w):
+    """The leaf's target spread once ``(y, w)`` has entered its statistic."""
+    s = st.lf_stat
+    w1, _, _, m2 = welford_update(s[leaf, S_W], s[leaf, S_HI], s[leaf, S_LO], s[leaf, S_M2], y, w)
+    return np.sqrt(m2 / w1) if m2 > 0.0 and w1 > 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
 def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
     """Update the leaf's model(s) with ``(x, y, w)``; the target statistic is updated elsewhere."""
     lm = prm.leaf_model
@@ -103,6 +111,13 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
                     gj = e * xs
                     g[leaf, j + 1] = dec * g[leaf, j + 1] + (1.0 - dec) * gj * gj
                     c[leaf, j + 1] -= prm.lr * w * gj / np.sqrt(g[leaf, j + 1] + prm.rms_eps)
+            # the example is about to enter the target statistic (by the caller): keep the
+            # learnt function ``sd * (b + sum_j w_j x'_j)`` as it is when the spread moves
+            sd_new = _spread_after(st, leaf, y, w)
+            if sd_new > 0.0 and sd_new != sd:
+                r = sd / sd_new
+                for j in range(nfeat + 1):
+                    c[leaf, j] *= r
     else:
         return
     # feature statistics: the normaliser of the linear model
