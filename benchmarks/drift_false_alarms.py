@@ -16,6 +16,12 @@ on an abrupt drift.
    (``warning_fraction=None``) and without detection.
 
     python benchmarks/drift_false_alarms.py [--data DIR] [--before cf8fea5 | --no-before]
+    python benchmarks/drift_false_alarms.py --forest atser-obag --orders shuffled --no-gra
+
+``--forest`` chooses the forest of part 1: ``online`` (the default ``OnlineForestRegressor``)
+or an ATSER ensemble (``atser-seeds``, ``atser-obag``, ``atser-rforest``: 10 members, their
+forest-level detector and background trees, and alternate subtrees inside each member); with
+an ATSER ensemble there is no *before* column.  ``--no-gra`` skips part 2.
 
 About 10 minutes on a 2-core machine, half of it compiling the *before* library once (its numba
 cache is kept beside its export in the temporary folder).
@@ -52,11 +58,20 @@ def rows_of(n: int, seed: int, order: str) -> np.ndarray:
     return np.arange(min(n, MAX_ROWS))
 
 
-def run_sets(data: Path, orders) -> dict:
-    """Per (set, order, seed): rows and the forest's drift counts (whatever streamforest is
-    importable: also run by the *before* subprocess)."""
+FORESTS = ("online", "atser-seeds", "atser-obag", "atser-rforest")
+
+
+def make_forest(forest: str, seed: int):
     import streamforest as sf
 
+    if forest == "online":
+        return sf.OnlineForestRegressor(n_trees=10, seed=seed)
+    return sf.ATSEREnsembleRegressor(mode=forest.removeprefix("atser-"), n_members=10, seed=seed)
+
+
+def run_sets(data: Path, orders, forest: str = "online") -> dict:
+    """Per (set, order, seed): rows and the forest's drift counts (whatever streamforest is
+    importable: also run by the *before* subprocess)."""
     manifest = json.loads((data / "manifest.json").read_text())
     out = {}
     for name, meta in manifest.items():
@@ -64,7 +79,7 @@ def run_sets(data: Path, orders) -> dict:
         for order in orders:
             for seed in SEEDS:
                 r = rows_of(len(y), seed, order)
-                f = sf.OnlineForestRegressor(n_trees=10, seed=seed).learn_many(X[r], y[r])
+                f = make_forest(forest, seed).learn_many(X[r], y[r])
                 rec = {"rows": int(len(r)), "replacements": int(f.n_resets)}
                 st = getattr(f, "drift_stats_", None)
                 if st is not None:
@@ -180,6 +195,8 @@ def main() -> None:
     ap.add_argument("--before", default="cf8fea5", help="commit whose detector is 'before'")
     ap.add_argument("--no-before", action="store_true")
     ap.add_argument("--orders", nargs="+", default=["shuffled", "file"])
+    ap.add_argument("--forest", choices=FORESTS, default="online")
+    ap.add_argument("--no-gra", action="store_true", help="skip the Friedman 'gra' delays")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
@@ -188,10 +205,13 @@ def main() -> None:
     from streamforest.streams.datasets import data_root
 
     a.data = Path(data_root(a.data)).resolve()
-    before = None if a.no_before else run_before(a.before, a.data, a.orders)
-    after = run_sets(a.data, a.orders)
+    print(f"forest: {a.forest}")
+    no_before = a.no_before or a.forest != "online"
+    before = None if no_before else run_before(a.before, a.data, a.orders)
+    after = run_sets(a.data, a.orders, a.forest)
     report_sets(after, before, a.orders)
-    gra_delays()
+    if not a.no_gra:
+        gra_delays()
 
 
 if __name__ == "__main__":

@@ -39,7 +39,11 @@ Run (from the repository root)::
     PYTHONPATH=src python benchmarks/thesis_regression.py --seeds 0 1 2 --json results/t.json
 
 Options: ``--rows N``, ``--peer-rows N`` (0 skips River), ``--seeds S ...``, ``--chunk N``,
-``--streams friedman hyperplane``, ``--no-per-example`` (skip our dict runs), ``--json PATH``
+``--streams friedman hyperplane``, ``--models LABEL ...`` (a subset of our models, e.g.
+``ATSER-OBag``), ``--skip-full`` (only the River comparison on the first rows: on a loaded
+machine River's ARF takes most of an hour per stream, so it can run beside the full runs in
+another process), ``--arf-rows N`` (River's ARF on the first N of those rows only; its MAE
+and speed are then over those rows), ``--no-per-example`` (skip our dict runs), ``--json PATH
 (default ``results/thesis_regression.json``), ``--report PATH`` (print the tables of a saved
 file again, without running).
 """
@@ -352,16 +356,6 @@ def run_peers(args, report):
         rows = dict_rows(X)
         yl = y.tolist()
         res = out[name] = {}
-        for label in RIVER:
-            m = make_river(label, seed)
-            err, c = prequential_dicts(m, rows, yl)
-            res[label] = {"mae": float(err.mean()), "wall_s": c.wall, "eps": n / c.wall}
-            save(args, report)
-            print(
-                f"  {name:10s} {label:16s} per example: MAE {err.mean():.4f}  "
-                f"{n / c.wall:>9,.0f} ex/s  ({c.wall:.1f} s)",
-                flush=True,
-            )
         for label, _, _ in OURS:
             rec = {}
             m = make_ours(label, seed)
@@ -387,6 +381,17 @@ def run_peers(args, report):
                 ),
                 flush=True,
             )
+        for label in RIVER:  # after ours: on a loaded machine River's ARF may not finish
+            k = min(n, args.arf_rows) if label == "River ARF" else n
+            m = make_river(label, seed)
+            err, c = prequential_dicts(m, rows[:k], yl[:k])
+            res[label] = {"mae": float(err.mean()), "wall_s": c.wall, "eps": k / c.wall, "rows": k}
+            save(args, report)
+            print(
+                f"  {name:10s} {label:16s} per example: MAE {err.mean():.4f}  "
+                f"{k / c.wall:>9,.0f} ex/s  ({c.wall:.1f} s, {k:,} rows)",
+                flush=True,
+            )
 
 
 def print_peers(args, report):
@@ -400,7 +405,8 @@ def print_peers(args, report):
         print(f"{'model':16s} {'MAE':>8s} {'ex/s per ex.':>13s} {'ex/s chunks':>12s}")
         for label in RIVER:
             r = res[label]
-            print(f"{label:16s} {r['mae']:8.4f} {r['eps']:13,.0f} {'-':>12s}")
+            part = f"  (first {r['rows']:,} rows)" if r.get("rows", n) != n else ""
+            print(f"{label:16s} {r['mae']:8.4f} {r['eps']:13,.0f} {'-':>12s}{part}")
         for label, _, _ in OURS:
             r = res[label]
             mae = r.get("mae_dicts", r["mae_chunks"])
@@ -429,7 +435,7 @@ def print_peers(args, report):
 
 # ------------------------------------------------------------------------------------------------
 def goals(args, report):
-    full, peers = report["full"], report.get("peers")
+    full, peers = report.get("full"), report.get("peers")
     res = []
 
     def add(goal, ok, detail):
@@ -437,7 +443,7 @@ def goals(args, report):
 
     partial = args.rows != 1_000_000
     note = f" [at {args.rows:,} rows, not the thesis' 1M]" if partial else ""
-    for name in args.streams:
+    for name in args.streams if full and "ATSER-Seeds" in full[args.streams[0]] else []:
         m, _ = mean_se([r["mae"] for r in full[name]["ATSER-Seeds"]])
         th = THESIS_MAE[name]["ATSER-Seeds"]
         add(
@@ -445,7 +451,7 @@ def goals(args, report):
             m <= 1.05 * th,
             f"{m:.4f} vs thesis {th} (ratio {m / th:.3f}, limit 1.05){note}",
         )
-    if "friedman" in args.streams:
+    if full and "friedman" in full and any(ens for _, _, ens in OURS):
         best = min(
             (mean_se([r["mae"] for r in full["friedman"][lab]])[0], lab)
             for lab, _, ens in OURS
@@ -459,16 +465,20 @@ def goals(args, report):
     for label, _, ens in OURS:
         if not ens:
             continue
-        rps = min(float(np.mean([r["rows_per_s"] for r in full[n][label]])) for n in args.streams)
-        rpc = min(
-            float(np.mean([args.rows / r["cpu_s"] for r in full[n][label]])) for n in args.streams
-        )
-        add(
-            f"{label} >= 100k rows/s in chunks, one thread",
-            rpc >= 100_000,
-            f"slowest stream {rpc:,.0f} rows per CPU second ({rps:,.0f} rows/s wall clock on "
-            f"the shared machine, {report['machine']['load_start']}), {args.rows:,} rows",
-        )
+        if full:
+            rps = min(
+                float(np.mean([r["rows_per_s"] for r in full[n][label]])) for n in args.streams
+            )
+            rpc = min(
+                float(np.mean([args.rows / r["cpu_s"] for r in full[n][label]]))
+                for n in args.streams
+            )
+            add(
+                f"{label} >= 100k rows/s in chunks, one thread",
+                rpc >= 100_000,
+                f"slowest stream {rpc:,.0f} rows per CPU second ({rps:,.0f} rows/s wall clock "
+                f"on the shared machine, {report['machine']['load_start']}), {args.rows:,} rows",
+            )
         if peers and args.per_example:
             ratio = min(
                 peers[n][label]["eps_dicts"] / peers[n]["River OXT"]["eps"] for n in args.streams
@@ -496,6 +506,11 @@ def main(argv=None) -> None:
     ap.add_argument("--chunk", type=int, default=10_000)
     ap.add_argument("--streams", nargs="+", default=["friedman", "hyperplane"])
     ap.add_argument("--no-per-example", dest="per_example", action="store_false")
+    ap.add_argument("--models", nargs="+", help="a subset of our models (labels as printed)")
+    ap.add_argument("--skip-full", action="store_true", help="only the River comparison")
+    ap.add_argument(
+        "--arf-rows", type=int, default=None, help="River's ARF on fewer rows (default: all)"
+    )
     ap.add_argument("--quick", action="store_true", help="100k rows, 10k peer rows, one seed")
     ap.add_argument("--json", default="results/thesis_regression.json")
     ap.add_argument(
@@ -510,6 +525,13 @@ def main(argv=None) -> None:
         if s not in THESIS_MAE:
             ap.error(f"unknown stream {s!r}; choose from {sorted(THESIS_MAE)}")
     args.peer_rows = min(args.peer_rows, args.rows)
+    args.arf_rows = args.peer_rows if args.arf_rows is None else args.arf_rows
+    if args.models:
+        known = [lab for lab, _, _ in OURS]
+        for lab in args.models:
+            if lab not in known:
+                ap.error(f"unknown model {lab!r}; choose from {known}")
+        OURS[:] = [o for o in OURS if o[0] in args.models]
 
     import river
 
@@ -522,6 +544,7 @@ def main(argv=None) -> None:
         "seeds": args.seeds,
         "chunk": args.chunk,
         "window": WINDOW,
+        "models": [lab for lab, _, _ in OURS],
         "versions": {
             "streamforest": streamforest.__version__,
             "river": river.__version__,
@@ -535,14 +558,16 @@ def main(argv=None) -> None:
     print(f"{report['command']}\n{os.cpu_count()} CPUs, {load()}")
     t0 = time.perf_counter()
     print(f"warm-up (kernels loaded/compiled): {warm_up(args.streams, args.chunk):.1f} s")
-    print(f"\nfull runs ({args.rows:,} rows):")
-    run_full(args, report)
+    if not args.skip_full:
+        print(f"\nfull runs ({args.rows:,} rows):")
+        run_full(args, report)
     if args.peer_rows > 0:
         print(f"\npeers ({args.peer_rows:,} rows):")
         run_peers(args, report)
     report["machine"]["load_end"] = load()
     report["total_s"] = time.perf_counter() - t0
-    print_full(args, report)
+    if not args.skip_full:
+        print_full(args, report)
     if args.peer_rows > 0:
         print_peers(args, report)
     goals(args, report)
@@ -571,7 +596,7 @@ def reprint(path: Path) -> None:
         peer_rows=report["peer_rows"],
         seeds=report["seeds"],
         chunk=report["chunk"],
-        streams=list(report["full"]),
+        streams=list(report.get("full") or report["peers"]),
         per_example=all(
             "eps_dicts" in rec
             for res in report.get("peers", {}).values()
@@ -580,12 +605,15 @@ def reprint(path: Path) -> None:
         ),
     )
     print(f"{report['command']}\n{report['machine']}; total {report.get('total_s', 0):.0f} s")
+    if report.get("models"):
+        OURS[:] = [o for o in OURS if o[0] in report["models"]]
     labels = [*RIVER, *(lab for lab, _, _ in OURS)]
     peers = report.get("peers", {})
     if any(s not in peers or any(lab not in peers[s] for lab in labels) for s in args.streams):
         report.pop("peers", None)  # an interrupted run: its peers are incomplete
         print("(River peers incomplete in this file: not shown)")
-    print_full(args, report)
+    if report.get("full"):
+        print_full(args, report)
     if report.get("peers"):
         print_peers(args, report)
     goals(args, report)

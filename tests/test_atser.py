@@ -286,3 +286,19 @@ def test_heavy_sample_weights_do_not_blow_up_linear_leaves():
     X, y = streams.Friedman(function=1, n=300_000, seed=3).arrays()
     e = np.abs(sf.ATSERRegressor(seed=3).predict_learn_many(X, y, w=np.full(len(y), 3.0)) - y)
     assert e.max() < 30.0  # the target spans about 36; the noise sd is 1
+
+
+def test_ensemble_default_budget_is_the_forests_and_binds():
+    """The ensembles' default memory budget is the forest's bounded one (224 MiB), and a budget
+    holds: with 1 MiB for 3 members the trees stop growing at their caps on a stream that keeps
+    splitting, and ``memory_bytes`` stays within it."""
+    default = sf.ATSEREnsembleRegressor().max_memory_mb
+    assert default == sf.OnlineForestRegressor().max_memory_mb and default <= 512
+    assert f"{default:g}" in sf.ATSEREnsembleRegressor.__doc__
+    model = sf.ATSEREnsembleRegressor(mode="obag", n_members=3, max_memory_mb=1.0, seed=0)
+    X, y = friedman(60_000, seed=4)
+    for i in range(0, len(y), 5000):
+        model.learn_many(X[i : i + 5000], y[i : i + 5000])
+        assert model.memory_bytes <= 2**20
+    e = model.engine_
+    assert all(e.state(t).ints[S.I_FROZEN] for t in range(3))  # the budget was binding

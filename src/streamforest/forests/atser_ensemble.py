@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from ..engine.budget import DEFAULT_MEMORY_MB
 from ..trees import ATSERRegressor
 from .online_forest import OnlineForestRegressor
 
@@ -46,7 +47,13 @@ class ATSEREnsembleRegressor(OnlineForestRegressor):
         (background trees from a warning, swapped in at a drift); ``None`` for none.  Inside
         each member, split nodes adapt with alternate subtrees (``ATSERRegressor``'s
         ``drift_detection``).
-    max_memory_mb, n_jobs, seed
+    max_memory_mb
+        Memory budget of the ensemble in MiB, as in :class:`~streamforest.OnlineForestRegressor`
+        (default 224, the same bounded default; it was 2048).  ATSER leaves keep no observers,
+        so the whole share goes to leaves: on the thesis' 1M-row FRIEDMAN stream ATSER-OBag
+        holds 115 MiB and the default costs no error (README, "ATSER against the thesis and
+        River").  ``None``: only each tree's own caps.
+    n_jobs, seed
         As in :class:`~streamforest.OnlineForestRegressor`.
 
     Examples
@@ -74,7 +81,7 @@ class ATSEREnsembleRegressor(OnlineForestRegressor):
         drift_threshold: float | None = 50.0,
         drift_delta: float = 0.005,
         warning_fraction: float | None = 0.3,
-        max_memory_mb: float | None = 2048.0,
+        max_memory_mb: float | None = DEFAULT_MEMORY_MB,
         n_jobs: int = 1,
         seed: int | None = None,
     ):

@@ -9,6 +9,11 @@
   update) meaningful whatever the scale of y; the thesis' raw-scale intercept would need
   ``mean_y / lr`` updates to reach the mean.  Missing values and nominal features contribute 0.
   A sample weight ``w`` multiplies the step.  (Mean leaves keep no feature statistics.)
+  The parameters live in units of the leaf's spread ``sd_y``, which moves as examples arrive:
+  each time it does, the coefficients are rescaled by ``sd_old / sd_new`` so that the learnt
+  term ``sd_y * (b + sum_j w_j x'_j)`` changes by the gradient step only (without it a young
+  leaf whose spread grew from its first few examples' to the leaf's own multiplied its
+  inherited slopes by that growth: errors of twice the target's range with sample weight 3).
 - ``adaptive``: whichever of the two has the smaller faded absolute error at the leaf
   (``err <- fading * err + w * |error|``, errors measured before the leaf learns the example).
 
@@ -71,6 +76,14 @@ def predict_leaf(st, prm, leaf, x, nfeat):
 
 
 @njit(cache=True, inline="always")
+def _spread_after(st, leaf, y, w):
+    """The leaf's target spread once ``(y, w)`` has entered its statistic."""
+    s = st.lf_stat
+    w1, _, _, m2 = welford_update(s[leaf, S_W], s[leaf, S_HI], s[leaf, S_LO], s[leaf, S_M2], y, w)
+    return np.sqrt(m2 / w1) if m2 > 0.0 and w1 > 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
 def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
     """Update the leaf's model(s) with ``(x, y, w)``; the target statistic is updated elsewhere."""
     lm = prm.leaf_model
@@ -103,6 +116,13 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
                     gj = e * xs
                     g[leaf, j + 1] = dec * g[leaf, j + 1] + (1.0 - dec) * gj * gj
                     c[leaf, j + 1] -= prm.lr * w * gj / np.sqrt(g[leaf, j + 1] + prm.rms_eps)
+            # the example is about to enter the target statistic (by the caller): keep the
+            # learnt function ``sd * (b + sum_j w_j x'_j)`` as it is when the spread moves
+            sd_new = _spread_after(st, leaf, y, w)
+            if sd_new > 0.0 and sd_new != sd:
+                r = sd / sd_new
+                for j in range(nfeat + 1):
+                    c[leaf, j] *= r
     else:
         return
     # feature statistics: the normaliser of the linear model
@@ -125,10 +145,11 @@ def inherit_linear(st, parent, child, p_mean, p_sd):
     With the child's mean ``m_c`` and spread ``s_c``, ``b_c = (b_p s_p + m_p - m_c) / s_c`` and
     ``w_c = w_p s_p / s_c`` reproduce the parent's linear function exactly at split time.  A
     child whose spread is below ``1 / MAX_INHERIT_RATIO`` of the parent's (e.g. a side of a
-    few heavily weighted examples) starts with a zero model instead: the model lives in units
-    of the leaf's spread, so the rescaled coefficients would multiply the parent's slopes by
-    ``s_c_later / s_c`` as the child's spread recovers (measured: errors of 10x the target's
-    range with Poisson(3) weights).
+    few heavily weighted examples) starts with a zero model instead (added when the model was
+    not yet rescaled as the spread moves, see :func:`learn_leaf_model`: the rescaled
+    coefficients then multiplied the parent's slopes by ``s_c_later / s_c`` as the child's
+    spread recovered, errors of 10x the target's range with Poisson(3) weights; kept as a
+    guard against spreads estimated from a handful of examples).
     """
     if child != parent:  # element loops: a slice-to-slice copy would allocate a temporary
         for j in range(st.lf_coef.shape[1]):
