@@ -259,3 +259,39 @@ def test_a_lengthened_arena_holds_its_rows_fields_only():
     assert fields <= held <= fields + T * 3 * 4096
     for t, n in enumerate(lengths):  # the fields are carried over
         assert (new[t, :n] == 1.0 + t).all() and not new[t, n : n + 100].any()
+
+
+def test_a_copied_or_loaded_model_holds_its_fields_not_its_rows_width(rng, tmp_path):
+    """A growing arena reserves rows up to four times what its trees hold (the pages stay
+    untouched); a pickled, deep-copied or saved model used to bring that whole width back into
+    memory.  Loaded, its rows are cut to the longest tree's fields, and the model learns on and
+    predicts exactly as the original."""
+    import copy
+    import pickle
+
+    import streamforest as sf
+
+    X, y = _growing_stream(40_000, rng)
+    m = CPApproximate(forest=OnlineForestRegressor(n_trees=3, seed=0))
+    m.learn_many(X[:30_000], y[:30_000])
+    A = m.forest_.engine_.arena
+    trees = m.forest_.memory_bytes
+    reserved = A.fa.nbytes + A.ia.nbytes + A.ba.nbytes
+    assert reserved > 1.5 * trees  # the reserve at stake
+    longest = [0, 0, 0]  # each arena array's longest row of fields, in bytes
+    for t in range(3):
+        end = [0, 0, 0]
+        for k in range(AR.N_FIELDS):
+            w = AR._FIELD_ARENA[k]
+            end[w] = max(end[w], int(A.lay[t, k, 0] + np.prod(A.lay[t, k, 1:])))
+        longest = [max(a, b * s) for a, b, s in zip(longest, end, (8, 8, 1), strict=True)]
+    sf.save(m, tmp_path / "m.sf")
+    copies = [pickle.loads(pickle.dumps(m)), copy.deepcopy(m), sf.load(tmp_path / "m.sf")]
+    m.learn_many(X[30_000:], y[30_000:])
+    expected = m.predict_interval(X[:2000], alpha=0.1)
+    for other in copies:
+        B = other.forest_.engine_.arena
+        assert other.forest_.memory_bytes == trees
+        assert B.fa.nbytes + B.ia.nbytes + B.ba.nbytes == 3 * sum(longest) < reserved
+        other.learn_many(X[30_000:], y[30_000:])
+        np.testing.assert_array_equal(other.predict_interval(X[:2000], alpha=0.1), expected)

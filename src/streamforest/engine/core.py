@@ -203,6 +203,8 @@ class Engine:
         d = dict(self.__dict__)
         for k in ("_wt", "_bw", "_p", "_drifted", "_pool", "_row", "_bg_live", "_lw"):
             d.pop(k, None)
+        d["arena"] = AR.trimmed(self.arena, self.created)  # the rows' fields, not their reserve
+        d["bg"] = AR.trimmed(self.bg, self.bg_on)
         return d
 
     def __setstate__(self, d):
