@@ -7,8 +7,10 @@ alpha = 0.1), each in its own process so that its resident memory is its own.  E
 deactivated leaves (learning stopped by the memory budget), ``memory_bytes`` (MB) and its
 ratio to the RSS growth since the model was empty, throughput (rows per wall second and per CPU
 second of this process: the machine is shared, so compare the models of one run, not runs), and
-the MAE and coverage of the interval over the last ``--every`` rows.  The kernels are compiled
-(or loaded) in a process of their own first, so that the compiler's memory is not counted.
+the MAE and coverage of the interval over the last ``--every`` rows, and (OnlineQRF) the
+items the leaves' KLL sketches hold as a fraction of the room their slots keep for them
+(``skfill``).  The kernels are compiled (or loaded) in a process of their own first, so that
+the compiler's memory is not counted.
 
     python benchmarks/memory_soak.py [--rows 10_000_000] [--every 1_000_000]
         [--models qrf,cpa] [--max-memory-mb MB|none] [--seed 0]
@@ -66,6 +68,21 @@ def tree_counts(model) -> tuple[int, int, int]:
     return nodes, leaves, deact
 
 
+def sketch_fill(model) -> float:
+    """Items the live leaves' KLL sketches hold, as a fraction of the room their slots keep
+    for them (a sketch's capacity with every level); NaN without leaf sketches."""
+    e = model.forest_.engine_
+    held = room = 0
+    for t in range(e.n_trees):
+        st = e.state(t)
+        if not st.lf_sk.shape[1]:
+            return float("nan")
+        live = st.lf_node >= 0
+        held += int((st.lf_sk.shape[1] - st.lf_skl[live, 1]).sum())
+        room += int(live.sum()) * st.lf_sk.shape[1]
+    return held / max(room, 1)
+
+
 def warm_up(name: str, budget, seed: int) -> None:
     """Compile (or load) the model's kernels in a process of its own: numba's compiler leaves
     hundreds of MB in the heap of the process that compiles."""
@@ -96,12 +113,14 @@ def soak(name: str, rows: int, every: int, chunk: int, budget, seed: int, out) -
         if done % every == 0 or done == rows:
             wall, cpu = time.perf_counter() - t_wall, time.process_time() - t_cpu
             nodes, leaves, deact = tree_counts(model)
+            fill = sketch_fill(model)
             mem = model.memory_bytes / 2**20
             rss = rss_mb()
             out.put(
                 f"{name:4s} {done:>11,d} {rss:9.0f} {nodes:9,d} {leaves:9,d} {deact:8,d} "
                 f"{mem:9.1f} {mem / max(rss - base, 1e-9):7.2f} {n_int / wall:9,.0f} "
-                f"{n_int / max(cpu, 1e-9):9,.0f} {abs_err / n_int:7.4f} {covered / n_int:6.3f}"
+                f"{n_int / max(cpu, 1e-9):9,.0f} {abs_err / n_int:7.4f} {covered / n_int:6.3f} "
+                f"{fill:6.2f}"
             )
             abs_err, covered, n_int = 0.0, 0, 0
             t_wall, t_cpu = time.perf_counter(), time.process_time()
@@ -124,7 +143,7 @@ def main() -> None:
     print(
         f"{'':4s} {'rows':>11s} {'RSS MB':>9s} {'nodes':>9s} {'leaves':>9s} {'deact':>8s} "
         f"{'mem MB':>9s} {'mem/dRSS':>7s} {'rows/s':>9s} {'rows/cpu':>9s} {'MAE':>7s} "
-        f"{'cover':>6s}",
+        f"{'cover':>6s} {'skfill':>6s}",
         flush=True,
     )
     ctx = mp.get_context("spawn")

@@ -272,9 +272,9 @@ def test_threads_lose_nothing_while_the_arena_reallocates(rng, monkeypatch):
     lengthen = AR._lengthened
     reallocations = []
 
-    def counted(arrays, need):
+    def counted(arrays, need, *args, **kwargs):
         before = list(arrays)
-        out = lengthen(arrays, need)
+        out = lengthen(arrays, need, *args, **kwargs)
         reallocations.append(any(a is not b for a, b in zip(before, out, strict=True)))
         return out
 

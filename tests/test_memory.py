@@ -173,7 +173,7 @@ def test_deactivated_leaves_still_predict_and_learn(rng):
 
 @pytest.mark.parametrize("cls", [OnlineQRF, CPApproximate])
 def test_budget_costs_little_accuracy_on_a_stationary_stream(rng, cls):
-    """A budget of a third of what the unbounded forest holds caps the trees (about half the
+    """A budget of a third of what the unbounded forest holds caps the trees (fewer
     leaves) and keeps the prequential MAE of the last rows within 4% of the unbounded forest's
     (measured: +0.2% OnlineQRF, +1.4% CPApproximate): the least promising leaves stop observing
     first, and every leaf keeps learning its model."""
@@ -184,14 +184,18 @@ def test_budget_costs_little_accuracy_on_a_stationary_stream(rng, cls):
         m = cls(forest=OnlineForestRegressor(n_trees=4, max_memory_mb=mb, tree=tree, seed=0))
         pred, _ = m.predict_learn_many(X, y, alpha=0.1)
         f = m.forest_
-        return np.abs(pred[-30_000:] - y[-30_000:]).mean(), f.n_leaves, f.memory_bytes / 2**20
+        e = f.engine_
+        deact = sum(e.int_of(t, S.I_NDEACT) for t in range(e.n_trees))
+        mae = np.abs(pred[-30_000:] - y[-30_000:]).mean()
+        return mae, f.n_leaves, f.memory_bytes / 2**20, deact
 
-    mae_free, leaves_free, mb_free = run(None)
+    mae_free, leaves_free, mb_free, _ = run(None)
     mb = mb_free / 3
-    mae_cap, leaves_cap, mb_cap = run(mb)
+    mae_cap, leaves_cap, mb_cap, deact = run(mb)
     assert mb_cap <= mb
-    assert leaves_cap < 0.75 * leaves_free  # the budget was binding
-    assert mae_cap < 1.04 * mae_free
+    # the budget was binding: leaves stopped observing for lack of bins, fewer leaves grew
+    assert deact > 0 and leaves_cap < 0.8 * leaves_free
+    assert mae_cap < 1.04 * mae_free, (mae_cap / mae_free, leaves_cap / leaves_free)
 
 
 def test_background_trees_stay_in_budget_and_grow_on_once_swapped_in():
@@ -212,3 +216,82 @@ def test_background_trees_stay_in_budget_and_grow_on_once_swapped_in():
         assert e.int_of(t, S.I_NLEAVES) == e.params(t).max_leaves > bg_cap
     lo_hi = m.predict_interval(X[:1000], alpha=0.1)
     assert np.isfinite(lo_hi).all() and (lo_hi[:, 0] <= lo_hi[:, 1]).all()
+
+
+def _resident_bytes(a: np.ndarray) -> int:
+    """Bytes of the pages of ``a`` that are in memory (Linux ``mincore``)."""
+    import ctypes
+    import ctypes.util
+    import os
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    page = os.sysconf("SC_PAGE_SIZE")
+    lo = a.ctypes.data // page * page
+    hi = -(-(a.ctypes.data + a.nbytes) // page) * page
+    vec = (ctypes.c_ubyte * ((hi - lo) // page))()
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    assert libc.mincore(ctypes.c_void_p(lo), hi - lo, vec) == 0
+    return sum(v & 1 for v in vec) * page
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="mincore")
+def test_a_lengthened_arena_holds_its_rows_fields_only():
+    """Lengthening the arena copies each row's fields, not the rest of its old width, into new
+    arrays of small pages: the memory the new arrays hold is the rows' fields (what
+    ``memory_bytes`` counts), give or take a page per row, not whole 2 MiB pages or the
+    zeros of rows that are shorter than the longest (measured before: 175 MB resident for
+    137 MB of fields, a default CPApproximate at 1M rows)."""
+    T, width = 4, 300_000  # old rows of 2.4 MB (the arrays numpy backs with huge pages)
+    lay = np.zeros((T, AR.N_FIELDS, 4), np.int64)
+    lay[:, :, 1:] = 1
+    lay[:, :, 1] = 0
+    k_f = AR._FIELD_ARENA.index(AR.F64)  # one float field per row, of a different length
+    lengths = [1000, 5000, 20_000, 60_000]
+    old = np.zeros((T, width))
+    for t, n in enumerate(lengths):
+        lay[t, k_f, 1] = n
+        old[t, :n] = 1.0 + t
+    arrays = [old, np.zeros((T, 0), np.int64), np.zeros((T, 0), np.int8)]
+    new = AR._lengthened(arrays, [4 * width, 0, 0], lay)[0]
+    assert new.shape == (T, 4 * width)
+    fields = 8 * sum(lengths)
+    held = _resident_bytes(new)  # (before reading: a read maps zero pages)
+    assert fields <= held <= fields + T * 3 * 4096
+    for t, n in enumerate(lengths):  # the fields are carried over
+        assert (new[t, :n] == 1.0 + t).all() and not new[t, n : n + 100].any()
+
+
+def test_a_copied_or_loaded_model_holds_its_fields_not_its_rows_width(rng, tmp_path):
+    """A growing arena reserves rows up to four times what its trees hold (the pages stay
+    untouched); a pickled, deep-copied or saved model used to bring that whole width back into
+    memory.  Loaded, its rows are cut to the longest tree's fields, and the model learns on and
+    predicts exactly as the original."""
+    import copy
+    import pickle
+
+    import streamforest as sf
+
+    X, y = _growing_stream(40_000, rng)
+    m = CPApproximate(forest=OnlineForestRegressor(n_trees=3, seed=0))
+    m.learn_many(X[:30_000], y[:30_000])
+    A = m.forest_.engine_.arena
+    trees = m.forest_.memory_bytes
+    reserved = A.fa.nbytes + A.ia.nbytes + A.ba.nbytes
+    assert reserved > 1.5 * trees  # the reserve at stake
+    longest = [0, 0, 0]  # each arena array's longest row of fields, in bytes
+    for t in range(3):
+        end = [0, 0, 0]
+        for k in range(AR.N_FIELDS):
+            w = AR._FIELD_ARENA[k]
+            end[w] = max(end[w], int(A.lay[t, k, 0] + np.prod(A.lay[t, k, 1:])))
+        longest = [max(a, b * s) for a, b, s in zip(longest, end, (8, 8, 1), strict=True)]
+    sf.save(m, tmp_path / "m.sf")
+    copies = [pickle.loads(pickle.dumps(m)), copy.deepcopy(m), sf.load(tmp_path / "m.sf")]
+    m.learn_many(X[30_000:], y[30_000:])
+    expected = m.predict_interval(X[:2000], alpha=0.1)
+    for other in copies:
+        B = other.forest_.engine_.arena
+        assert other.forest_.memory_bytes == trees
+        assert B.fa.nbytes + B.ia.nbytes + B.ba.nbytes == 3 * sum(longest) < reserved
+        other.learn_many(X[30_000:], y[30_000:])
+        np.testing.assert_array_equal(other.predict_interval(X[:2000], alpha=0.1), expected)

@@ -222,6 +222,8 @@ class Engine:
             "_hint",
         ):
             d.pop(k, None)
+        d["arena"] = AR.trimmed(self.arena, self.created)  # the rows' fields, not their reserve
+        d["bg"] = AR.trimmed(self.bg, self.bg_on)
         return d
 
     def __setstate__(self, d):

@@ -60,7 +60,7 @@ class OnlineForestRegressor(EngineRegressor):
         see the benchmarks page, "Memory soak").  ``None``: only each tree's own caps.  The
         budget is split evenly among the trees, and with warnings armed each tree keeps an
         eighth of its share for its background tree (one that replaces its tree grows on to
-        the tree's caps).  A tree's part goes to observer bins (half, a quarter with leaf
+        the tree's caps).  A tree's part goes to observer bins (70%, a quarter with leaf
         sketches: ``max_observer_bins``) and to leaves (the rest, ``max_leaves``: a leaf's
         size depends on the number of features and on a leaf sketch; its two nodes included),
         with the byte sizes of the layout (:mod:`streamforest.engine.budget`).  Arrays grow by
