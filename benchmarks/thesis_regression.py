@@ -44,8 +44,21 @@ Options: ``--rows N``, ``--peer-rows N`` (0 skips River), ``--seeds S ...``, ``-
 machine River's ARF takes most of an hour per stream, so it can run beside the full runs in
 another process), ``--arf-rows N`` (River's ARF on the first N of those rows only; its MAE
 and speed are then over those rows), ``--no-per-example`` (skip our dict runs), ``--json PATH
-(default ``results/thesis_regression.json``), ``--report PATH`` (print the tables of a saved
-file again, without running).
+(default ``results/thesis_regression.json``), ``--report PATH ...`` (print the tables of saved
+files again, without running; several files are merged per stream and, with ``--json``, written
+as one).
+
+On a loaded machine, run each stream and the River comparison in their own processes and merge
+them afterwards::
+
+    PYTHONPATH=src python benchmarks/thesis_regression.py --seeds 0 1 2 3 4 --streams friedman \
+        --peer-rows 0 --json results/f.json &
+    PYTHONPATH=src python benchmarks/thesis_regression.py --seeds 0 1 2 3 4 --streams hyperplane \
+        --peer-rows 0 --json results/h.json &
+    PYTHONPATH=src python benchmarks/thesis_regression.py --seeds 0 --skip-full --arf-rows 20000 \
+        --json results/p.json &
+    wait; PYTHONPATH=src python benchmarks/thesis_regression.py \
+        --report results/f.json results/h.json results/p.json --json results/t.json
 """
 
 from __future__ import annotations
