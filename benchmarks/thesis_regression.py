@@ -43,7 +43,10 @@ Options: ``--rows N``, ``--peer-rows N`` (0 skips River), ``--seeds S ...``, ``-
 ``ATSER-OBag``), ``--skip-full`` (only the River comparison on the first rows: on a loaded
 machine River's ARF takes most of an hour per stream, so it can run beside the full runs in
 another process), ``--arf-rows N`` (River's ARF on the first N of those rows only; its MAE
-and speed are then over those rows), ``--no-per-example`` (skip our dict runs), ``--json PATH
+and speed are then over those rows), ``--alternate-oxt N`` (our ensembles and River's OXT per
+example on the first N rows, alternating three times in the process, CPU time: a ratio that a
+load changing between the two long runs cannot skew; with ``--skip-full --peer-rows 0`` alone),
+``--no-per-example`` (skip our dict runs), ``--json PATH
 (default ``results/thesis_regression.json``), ``--report PATH ...`` (print the tables of saved
 files again, without running; several files are merged per stream and, with ``--json``, written
 as one).
@@ -412,6 +415,38 @@ def run_peers(args, report):
             )
 
 
+def alternate_oxt(args, report):
+    """Our ensembles against River's OXT per example on CPU time, the two alternating in this
+    process (3 runs each, model seeds 0-2) on the first ``--alternate-oxt`` rows of each stream
+    (seed ``--seeds[0]``): a ratio that a load changing between two long runs cannot skew."""
+    n = args.alternate_oxt
+    out = report["alternate_oxt"] = {}
+    for name in args.streams:
+        X, y = make_stream(name, args.rows, args.seeds[0]).arrays(n)
+        rows, yl = dict_rows(X), y.tolist()
+        for label, _, ens in OURS:
+            if not ens:
+                continue
+            cpu = {"ours": [], "oxt": []}
+            for rep in range(3):
+                for k in cpu:
+                    m = make_ours(label, rep) if k == "ours" else make_river("River OXT", rep)
+                    _, c = prequential_dicts(m, rows, yl)
+                    cpu[k].append(c.cpu)
+            ratios = [o / u for o, u in zip(cpu["oxt"], cpu["ours"], strict=True)]
+            out.setdefault(name, {})[label] = {"cpu_s": cpu, "ratios": ratios}
+            save(args, report)
+            print(
+                f"  {name:10s} {label:16s} per example, CPU s: ours "
+                + " ".join(f"{v:.2f}" for v in cpu["ours"])
+                + ", OXT "
+                + " ".join(f"{v:.2f}" for v in cpu["oxt"])
+                + "; OXT / ours "
+                + " ".join(f"{r:.1f}x" for r in ratios),
+                flush=True,
+            )
+
+
 def print_peers(args, report):
     peers = report["peers"]
     n = args.peer_rows
@@ -532,6 +567,13 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--arf-rows", type=int, default=None, help="River's ARF on fewer rows (default: all)"
     )
+    ap.add_argument(
+        "--alternate-oxt",
+        type=int,
+        default=0,
+        metavar="N",
+        help="our ensembles and River's OXT per example, alternating, on N rows (CPU time)",
+    )
     ap.add_argument("--quick", action="store_true", help="100k rows, 10k peer rows, one seed")
     ap.add_argument("--json", default=DEFAULT_JSON)
     ap.add_argument(
@@ -589,6 +631,9 @@ def main(argv=None) -> None:
     if args.peer_rows > 0:
         print(f"\npeers ({args.peer_rows:,} rows):")
         run_peers(args, report)
+    if args.alternate_oxt:
+        print(f"\nours against OXT per example, alternating ({args.alternate_oxt:,} rows):")
+        alternate_oxt(args, report)
     report["machine"]["load_end"] = load()
     report["total_s"] = time.perf_counter() - t0
     if not args.skip_full:
