@@ -43,9 +43,25 @@ Options: ``--rows N``, ``--peer-rows N`` (0 skips River), ``--seeds S ...``, ``-
 ``ATSER-OBag``), ``--skip-full`` (only the River comparison on the first rows: on a loaded
 machine River's ARF takes most of an hour per stream, so it can run beside the full runs in
 another process), ``--arf-rows N`` (River's ARF on the first N of those rows only; its MAE
-and speed are then over those rows), ``--no-per-example`` (skip our dict runs), ``--json PATH
-(default ``results/thesis_regression.json``), ``--report PATH`` (print the tables of a saved
-file again, without running).
+and speed are then over those rows), ``--alternate-oxt N`` (our ensembles and River's OXT per
+example on the first N rows, alternating three times in the process, CPU time: a ratio that a
+load changing between the two long runs cannot skew; with ``--skip-full --peer-rows 0`` alone),
+``--no-per-example`` (skip our dict runs), ``--json PATH
+(default ``results/thesis_regression.json``), ``--report PATH ...`` (print the tables of saved
+files again, without running; several files are merged per stream and, with ``--json``, written
+as one).
+
+On a loaded machine, run each stream and the River comparison in their own processes and merge
+them afterwards::
+
+    PYTHONPATH=src python benchmarks/thesis_regression.py --seeds 0 1 2 3 4 --streams friedman \
+        --peer-rows 0 --json results/f.json &
+    PYTHONPATH=src python benchmarks/thesis_regression.py --seeds 0 1 2 3 4 --streams hyperplane \
+        --peer-rows 0 --json results/h.json &
+    PYTHONPATH=src python benchmarks/thesis_regression.py --seeds 0 --skip-full --arf-rows 20000 \
+        --json results/p.json &
+    wait; PYTHONPATH=src python benchmarks/thesis_regression.py \
+        --report results/f.json results/h.json results/p.json --json results/t.json
 """
 
 from __future__ import annotations
@@ -62,6 +78,7 @@ from pathlib import Path
 import numpy as np
 
 WINDOW = 10_000
+DEFAULT_JSON = "results/thesis_regression.json"
 
 # Seah (2021), Table 4.3 (MAE, mean of 10 runs) and Table 4.4 (CPU seconds, 1M rows); ABORF and
 # ARF-Reg's second figures from Table 6.4.
@@ -310,7 +327,9 @@ def print_full(args, report):
             f"{'CPU s':>7s} {'rows/s':>10s} {'rows/CPU s':>10s}  {'thesis CPU s (column)'}"
         )
         for label, col, _ in OURS:
-            recs = full[name][label]
+            recs = full[name].get(label)
+            if not recs:  # a run interrupted before this model
+                continue
             m, se = mean_se([r["mae"] for r in recs])
             th = THESIS_MAE[name][col]
             wall = float(np.mean([r["wall_s"] for r in recs]))
@@ -337,6 +356,8 @@ def print_full(args, report):
         hdr = "  ".join(f"@{cp // 1000}k: before  +10k  +30k  +60k" for cp, _ in heads)
         print(f"  {'model':16s} {hdr}")
         for label, _, _ in OURS:
+            if not full[name].get(label):
+                continue
             w = full[name][label][0]["windows_mae"]
             cells = []
             for _, ks in heads:
@@ -394,6 +415,38 @@ def run_peers(args, report):
             )
 
 
+def alternate_oxt(args, report):
+    """Our ensembles against River's OXT per example on CPU time, the two alternating in this
+    process (3 runs each, model seeds 0-2) on the first ``--alternate-oxt`` rows of each stream
+    (seed ``--seeds[0]``): a ratio that a load changing between two long runs cannot skew."""
+    n = args.alternate_oxt
+    out = report["alternate_oxt"] = {}
+    for name in args.streams:
+        X, y = make_stream(name, args.rows, args.seeds[0]).arrays(n)
+        rows, yl = dict_rows(X), y.tolist()
+        for label, _, ens in OURS:
+            if not ens:
+                continue
+            cpu = {"ours": [], "oxt": []}
+            for rep in range(3):
+                for k in cpu:
+                    m = make_ours(label, rep) if k == "ours" else make_river("River OXT", rep)
+                    _, c = prequential_dicts(m, rows, yl)
+                    cpu[k].append(c.cpu)
+            ratios = [o / u for o, u in zip(cpu["oxt"], cpu["ours"], strict=True)]
+            out.setdefault(name, {})[label] = {"cpu_s": cpu, "ratios": ratios}
+            save(args, report)
+            print(
+                f"  {name:10s} {label:16s} per example, CPU s: ours "
+                + " ".join(f"{v:.2f}" for v in cpu["ours"])
+                + ", OXT "
+                + " ".join(f"{v:.2f}" for v in cpu["oxt"])
+                + "; OXT / ours "
+                + " ".join(f"{r:.1f}x" for r in ratios),
+                flush=True,
+            )
+
+
 def print_peers(args, report):
     peers = report["peers"]
     n = args.peer_rows
@@ -443,7 +496,9 @@ def goals(args, report):
 
     partial = args.rows != 1_000_000
     note = f" [at {args.rows:,} rows, not the thesis' 1M]" if partial else ""
-    for name in args.streams if full and "ATSER-Seeds" in full[args.streams[0]] else []:
+    for name in args.streams if full else []:
+        if not full[name].get("ATSER-Seeds"):
+            continue
         m, _ = mean_se([r["mae"] for r in full[name]["ATSER-Seeds"]])
         th = THESIS_MAE[name]["ATSER-Seeds"]
         add(
@@ -455,17 +510,18 @@ def goals(args, report):
         best = min(
             (mean_se([r["mae"] for r in full["friedman"][lab]])[0], lab)
             for lab, _, ens in OURS
-            if ens
+            if ens and full["friedman"].get(lab)
         )
         add(
             "our best forest below ARF-Reg's 1.18 on FRIEDMAN",
             best[0] < 1.18,
             f"best {best[1]} {best[0]:.4f}{note}",
         )
+    pstreams = [n for n in args.streams if peers and n in peers]
     for label, _, ens in OURS:
         if not ens:
             continue
-        if full:
+        if full and all(full[n].get(label) for n in args.streams):
             rps = min(
                 float(np.mean([r["rows_per_s"] for r in full[n][label]])) for n in args.streams
             )
@@ -479,18 +535,18 @@ def goals(args, report):
                 f"slowest stream {rpc:,.0f} rows per CPU second ({rps:,.0f} rows/s wall clock "
                 f"on the shared machine, {report['machine']['load_start']}), {args.rows:,} rows",
             )
-        if peers and args.per_example:
+        if pstreams and args.per_example:
             ratio = min(
-                peers[n][label]["eps_dicts"] / peers[n]["River OXT"]["eps"] for n in args.streams
+                peers[n][label]["eps_dicts"] / peers[n]["River OXT"]["eps"] for n in pstreams
             )
             ratio_c = min(
-                peers[n][label]["eps_chunks"] / peers[n]["River OXT"]["eps"] for n in args.streams
+                peers[n][label]["eps_chunks"] / peers[n]["River OXT"]["eps"] for n in pstreams
             )
             add(
                 f"{label} >= 10x River OXT per example",
                 ratio >= 10,
                 f"ours per example / OXT per example {ratio:.1f}x (chunks / OXT {ratio_c:.0f}x), "
-                f"worst stream, {args.peer_rows:,} rows",
+                f"worst stream of {pstreams}, {args.peer_rows:,} rows",
             )
     report["goals"] = res
     print("\n== Goals (issue 11) ==")
@@ -511,14 +567,25 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--arf-rows", type=int, default=None, help="River's ARF on fewer rows (default: all)"
     )
-    ap.add_argument("--quick", action="store_true", help="100k rows, 10k peer rows, one seed")
-    ap.add_argument("--json", default="results/thesis_regression.json")
     ap.add_argument(
-        "--report", metavar="PATH", help="print the tables of a saved JSON file, run nothing"
+        "--alternate-oxt",
+        type=int,
+        default=0,
+        metavar="N",
+        help="our ensembles and River's OXT per example, alternating, on N rows (CPU time)",
+    )
+    ap.add_argument("--quick", action="store_true", help="100k rows, 10k peer rows, one seed")
+    ap.add_argument("--json", default=DEFAULT_JSON)
+    ap.add_argument(
+        "--report",
+        metavar="PATH",
+        nargs="+",
+        help="print the tables of saved JSON files (several: merged), run nothing",
     )
     args = ap.parse_args(argv)
     if args.report:
-        return reprint(Path(args.report))
+        merged = args.json if args.json != DEFAULT_JSON else None
+        return reprint([Path(p) for p in args.report], merged)
     if args.quick:
         args.rows, args.peer_rows, args.seeds = 100_000, 10_000, args.seeds[:1]
     for s in args.streams:
@@ -564,6 +631,9 @@ def main(argv=None) -> None:
     if args.peer_rows > 0:
         print(f"\npeers ({args.peer_rows:,} rows):")
         run_peers(args, report)
+    if args.alternate_oxt:
+        print(f"\nours against OXT per example, alternating ({args.alternate_oxt:,} rows):")
+        alternate_oxt(args, report)
     report["machine"]["load_end"] = load()
     report["total_s"] = time.perf_counter() - t0
     if not args.skip_full:
@@ -588,9 +658,44 @@ def save(args, report) -> bool:
     return True
 
 
-def reprint(path: Path) -> None:
-    """The tables and goals of a saved run (its settings from the file)."""
-    report = json.loads(path.read_text())
+def merge_reports(reports: list[dict]) -> dict:
+    """One report from the files of runs made side by side (e.g. each stream's full runs and the
+    River comparison in their own processes): full runs and peers merged per stream (a later
+    file's stream replaces an earlier one's); the runs' settings must agree."""
+    out = dict(reports[0])
+    out["full"], out["peers"] = {}, {}
+    out["machine"] = {"cpus": reports[0]["machine"].get("cpus"), "runs": []}
+    for r in reports:
+        for k in ("rows", "seeds", "chunk"):
+            if r.get("full") and out.get("full") and r[k] != out[k]:
+                raise SystemExit(f"cannot merge runs with different {k}: {r[k]} vs {out[k]}")
+        if r.get("full"):
+            out["rows"], out["seeds"], out["chunk"] = r["rows"], r["seeds"], r["chunk"]
+        if r.get("peers"):
+            out["peer_rows"] = r["peer_rows"]
+        out["full"].update(r.get("full") or {})
+        out["peers"].update(r.get("peers") or {})
+        out["machine"]["runs"].append(
+            {"command": r["command"], **{k: v for k, v in r["machine"].items() if k != "cpus"}}
+        )
+        out["total_s"] = max(out.get("total_s", 0), r.get("total_s", 0))
+    out["command"] = " + ".join(r["command"] for r in reports)
+    out["machine"]["load_start"] = "; ".join(
+        str(m.get("load_start")) for m in out["machine"]["runs"]
+    )
+    for k in ("full", "peers"):
+        if not out[k]:
+            out.pop(k)
+    return out
+
+
+def reprint(paths: list[Path], merged: str | None = None) -> None:
+    """The tables and goals of saved runs (settings from the files; several files are merged,
+    see :func:`merge_reports`, and written to ``merged`` if given)."""
+    report = merge_reports([json.loads(p.read_text()) for p in paths])
+    if merged:
+        Path(merged).parent.mkdir(parents=True, exist_ok=True)
+        Path(merged).write_text(json.dumps(report, indent=1))
     args = argparse.Namespace(
         rows=report["rows"],
         peer_rows=report["peer_rows"],
@@ -609,13 +714,14 @@ def reprint(path: Path) -> None:
         OURS[:] = [o for o in OURS if o[0] in report["models"]]
     labels = [*RIVER, *(lab for lab, _, _ in OURS)]
     peers = report.get("peers", {})
-    if any(s not in peers or any(lab not in peers[s] for lab in labels) for s in args.streams):
-        report.pop("peers", None)  # an interrupted run: its peers are incomplete
-        print("(River peers incomplete in this file: not shown)")
+    for s in list(peers):
+        if s not in args.streams or any(lab not in peers[s] for lab in labels):
+            del peers[s]  # an interrupted run: this stream's peers are incomplete
+            print(f"(River peers of {s} incomplete in these files: not shown)")
     if report.get("full"):
         print_full(args, report)
-    if report.get("peers"):
-        print_peers(args, report)
+    if peers:
+        print_peers(argparse.Namespace(**{**vars(args), "streams": list(peers)}), report)
     goals(args, report)
 
 
