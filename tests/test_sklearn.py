@@ -1,6 +1,8 @@
 """scikit-learn conventions: parameters, clone, fit/partial_fit/score, pipelines, grid search and
 scikit-learn's own estimator checks."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -205,3 +207,51 @@ def test_grid_search_picks_a_param(rng):
     best = gs.best_params_["m__forest__n_trees"]
     assert gs.best_estimator_.named_steps["m"].forest.n_trees == best
     assert pipe.named_steps["m"].forest.n_trees == 3  # the searched estimator is left alone
+
+
+@pytest.mark.parametrize(
+    "cls, alias, value, name",
+    [
+        (sf.OnlineForestRegressor, "n_models", 4, "n_trees"),
+        (sf.OnlineForestRegressor, "n_estimators", 4, "n_trees"),
+        (sf.ABORFRegressor, "n_models", 4, "n_trees"),
+        (sf.ATSEREnsembleRegressor, "n_models", 4, "n_members"),
+        (sf.ACTSEREnsembleClassifier, "n_estimators", 4, "n_members"),
+        (sf.HoeffdingTreeRegressor, "leaf_prediction", "mean", "leaf_model"),
+        (sf.ATSERRegressor, "leaf_prediction", "mean", "leaf_model"),
+        (sf.CPExact, "random_state", 3, "seed"),
+        (sf.AdaptiveConformal, "alpha", 0.2, "alphas"),
+        (sf.ConformalQRF, "alpha", [0.1, 0.2], "alphas"),
+    ],
+)
+def test_other_libraries_names_are_aliases_that_warn(cls, alias, value, name):
+    with pytest.warns(FutureWarning, match=f"{alias}=.*use {name}"):
+        m = cls(**{alias: value})
+    want = (value,) if alias == "alpha" and not isinstance(value, list) else value
+    assert getattr(m, name) == want
+    assert alias not in m.get_params() and repr(m) == repr(cls(**{name: want}))
+    with pytest.warns(FutureWarning, match=f"use {name}"):
+        assert m.set_params(**{alias: value}) is m
+    with pytest.raises(TypeError, match=f"both {name}= and its alias {alias}="):
+        cls(**{alias: value, name: want})
+
+
+def test_aliases_in_nested_set_params_and_grid_search(rng):
+    m = sf.CPApproximate(forest=small_forest(), seed=1)
+    with pytest.warns(FutureWarning, match="n_models"):
+        m.set_params(forest__n_models=2, forest__tree__leaf_prediction="mean")
+    assert m.forest.n_trees == 2 and m.forest.tree.leaf_model == "mean"
+    with pytest.raises(ValueError, match="invalid parameter"):
+        m.set_params(forest__n_modls=2)
+    # a classification tree's own leaf_prediction is its parameter, not an alias
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = sf.HoeffdingTreeClassifier(leaf_prediction="mc")
+    assert t.leaf_prediction == "mc"
+    X, y = friedman1(200, rng)
+    gs = GridSearchCV(
+        sf.HoeffdingTreeRegressor(grace_period=20), {"leaf_prediction": ["mean"]}, cv=2
+    )
+    with pytest.warns(FutureWarning):
+        gs.fit(X, y)
+    assert gs.best_estimator_.leaf_model == "mean"
