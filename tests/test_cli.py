@@ -167,6 +167,20 @@ def test_console_script_installed(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
+def test_a_closed_pipe_ends_quietly():
+    """`streamforest list | head`: the reader is gone before the output is written."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "streamforest", "list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    p.stdout.close()  # closed before the child writes anything: its first write fails
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    assert p.wait(timeout=300) == 141
+    assert err == "", err
+
+
 # ------------------------------------------------------------------------------------------------
 # version, help, result names, defaults, datasets, errors
 

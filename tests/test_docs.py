@@ -77,3 +77,57 @@ def test_docs_build_strict(tmp_path):
     public += ["streamforest.classification_metrics", "streamforest.river.RiverClassifier"]
     missing = [name for name in public if f'id="{name}"' not in everything]
     assert not missing, f"not in the API reference: {missing}"
+
+
+def _free_names(code: str) -> set[str]:
+    """Names a block reads that it neither defines nor imports (nor are builtins): what it would
+    silently take from an earlier block."""
+    import ast
+    import builtins
+
+    tree = ast.parse(code)
+    bound = set(dir(builtins))
+    first_store: dict[str, int] = {}  # line of a name's first assignment
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            first_store[node.id] = min(node.lineno, first_store.get(node.id, node.lineno))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+            if not isinstance(node, ast.ClassDef):
+                a = node.args
+                bound.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs)
+                bound.update(x.arg for x in (a.vararg, a.kwarg) if x is not None)
+        elif isinstance(node, ast.Lambda):
+            bound.update(x.arg for x in node.args.args)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    free = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
+            if n.lineno < first_store.get(n.id, n.lineno + 1):  # read before it is assigned
+                free.add(n.id)
+    return free
+
+
+def readme_blocks():
+    with open(os.path.join(ROOT, "README.md")) as fh:
+        text = fh.read()
+    for i, code in enumerate(BLOCK.findall(text)):
+        line = text[: text.index(code)].count("\n") + 1
+        yield pytest.param(code, id=f"README.md[{i}]@{line}")
+
+
+@pytest.mark.parametrize("code", list(readme_blocks()) + list(examples()))
+def test_every_example_block_stands_alone(code):
+    """No README or docs block relies on names from another (a reader copies one block)."""
+    assert not _free_names(code), f"names not defined in the block: {sorted(_free_names(code))}"
+
+
+def test_free_names_finds_a_borrowed_variable():
+    assert _free_names("import numpy as np\nm = f(X, y)\n") == {"f", "X", "y"}
+    assert _free_names("import numpy as np\nX = np.ones(3)\nprint([x for x in X])\n") == set()
+    assert _free_names("import pickle\nprint(m)\nm = pickle.loads(b)\n") == {"m", "b"}

@@ -1,6 +1,8 @@
 """scikit-learn conventions: parameters, clone, fit/partial_fit/score, pipelines, grid search and
 scikit-learn's own estimator checks."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -38,22 +40,32 @@ _STREAMING = {
 }
 _FOREST = {
     "check_regressors_train": (
-        "the default tree template (grace_period=200) barely splits on the check's 200 rows, so "
-        "3 bagged trees do not reach R² > 0.5 there"
+        "the check's 200 rows are too few for 3 bagged online trees to reach R² > 0.5: the "
+        "default tree template (grace_period=200) barely splits on them; ABORF's pre-grown "
+        "trees have 2**depth leaves to fill"
     ),
 }
 
 
 def _expected_failed(est):
-    if isinstance(est, sf.OnlineForestRegressor):
+    if isinstance(est, (sf.OnlineForestRegressor, sf.ABORFRegressor)):
         return {**_STREAMING, **_FOREST}
     return dict(_STREAMING)
 
 
-@parametrize_with_checks(
-    [sf.HoeffdingTreeRegressor(grace_period=20), sf.OnlineForestRegressor(n_trees=3, seed=0)],
-    expected_failed_checks=_expected_failed,
-)
+# every point regressor (trees, forests, ensembles), small enough for the checks' few rows
+POINT_REGRESSORS = [
+    sf.HoeffdingTreeRegressor(grace_period=20),
+    # RMSProp linear leaves at the default rate (0.01) are still far off after the 200 rows of
+    # check_regressors_train (R² < 0.5 with mean, linear or adaptive leaves); 0.1 learns them
+    sf.ATSERRegressor(grace_period=20, learning_rate=0.1, seed=0),
+    sf.OnlineForestRegressor(n_trees=3, seed=0),
+    sf.ATSEREnsembleRegressor(n_members=3, grace_period=20, seed=0),
+    sf.ABORFRegressor(n_trees=3, depth=4, seed=0),
+]
+
+
+@parametrize_with_checks(POINT_REGRESSORS, expected_failed_checks=_expected_failed)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -205,3 +217,51 @@ def test_grid_search_picks_a_param(rng):
     best = gs.best_params_["m__forest__n_trees"]
     assert gs.best_estimator_.named_steps["m"].forest.n_trees == best
     assert pipe.named_steps["m"].forest.n_trees == 3  # the searched estimator is left alone
+
+
+@pytest.mark.parametrize(
+    "cls, alias, value, name",
+    [
+        (sf.OnlineForestRegressor, "n_models", 4, "n_trees"),
+        (sf.OnlineForestRegressor, "n_estimators", 4, "n_trees"),
+        (sf.ABORFRegressor, "n_models", 4, "n_trees"),
+        (sf.ATSEREnsembleRegressor, "n_models", 4, "n_members"),
+        (sf.ACTSEREnsembleClassifier, "n_estimators", 4, "n_members"),
+        (sf.HoeffdingTreeRegressor, "leaf_prediction", "mean", "leaf_model"),
+        (sf.ATSERRegressor, "leaf_prediction", "mean", "leaf_model"),
+        (sf.CPExact, "random_state", 3, "seed"),
+        (sf.AdaptiveConformal, "alpha", 0.2, "alphas"),
+        (sf.ConformalQRF, "alpha", [0.1, 0.2], "alphas"),
+    ],
+)
+def test_other_libraries_names_are_aliases_that_warn(cls, alias, value, name):
+    with pytest.warns(FutureWarning, match=f"{alias}=.*use {name}"):
+        m = cls(**{alias: value})
+    want = (value,) if alias == "alpha" and not isinstance(value, list) else value
+    assert getattr(m, name) == want
+    assert alias not in m.get_params() and repr(m) == repr(cls(**{name: want}))
+    with pytest.warns(FutureWarning, match=f"use {name}"):
+        assert m.set_params(**{alias: value}) is m
+    with pytest.raises(TypeError, match=f"both {name}= and its alias {alias}="):
+        cls(**{alias: value, name: want})
+
+
+def test_aliases_in_nested_set_params_and_grid_search(rng):
+    m = sf.CPApproximate(forest=small_forest(), seed=1)
+    with pytest.warns(FutureWarning, match="n_models"):
+        m.set_params(forest__n_models=2, forest__tree__leaf_prediction="mean")
+    assert m.forest.n_trees == 2 and m.forest.tree.leaf_model == "mean"
+    with pytest.raises(ValueError, match="invalid parameter"):
+        m.set_params(forest__n_modls=2)
+    # a classification tree's own leaf_prediction is its parameter, not an alias
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = sf.HoeffdingTreeClassifier(leaf_prediction="mc")
+    assert t.leaf_prediction == "mc"
+    X, y = friedman1(200, rng)
+    gs = GridSearchCV(
+        sf.HoeffdingTreeRegressor(grace_period=20), {"leaf_prediction": ["mean"]}, cv=2
+    )
+    with pytest.warns(FutureWarning):
+        gs.fit(X, y)
+    assert gs.best_estimator_.leaf_model == "mean"

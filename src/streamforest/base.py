@@ -11,23 +11,90 @@
 - scikit-learn: ``get_params(deep=...)``/``set_params`` (nested ``forest__n_trees`` keys), ``fit``
   (forget, then learn), ``partial_fit`` (keep learning), ``score`` (R²) and regressor tags, so the
   estimators work with ``sklearn.base.clone``, pipelines and ``GridSearchCV``.
+- One vocabulary (``n_trees``, ``n_members``, ``leaf_model``, ``alphas``, ``seed``); River's and
+  scikit-learn's names for the same parameters (:data:`ALIASES`) are accepted by the constructor
+  and ``set_params`` with a ``FutureWarning`` naming streamforest's, until the next release.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .features import check_targets, check_weights
 
+# Other libraries' names for streamforest's parameters: an alias maps to the first of its
+# targets that the estimator has (and only when the estimator has no parameter of that name:
+# the classification trees' own ``leaf_prediction`` stays theirs).  Accepted with a
+# FutureWarning until the next release; the documentation's vocabulary table is the same mapping.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "n_models": ("n_trees", "n_members"),  # River's ensembles
+    "n_estimators": ("n_trees", "n_members"),  # scikit-learn's forests
+    "leaf_prediction": ("leaf_model",),  # River's regression trees
+    "random_state": ("seed",),  # scikit-learn
+    "alpha": ("alphas",),  # the levels a model tracks: one alpha is a tuple of one
+}
+
+
+def _alias_target(names, alias: str) -> str | None:
+    if alias in names:
+        return None
+    return next((t for t in ALIASES.get(alias, ()) if t in names), None)
+
+
+def _resolve_aliases(cls, params: dict, warn: bool = True, stacklevel: int = 3) -> dict:
+    """``params`` with other libraries' names replaced by streamforest's (a ``FutureWarning``
+    for each); a name given both ways is a ``TypeError``."""
+    if not params.keys() & ALIASES.keys():
+        return params
+    names = cls._param_names()
+    out = dict(params)
+    for alias in [k for k in params if k in ALIASES]:
+        target = _alias_target(names, alias)
+        if target is None:
+            continue
+        if target in out:
+            raise TypeError(
+                f"{cls.__name__} got both {target}= and its alias {alias}=: pass {target} only"
+            )
+        value = out.pop(alias)
+        if alias == "alpha" and isinstance(value, numbers.Real):
+            value = (value,)
+        out[target] = value
+        if warn:
+            warnings.warn(
+                f"{cls.__name__}: {alias}= is another library's name for streamforest's "
+                f"{target}=; use {target} (the alias is accepted until the next release)",
+                FutureWarning,
+                stacklevel=stacklevel,
+            )
+    return out
+
 
 class Estimator:
     """Base class: parameter introspection, cloning, repr and the scikit-learn estimator API
     (``get_params``/``set_params``, ``fit``/``partial_fit``/``score``, tags)."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None or getattr(init, "_accepts_aliases", False):
+            return
+
+        @functools.wraps(init)
+        def __init__(self, *args, **params):
+            if params.keys() & ALIASES.keys():
+                params = _resolve_aliases(type(self), params, stacklevel=3)
+            init(self, *args, **params)
+
+        __init__._accepts_aliases = True
+        cls.__init__ = __init__
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -59,6 +126,7 @@ class Estimator:
         """
         if not params:
             return self
+        params = _resolve_aliases(type(self), params)
         self._check_param_names(params)
         nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
@@ -94,7 +162,7 @@ class Estimator:
                     f"(pass {name}=<estimator> first)"
                 )
             if isinstance(inner, Estimator):
-                inner._check_param_names(sub_params)
+                inner._check_param_names(_resolve_aliases(type(inner), sub_params, warn=False))
 
     def clone(self, **new_params) -> Estimator:
         """A fresh, untrained estimator with the same hyper-parameters (overridden by

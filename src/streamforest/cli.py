@@ -643,6 +643,13 @@ def main(argv: list[str] | None = None) -> int:
         return {"run": _run, "list": _list, "warmup": _warmup}[args.command](args)
     except KeyboardInterrupt:
         return _fail("interrupted")
+    except BrokenPipeError:  # the reader went away (`streamforest list | head`): stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # nothing left to flush at exit
+        except (OSError, ValueError):
+            pass
+        return 141  # 128 + SIGPIPE, as a program killed by the signal
     except (ValueError, TypeError, OSError, ImportError, RuntimeError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         return _fail(msg)
