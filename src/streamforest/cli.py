@@ -46,7 +46,7 @@ DEFAULT_STREAM = "friedman1-gra"
 DEFAULT_CLASSIFICATION_STREAM = "agrawal"
 DEFAULT_N = 100_000
 MIN_WINDOW = 500
-COMPILING = "compiling kernels (first run only, about a minute)…"
+COMPILING = "compiling kernels (first run only, a few minutes)…"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -504,7 +504,7 @@ def _warmup(args) -> int:
     models = args.model or None
     for name in models or ():
         registry.get(name)  # unknown names: one-line error before any work
-    with _compile_status(not args.quiet, "compiling kernels (a minute or two)…", summary=False):
+    with _compile_status(not args.quiet, "compiling kernels (a few minutes)…", summary=False):
         report = warmup(models, verbose=not args.quiet)
     print(report)
     return 0

@@ -3,7 +3,7 @@
 Every kernel is a numba ``@njit(cache=True)`` function, compiled on its first call and saved to
 numba's on-disk cache (``NUMBA_CACHE_DIR`` if set, else ``__pycache__`` next to the sources); a
 later process loads it from there in a fraction of a second.  Compiling the kernels of one model
-takes about a minute, all of them a few minutes.
+takes one to four minutes of CPU (measured 3.7 on a loaded 2-core VM), all of them more.
 
 Detection.  numba broadcasts a ``"numba:compile"`` event (:mod:`numba.core.event`) around each
 compilation of a dispatcher for a new signature, and only then: a signature loaded from the
@@ -36,7 +36,7 @@ PREFIX = "streamforest."
 
 FIRST_COMPILE_MESSAGE = (
     "compiling streamforest's numba kernels: the first use of a model in a new environment "
-    "pauses about a minute (a few minutes for all models), then they are cached on disk (%s) "
+    "pauses a few minutes (longer for all models), then they are cached on disk (%s) "
     "and load in a fraction of a second; streamforest.warmup() or 'streamforest warmup' does "
     "this ahead of time"
 )
