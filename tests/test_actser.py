@@ -205,3 +205,20 @@ def test_rforest_members_draw_feature_subsets():
             st = m.engine_.state(t)
             live = st.lf_node[: st.ints[TS.I_LEAF_HW]] >= 0
             assert np.all(st.lf_mask[: st.ints[TS.I_LEAF_HW]][live, :9].sum(axis=1) == k)
+
+
+def test_mcnemar_verdict_adopts_an_undecided_alternate_only_when_not_worse():
+    """Algorithm 5.3 with the thesis' reading that an alternate "will only be adopted if it is
+    not worse": decisions every T_min examples, McNemar's chi2 decides when significant, and an
+    alternate undecided after 10 T_min is adopted when b >= c and discarded when b < c."""
+    from streamforest.trees._class_kernels import mcnemar_verdict
+
+    T, crit = 150, 3.841
+    assert mcnemar_verdict(30.0, 5.0, 149.0, T, crit) == 0  # not a decision point
+    assert mcnemar_verdict(30.0, 5.0, 150.0, T, crit) == 1  # significantly better: adopt
+    assert mcnemar_verdict(5.0, 30.0, 150.0, T, crit) == -1  # significantly worse: discard
+    assert mcnemar_verdict(12.0, 10.0, 150.0, T, crit) == 0  # undecided, keep growing
+    assert mcnemar_verdict(12.0, 10.0, 1500.0, T, crit) == 1  # undecided at 10 T_min, not worse
+    assert mcnemar_verdict(10.0, 10.0, 1500.0, T, crit) == 1
+    assert mcnemar_verdict(10.0, 12.0, 1500.0, T, crit) == -1  # undecided and worse: discard
+    assert mcnemar_verdict(0.0, 0.0, 1500.0, T, crit) == 1  # never disagreed: the smaller tree
