@@ -13,7 +13,8 @@ from numba import njit
 import streamforest as sf
 from streamforest import streams as S
 from streamforest.trees import _state as TS
-from streamforest.trees._class_kernels import page_hinkley_01
+from streamforest.trees._class_kernels import _nb_class, _nb_class_fast, page_hinkley_01
+from streamforest.trees._kernels import route
 
 Z = 4.0  # binomial bounds at about 4 standard deviations
 
@@ -205,3 +206,64 @@ def test_rforest_members_draw_feature_subsets():
             st = m.engine_.state(t)
             live = st.lf_node[: st.ints[TS.I_LEAF_HW]] >= 0
             assert np.all(st.lf_mask[: st.ints[TS.I_LEAF_HW]][live, :9].sum(axis=1) == k)
+
+
+def test_mcnemar_verdict_adopts_an_undecided_alternate_only_when_not_worse():
+    """Algorithm 5.3 with the thesis' reading that an alternate "will only be adopted if it is
+    not worse": decisions every T_min examples, McNemar's chi2 decides when significant, and an
+    alternate undecided after 10 T_min is adopted when b >= c and discarded when b < c."""
+    from streamforest.trees._class_kernels import mcnemar_verdict
+
+    T, crit = 150, 3.841
+    assert mcnemar_verdict(30.0, 5.0, 149.0, T, crit) == 0  # not a decision point
+    assert mcnemar_verdict(30.0, 5.0, 150.0, T, crit) == 1  # significantly better: adopt
+    assert mcnemar_verdict(5.0, 30.0, 150.0, T, crit) == -1  # significantly worse: discard
+    assert mcnemar_verdict(12.0, 10.0, 150.0, T, crit) == 0  # undecided, keep growing
+    assert mcnemar_verdict(12.0, 10.0, 1500.0, T, crit) == 1  # undecided at 10 T_min, not worse
+    assert mcnemar_verdict(10.0, 10.0, 1500.0, T, crit) == 1
+    assert mcnemar_verdict(10.0, 12.0, 1500.0, T, crit) == -1  # undecided and worse: discard
+    assert mcnemar_verdict(0.0, 0.0, 1500.0, T, crit) == 1  # never disagreed: the smaller tree
+
+
+@njit(cache=True)
+def _nb_fast_vs_exact(st, X, out):
+    """Per row: the leaf's naive Bayes class by the certified fast path (-1: not certified) and
+    by the per-feature loop."""
+    nfeat = X.shape[1]
+    for i in range(X.shape[0]):
+        leaf = st.nd_leaf[route(st, X[i])]
+        total = 0.0
+        for k in range(st.lf_cc.shape[1]):
+            total += st.lf_cc[leaf, k]
+        out[i, 0] = _nb_class_fast(st, leaf, X[i], nfeat, total)
+        out[i, 1] = _nb_class(st, leaf, X[i], nfeat, total, 0)
+
+
+@pytest.mark.parametrize("stream", ["rbf", "agrawal"])
+def test_fast_naive_bayes_class_is_certified_exact(stream):
+    """The learning step's naive Bayes class without a logarithm per feature: whenever the fast
+    path answers it is the per-feature loop's class (so state and predictions are unchanged), it
+    answers almost always, and it declines an exact tie."""
+    if stream == "rbf":
+        X, y = S.RandomRBF(n_classes=5, n_features=8, speed=0.001, seed=3).arrays(6000)
+        X[np.random.default_rng(0).random(X.shape) < 0.05] = np.nan  # missing values are skipped
+    else:
+        X, y = S.Agrawal(seed=3).arrays(6000)  # nominal and numeric features
+    m = sf.ACTSERClassifier(grace_period=50, drift_detection=False, seed=1)
+    m.learn_many(X[:4000], y[:4000])
+    st = m.engine_.state(0)
+    Xe = np.ascontiguousarray(m.features_.encode_array(X[4000:], learn=False), dtype=np.float64)
+    out = np.zeros((Xe.shape[0], 2), np.int64)
+    _nb_fast_vs_exact(st, Xe, out)
+    answered = out[:, 0] >= 0
+    assert answered.mean() > 0.95
+    assert np.array_equal(out[answered, 0], out[answered, 1])
+    # an exact tie: class 1's statistics made equal to class 0's at every leaf
+    st.lf_cc[:, 1] = st.lf_cc[:, 0]
+    K = st.lf_cc.shape[1]
+    st.lf_gs[:, :, 3:6] = st.lf_gs[:, :, 0:3]
+    for c in range(st.lf_ncc.shape[2] // K):
+        st.lf_ncc[:, :, c * K + 1] = st.lf_ncc[:, :, c * K]
+    _nb_fast_vs_exact(st, Xe, out)
+    tied = out[:, 1] == 0  # classes 0 and 1 share the best score: the loop keeps the first
+    assert tied.any() and np.all(out[tied, 0] == -1)

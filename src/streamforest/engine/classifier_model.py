@@ -16,47 +16,15 @@ every tree's class fields (:meth:`~streamforest.engine.core.Engine.sync`).  The 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping
 
 import numpy as np
 
+from .._labels import check_label as _label
+from .._labels import check_labels as _labels
 from ..base import Estimator
 from ..features import FeatureSpace, check_weights, n_rows, weight_of
 from . import _class_kernels as CK
-
-
-def _label(y):
-    """``y`` as a label: hashable, not None nor NaN; numpy scalars as Python values."""
-    if isinstance(y, np.generic):
-        y = y.item()
-    if y is None:
-        raise ValueError("y (a class label) must not be None")
-    if isinstance(y, float) and math.isnan(y):
-        raise ValueError("y (a class label) must not be NaN")
-    if not isinstance(y, Hashable):
-        raise TypeError(f"y (a class label) must be hashable, got {type(y).__name__}")
-    try:
-        hash(y)
-    except TypeError:
-        raise TypeError(f"y (a class label) must be hashable, got {y!r}") from None
-    return y
-
-
-def _labels(y, n: int) -> list:
-    if y is None or isinstance(y, (str, bytes, Mapping)):
-        raise TypeError(f"y must be a 1-d sequence of {n} class labels, got {type(y).__name__}")
-    if hasattr(y, "to_numpy"):  # pandas
-        y = y.to_numpy()
-    if isinstance(y, np.ndarray):
-        if y.ndim != 1:
-            raise ValueError(f"y must have shape ({n},), got {y.shape}")
-        y = y.tolist()
-    else:
-        y = list(y)
-    if len(y) != n:
-        raise ValueError(f"y must have {n} labels, got {len(y)}")
-    return [_label(v) for v in y]
 
 
 class EngineClassifier(Estimator):

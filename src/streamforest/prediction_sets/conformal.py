@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._labels import check_label, check_labels
 from ..base import Estimator
 from ..features import n_rows
 from ..intervals.base import check_alphas
@@ -22,43 +23,6 @@ SCORES = {"lac": K.LAC, "aps": K.APS, "raps": K.RAPS}
 
 def _py(v):
     return v.item() if isinstance(v, np.generic) else v
-
-
-def check_label(y, name: str = "y"):
-    """``y`` as a class label: any hashable value but ``None`` and NaN (numpy scalars become
-    Python values)."""
-    y = _py(y)
-    if y is None or (isinstance(y, float) and math.isnan(y)):
-        raise ValueError(f"{name} must be a class label, got {y!r} (a missing label)")
-    if not isinstance(y, Hashable) or isinstance(y, np.ndarray):
-        raise TypeError(f"{name} must be a hashable class label, got {type(y).__name__}")
-    try:
-        hash(y)
-    except TypeError:
-        raise TypeError(f"{name} must be a hashable class label, got {y!r}") from None
-    return y
-
-
-def check_labels(y, n: int, name: str = "y") -> list:
-    """The labels of ``y`` (a 1-d array-like of ``n`` labels) as a list of Python values."""
-    if y is None:
-        raise ValueError(f"{name} is None: labels are needed to learn")
-    if isinstance(y, (str, bytes, Mapping)):
-        raise TypeError(f"{name} must be a 1-d array-like of labels, got {type(y).__name__}")
-    if hasattr(y, "to_numpy"):  # pandas
-        y = y.to_numpy()
-    if isinstance(y, np.ndarray):
-        if y.ndim != 1:
-            raise ValueError(f"{name} must be 1-d, got shape {y.shape}")
-        labels = y.tolist()
-    else:
-        try:
-            labels = list(y)
-        except TypeError:
-            raise TypeError(f"{name} must be a 1-d array-like of labels, got {y!r}") from None
-    if len(labels) != n:
-        raise ValueError(f"{name} has {len(labels)} labels for {n} rows of X")
-    return [check_label(v, name) for v in labels]
 
 
 def _is_int(v, lo: int, hi: int | None = None) -> bool:

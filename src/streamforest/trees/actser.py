@@ -29,7 +29,9 @@ class ACTSERClassifier(HoeffdingTreeClassifier):
       subtree grows at the node, and McNemar's test on the examples where exactly one of the
       two is right (counted after ``alt_period / 2`` examples, tested every ``alt_period``, at
       ``chi2 > alt_chi2``) keeps the better one; an alternate still undecided after
-      ``10 * alt_period`` examples is adopted.  Counts: :attr:`alternate_stats`.
+      ``10 * alt_period`` examples is adopted if it is not worse (``b >= c``), else discarded
+      (the thesis: a new tree "will only be adopted if it is not worse than the original").
+      Counts: :attr:`alternate_stats`.
 
     Parameters
     ----------

@@ -1,0 +1,48 @@
+"""The checks of class labels shared by the classifiers
+(:mod:`streamforest.engine.classifier_model`) and the prediction sets
+(:mod:`streamforest.prediction_sets`): a label is any hashable value but ``None`` and NaN; numpy
+scalars become the Python value they equal."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+
+import numpy as np
+
+
+def check_label(y, name: str = "y"):
+    """``y`` as a class label (see the module docstring)."""
+    if isinstance(y, np.generic):
+        y = y.item()
+    if y is None or (isinstance(y, float) and math.isnan(y)):
+        raise ValueError(f"{name} must be a class label, got {y!r} (a missing label)")
+    if not isinstance(y, Hashable) or isinstance(y, np.ndarray):
+        raise TypeError(f"{name} must be a hashable class label, got {type(y).__name__}")
+    try:
+        hash(y)
+    except TypeError:
+        raise TypeError(f"{name} must be a hashable class label, got {y!r}") from None
+    return y
+
+
+def check_labels(y, n: int, name: str = "y") -> list:
+    """The labels of ``y`` (a 1-d array-like of ``n`` labels) as a list of Python values."""
+    if y is None:
+        raise ValueError(f"{name} is None: labels are needed to learn")
+    if isinstance(y, (str, bytes, Mapping)):
+        raise TypeError(f"{name} must be a 1-d array-like of labels, got {type(y).__name__}")
+    if hasattr(y, "to_numpy"):  # pandas
+        y = y.to_numpy()
+    if isinstance(y, np.ndarray):
+        if y.ndim != 1:
+            raise ValueError(f"{name} must be 1-d, got shape {y.shape}")
+        labels = y.tolist()
+    else:
+        try:
+            labels = list(y)
+        except TypeError:
+            raise TypeError(f"{name} must be a 1-d array-like of labels, got {y!r}") from None
+    if len(labels) != n:
+        raise ValueError(f"{name} has {len(labels)} labels for {n} rows of X")
+    return [check_label(v, name) for v in labels]
