@@ -107,7 +107,7 @@ def main(argv=None) -> dict:
         small = jmlr.run_small_scale(prof["jmlr"], data, log)
         log("JMLR 2019 Friedman drift streams")
         drift = jmlr.run_drift(prof["drift"], log)
-        headline["jmlr"] = jmlr.write(rep, small, drift, names)
+        headline["jmlr"] = jmlr.write(rep, small, drift, names, prof["jmlr"])
     if "hdi" in args.sections:
         log("HDI-Forest Table 2")
         headline["hdi"] = hdi_table.write(rep, hdi_table.run(prof["hdi"], data, log))

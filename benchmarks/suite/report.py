@@ -142,10 +142,21 @@ def readme_results(results: dict) -> str:
         out += [table(p["header"], p["rows"]), ""]
         pi = T["peers_intervals"]
         out += [table(pi["header"], pi["rows"]), ""]
-        out += [
-            "MOA / CapyMOA: not installed here, so no MOA ratios (skipped, as the report says).",
-            "",
-        ]
+        if "peers_moa_point" in T:
+            out += [
+                "**Throughput and error vs MOA** (CapyMOA, same streams, same run; per example "
+                "from Python, and our compiled pass against MOA's own Java loop):",
+                "",
+            ]
+            mp = T["peers_moa_point"]
+            out += [table(mp["header"], mp["rows"]), ""]
+            mi = T["peers_moa_intervals"]
+            out += [table(mi["header"], mi["rows"]), ""]
+            mr = T["peers_moa_interval_ratios"]
+            out += [table(mr["header"], mr["rows"]), ""]
+        else:
+            note = h.get("peers", {}).get("moa_note") or "CapyMOA was not installed."
+            out += [f"MOA: {note} No MOA ratios in this run.", ""]
     return "\n".join(out)
 
 
@@ -236,6 +247,31 @@ def _headlines(h: dict, T: dict) -> list[str]:
                     f"- vs {peer}: throughput x{statistics.median(r[6] for r in sel):.0f} per "
                     f"example, x{statistics.median(r[7] for r in sel):.0f} batched (median over "
                     f"streams), MAE ratio {statistics.median(r[5] for r in sel):.2f}."
+                )
+        rows = T.get("peers_moa_point", {}).get("rows", [])
+        for peer in ("MOA FIMT-DD", "MOA ARF-Reg", "MOA SOKNL"):
+            sel = [r for r in rows if r[2] == peer]
+            if sel:
+                one = statistics.median(r[6] for r in sel)
+                many = statistics.median(r[7] for r in sel)
+                mae = statistics.median(r[5] for r in sel)
+                slow = " — **slower**" if min(one, many) < 1 else ""
+                out.append(
+                    f"- vs {peer} ({sel[0][1]}): throughput x{one:.1f} per example (both from "
+                    f"Python), x{many:.1f} batched (our compiled pass vs MOA's Java loop; median "
+                    f"over streams), MAE ratio {mae:.2f}{slow}."
+                )
+        rows = T.get("peers_moa_interval_ratios", {}).get("rows", [])
+        for m in sorted({r[1] for r in rows}):
+            for peer in sorted({r[2] for r in rows}):
+                sel = [r for r in rows if r[1] == m and r[2] == peer]
+                behind = sum(r[3] < r[4] - 0.02 for r in sel)
+                note = f" — utility **worse** on {behind}/{len(sel)} streams" if behind else ""
+                out.append(
+                    f"- {m} vs {peer}: throughput x{statistics.median(r[5] for r in sel):.1f} "
+                    f"per example, x{statistics.median(r[6] for r in sel):.0f} batched; utility "
+                    f"{statistics.median(r[3] for r in sel):.3f} vs "
+                    f"{statistics.median(r[4] for r in sel):.3f}{note}."
                 )
         allrows = T["peers_intervals"]["rows"]
         jack = {r[0]: r[5] for r in allrows if r[7] == 1.0}
