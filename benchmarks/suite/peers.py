@@ -32,6 +32,7 @@ MOA_POINT = [  # (ours, MOA peer)
     ("OnlineForest", "MOA SOKNL"),
 ]
 MOA_INTERVALS = ["MOA MVE(ARF10)", "MOA AdaPI(ARF10)"]
+MOA_ERRORS: list[str] = []  # a failed MOA run, reported instead of its tables
 
 
 def streams(cfg, data_root):
@@ -115,7 +116,12 @@ def run(cfg, data_root, log):
         log(f"  peers {name}: {len(y):,} rows")
     ok, _ = capymoa_status()
     if ok:
-        moa = run_moa({"warm-up": (X0, y0), **streams(cfg, data_root)}, seed, log)
+        try:
+            moa = run_moa({"warm-up": (X0, y0), **streams(cfg, data_root)}, seed, log)
+        except Exception as e:  # an optional peer: say so in the report, keep the rest
+            MOA_ERRORS.append(f"{type(e).__name__}: {e}")
+            log(f"  MOA peers failed: {MOA_ERRORS[-1]}")
+            moa = {}
         for name, r in moa.items():
             res[name].update(r)
     return res
@@ -135,6 +141,8 @@ def capymoa_status() -> tuple[bool, str]:
         from capymoa.regressor import FIMTDD  # noqa: F401  (starts the JVM)
     except Exception as e:  # a JVM problem, typically
         return False, f"CapyMOA could not be loaded ({type(e).__name__}: {e}): skipped."
+    if MOA_ERRORS:
+        return False, f"CapyMOA {capymoa.__version__} loaded but its run failed: {MOA_ERRORS[-1]}"
     return True, f"CapyMOA {capymoa.__version__} (MOA in a JVM via JPype) runs beside River."
 
 
