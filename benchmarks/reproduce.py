@@ -13,7 +13,8 @@ Run from the repository root::
 
 Writes ``out/report/report.md`` (tables and PNG figures beside it) and ``results.json``; prints
 our / paper and our / peer ratios.  ``--sections jmlr hdi qo thesis peers`` runs a subset;
-``--readme out/report/results.json`` prints the README's Results section of a run; ``--data``
+``--readme out/report/results.json`` prints the README's Results section of a run;
+``--jmlr-rows N --jmlr-seeds K`` override the profile's JMLR rows per set and seeds; ``--data``
 points at the datasets (default ``$STREAMFOREST_DATA``, else
 ``../shared/data``).  The first run compiles the
 package's kernels (5-15 minutes on a loaded 2-core machine); the profiles' budgets assume a
@@ -65,6 +66,13 @@ def main(argv=None) -> dict:
     )
     ap.add_argument("--data", default=default_data)
     ap.add_argument(
+        "--jmlr-rows",
+        type=int,
+        metavar="N",
+        help="rows per JMLR small-scale set (default: the profile's; 0 = all rows)",
+    )
+    ap.add_argument("--jmlr-seeds", type=int, metavar="K", help="seeds 0..K-1 of the JMLR sets")
+    ap.add_argument(
         "--readme", metavar="RESULTS_JSON", help="print the README's Results section of a run"
     )
     args = ap.parse_args(argv)
@@ -73,7 +81,11 @@ def main(argv=None) -> dict:
 
         print(readme_results(json.loads(Path(args.readme).read_text())))
         return {}
-    prof = PROFILES[args.profile]
+    prof = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PROFILES[args.profile].items()}
+    if args.jmlr_rows is not None:
+        prof["jmlr"]["max_rows"] = args.jmlr_rows or None
+    if args.jmlr_seeds:
+        prof["jmlr"]["seeds"] = list(range(args.jmlr_seeds))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     data = Path(args.data)
@@ -94,8 +106,10 @@ def main(argv=None) -> dict:
             return "load average unknown"
 
     rep = Report(out, f"streamforest: the papers' tables beside the peers ({args.profile})")
+    given = argv if argv is not None else sys.argv[1:]
+    cmd = " ".join(["python benchmarks/reproduce.py", *given])
     rep.p(
-        f"Command: `python benchmarks/reproduce.py --profile {args.profile}`. streamforest "
+        f"Command: `{cmd}`. streamforest "
         f"{streamforest.__version__}, numpy {np.__version__}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, {load()} at the start. One run on a shared machine: the "
         "ratios are measured in this run; absolute times are noisy."
