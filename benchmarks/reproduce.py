@@ -79,7 +79,9 @@ def main(argv=None) -> dict:
     if args.readme:
         from suite.report import readme_results
 
-        print(readme_results(json.loads(Path(args.readme).read_text())))
+        md = Path(args.readme).with_name("report.md")
+        text = md.read_text() if md.exists() else ""
+        print(readme_results(json.loads(Path(args.readme).read_text()), text))
         return {}
     prof = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PROFILES[args.profile].items()}
     if args.jmlr_rows is not None:
@@ -105,6 +107,7 @@ def main(argv=None) -> dict:
         except OSError:
             return "load average unknown"
 
+    load_start = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     rep = Report(out, f"streamforest: the papers' tables beside the peers ({args.profile})")
     given = argv if argv is not None else sys.argv[1:]
     cmd = " ".join(["python benchmarks/reproduce.py", *given])
@@ -140,6 +143,9 @@ def main(argv=None) -> dict:
         headline["peers"] = peers.write(rep, peers.run(prof["peers"], data, log))
     total = time.perf_counter() - t_start
     headline["seconds"] = total
+    headline["cpu_seconds"] = sum(os.times()[:2])  # this process, its threads (the JVM's too)
+    la = os.getloadavg() if hasattr(os, "getloadavg") else (None,)
+    headline["load_start"], headline["load_end"] = load_start, la[0]
     rep.p(f"\nTotal wall time {total:.0f} s; {load()} at the end.")
     path = rep.write()
     tables = {k: {"header": h, "rows": r} for k, (h, r) in rep.tables.items()}

@@ -414,6 +414,11 @@ def write_moa(rep, res, head, lines):
                         f"- {s}: our {label} utility {o['utility']:.3f} is **below** "
                         f"{moa}'s {p['utility']:.3f}."
                     )
+                if ratios[-1][5] < 1:
+                    lines.append(
+                        f"- {s}: our {label} is **slower** than {moa} per example "
+                        f"(throughput ratio {ratios[-1][5]:.2f})."
+                    )
     rep.table(
         "peers_moa_intervals",
         ["stream", "method", "MAE", "MER", "RIS", "utility", "examples/s per example"],
