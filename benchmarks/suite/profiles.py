@@ -1,6 +1,7 @@
 """Sizes of the suite's runs: ``smoke`` (seconds, for the test), ``quick`` (target 15 minutes on the
-2-core machine, compiled kernels cached; measured 2026-11-25: 4.6 CPU minutes, 26 min wall at
-load average 12-19) and ``full`` (the papers' sizes)."""
+2-core machine, compiled kernels cached; measured 2026-11-25 in a fresh clone: 3.9 min wall and
+3.5 CPU min at load average 4-5, 26 min wall at load average 12-19) and ``full`` (the papers'
+sizes)."""
 
 from __future__ import annotations
 
