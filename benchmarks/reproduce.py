@@ -13,7 +13,8 @@ Run from the repository root::
 
 Writes ``out/report/report.md`` (tables and PNG figures beside it) and ``results.json``; prints
 our / paper and our / peer ratios.  ``--sections jmlr hdi qo thesis peers`` runs a subset;
-``--readme out/report/results.json`` prints the README's Results section of a run; ``--data``
+``--readme out/report/results.json`` prints the README's Results section of a run;
+``--jmlr-rows N --jmlr-seeds K`` override the profile's JMLR rows per set and seeds; ``--data``
 points at the datasets (default ``$STREAMFOREST_DATA``, else
 ``../shared/data``).  The first run compiles the
 package's kernels (5-15 minutes on a loaded 2-core machine); the profiles' budgets assume a
@@ -65,15 +66,28 @@ def main(argv=None) -> dict:
     )
     ap.add_argument("--data", default=default_data)
     ap.add_argument(
+        "--jmlr-rows",
+        type=int,
+        metavar="N",
+        help="rows per JMLR small-scale set (default: the profile's; 0 = all rows)",
+    )
+    ap.add_argument("--jmlr-seeds", type=int, metavar="K", help="seeds 0..K-1 of the JMLR sets")
+    ap.add_argument(
         "--readme", metavar="RESULTS_JSON", help="print the README's Results section of a run"
     )
     args = ap.parse_args(argv)
     if args.readme:
         from suite.report import readme_results
 
-        print(readme_results(json.loads(Path(args.readme).read_text())))
+        md = Path(args.readme).with_name("report.md")
+        text = md.read_text() if md.exists() else ""
+        print(readme_results(json.loads(Path(args.readme).read_text()), text))
         return {}
-    prof = PROFILES[args.profile]
+    prof = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PROFILES[args.profile].items()}
+    if args.jmlr_rows is not None:
+        prof["jmlr"]["max_rows"] = args.jmlr_rows or None
+    if args.jmlr_seeds:
+        prof["jmlr"]["seeds"] = list(range(args.jmlr_seeds))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     data = Path(args.data)
@@ -93,9 +107,12 @@ def main(argv=None) -> dict:
         except OSError:
             return "load average unknown"
 
+    load_start = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     rep = Report(out, f"streamforest: the papers' tables beside the peers ({args.profile})")
+    given = argv if argv is not None else sys.argv[1:]
+    cmd = " ".join(["python benchmarks/reproduce.py", *given])
     rep.p(
-        f"Command: `python benchmarks/reproduce.py --profile {args.profile}`. streamforest "
+        f"Command: `{cmd}`. streamforest "
         f"{streamforest.__version__}, numpy {np.__version__}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, {load()} at the start. One run on a shared machine: the "
         "ratios are measured in this run; absolute times are noisy."
@@ -107,7 +124,7 @@ def main(argv=None) -> dict:
         small = jmlr.run_small_scale(prof["jmlr"], data, log)
         log("JMLR 2019 Friedman drift streams")
         drift = jmlr.run_drift(prof["drift"], log)
-        headline["jmlr"] = jmlr.write(rep, small, drift, names)
+        headline["jmlr"] = jmlr.write(rep, small, drift, names, prof["jmlr"])
     if "hdi" in args.sections:
         log("HDI-Forest Table 2")
         headline["hdi"] = hdi_table.write(rep, hdi_table.run(prof["hdi"], data, log))
@@ -126,6 +143,9 @@ def main(argv=None) -> dict:
         headline["peers"] = peers.write(rep, peers.run(prof["peers"], data, log))
     total = time.perf_counter() - t_start
     headline["seconds"] = total
+    headline["cpu_seconds"] = sum(os.times()[:2])  # this process, its threads (the JVM's too)
+    la = os.getloadavg() if hasattr(os, "getloadavg") else (None,)
+    headline["load_start"], headline["load_end"] = load_start, la[0]
     rep.p(f"\nTotal wall time {total:.0f} s; {load()} at the end.")
     path = rep.write()
     tables = {k: {"header": h, "rows": r} for k, (h, r) in rep.tables.items()}

@@ -125,3 +125,25 @@ def test_smoke_profile_writes_a_report_with_the_expected_tables(data_folder, tmp
     _, rows = T["peers_intervals"]
     assert {r[1] for r in rows} == {"River Jackknife(ARF10)", "OnlineQRF", "CPApproximate",
                                     "ConformalQRF"}  # fmt: skip
+
+    # MOA peers: run when CapyMOA loads (a JVM), otherwise skipped with a note, never required
+    from streamforest._extras import have
+    from suite import peers
+    from suite.report import readme_results
+
+    readme = readme_results(json.loads((out / "results.json").read_text()))
+    assert readme.startswith("## Results") and "Throughput and error vs River" in readme
+    if have("capymoa"):
+        _, rows = T["peers_moa_point"]
+        assert [(r[1], r[2]) for r in rows] == peers.MOA_POINT * (
+            1 + len(prof["peers"]["datasets"])
+        )
+        assert finite_numbers(rows)[1] and all(r[3] > 0 and r[4] > 0 for r in rows)
+        _, rows = T["peers_moa_intervals"]
+        assert {r[1] for r in rows} == set(peers.MOA_INTERVALS)
+        assert all(0 <= r[3] <= 1 for r in rows)  # MER
+        assert "Throughput and error vs MOA" in readme
+    else:
+        assert not any(k.startswith("peers_moa") for k in T)
+        assert "CapyMOA is not installed here" in text
+        assert "No MOA ratios in this run" in readme

@@ -73,15 +73,37 @@ def worse(ours: float, theirs: float, lower_is_better: bool = True, tol: float =
     return ours > theirs + tol if lower_is_better else ours < theirs - tol
 
 
-def readme_results(results: dict) -> str:
-    """The README's "Results" section from a run's ``results.json``."""
+def _run_load(h: dict, report_text: str) -> str:
+    """ ", load average A at the start and B at the end" of a run (from its headline, else from
+    the sentences of its report.md), or ""."""
+    import re
+
+    start, end = h.get("load_start"), h.get("load_end")
+    if start is None and report_text:
+        m = re.search(r"load average ([\d.]+) [\d.]+ [\d.]+ at the start", report_text)
+        n = re.search(r"load average ([\d.]+) [\d.]+ [\d.]+ at the end", report_text)
+        start, end = (float(m.group(1)) if m else None), (float(n.group(1)) if n else None)
+    if start is None:
+        return ""
+    out = f", load average {start:.0f} at the start"
+    if end is not None:
+        out += f" and {end:.0f} at the end"
+    if h.get("cpu_seconds"):
+        out += f", {h['cpu_seconds'] / 60:.1f} min of CPU"
+    return out
+
+
+def readme_results(results: dict, report_text: str = "") -> str:
+    """The README's "Results" section from a run's ``results.json`` (and its ``report.md``,
+    for the machine's load)."""
     h, T = results["headline"], results["tables"]
     prof = h.get("profile", "?")
     out = [
         "## Results",
         "",
         f"Generated from `python benchmarks/reproduce.py --profile {prof}` "
-        f"({h.get('seconds', 0) / 60:.1f} min on the shared 2-core machine; the report with all "
+        f"({h.get('seconds', 0) / 60:.1f} min on the shared 2-core machine"
+        f"{_run_load(h, report_text)}; the report with all "
         "tables and figures goes to `out/report/report.md`). Ratios were measured in the same "
         "run; the `quick` profile uses shortened streams and fewer seeds than the papers, so "
         "read its numbers as indicative. Where we are worse than a paper or a peer, it says so.",
@@ -117,6 +139,11 @@ def readme_results(results: dict) -> str:
                 + ": our best valid RIS is above the paper's best valid RIS there.",
                 "",
             ]
+        lfl = h["jmlr"].get("like_for_like") or next(
+            (ln for ln in report_text.splitlines() if ln.startswith("**Is this Table 3")), ""
+        )
+        if lfl:
+            out += [lfl, ""]
         c = h["jmlr"]["cp_cost_ratio"]
         out += [
             f"**Table 4**: CPExact / CPApproximate time {c['small']:.2f}x on the small-scale sets "
@@ -142,10 +169,23 @@ def readme_results(results: dict) -> str:
         out += [table(p["header"], p["rows"]), ""]
         pi = T["peers_intervals"]
         out += [table(pi["header"], pi["rows"]), ""]
-        out += [
-            "MOA / CapyMOA: not installed here, so no MOA ratios (skipped, as the report says).",
-            "",
-        ]
+        if "peers_moa_point" in T:
+            out += [
+                "**Throughput and error vs MOA** (CapyMOA, same streams, same run; per example "
+                "from Python, and our compiled pass against MOA's own Java loop; CapyMOA is an "
+                "optional install, see `docs/benchmarks.md`, and without it these rows are "
+                "skipped):",
+                "",
+            ]
+            mp = T["peers_moa_point"]
+            out += [table(mp["header"], mp["rows"]), ""]
+            mi = T["peers_moa_intervals"]
+            out += [table(mi["header"], mi["rows"]), ""]
+            mr = T["peers_moa_interval_ratios"]
+            out += [table(mr["header"], mr["rows"]), ""]
+        else:
+            note = h.get("peers", {}).get("moa_note") or "CapyMOA was not installed."
+            out += [f"MOA: {note} No MOA ratios in this run.", ""]
     return "\n".join(out)
 
 
@@ -236,6 +276,33 @@ def _headlines(h: dict, T: dict) -> list[str]:
                     f"- vs {peer}: throughput x{statistics.median(r[6] for r in sel):.0f} per "
                     f"example, x{statistics.median(r[7] for r in sel):.0f} batched (median over "
                     f"streams), MAE ratio {statistics.median(r[5] for r in sel):.2f}."
+                )
+        rows = T.get("peers_moa_point", {}).get("rows", [])
+        for peer in ("MOA FIMT-DD", "MOA ARF-Reg", "MOA SOKNL"):
+            sel = [r for r in rows if r[2] == peer]
+            if sel:
+                one = statistics.median(r[6] for r in sel)
+                many = statistics.median(r[7] for r in sel)
+                mae = statistics.median(r[5] for r in sel)
+                slow = " — **slower**" if min(one, many) < 1 else ""
+                out.append(
+                    f"- vs {peer} ({sel[0][1]}): throughput x{one:.1f} per example (both from "
+                    f"Python), x{many:.1f} batched (our compiled pass vs MOA's Java loop; median "
+                    f"over streams), MAE ratio {mae:.2f}{slow}."
+                )
+        rows = T.get("peers_moa_interval_ratios", {}).get("rows", [])
+        for m in sorted({r[1] for r in rows}):
+            for peer in sorted({r[2] for r in rows}):
+                sel = [r for r in rows if r[1] == m and r[2] == peer]
+                behind = sum(r[3] < r[4] - 0.02 for r in sel)
+                note = f" — utility **worse** on {behind}/{len(sel)} streams" if behind else ""
+                if statistics.median(r[5] for r in sel) < 1:
+                    note += " — **slower** per example"
+                out.append(
+                    f"- {m} vs {peer}: throughput x{statistics.median(r[5] for r in sel):.1f} "
+                    f"per example, x{statistics.median(r[6] for r in sel):.0f} batched; utility "
+                    f"{statistics.median(r[3] for r in sel):.3f} vs "
+                    f"{statistics.median(r[4] for r in sel):.3f}{note}."
                 )
         allrows = T["peers_intervals"]["rows"]
         jack = {r[0]: r[5] for r in allrows if r[7] == 1.0}
