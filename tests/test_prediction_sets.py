@@ -292,6 +292,23 @@ def test_classes_appearing_mid_stream():
     assert covered(after[1000:], y2[1000:], cc.classes_).mean() >= 0.9 - binomial_tol(0.1, 2000)
 
 
+@pytest.mark.parametrize(
+    "labels, kind", [(("a", "b", "c"), "U"), ((3, 1, 2), "i"), (("a", 2, "c"), "O")]
+)
+def test_predict_gives_the_wrapped_models_labels_and_dtype(labels, kind):
+    """The wrapper's ``predict`` is its model's: the same labels, as an array of the same dtype
+    (str/int labels stay str/int arrays; mixed labels an object array); ``None`` before any."""
+    X, y = gaussian_stream(1200, seed=12)
+    y = np.array([labels[CLASSES.index(v)] for v in y], dtype=object)
+    model = sf.HoeffdingTreeClassifier(grace_period=50, seed=3)
+    cc = sf.ConformalClassifier(model, calibration_size=200, seed=4)
+    assert cc.predict(X[:3]).tolist() == [None, None, None]
+    cc.learn_many(X, y)
+    ours, theirs = cc.predict(X[:300]), cc.model_.predict(X[:300])
+    assert ours.dtype == theirs.dtype and ours.dtype.kind == kind
+    assert ours.tolist() == theirs.tolist() and set(ours.tolist()) <= set(labels)
+
+
 def test_better_model_gives_smaller_sets():
     C, N = 500, 10_000
     X, y = gaussian_stream(C + N, seed=10)

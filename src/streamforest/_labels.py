@@ -46,3 +46,16 @@ def check_labels(y, n: int, name: str = "y") -> list:
     if len(labels) != n:
         raise ValueError(f"{name} has {len(labels)} labels for {n} rows of X")
     return [check_label(v, name) for v in labels]
+
+
+def label_array(classes) -> np.ndarray:
+    """The labels ``classes`` as an array to index by class number: of the labels' numpy type
+    when they are all ``int``, ``float``, ``str`` or all ``bool``, else of objects.  Every
+    classifier's ``predict`` returns labels picked from this array, so wrappers and models give
+    the same dtype."""
+    kinds = {type(c) for c in classes}
+    if len(kinds) == 1 and kinds <= {int, float, str, bool}:
+        return np.asarray(list(classes))
+    arr = np.empty(len(classes), dtype=object)
+    arr[:] = list(classes)
+    return arr

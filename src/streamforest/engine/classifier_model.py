@@ -22,6 +22,7 @@ import numpy as np
 
 from .._labels import check_label as _label
 from .._labels import check_labels as _labels
+from .._labels import label_array
 from ..base import Estimator
 from ..features import FeatureSpace, check_weights, n_rows, weight_of
 from . import _class_kernels as CK
@@ -76,12 +77,7 @@ class EngineClassifier(Estimator):
         """Labels of class indices, as an array of the labels' type where numpy has one."""
         arr = self.__dict__.get("_labels_cache")
         if arr is None or len(arr) != len(self.classes_):
-            arr = np.empty(len(self.classes_), dtype=object)
-            arr[:] = self.classes_
-            kinds = {type(c) for c in self.classes_}
-            if len(kinds) == 1 and kinds <= {int, float, str, bool}:
-                arr = np.asarray(self.classes_)
-            self._labels_cache = arr
+            arr = self._labels_cache = label_array(self.classes_)
         return arr[idx]
 
     def __getstate__(self):

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._labels import check_label, check_labels
+from .._labels import check_label, check_labels, label_array
 from ..base import Estimator
 from ..features import n_rows
 from ..intervals.base import check_alphas
@@ -443,7 +443,9 @@ class ConformalClassifier(ClassifierMixin, Estimator):
     def predict(self, X) -> np.ndarray:
         """The most probable class of each row (``None`` before any class)."""
         P = self.predict_proba(X)
-        return self._argmax_labels(P, np.full(P.shape[0], P.shape[1]), self.classes_)
+        if not P.shape[1]:
+            return np.full(P.shape[0], None, dtype=object)
+        return label_array(self.classes_)[np.argmax(P, axis=1)]  # the models' dtype
 
     # --- River-style API -------------------------------------------------------------------------
     def learn_one(self, x: Mapping[Hashable, object], y, w=None) -> None:
