@@ -10,10 +10,12 @@ from numba import typed
 
 from ..features import check_target, weight_of
 from ..sketches import kll
+from ..trees._state import TreeState
 from . import _quantile_kernels as QK
 from .base import IntervalRegressor, check_alphas, check_quantiles, doubled
 
 _WEIGHTINGS = ("meinshausen", "paper")
+_LF_SK = TreeState._fields.index("lf_sk")
 
 
 class OnlineQRF(IntervalRegressor):
@@ -108,6 +110,12 @@ class OnlineQRF(IntervalRegressor):
         rows = int(self._record_budget / max(per_row, 1.0))
         return max(256, min(self._chunk_rows, rows))
 
+    def _sketch_width(self) -> int:
+        """Items of the widest leaf-sketch row of the trees: ``kll.leaf_row_capacity(k)``, or
+        ``kll.row_capacity(k)`` for trees of a model saved before leaf rows were cut to it."""
+        lay = self.forest_.engine_.arena.lay
+        return max(1, int(lay[:, _LF_SK, 2].max(initial=0)))
+
     def _tree_records(self, Xa, ya, wa, learn, parity: int = 0):
         """Per-tree predictions ``P (T, n)``, copies of the leaf sketches each row reaches (a
         record), and the bagging weights.  The record lives in reused scratch buffers, two
@@ -115,7 +123,7 @@ class OnlineQRF(IntervalRegressor):
         f = self.forest_
         e = f.engine_
         T, n = f.n_trees, Xa.shape[0]
-        cap = kll.row_capacity(int(self.k))
+        cap = self._sketch_width()
         P = np.zeros((T, n))
         scratch = self.__dict__.setdefault("_bufs", {})  # reused scratch, not model state
         bufs = scratch.get(parity)
@@ -225,11 +233,11 @@ class OnlineQRF(IntervalRegressor):
         self._n_seen += 1
 
     def _qone_scratch(self):
-        """Scratch of :func:`query_one`, sized for the forest and ``k``."""
+        """Scratch of :func:`query_one`, sized for the forest and its leaf-sketch rows."""
         s = self.__dict__.get("_qone")
-        if s is None:
+        cap = self._sketch_width()
+        if s is None or s[0][1].shape[0] < self.forest_.n_trees * cap:
             T = self.forest_.n_trees
-            cap = kll.row_capacity(int(self.k))
             R = T * (kll.LV_WIDTH - 3)
             i64 = np.int64
             s = self._qone = (
