@@ -33,7 +33,13 @@ class OnlineQRF(IntervalRegressor):
     forest
         The forest (unfitted); default ``OnlineForestRegressor(n_trees=10)``.
     k
-        KLL accuracy parameter of the leaf sketches (200: about 1.65% rank error).
+        KLL accuracy parameter of the leaf sketches (200: about 1.65% rank error).  A leaf's
+        sketch keeps a row of ``1.28 k`` items (256 at ``k = 200``, 2 kB; see
+        :func:`streamforest.sketches.kll.leaf_capacity_table`): exact up to ``k`` items, then
+        a KLL sketch of ``k`` whose capacities shrink to fit its row as its levels grow (about
+        ``0.42 k`` once a leaf saw ~20k weight; measured on 100k values: 1.6% worst rank error
+        against 0.7% with room for every level).  The memory this saves goes to leaves: under
+        the default budget there is room for about twice as many leaves.
     weighting
         ``"meinshausen"``: every tree has weight ``1/T`` spread over its leaf's sample (QRF,
         Meinshausen 2006); ``"paper"``: all retained items merged with their KLL weights, so
