@@ -239,11 +239,13 @@ class OnlineQRF(IntervalRegressor):
         self._n_seen += 1
 
     def _qone_scratch(self):
-        """Scratch of :func:`query_one`, sized for the forest and its leaf-sketch rows."""
+        """Scratch of :func:`query_one`, sized for the forest and ``k`` (a row of
+        ``kll.row_capacity(k)`` items per tree: the widest a leaf sketch's row is, in models
+        saved before the rows were cut too; no per-call look at the trees, which allocates)."""
         s = self.__dict__.get("_qone")
-        cap = self._sketch_width()
-        if s is None or s[0][1].shape[0] < self.forest_.n_trees * cap:
+        if s is None:
             T = self.forest_.n_trees
+            cap = kll.row_capacity(int(self.k))
             R = T * (kll.LV_WIDTH - 3)
             i64 = np.int64
             s = self._qone = (
