@@ -7,10 +7,10 @@ alpha = 0.1), each in its own process so that its resident memory is its own.  E
 deactivated leaves (learning stopped by the memory budget), ``memory_bytes`` (MB) and its
 ratio to the RSS growth since the model was empty, throughput (rows per wall second and per CPU
 second of this process: the machine is shared, so compare the models of one run, not runs), and
-the MAE and coverage of the interval over the last ``--every`` rows, and (OnlineQRF) the
-items the leaves' KLL sketches hold as a fraction of the room their slots keep for them
-(``skfill``).  The kernels are compiled (or loaded) in a process of their own first, so that
-the compiler's memory is not counted.
+the MAE, coverage and mean width of the interval (an infinite one counted 0) over the last
+``--every`` rows, and (OnlineQRF) the items the leaves' KLL sketches hold as a fraction of the
+room their slots keep for them (``skfill``).  The kernels are compiled (or loaded) in a
+process of their own first, so that the compiler's memory is not counted.
 
     python benchmarks/memory_soak.py [--rows 10_000_000] [--every 1_000_000]
         [--models qrf,cpa] [--max-memory-mb MB|none] [--seed 0]
@@ -101,13 +101,15 @@ def soak(name: str, rows: int, every: int, chunk: int, budget, seed: int, out) -
     X, y = next(gen)  # load the compiled code (compiled by warm_up) before the baseline RSS
     make_model(name, budget, seed).predict_learn_many(X[:2000], y[:2000], alpha=0.1)
     base = rss_mb()
-    done, abs_err, covered, n_int = 0, 0.0, 0, 0
+    done, abs_err, covered, n_int, width = 0, 0.0, 0, 0, 0.0
     t_wall, t_cpu = time.perf_counter(), time.process_time()
     while done < rows:
         take = min(chunk, rows - done)
         pred, iv = model.predict_learn_many(X[:take], y[:take], alpha=0.1)
         abs_err += float(np.abs(pred - y[:take]).sum())
         covered += int(((iv[:, 0] <= y[:take]) & (y[:take] <= iv[:, 1])).sum())
+        wid = iv[:, 1] - iv[:, 0]
+        width += float(np.where(np.isfinite(wid), wid, 0.0).sum())
         n_int += take
         done += take
         if done % every == 0 or done == rows:
@@ -120,9 +122,9 @@ def soak(name: str, rows: int, every: int, chunk: int, budget, seed: int, out) -
                 f"{name:4s} {done:>11,d} {rss:9.0f} {nodes:9,d} {leaves:9,d} {deact:8,d} "
                 f"{mem:9.1f} {mem / max(rss - base, 1e-9):7.2f} {n_int / wall:9,.0f} "
                 f"{n_int / max(cpu, 1e-9):9,.0f} {abs_err / n_int:7.4f} {covered / n_int:6.3f} "
-                f"{fill:6.2f}"
+                f"{width / n_int:6.3f} {fill:6.2f}"
             )
-            abs_err, covered, n_int = 0.0, 0, 0
+            abs_err, covered, n_int, width = 0.0, 0, 0, 0.0
             t_wall, t_cpu = time.perf_counter(), time.process_time()
         X, y = next(gen)
     out.put(None)
@@ -143,7 +145,7 @@ def main() -> None:
     print(
         f"{'':4s} {'rows':>11s} {'RSS MB':>9s} {'nodes':>9s} {'leaves':>9s} {'deact':>8s} "
         f"{'mem MB':>9s} {'mem/dRSS':>7s} {'rows/s':>9s} {'rows/cpu':>9s} {'MAE':>7s} "
-        f"{'cover':>6s} {'skfill':>6s}",
+        f"{'cover':>6s} {'width':>6s} {'skfill':>6s}",
         flush=True,
     )
     ctx = mp.get_context("spawn")

@@ -39,11 +39,13 @@ def test_bytes_per_leaf_slot_and_bin():
     plain, qrf = budget.unit_bytes(10), budget.unit_bytes(10, sketch_k=200)
     # statistics, models, normaliser and observer heads: 13 words per feature plus 21 words
     assert plain.leaf <= 8 * (13 * 10 + 21) + 10 + 1
-    # a KLL sketch of k = 200 holds at most its capacity with every level (about 3k items)
+    # a leaf's KLL sketch of k = 200 keeps a row of 1.28 k items (its capacities shrink to fit
+    # it as its levels grow) and its level table: 2,328 bytes (6,432 with room for every level)
     from streamforest.sketches import kll
 
-    assert qrf.leaf - plain.leaf == 8 * (kll.row_capacity(200) + kll.LV_WIDTH)
-    assert kll.row_capacity(200) <= 4 * 200
+    assert qrf.leaf - plain.leaf == 8 * (kll.leaf_row_capacity(200) + kll.LV_WIDTH)
+    assert kll.leaf_row_capacity(200) <= 1.3 * 200
+    assert qrf.leaf <= 3200  # 7,299 before
     assert plain.bin <= 11 * 8 + 4 * 8 + 2 * 8  # a bin row, hash slots, split scratch
 
 

@@ -5,8 +5,10 @@ A tree's memory (:mod:`streamforest.trees._state`) is, apart from a few small fi
 - per **node** (split or leaf): routing and bookkeeping, about 100 bytes; a split node keeps
   nothing else (no observer, no sketch);
 - per **leaf slot** (a leaf's statistics, leaf model, per-feature normaliser and observer heads,
-  and with leaf quantile sketches, :class:`~streamforest.OnlineQRF`, its KLL sketch, which
-  dominates: ~6.4 kB at ``k = 200``); slots are reused after a split, so the slots in use are
+  and with leaf quantile sketches, :class:`~streamforest.OnlineQRF`, its KLL sketch: ~2.3 kB
+  at ``k = 200``, a row of 256 items and its level table, see
+  :func:`streamforest.sketches.kll.leaf_capacity_table`; a row with room for every level took
+  6.4 kB); slots are reused after a split, so the slots in use are
   the live leaves;
 - per **observer bin** (one distinct key of one leaf's attribute observer): 88 bytes, plus its
   hash-table slots and split scratch.
@@ -52,13 +54,15 @@ DEFAULT_MEMORY_MB = 224.0
 BACKGROUND_SHARE = 0.125
 # share of a tree's budget given to its observer bins (the rest: leaves and nodes).  An active
 # leaf's observers take ~10 kB (tens of bins per observed feature): 70% of the share when
-# leaves are small (~1 kB); a quarter when each holds a sketch (~7 kB), whose leaves are the
-# scarcer resource.  Measured with the memory soak benchmark (default CPApproximate, 3M rows,
-# MAE of the last 500k rows, unbounded 0.927): bins half the share 0.947 (+2.2%, its bins ran
-# out with 40% of the leaf cap used), 70% 0.941 (+1.5%), 80% 0.943 (leaf cap reached at 2M
-# rows); OnlineQRF with 15% instead of a quarter grew slower (MAE +1.7% at 2M rows)
+# leaves are small (~1 kB); half when each holds a sketch (~3.4 kB with its nodes).  Measured
+# with the memory soak benchmark (default CPApproximate, 3M rows, MAE of the last 500k rows,
+# unbounded 0.927): bins half the share 0.947 (+2.2%, its bins ran out with 40% of the leaf
+# cap used), 70% 0.941 (+1.5%), 80% 0.943 (leaf cap reached at 2M rows).  Default OnlineQRF
+# (leaf rows of 256 items), MAE of the last 500k rows at 1.5M / 2M / 2.5M rows: bins 35% of
+# the share 0.977 / 0.963 / 0.953, half 0.970 / 0.954 / 0.945 (leaf cap reached at 2M rows,
+# RSS flat from 1M); with 769-item rows a quarter was best (15% grew slower)
 BIN_SHARE = 0.7
-BIN_SHARE_SKETCH = 0.25
+BIN_SHARE_SKETCH = 0.5
 
 
 class UnitBytes(NamedTuple):

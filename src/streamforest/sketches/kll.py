@@ -21,11 +21,18 @@ Many sketches share one 2-d array (one row each: a tree's leaves), so every kern
 arrays and a row index.  ``lv`` rows hold ``[H, start_0, ..., start_MAXL, n]``.  A row has
 room for :data:`MAX_LEVELS` levels, i.e. a total weight of about ``8 * 2**MAX_LEVELS``.
 
+A tree's leaf sketches (:func:`leaf_capacity_table`) keep a row of ``1.28 k`` items instead of
+the ~3.85 k of a row with room for every level: a leaf sketch is a KLL sketch of ``k`` while it
+has one level (exact up to ``k`` items) and of a smaller ``k_H`` as its levels ``H`` grow, so
+that their capacities always fit the row.  The kernels take either table.
+
 Queries use DataSketches' inclusive rule: the ``q``-quantile is the smallest retained item whose
 cumulative weight (items sorted by value) is at least ``q`` times the total weight.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 from numba import njit
@@ -56,6 +63,71 @@ def capacity_table(k: int) -> np.ndarray:
 def row_capacity(k: int) -> int:
     """Items a sketch row must hold (its capacity with :data:`MAX_LEVELS` levels)."""
     return int(capacity_table(k)[1, MAX_LEVELS])
+
+
+# a leaf sketch's row (trees' leaves, OnlineQRF): LEAF_WIDTH * k items, at least LEAF_MIN_ROW
+LEAF_WIDTH = 1.28
+LEAF_MIN_ROW = 2 * (MAX_LEVELS + 1)
+
+
+def leaf_row_capacity(k: int) -> int:
+    """Items the row of a leaf sketch of accuracy ``k`` holds: ``LEAF_WIDTH * k`` (256 for
+    ``k = 200``), against :func:`row_capacity`'s ~3.8k.  See :func:`leaf_capacity_table`."""
+    capacity_table(k)  # validates k
+    return max(LEAF_MIN_ROW, int(LEAF_WIDTH * k + 0.5))
+
+
+def leaf_capacity_table(k: int, width: int | None = None) -> np.ndarray:
+    """The capacity table (a new copy) of a sketch whose row holds ``width`` items (default
+    :func:`leaf_row_capacity`), ``(MAX_LEVELS + 2, MAX_LEVELS + 1)`` int64: row 0 and row 1
+    as :func:`capacity_table`'s (the nominal capacity at depth ``d``; the total with ``H``
+    levels, here never more than ``width``), row ``1 + H`` the capacity at depth ``d`` of a
+    sketch with ``H`` levels.
+
+    With ``H`` levels, the capacities are :func:`capacity_table`'s for the largest
+    ``k_H <= k`` whose total fits in ``width`` (every level at least :data:`MIN_WIDTH`, or
+    at least 2 when even ``k_H = MIN_WIDTH`` would not fit): a young sketch (one level: up to ``k``
+    items, exact) is a KLL sketch of accuracy ``k``; as its levels grow it keeps its row and
+    becomes one of accuracy ``k_H`` (``k = 200`` in 256 items: ``k_H`` 153 with two levels,
+    ~83 from eight, i.e. a rank error about 2.4 times larger in a leaf that saw over ~20k
+    weight).  KLL's compactions stay valid whatever the capacities; only the error bound
+    follows ``k_H``."""
+    width = leaf_row_capacity(k) if width is None else int(width)
+    return _leaf_table(int(k), width).copy()
+
+
+@lru_cache(maxsize=32)
+def _leaf_table(k: int, width: int) -> np.ndarray:
+    nominal = capacity_table(k)
+    if width < LEAF_MIN_ROW:
+        raise ValueError(f"a leaf sketch row holds at least {LEAF_MIN_ROW} items, got {width}")
+    t = np.zeros((MAX_LEVELS + 2, MAX_LEVELS + 1), dtype=np.int64)
+    t[0] = nominal[0]
+    geo = (2.0 / 3.0) ** np.arange(MAX_LEVELS + 1)
+    for H in range(1, MAX_LEVELS + 1):
+        kh, floor = k, MIN_WIDTH
+        while True:
+            caps = np.maximum(floor, (kh * geo[:H] + 0.5).astype(np.int64))
+            if caps.sum() <= width:
+                break
+            if kh > floor:
+                kh -= 1
+            elif floor > 2:
+                kh, floor = k, 2
+            else:  # cannot happen: width >= 2 * (MAX_LEVELS + 1)
+                raise AssertionError("leaf sketch row too narrow")
+        t[1 + H, :H] = caps
+        t[1, H] = caps.sum()
+    return t
+
+
+@njit(cache=True, inline="always")
+def _level_capacity(capt, H, d):
+    """Capacity of the level at depth ``d`` (0: the top) of a sketch with ``H`` levels:
+    :func:`capacity_table`'s (2 rows) or :func:`leaf_capacity_table`'s."""
+    if capt.shape[0] == 2:
+        return capt[0, d]
+    return capt[H + 1, d]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -101,7 +173,7 @@ def _compress(items, lv, r, capt, rng):
     H = lv[r, LV_H]
     h = 0
     while h < H - 1:
-        if lv[r, h + 2] - lv[r, h + 1] >= capt[0, H - h - 1]:
+        if lv[r, h + 2] - lv[r, h + 1] >= _level_capacity(capt, H, H - h - 1):
             break
         h += 1
     if h == H - 1:

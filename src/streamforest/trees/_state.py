@@ -208,9 +208,11 @@ class TreeState(NamedTuple):
     lf_mask: np.ndarray  # (L, Pc) int8: feature observed at this leaf
     lf_free: np.ndarray  # stack of free leaf slots
     lf_sk: np.ndarray  # (L, cap) KLL sketch items of the leaf's targets ((L, 0) when off)
+    # (cap: kll.leaf_row_capacity; in models saved before it: kll.row_capacity, with sk_cap
+    # kll.capacity_table's two rows, which the kernels still take)
     lf_skl: np.ndarray  # (L, LV_WIDTH) KLL level boundaries and weight (see sketches.kll)
     lf_aux: np.ndarray  # (L,) int64 list head owned by a meta-algorithm (CPExact), -1 empty
-    sk_cap: np.ndarray  # (2, MAX_LEVELS + 1) KLL capacity table
+    sk_cap: np.ndarray  # (MAX_LEVELS + 2, MAX_LEVELS + 1) kll.leaf_capacity_table
     # bins: one row per bin, columns B_* below (one or two cache lines per update)
     bn: np.ndarray  # (B, N_BIN_COLS) float64
     ht: np.ndarray  # hash table of bin ids, -1 empty
@@ -313,10 +315,10 @@ def allocate(
         lf_nb=np.zeros((leaves, pc), np.int64),
         lf_mask=np.zeros((leaves, pc), np.int8),
         lf_free=np.zeros(leaves, np.int64),
-        lf_sk=np.zeros((leaves, kll.row_capacity(sketch_k) if sketch_k else 0), f),
+        lf_sk=np.zeros((leaves, kll.leaf_row_capacity(sketch_k) if sketch_k else 0), f),
         lf_skl=np.zeros((leaves, kll.LV_WIDTH if sketch_k else 0), np.int64),
         lf_aux=np.full(leaves, -1, np.int64),
-        sk_cap=kll.capacity_table(sketch_k)
+        sk_cap=kll.leaf_capacity_table(sketch_k)
         if sketch_k
         else np.zeros((2, kll.MAX_LEVELS + 1), np.int64),
         bn=_empty_bins(bins),
