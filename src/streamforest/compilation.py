@@ -335,8 +335,8 @@ def warmup(
     """Compile (or load from numba's on-disk cache) the kernels of streamforest's estimators
     ahead of time, so that no later call pauses to compile.
 
-    The first call of each model in a fresh environment compiles its numba kernels (about a
-    minute; a few minutes for all models).  numba caches them on disk (in ``NUMBA_CACHE_DIR`` if
+    The first call of each model in a fresh environment compiles its numba kernels (a few
+    minutes; longer for all models).  numba caches them on disk (in ``NUMBA_CACHE_DIR`` if
     set, else next to streamforest's sources), so later processes load them in a fraction of a
     second.  Call this once where that cache is written, e.g. in a Docker build step (with the
     same ``NUMBA_CACHE_DIR``, if any, as at run time)::
