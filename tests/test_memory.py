@@ -297,3 +297,90 @@ def test_a_copied_or_loaded_model_holds_its_fields_not_its_rows_width(rng, tmp_p
         assert B.fa.nbytes + B.ia.nbytes + B.ba.nbytes == 3 * sum(longest) < reserved
         other.learn_many(X[30_000:], y[30_000:])
         np.testing.assert_array_equal(other.predict_interval(X[:2000], alpha=0.1), expected)
+
+
+# ------------------------------------------------------------------------------------------------
+# classifiers: a classification leaf's size grows with the classes and category codes
+def _two_then_six_classes(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 5))
+    y2 = ((np.floor(16 * X[:, 0]) + np.floor(4 * X[:, 1])) % 2).astype(int)
+    y6 = np.floor(6 * X[:, 2]).astype(int)
+    return X, y2, y6
+
+
+def test_classifier_ensemble_has_the_forests_default_budget():
+    from streamforest import ACTSEREnsembleClassifier
+
+    default = ACTSEREnsembleClassifier().max_memory_mb
+    assert default == OnlineForestRegressor().max_memory_mb
+    assert f"{default:g}" in ACTSEREnsembleClassifier.__doc__
+    with pytest.raises(ValueError, match="max_memory_mb"):
+        ACTSEREnsembleClassifier(max_memory_mb=-1.0).learn_one({"a": 1.0}, "x")
+
+
+def test_classifier_caps_follow_new_classes_and_memory_stays_in_budget():
+    """The caps are those of the budget's formula for the classes known, worked out again when
+    new classes widen every leaf; leaf slots allocated past the new cap go, so the ensemble
+    stays in budget; learning goes on."""
+    from streamforest import ACTSEREnsembleClassifier
+
+    mb = 0.25
+    m = ACTSEREnsembleClassifier(n_members=3, max_memory_mb=mb, drift_detection=False, seed=0)
+    X, y2, y6 = _two_then_six_classes(30_000)
+    e = None
+
+    def caps(n_classes):
+        prm = m.engine_.params(0)
+        units = budget.unit_bytes(5, m_min=prm.m_min, alternates=prm.alt_lambda > 0,
+                                  n_classes=n_classes, n_cats=0)  # fmt: skip
+        return budget.tree_caps(mb * 2**20 / 3, units, observers=False)[0]
+
+    for i in range(0, 30_000, 5000):
+        m.learn_many(X[i : i + 5000], y2[i : i + 5000])
+        assert m.memory_bytes <= mb * 2**20
+    e = m.engine_
+    before = [e.params(t).max_leaves for t in range(3)]
+    assert before == [caps(2)] * 3
+    leaves = [e.int_of(t, S.I_NLEAVES) for t in range(3)]
+    m.learn_many(X[:5000], y6[:5000])  # four new classes
+    after = [e.params(t).max_leaves for t in range(3)]
+    assert after == [caps(6)] * 3 and caps(6) < caps(2)
+    assert m.memory_bytes <= mb * 2**20
+    for t in range(3):  # the slots kept: those ever used, and room up to the new cap
+        assert e.state(t).lf_node.shape[0] <= max(after[t] + 2, e.int_of(t, S.I_LEAF_HW))
+    m.learn_many(X[5000:20_000], y6[5000:20_000])
+    assert m.memory_bytes <= mb * 2**20
+    assert sum(e.int_of(t, S.I_NLEAVES) for t in range(3)) >= sum(leaves)
+    assert np.mean(m.predict(X[20_000:]) == y6[20_000:]) > 0.9
+
+
+def test_classifier_ensemble_stops_growing_at_its_budget():
+    from streamforest import ACTSEREnsembleClassifier
+
+    m = ACTSEREnsembleClassifier(n_members=2, max_memory_mb=0.1, drift_detection=False,
+                                 delta=0.01, seed=1)  # fmt: skip
+    rng = np.random.default_rng(3)
+    X = rng.random((60_000, 5))
+    y = (np.floor(32 * X[:, 0]) % 2).astype(int)  # 32 intervals: a tree wants 32 leaves
+    for i in range(0, 60_000, 6000):
+        m.learn_many(X[i : i + 6000], y[i : i + 6000])
+        assert m.memory_bytes <= 0.1 * 2**20
+    e = m.engine_
+    cap = e.params(0).max_leaves
+    assert cap < 32 and all(e.state(t).ints[S.I_FROZEN] for t in range(2))
+    assert all(e.int_of(t, S.I_NLEAVES) <= cap for t in range(2))
+
+
+def test_a_classifier_saved_before_budgets_loads_without_one():
+    import pickle
+
+    import streamforest as sf
+
+    X, y2, _ = _two_then_six_classes(3000)
+    m = sf.ACTSEREnsembleClassifier(n_members=2, max_memory_mb=None, seed=0).learn_many(X, y2)
+    expected = m.predict(X)
+    del m.__dict__["max_memory_mb"]  # the state as the previous release wrote it
+    other = pickle.loads(pickle.dumps(m))
+    assert other.get_params()["max_memory_mb"] is None
+    np.testing.assert_array_equal(other.predict(X), expected)

@@ -350,9 +350,14 @@ class Engine:
         cats = self.features.max_categories
         if K0 >= self.n_classes and C0 >= cats:
             return
+        # wider leaves cost more: the tree's caps are worked out again for its share, and leaf
+        # slots allocated past the new cap (and never used) are given back before widening
+        prm = self._capped_params(t, int(st.ints[S.I_NFEAT]), bg)
+        k = int(st.ints[S.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1  # as make_room
+        st = S.shrink_leaves(st, prm.max_leaves + k)
         st = S.grow_classes(st, self.n_classes, max(cats, 2 * C0) if cats > C0 else C0)
         kept = [a is b for a, b in zip(st, before, strict=True)]
-        self._put(bg, AR.store(self._arena_of(bg), t, st, kept=kept))
+        self._put(bg, AR.store(self._arena_of(bg), t, st, prm, kept=kept))
 
     def _tree_seed(self, t: int):
         seed, k = self.specs[t].seed, int(self.n_resets[t])
@@ -366,24 +371,36 @@ class Engine:
         prm = self.specs[t]._tree_params(p)
         return prm._replace(drift_lambda=0.0) if bg else prm
 
-    def _new_tree(self, t: int, p: int, seed, bg: bool = False) -> None:
-        """A fresh tree in row ``t`` of the trees' arena (or of the background arena)."""
+    def _capped_params(self, t: int, p: int, bg: bool = False) -> S.TreeParams:
+        """:meth:`_tree_params` with the memory budget's caps for ``p`` features and the
+        classes and category codes known now (a background tree's within its part of the
+        budget).  Caps only ever come down: wider rows (a new feature, class or category) make
+        each leaf cost more, and a tree that already holds more than its new cap stops
+        growing (what it holds is not shrunk)."""
         spec = self.specs[t]
         self._apply_memory_budget(spec, p)
         prm = self._tree_params(t, p, bg)
         caps = self._budget_caps(spec, p, background=True) if bg else None
-        if caps is not None:  # a background tree grows within its part of the budget
+        if caps is not None:
             prm = prm._replace(max_leaves=min(prm.max_leaves, caps[0]),
                                max_bins=min(prm.max_bins, caps[1]))  # fmt: skip
+        return prm
+
+    def _new_tree(self, t: int, p: int, seed, bg: bool = False) -> None:
+        """A fresh tree in row ``t`` of the trees' arena (or of the background arena)."""
+        spec = self.specs[t]
+        prm = self._capped_params(t, p, bg)
         extra = prm.split_rule == S.SPLIT_EXTRA  # no observers: a token bin pool
         grown = prm.split_rule == S.SPLIT_PREGROWN  # the whole tree, grown now
         gauss = prm.split_rule == S.SPLIT_GAUSS  # naive Bayes statistics: no observers either
         classify = prm.task == S.TASK_CLASSIFICATION
         if grown:
             nodes, leaves = pregrown_size(prm.max_depth)
-        else:  # a first allocation within the caps (see make_room)
-            leaves = min(128, prm.max_leaves + 1)
-            nodes = min(256, 2 * prm.max_leaves + 2)
+        else:  # a first allocation within the caps (see make_room); a classifier's leaves
+            # grow with its classes and category codes (up to hundreds of kB each): fewer
+            first = 16 if classify else 128
+            leaves = min(first, prm.max_leaves + 1)
+            nodes = min(2 * first, 2 * prm.max_leaves + 2)
         st = S.allocate(
             p,
             _rng.new_state(seed),
@@ -429,7 +446,7 @@ class Engine:
             st.lf_rng[:, old:p, 1] = -np.inf
         st.ints[S.I_NFEAT] = p
         kept = [a is b for a, b in zip(st, before, strict=True)]
-        self._put(bg, AR.store(self._arena_of(bg), t, st, self._tree_params(t, p, bg), kept))
+        self._put(bg, AR.store(self._arena_of(bg), t, st, self._capped_params(t, p, bg), kept))
 
     def _apply_memory_budget(self, spec, p: int) -> None:
         """Cap a new tree's leaves and observer bins so that the forest holds at most

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
+from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.classifier_model import EngineClassifier
 from ..trees import ACTSERClassifier
 
@@ -34,6 +36,14 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         The members' ``n_min`` (25 in the thesis' ensembles).
     m_min, delta, tau, leaf_prediction, drift_detection, nominal_features
         Of the member trees (see :class:`~streamforest.ACTSERClassifier`).
+    max_memory_mb
+        Memory budget of the whole ensemble in MiB (default 224, as the regression forests'),
+        split evenly among the members: each tree's leaves are capped so that its nodes and
+        leaves (whose class statistics grow with the classes and features) fit its share;
+        a tree at its cap stops splitting and its leaves keep learning (see
+        :mod:`streamforest.engine.budget`).  When a class or category first appears the caps
+        are computed again for the wider leaves.  ``None``: no budget (each member still
+        stops at 100,000 leaves).
     n_jobs
         Threads that run trees in parallel on chunks of at least 256 rows; results do not
         depend on it.
@@ -62,6 +72,7 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         leaf_prediction: str = "nba",
         drift_detection: bool = True,
         nominal_features: tuple | None = None,
+        max_memory_mb: float | None = DEFAULT_MEMORY_MB,
         n_jobs: int = 1,
         seed: int | None = None,
     ):
@@ -74,6 +85,7 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         self.leaf_prediction = leaf_prediction
         self.drift_detection = drift_detection
         self.nominal_features = nominal_features
+        self.max_memory_mb = max_memory_mb
         self.n_jobs = n_jobs
         self.seed = seed
 
@@ -97,6 +109,12 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         n = self.n_members
         if not (isinstance(n, numbers.Integral) and not isinstance(n, bool) and 1 <= n <= 1000):
             raise ValueError(f"n_members must be an integer in [1, 1000], got {n!r}")
+        mm = self.max_memory_mb
+        if mm is not None and not (
+            isinstance(mm, numbers.Real) and not isinstance(mm, bool) and mm > 0
+            and math.isfinite(mm)
+        ):  # fmt: skip
+            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
         j = self.n_jobs
         if not (isinstance(j, numbers.Integral) and not isinstance(j, bool) and 1 <= j <= 64):
             raise ValueError(f"n_jobs must be an integer in [1, 64], got {j!r}")
@@ -105,6 +123,11 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         ):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
         self.tree._check_params()
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        if "max_memory_mb" not in d:  # saved before classifiers had a budget: its engine has none
+            self.max_memory_mb = None
 
     def _random_without_seed(self) -> bool:
         return self.seed is None
@@ -118,4 +141,5 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         seeds = np.random.SeedSequence(self.seed).generate_state(self.n_members + 1, np.uint64)
         template = self.tree
         specs = [template.clone(seed=int(seeds[t])) for t in range(self.n_members)]
-        return Engine(specs, features, seed=int(seeds[-1]), n_jobs=self.n_jobs)
+        return Engine(specs, features, seed=int(seeds[-1]), n_jobs=self.n_jobs,
+                      max_memory_mb=self.max_memory_mb)  # fmt: skip

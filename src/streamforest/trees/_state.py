@@ -479,6 +479,21 @@ def grow_classes(st: TreeState, classes: int, cats: int) -> TreeState:
     return TreeState(**d)
 
 
+def shrink_leaves(st: TreeState, leaves: int) -> TreeState:
+    """A state whose leaf pool holds ``max(leaves, slots ever used)`` slots, when that is fewer
+    than it holds (else ``st``): every slot in use, free or referenced by a node or a bin lies
+    below the high-water mark ``I_LEAF_HW``, so the slots past it can go.  For a tree whose
+    leaves just became dearer (a classifier's new classes, under a memory budget)."""
+    n = max(int(leaves), int(st.ints[I_LEAF_HW]), 1)
+    if n >= st.lf_node.shape[0]:
+        return st
+    d = st._asdict()
+    for k in d:
+        if k.startswith("lf_"):
+            d[k] = np.ascontiguousarray(d[k][:n])
+    return TreeState(**d)
+
+
 def nbytes(st: TreeState) -> int:
     """Bytes held by the state's arrays."""
     return int(sum(a.nbytes for a in st))
