@@ -108,3 +108,54 @@ def test_message_on_compile_and_none_on_cache_load(tmp_path):
     assert any("compiled 2 kernel signatures" in x for x in first[first.index("done") :])
     assert second == ["done"]
     assert any(f.endswith(".nbi") for _, _, fs in os.walk(tmp_path / "cache") for f in fs)
+
+
+_CLASSIFIER_WORKLOAD = """
+import numpy as np
+import pandas as pd
+import streamforest as sf
+from streamforest import compilation as C
+
+if {warm}:
+    C.warmup(["conformal-actser-seeds", "ht-classifier", "adaptive-conformal-actser"])
+before = C._signatures()
+rng = np.random.default_rng(5)
+X = rng.random((3000, 6))
+y = (X[:, 0] * 3).astype(int)  # int labels (the warm-up uses strings), other widths and sizes
+models = [
+    sf.ConformalClassifier(sf.ACTSEREnsembleClassifier(mode="rforest", n_members=3, seed=2)),
+    sf.HoeffdingTreeClassifier(grace_period=30),
+    sf.AdaptiveConformalClassifier(sf.ConformalClassifier(sf.ACTSERClassifier(seed=1))),
+]
+for m in models:
+    for i in range(200):
+        x = {{f"f{{j}}": X[i, j] for j in range(6)}}
+        x["col"] = "r" if i % 3 else "s"
+        m.predict_one(x)
+        m.predict_proba_one(x)
+        if hasattr(m, "predict_set_one"):
+            m.predict_set_one(x, alpha=0.2)
+        m.learn_one(x, int(y[i]))
+    frame = pd.DataFrame(X[200:], columns=[f"f{{j}}" for j in range(6)])
+    frame["col"] = np.where(np.arange(2800) % 3, "r", "s")
+    m.learn_many(frame.iloc[:1500], y[200:1700])
+    m.predict_proba(frame.iloc[1500:])
+    if hasattr(m, "predict_sets"):
+        m.predict_sets(frame.iloc[1500:], alpha=[0.2, 0.1])
+print(C._signatures() - before)
+"""
+
+
+def test_warmup_compiles_what_the_classifiers_run():
+    """After ``warmup`` of the classifier entries, other classifiers (other sizes, widths, label
+    types) compile and load nothing more; without it the same workload loads kernels (so the
+    check can fail).  In fresh processes: this one has loaded kernels already."""
+    pytest = __import__("pytest")
+    pytest.importorskip("pandas")
+    added = []
+    for warm in (True, False):
+        r = subprocess.run([sys.executable, "-c", _CLASSIFIER_WORKLOAD.format(warm=warm)],
+                           capture_output=True, text=True, timeout=1200)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        added.append(int(r.stdout.split()[-1]))
+    assert added[0] == 0 and added[1] > 0

@@ -623,9 +623,9 @@ def parser() -> argparse.ArgumentParser:
     warm.add_argument(
         "--model",
         action="append",
-        choices=registry.names(task="regression", aliases=True),
+        choices=registry.names(aliases=True),
         metavar="NAME",
-        help="only this model, repeatable (default: all regression models; see list)",
+        help="only this model, repeatable (default: every model, both tasks; see list)",
     )
     warm.add_argument("--quiet", action="store_true", help="only the summary line")
     return ap

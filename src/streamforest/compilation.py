@@ -311,6 +311,72 @@ def _exercise(spec) -> None:
     prequential(m, ArrayStream(X[3000:], y[3000:]), alphas=many, window=1000)
 
 
+def _class_data(n: int, seed: int = 0):
+    """A labelled stream for the classifiers: 4 numeric features with 1% missing values, a
+    nominal column ``kind``, string labels (3 classes, a 4th from n/3 on) and an abrupt change
+    at n/2 (the labels' rule flips: detectors fire, alternates start)."""
+    import numpy as np
+
+    X, _, kind = _data(n, seed)
+    X = X[:, :4]
+    score = X[:, 0] + np.where(kind == "u", 0.5, 0.0) - X[:, 1]
+    y = np.where(score > 0.4, "hi", np.where(score > -0.2, "mid", "lo")).astype(object)
+    y[n // 3 :: 7] = "rare"
+    y[n // 2 :] = np.where(y[n // 2 :] == "hi", "lo", "hi")
+    return X, y, kind
+
+
+def _exercise_classifier(spec) -> None:
+    """Every public learning and prediction path of one registry classifier (and its
+    prediction sets), on small data."""
+    from ._extras import have
+    from .evaluate import prequential
+    from .streams import ArrayStream
+
+    def build(n_jobs=1):
+        return spec.build({"grace_period": 50}, seed=0, n_jobs=n_jobs)
+
+    sets = hasattr(build(), "predict_sets")
+
+    def predict_all(m, X):
+        m.predict(X)
+        m.predict_proba(X)
+        if sets:
+            m.predict_sets(X, alpha=0.1)
+            m.predict_sets(X, alpha=[0.1, 0.05])
+
+    X, y, kind = _class_data(3000)
+    model = build()
+    for i in range(300):
+        x = {"a": X[i, 0], "b": X[i, 1], "c": X[i, 2], "d": X[i, 3], "kind": str(kind[i])}
+        model.predict_one(x)
+        model.predict_proba_one(x)
+        if sets and i % 50 == 0:
+            model.predict_set_one(x, alpha=0.1)
+        model.learn_one(x, y[i])
+    tables = [X]
+    if have("pandas"):
+        import pandas as pd
+
+        frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+        frame["kind"] = kind
+        tables.append(frame)
+    for data in tables:
+        rows = data.iloc if hasattr(data, "iloc") else data
+        m = build()
+        m.learn_many(rows[:1000], y[:1000])
+        predict_all(m, rows[1000:])
+        if sets:
+            m.predict_learn_many(rows[1000:], y[1000:], alpha=[0.1, 0.05])
+        else:
+            m.learn_many(rows[1000:], y[1000:])
+    X, y, _ = _class_data(24_000, seed=1)
+    m = build(n_jobs=2)
+    m.learn_many(X[:3000], y[:3000])
+    predict_all(m, X[3000:6000])
+    prequential(m, ArrayStream(X[3000:], y[3000:]), window=1000)
+
+
 def _exercise_sketch() -> None:
     import numpy as np
 
@@ -354,12 +420,15 @@ def warmup(
     missing values; ``learn_many``, ``predict``, ``predict_learn_many``, ``predict_interval``
     (one ``alpha`` and a list) and ``predict_quantiles`` on arrays and DataFrames;
     ``n_jobs=2`` on chunks large enough to run on threads; a drift that replaces trees; the
-    prequential evaluator; and :class:`streamforest.KLLSketch`.
+    prequential evaluator; and :class:`streamforest.KLLSketch`.  Classifiers (and their
+    prediction sets) get the same on string labels, with a class first seen mid-stream:
+    ``predict_proba_one``, ``predict_set_one``, ``predict_proba``, ``predict_sets``.
 
     Parameters
     ----------
     models
-        Registry names (``streamforest list``) or one name; default: every regression model.
+        Registry names (``streamforest list``) or one name; default: every model (regression
+        and classification).
     verbose
         Print a line per model (time, kernels compiled and loaded) to stderr.
 
@@ -372,13 +441,16 @@ def warmup(
     from . import registry
 
     if models is None:
-        names = registry.names(task="regression")
+        names = registry.names()
     else:
         names = [models] if isinstance(models, str) else list(models)
     specs = [registry.get(n) for n in names]  # unknown names fail before any work
     report = WarmupReport()
     t_all = time.perf_counter()
-    steps = [(s.name, lambda s=s: _exercise(s)) for s in specs]
+    steps = [
+        (s.name, lambda s=s: (_exercise_classifier if s.task == "classification" else _exercise)(s))
+        for s in specs
+    ]
     if models is None:
         steps.append(("kll-sketch", _exercise_sketch))
     with watch() as total:
