@@ -397,3 +397,187 @@ def test_dict_key_order_does_not_matter(name, rows, random):
     assert pickle.dumps(a) == pickle.dumps(b)
     probe = rows[0]
     assert a.predict_one(probe) == b.predict_one(dict(reversed(list(probe.items()))))
+
+
+# --- classifiers and their prediction sets ------------------------------------------------------
+CLASS_NAMES = registry.names(task="classification")
+LABELS = [0, 1, 2, "a", "b", True, (1, "x"), 2.5]  # hashable labels of mixed types
+
+
+def _build_classifier(name):
+    spec = registry.get(name)
+    params = {"grace_period": 20}
+    if "n_members" in spec.param_names():
+        params["n_members"] = 3
+    if "calibration_size" in spec.param_names():
+        params["calibration_size"] = 30
+    return registry.build(name, params, seed=0)
+
+
+@cache
+def _class_base(name: str, state: str) -> bytes:
+    """Pickle of a classifier: fresh, fitted on arrays (int labels), or on dicts and a DataFrame
+    with a nominal column (string labels, a third class first seen late)."""
+    m = _build_classifier(name)
+    rng = np.random.default_rng(7)
+    X = rng.random((150, P))
+    if state == "arrays":
+        m.learn_many(X, (X[:, 0] > 0.5).astype(int))
+    elif state == "named":
+        lab = np.where(X[:, 0] > 0.5, "hi", "lo").astype(object)
+        lab[120:][X[120:, 1] > 0.7] = "top"
+        for r, t in zip(X[:60], lab[:60], strict=True):
+            m.learn_one({"a": float(r[0]), "b": float(r[1]), "s": "uv"[int(r[2] > 0.5)]}, t)
+        df = pd.DataFrame(
+            {"a": X[60:, 0], "b": X[60:, 1], "s": np.where(X[60:, 2] > 0.5, "u", "v")}
+        )
+        m.learn_many(df, lab[60:])
+    return pickle.dumps(m)
+
+
+@st.composite
+def labels(draw, n):
+    kind = draw(st.sampled_from(["ok", "ok", "ok", "bad", "length", "odd"]))
+    y = [draw(st.sampled_from(LABELS)) for _ in range(n)]
+    if kind == "bad" and n:
+        y[draw(st.integers(0, n - 1))] = draw(st.sampled_from([None, NAN, [1], {"a": 1}]))
+    if kind == "length":
+        y = y[: draw(st.integers(0, max(0, n - 1)))] if n else [0, 1]
+    if kind == "odd":
+        return draw(st.sampled_from([None, "ab", np.zeros((n, 2)), 3]))
+    return np.array(y, dtype=object) if draw(st.booleans()) else y
+
+
+def _classes(model) -> list:
+    return list(getattr(model, "classes_", []))  # absent before any learning (scikit-learn)
+
+
+def _known(model, labels_out, none_ok=False):
+    classes = _classes(model)
+    for v in labels_out:
+        known = any(v == c and type(v) is type(c) or v is c for c in classes)
+        assert known or (v is None and (none_ok or not classes)), (v, classes)
+
+
+def _proba(P, model, n=None, before_any=False):
+    """Probabilities over ``classes_``, each row summing to 1 (or to 0 for a row predicted
+    before any class was known, ``before_any``: ``predict_learn_many``)."""
+    P = np.asarray(P, dtype=float)
+    K = len(_classes(model))
+    if n is not None:
+        assert P.shape == (n, K), (P.shape, n, K)
+    assert np.isfinite(P).all() and (P >= 0).all() and (P <= 1 + 1e-12).all(), P
+    if K:
+        s = P.sum(axis=-1)
+        ok = np.abs(s - 1.0) <= 1e-9
+        if before_any:  # zeros only up to the first row after which a class was known
+            ok |= (s == 0.0) & (np.cumsum(~ok) == np.arange(1, s.size + 1))
+        assert ok.all(), s
+
+
+def _sets(S, model, n, alpha):
+    S = np.asarray(S)
+    assert S.dtype == bool and S.shape == (n, *_level_shape(alpha), len(_classes(model))), S.shape
+    if S.ndim == 3 and S.shape[1] > 1:  # nested: a smaller alpha's set holds a larger one's
+        order = np.argsort(alpha)
+        for a, b in zip(order[:-1], order[1:], strict=True):
+            assert np.all(S[:, a] >= S[:, b]) or alpha[a] == alpha[b]
+
+
+def _run_classifier(model, call, args):
+    """Run one call and check its output; returns whether it may have changed the model."""
+    if call in ("learn_many", "partial_fit", "fit"):
+        assert getattr(model, call)(*args) is model
+        return True
+    if call == "learn_one":
+        assert model.learn_one(*args) is None
+        return True
+    n = rows_of(args[0])
+    if call == "predict_learn_many":
+        lab, P, S = model.predict_learn_many(*args)
+        _known(model, lab, none_ok=True)  # a row before any class was known: None
+        _proba(P, model, n, before_any=True)
+        _sets(S, model, n, args[2])
+        return True
+    if call == "predict":
+        out = model.predict(*args)
+        assert out.shape == (n,)
+        _known(model, out.tolist())
+    elif call == "predict_one":
+        _known(model, [model.predict_one(*args)])
+    elif call == "predict_proba":
+        _proba(model.predict_proba(*args), model, n)
+    elif call == "predict_proba_one":
+        d = model.predict_proba_one(*args)
+        _known(model, list(d))
+        if d:
+            assert len(d) == len(_classes(model))
+            _proba([list(d.values())], model)
+    elif call == "predict_sets":
+        _sets(model.predict_sets(*args), model, n, args[1])
+    elif call == "predict_set_one":
+        out = model.predict_set_one(*args)
+        for one in out if _level_shape(args[1]) else [out]:  # a set per level of a list
+            _known(model, one)
+    elif call == "score":
+        s = model.score(*args)
+        assert 0.0 <= s <= 1.0
+    return False
+
+
+@st.composite
+def class_scenarios(draw):
+    name = draw(st.sampled_from(CLASS_NAMES))
+    state = draw(st.sampled_from(["fresh", "arrays", "named"]))
+    model = pickle.loads(_class_base(name, state))
+    sets = hasattr(model, "predict_sets")
+    calls = ["learn_many", "predict", "predict_proba", "fit", "partial_fit", "score",
+             "learn_one", "predict_one", "predict_proba_one"]  # fmt: skip
+    calls += ["predict_sets", "predict_set_one", "predict_learn_many"] if sets else []
+    steps = []
+    for _ in range(draw(st.integers(1, 3))):
+        call = draw(st.sampled_from(calls))
+        if call.endswith("_one"):
+            x = draw(examples())
+            if call == "learn_one":
+                args = (x, draw(st.one_of(st.sampled_from(LABELS), cell)))
+                if draw(st.booleans()):
+                    args += (draw(weights(1)) if draw(st.booleans()) else draw(cell),)
+            elif call == "predict_set_one":
+                args = (x, draw(alphas))
+            else:
+                args = (x,)
+        else:
+            X = draw(batches())
+            n = rows_of(X)
+            if call in ("predict", "predict_proba", "predict_sets"):
+                args = (X,) + ((draw(alphas),) if call == "predict_sets" else ())
+            else:
+                args = (X, draw(labels(n)))
+                if call == "predict_learn_many":
+                    args += (draw(alphas),)
+                if draw(st.booleans()):
+                    args += (draw(weights(n)),)
+        steps.append((call, args))
+    return name, state, model, steps
+
+
+@fuzz(300)
+@given(class_scenarios())
+def test_every_classifier_call_succeeds_well_formed_or_fails_cleanly(scenario):
+    """As the regressors' property: labels from ``classes_`` (``None`` before any class),
+    probabilities in [0, 1] summing to 1 over ``classes_``, sets of the right shape and nested,
+    or a ``ValueError``/``TypeError`` naming the argument with the model unchanged."""
+    name, state, model, steps = scenario
+    for call, args in steps:
+        before = pickle.dumps(model)
+        try:
+            learnt = _run_classifier(model, call, args)
+        except (ValueError, TypeError) as e:
+            event(f"{call}: {type(e).__name__}")
+            assert NAMED.search(str(e)), f"{call}: the message does not name the argument: {e}"
+            assert pickle.dumps(model) == before, f"rejected {call} changed the model"
+            continue
+        event(f"{call}: ok")
+        if not learnt:
+            assert pickle.dumps(model) == before, f"{call} changed the model"

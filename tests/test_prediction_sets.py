@@ -472,3 +472,24 @@ def test_scikit_learn_api_fit_and_accuracy_score():
     assert m.score(X, y) > 0.6  # the Bayes classifier of this stream is about 0.7 accurate
     ad = sf.AdaptiveConformalClassifier(m.clone()).fit(X, y)
     assert ad.score(X, y) == m.score(X, y) and not hasattr(ad, "predict_interval")
+
+
+def test_score_is_the_classifiers_accuracy_with_any_labels_and_checked_weights():
+    """The wrapper's ``score`` is its model's: tuple labels compare as labels (a numpy scalar
+    against a tuple used to broadcast and fail), ``y`` may be a column, and the weights are
+    checked as everywhere (found by the classifier fuzzing)."""
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    m = sf.ConformalClassifier(sf.ACTSERClassifier(grace_period=50, seed=0), seed=0)
+    m.learn_many(X, y)
+    inner = m.model_
+    for labels in ([0, (1, "x")] * 50, y[:100].reshape(-1, 1)):
+        assert m.score(X[:100], labels) == inner.score(X[:100], labels)
+    w = rng.random(100)
+    assert m.score(X[:100], y[:100], w) == inner.score(X[:100], y[:100], w)
+    hits = (m.predict(X[:100]) == y[:100]).astype(float)
+    assert m.score(X[:100], y[:100], w) == pytest.approx(np.sum(w * hits) / np.sum(w))
+    for bad in (-w, np.full(100, np.nan), w[:50]):
+        with pytest.raises(ValueError, match="weight|w"):
+            m.score(X[:100], y[:100], bad)

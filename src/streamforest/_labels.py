@@ -59,3 +59,23 @@ def label_array(classes) -> np.ndarray:
     arr = np.empty(len(classes), dtype=object)
     arr[:] = list(classes)
     return arr
+
+
+def accuracy(pred: np.ndarray, y, sample_weight=None) -> float:
+    """Weighted accuracy of the predicted labels ``pred`` (what ``predict`` returned) against
+    ``y``: the ``score`` of every classifier and prediction-set wrapper.  ``y`` may be a column
+    ``(n, 1)``; labels compare as Python values (``pred.tolist()``: a numpy scalar compared with
+    a tuple label would broadcast)."""
+    from .features import check_weights
+
+    n = pred.shape[0]
+    if n == 0:
+        raise ValueError("X has no rows: accuracy needs at least one")
+    if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
+        y = np.asarray(y)[:, 0]
+    yt = check_labels(y, n)
+    w = check_weights(sample_weight, n)
+    if not w.sum() > 0:
+        raise ValueError("sample weights are all zero: accuracy needs a positive total weight")
+    hit = np.array([a == b for a, b in zip(pred.tolist(), yt, strict=True)], dtype=np.float64)
+    return float(np.sum(w * hit) / np.sum(w))

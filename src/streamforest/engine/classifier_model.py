@@ -20,9 +20,9 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
+from .._labels import accuracy, label_array
 from .._labels import check_label as _label
 from .._labels import check_labels as _labels
-from .._labels import label_array
 from ..base import Estimator
 from ..features import FeatureSpace, check_weights, n_rows, weight_of
 from . import _class_kernels as CK
@@ -221,18 +221,7 @@ class EngineClassifier(Estimator):
     # --- scikit-learn ----------------------------------------------------------------------------
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy of :meth:`predict` on ``(X, y)`` (weighted by ``sample_weight``)."""
-        yp = self.predict(X)
-        n = yp.shape[0]
-        if n == 0:
-            raise ValueError("X has no rows: accuracy needs at least one")
-        if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
-            y = np.asarray(y)[:, 0]
-        yt = _labels(y, n)
-        w = check_weights(sample_weight, n)
-        if not w.sum() > 0:
-            raise ValueError("sample weights are all zero: accuracy needs a positive total weight")
-        hit = np.array([a == b for a, b in zip(yp.tolist(), yt, strict=True)], dtype=np.float64)
-        return float(np.sum(w * hit) / np.sum(w))
+        return accuracy(self.predict(X), y, sample_weight)
 
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._labels import check_label, check_labels, label_array
+from .._labels import accuracy, check_label, check_labels, label_array
 from ..base import Estimator
 from ..features import n_rows
 from ..intervals.base import check_alphas
@@ -57,13 +57,7 @@ class ClassifierMixin:
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy of :meth:`predict` on ``(X, y)`` (weighted by ``sample_weight``)."""
-        pred = list(self.predict(X))
-        labels = check_labels(y, len(pred))
-        hit = np.array([p == t for p, t in zip(pred, labels, strict=True)], dtype=float)
-        if not hit.size:
-            raise ValueError("X has no rows: accuracy needs at least one")
-        w = np.ones(hit.size) if sample_weight is None else np.asarray(sample_weight, float)
-        return float(np.sum(w * hit) / np.sum(w))
+        return accuracy(self.predict(X), y, sample_weight)
 
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
