@@ -581,3 +581,25 @@ def test_every_classifier_call_succeeds_well_formed_or_fails_cleanly(scenario):
         event(f"{call}: ok")
         if not learnt:
             assert pickle.dumps(model) == before, f"{call} changed the model"
+
+
+@fuzz(100)
+@given(st.sampled_from(CLASS_NAMES), dict_rows, st.randoms(use_true_random=False))
+def test_classifier_dict_key_order_does_not_matter(name, rows, random):
+    """The regressors' key-order property for the classifiers and their sets."""
+    a, b = _build_classifier(name), _build_classifier(name)
+    for i, x in enumerate(rows):
+        items = list(x.items())
+        random.shuffle(items)
+        outcomes = []
+        for m, d in ((a, x), (b, dict(items))):
+            try:
+                m.learn_one(d, LABELS[i % 3])
+                outcomes.append(None)
+            except (ValueError, TypeError) as e:
+                outcomes.append(type(e))
+        assert outcomes[0] == outcomes[1]
+    assert pickle.dumps(a) == pickle.dumps(b)
+    probe = rows[0]
+    reordered = dict(reversed(list(probe.items())))
+    assert a.predict_proba_one(probe) == b.predict_proba_one(reordered)
