@@ -132,3 +132,83 @@ def test_wrapper_forwards_everything_and_copies():
         assert model.predict(X[:1]).shape == (1,)
     with pytest.raises(AttributeError):
         model.nope  # noqa: B018
+
+
+def test_a_classifier_with_sets_under_four_predicting_threads_and_one_learner(rng):
+    """The same contract for a classifier with prediction sets: every probability row sums to
+    1, every set holds known labels, and the learner leaves what a single thread would."""
+    X, yr = _sequence(200_000, rng)
+    y = np.where(yr > 8, "hi", np.where(yr > 4, "mid", "lo")).astype(object)
+
+    def make():
+        m = sf.ACTSEREnsembleClassifier(mode="rforest", n_members=4, grace_period=25, seed=0)
+        return sf.ConformalClassifier(m, calibration_size=200, seed=1)
+
+    def warm(m):
+        m.learn_many(X[: WARM - 1], y[: WARM - 1])
+        x = {j: float(v) for j, v in enumerate(X[WARM - 1])}
+        m.learn_one(x, y[WARM - 1])
+        m.predict_one(x), m.predict_proba_one(x), m.predict(X[:4]), m.predict_proba(X[:4])
+        m.predict_set_one(x, alpha=0.2), m.predict_sets(X[:8], alpha=[0.1, 0.3])
+
+    def learn(m, stop_at=None):
+        i, n = WARM, len(y)
+        while i < n:
+            if i % 500 == 250:
+                m.learn_many(X[i : i + 50], y[i : i + 50])
+                i += 50
+            else:
+                m.learn_one({j: float(v) for j, v in enumerate(X[i])}, y[i])
+                i += 1
+            if stop_at is not None and stop_at(i):
+                break
+        return i
+
+    model = sf.ThreadSafe(make())
+    warm(model)
+    probes = X[-64:]
+    errors, counts = [], [0] * 4
+    done = threading.Event()
+
+    def predictor(k):
+        local = np.random.default_rng(k)
+        try:
+            while not done.is_set():
+                x = {j: float(v) for j, v in enumerate(probes[local.integers(len(probes))])}
+                known = set(model.classes_)
+                p = model.predict_proba_one(x)
+                assert set(p) <= known and abs(sum(p.values()) - 1.0) < 1e-9, p
+                assert set(model.predict_set_one(x, alpha=0.2)) <= set(model.classes_)
+                P = model.predict_proba(probes[:8])
+                assert np.allclose(P.sum(axis=1), 1.0), P
+                S = model.predict_sets(probes[:8], alpha=[0.1, 0.3])
+                assert np.all(S[:, 0] >= S[:, 1])  # nested
+                assert model.predict_one(x) in set(model.classes_)
+                counts[k] += 1
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+            done.set()
+
+    threads = [threading.Thread(target=predictor, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    end = time.monotonic() + SECONDS
+    try:
+        learnt = learn(model, lambda i: i >= WARM + MIN_STEPS and time.monotonic() > end)
+    finally:
+        done.set()
+        for t in threads:
+            t.join()
+    if errors:
+        raise errors[0]
+    assert min(counts) > 0 and learnt >= WARM + MIN_STEPS
+
+    alone = make()
+    warm(alone)
+    assert learn(alone, lambda i: i >= learnt) == learnt
+    probe = X[-1000:]
+    np.testing.assert_array_equal(model.predict(probe), alone.predict(probe))
+    np.testing.assert_array_equal(model.predict_sets(probe, [0.1, 0.3]),
+                                  alone.predict_sets(probe, [0.1, 0.3]))  # fmt: skip
+    with model.lock:
+        assert pickle.dumps(model.model) == pickle.dumps(alone)
