@@ -231,6 +231,7 @@ def test_buffered_updates_with_weights_and_signed_zeros_equal_one_insertion_per_
             if i % 997 == 0:
                 s.quantile(0.5)
         reference = _one_insertion_per_value(k, v, w, seed=trial)
+        assert len(s._buf) == BUFFER  # room for BUFFER values once two came one at a time
         assert s.n == int(w.sum())
         assert _same(s, reference), (trial, k, n)
         mixed = KLLSketch(k, seed=trial)  # a whole array and single values in turn
@@ -241,6 +242,10 @@ def test_buffered_updates_with_weights_and_signed_zeros_equal_one_insertion_per_
                 for x, wi in zip(v[part].tolist(), w[part].tolist(), strict=True):
                     mixed.update(x, wi)
         assert _same(mixed, reference), (trial, k, n)
+    arrays_only = KLLSketch(50, seed=0)
+    arrays_only.update_many(np.arange(10_000.0))
+    arrays_only.update(1.0)
+    assert len(arrays_only._buf) == 1  # no buffer room taken by a sketch fed arrays
 
 
 def test_bytes_round_trip_answers_and_continues_identically():

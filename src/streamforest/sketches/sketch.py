@@ -376,10 +376,23 @@ class KLLSketch:
         self._queries = 0
 
     def _new_buffer(self) -> None:
-        """The buffer of :meth:`update`: ``BUFFER`` slots, filled in the order of ``_slot`` (a
-        counter); ``_buf[0] is None`` while it holds no value."""
-        self._buf: list[float | None] = [None] * BUFFER
+        """The buffer of :meth:`update`: slots filled in the order of ``_slot`` (a counter);
+        ``_buf[0] is None`` while it holds no value.  One slot at first (a sketch fed arrays
+        only never holds more), ``BUFFER`` from the second value on (:meth:`_buffer_full`)."""
+        self._buf: list[float | None] = [None]
         self._slot = count()
+
+    def _buffer_full(self, value: float) -> None:
+        """Put ``value`` in the buffer, whose slots are all taken: the first time, make room
+        for ``BUFFER`` values; after that, put the ``BUFFER`` values in the sketch first."""
+        buf = self._buf
+        n = len(buf)  # the slot ``update`` did not find
+        if n < BUFFER:
+            buf.extend([None] * (BUFFER - n))
+            buf[n] = value
+        else:
+            self._flush(n)
+            buf[next(self._slot)] = value
 
     def _flush(self, n: int | None = None) -> None:
         """Put the values collected by :meth:`update` (``n`` of them: all the slots when
@@ -436,7 +449,7 @@ class KLLSketch:
 
         Raises ``ValueError`` for a value that is not finite (the sketch unchanged)."""
         # the common call (a finite float, weight 1) puts the value in the next slot of the
-        # buffer and returns: no conversion, no length check (a full buffer raises IndexError);
+        # buffer and returns: no conversion, no length check (no slot left: IndexError);
         # everything else goes through _update_one
         if (
             value.__class__ is float
@@ -447,8 +460,7 @@ class KLLSketch:
             try:
                 self._buf[next(self._slot)] = value
             except IndexError:
-                self._flush(BUFFER)
-                self._buf[next(self._slot)] = value
+                self._buffer_full(value)
             return
         self._update_one(value, weight)
 
@@ -467,8 +479,7 @@ class KLLSketch:
             try:
                 self._buf[next(self._slot)] = v
             except IndexError:
-                self._flush(BUFFER)
-                self._buf[next(self._slot)] = v
+                self._buffer_full(v)
             return
         self.update_many([v], [weight])
 
