@@ -185,10 +185,6 @@ def test_command_line_downloads_a_remote_dataset(server, monkeypatch, tmp_path, 
 
 
 def test_converters_of_the_original_formats():
-    wine = b'"fixed acidity";"volatile acidity";"quality"\n7.4;0.7;5\n7.8;0.88;6\n'
-    names, X, y = D._wine_quality_red(wine)
-    assert names == ["fixed_acidity", "volatile_acidity"]
-    assert X.tolist() == [[7.4, 0.7], [7.8, 0.88]] and y.tolist() == [5.0, 6.0]
     yacht = b"-2.3 0.568 4.78 3.99 3.17 0.125  0.11\n-2.3 0.568 4.78 3.99 3.17 0.150  0.27\n\n"
     names, X, y = D._yacht(yacht)
     assert len(names) == 6 and X.shape == (2, 6) and y.tolist() == [0.11, 0.27]
@@ -217,6 +213,14 @@ def test_bundled_datasets_are_recorded_and_load_without_pandas_or_network():
     assert total <= 200_000
     X, y = D.load("concrete")
     assert X[0].tolist() == [540.0, 0.0, 0.0, 162.0, 2.5, 1040.0, 676.0, 28.0] and y[0] == 79.99
+    # the first rows of the sources (UCI's files): heating load Y1, red wine quality
+    X, y = D.load("energy_efficiency")
+    assert X[0].tolist() == [0.98, 514.5, 294.0, 110.25, 7.0, 2.0, 0.0, 0.0] and y[0] == 15.55
+    assert D.feature_names("energy_efficiency")[0] == "X1_relative_compactness"
+    X, y = D.load("wine_quality_red")
+    assert X[0].tolist() == [7.4, 0.7, 0.0, 1.9, 0.076, 11.0, 34.0, 0.9978, 3.51, 0.56, 9.4]
+    assert y[0] == 5.0 and set(np.unique(y)) <= set(range(11))
+    assert not set(D.BUNDLED) & set(D.REMOTE)  # a bundled set is never downloaded
 
 
 def test_data_home_and_cached_files(cache, monkeypatch):

@@ -152,22 +152,39 @@ def _state(s: KLLSketch):
     return lv.copy(), s._items[0, lv[1] :].copy(), int(s._rng[0]), s._bounds.copy()
 
 
+def _bits(x):
+    x = np.asarray(x)
+    return x.view(np.int64) if x.dtype == np.float64 else x
+
+
 def _same(a, b):
-    return all(np.array_equal(x, y) for x, y in zip(_state(a), _state(b), strict=True))
+    """The same sketch bit for bit (-0.0 is not 0.0): levels, items, random state, bounds."""
+    return all(
+        np.array_equal(_bits(x), _bits(y)) for x, y in zip(_state(a), _state(b), strict=True)
+    )
+
+
+def _one_insertion_per_value(k, values, weights, seed):
+    """The sketch of one compiled ``kll.kll_update`` per value (the forest's kernel)."""
+    from streamforest.sketches.sketch import _update_many
+
+    s = KLLSketch(k, seed=seed)
+    v = np.asarray(values, np.float64)
+    _update_many(s._items, s._lv, v, np.asarray(weights, np.int64), s._capt, s._rng)
+    if len(v):
+        s._bounds[:] = v.min(), v.max()
+    return s
 
 
 @pytest.mark.parametrize("n", [7, 150, 600, 5_000, 120_000])
 def test_batch_and_buffered_updates_equal_one_insertion_per_value(n):
     """update_many (sort-and-merge batches) and update (buffered) give exactly the sketch of
     one compiled insertion per value: same items, levels, random draws, answers."""
-    from streamforest.sketches.sketch import _quantiles, _update_many
+    from streamforest.sketches.sketch import _quantiles
 
     rng = np.random.default_rng(n)
-    v = np.round(rng.normal(size=n), 3)  # ties included
-    one_by_one = KLLSketch(200, seed=9)
-    _update_many(one_by_one._items, one_by_one._lv, v, np.ones(n, np.int64), one_by_one._capt,
-                 one_by_one._rng)  # fmt: skip
-    one_by_one._bounds[:] = v.min(), v.max()
+    v = np.round(rng.normal(size=n), 3)  # ties included, and -0.0 beside 0.0
+    one_by_one = _one_insertion_per_value(200, v, np.ones(n), seed=9)
     batch = KLLSketch(200, seed=9)
     for part in np.array_split(v, 3):
         batch.update_many(part)
@@ -188,6 +205,47 @@ def test_batch_and_buffered_updates_equal_one_insertion_per_value(n):
             for h in range(int(lv[kll.LV_H]))
         )
         assert batch.rank(x) == exact / n
+
+
+def test_buffered_updates_with_weights_and_signed_zeros_equal_one_insertion_per_value():
+    """update(x) and update(x, w) mixed, for several k, with many ties of -0.0 and 0.0 (equal
+    but not the same bits) and more values than one buffer holds: bit for bit the sketch of
+    one compiled kll_update per value in the same order, with the same weights; reading the
+    sketch in between (which puts the buffered values in) changes nothing."""
+    from streamforest.sketches.sketch import BUFFER
+
+    rng = np.random.default_rng(5)
+    for trial in range(8):
+        k = int(rng.choice([8, 50, 200]))
+        n = int(rng.integers(BUFFER // 2, 3 * BUFFER))
+        v = rng.choice(np.array([-0.0, 0.0, 1.0, -1.0, 0.5, 2.0**-1074]), size=n)
+        mask = rng.random(n) < 0.5
+        v[mask] = np.round(rng.normal(size=int(mask.sum())), 2)  # more ties, some -0.0
+        w = np.where(rng.random(n) < 0.05, rng.integers(2, 50, size=n), 1)
+        s = KLLSketch(k, seed=trial)
+        for i, (x, wi) in enumerate(zip(v.tolist(), w.tolist(), strict=True)):
+            if wi == 1:
+                s.update(x)
+            else:
+                s.update(x, wi)
+            if i % 997 == 0:
+                s.quantile(0.5)
+        reference = _one_insertion_per_value(k, v, w, seed=trial)
+        assert len(s._buf) == BUFFER  # room for BUFFER values once two came one at a time
+        assert s.n == int(w.sum())
+        assert _same(s, reference), (trial, k, n)
+        mixed = KLLSketch(k, seed=trial)  # a whole array and single values in turn
+        for part in np.array_split(np.arange(n), 5):
+            if part[0] % 2:
+                mixed.update_many(v[part], w[part])
+            else:
+                for x, wi in zip(v[part].tolist(), w[part].tolist(), strict=True):
+                    mixed.update(x, wi)
+        assert _same(mixed, reference), (trial, k, n)
+    arrays_only = KLLSketch(50, seed=0)
+    arrays_only.update_many(np.arange(10_000.0))
+    arrays_only.update(1.0)
+    assert len(arrays_only._buf) == 1  # no buffer room taken by a sketch fed arrays
 
 
 def test_bytes_round_trip_answers_and_continues_identically():
@@ -378,6 +436,50 @@ def test_one_level_queries_equal_the_compiled_walk_and_refuse_bad_levels():
     assert e.quantile(0.5) == 3.0 and e.quantile(0.2) == 3.0
     e.update(1.0)  # a change after the table was built: the table is dropped
     assert e.quantile(0.2) == 1.0 and e.rank(2.0) == 0.5
+
+
+def _exact_rank(s, x):
+    lv = s._lv[0]
+    weight = sum(
+        int(np.searchsorted(s._items[0, lv[h + 1] : lv[h + 2]], x, side="right")) << h
+        for h in range(int(lv[kll.LV_H]))
+    )
+    return weight / s.n
+
+
+def test_rank_table_equals_exact_weighted_ranks_everywhere():
+    """rank(x) of a sketch ranked often (its bucket table, and the bisection of the buckets
+    with an item) equals the exact weighted rank of the retained items at every item, just
+    beside each, between them, outside the range and at +-inf, for skewed, narrow, wide and
+    one-valued data; an update after the table is built is seen by the next rank."""
+    import math
+
+    rng = np.random.default_rng(3)
+    data = {
+        "uniform": rng.random(50_000),
+        "lognormal": rng.lognormal(0, 3, 30_000),  # most items in a few buckets
+        "ties": np.round(rng.normal(size=40_000), 1),
+        "narrow": 1.0 + rng.random(20_000) * 1e-12,
+        "wide": rng.choice([-1.7e308, 1.7e308], 500),  # max - min overflows: no table
+        "tiny": rng.choice([0.0, 5e-324, 1e-323], 3000),  # the buckets would be too narrow
+        "one value": np.full(1000, 2.5),
+    }
+    for name, v in data.items():
+        s = KLLSketch(int(rng.choice([8, 200])), seed=1)
+        s.update_many(v)
+        items = np.unique(s._items[0, s._lv[0, 1] :])
+        probes = np.concatenate([items, np.nextafter(items, -np.inf), np.nextafter(items, np.inf),
+                                 (items[:-1] + items[1:]) / 2, rng.choice(v, 200),
+                                 [items[0] - 1, items[-1] + 1, -0.0, 0.0]])  # fmt: skip
+        probes = probes[np.isfinite(probes)].tolist() + [1e300, -1e300, math.inf, -math.inf]
+        for _ in range(2):  # the sorted arrays first, then the table
+            for x in probes:
+                assert s.rank(x) == _exact_rank(s, x), (name, x)
+        assert (s._rtable[2] > 0) == (name not in ("wide", "tiny", "one value")), name
+        s.update(float(items[0]))  # a change: the table is not used
+        assert s.rank(float(items[0])) == _exact_rank(s, float(items[0])), name
+        with pytest.raises(ValueError, match="NaN"):
+            s.rank(math.nan)
 
 
 def test_update_refuses_what_is_not_a_finite_number_and_changes_nothing():

@@ -4,9 +4,10 @@ Every dataset is a CSV (gzip-compressed) with a header row, the numeric features
 target last, named ``target``; rows keep their original order, so a prequential run replays the
 data as it was recorded.  Reading one needs numpy only.
 
-- **Bundled** (:data:`BUNDLED`, inside the package, no download): ``concrete``.  Sources and
-  licences are recorded in :data:`BUNDLED` and in ``datasets/data/README.md``; a dataset is
-  bundled only when its licence allows redistribution.
+- **Bundled** (:data:`BUNDLED`, inside the package, no download): ``concrete``,
+  ``energy_efficiency``, ``wine_quality_red``.  Sources and licences are recorded in
+  :data:`BUNDLED` and in ``datasets/data/README.md``; a dataset is bundled only when its licence
+  allows redistribution.
 - **Remote** (:data:`REMOTE`): downloaded from their original source the first time they are
   asked for, checked against a sha256 recorded here, converted to the CSV form above and cached.
 - **Cached**: any ``NAME.csv.gz`` (in the form above) in the data folder: the remote datasets
@@ -123,13 +124,6 @@ def _california_housing(raw: bytes):
     return names, data[:, :8], data[:, 8]
 
 
-def _wine_quality_red(raw: bytes):
-    lines = raw.decode("ascii").splitlines()
-    header = [h.strip().strip('"').replace(" ", "_") for h in lines[0].split(";")]
-    data = _csv_rows("\n".join(lines[1:]), ";")
-    return header[:-1], data[:, :-1], data[:, -1]
-
-
 def _yacht(raw: bytes):
     data = _csv_rows(raw.decode("ascii"), None)
     names = ["longitudinal_position", "prismatic_coefficient", "length_displacement_ratio",
@@ -147,6 +141,24 @@ BUNDLED: dict[str, Bundled] = {
         description="compressive strength (MPa) of concrete from its mixture and age",
         source="I-Cheng Yeh, UCI Machine Learning Repository, "
         "https://archive.ics.uci.edu/dataset/165/concrete+compressive+strength",
+        licence="CC BY 4.0",
+    ),
+    "energy_efficiency": Bundled(
+        "energy_efficiency",
+        rows=768,
+        features=8,
+        description="heating load of simulated residential buildings from their shape and glazing",
+        source="A. Tsanas and A. Xifara, UCI Machine Learning Repository, "
+        "https://archive.ics.uci.edu/dataset/242/energy+efficiency",
+        licence="CC BY 4.0",
+    ),
+    "wine_quality_red": Bundled(
+        "wine_quality_red",
+        rows=1599,
+        features=11,
+        description="sensory quality (0-10) of red vinho verde from physicochemical tests",
+        source="P. Cortez et al. (2009), UCI Machine Learning Repository, "
+        "https://archive.ics.uci.edu/dataset/186/wine+quality",
         licence="CC BY 4.0",
     ),
 }
@@ -173,18 +185,6 @@ REMOTE: dict[str, Remote] = {
             description="median house value of California block groups (1990 census)",
             source="Pace and Barry (1997), StatLib; L. Torgo's regression datasets",
             licence="not stated by the source (downloaded, not redistributed)",
-        ),
-        Remote(
-            "wine_quality_red",
-            urls=(f"{_UCI}/wine-quality/winequality-red.csv",),
-            filename="winequality-red.csv",
-            sha256="4a402cf041b025d4566d954c3b9ba8635a3a8a01e039005d97d6a710278cf05e",
-            convert=_wine_quality_red,
-            rows=1599,
-            features=11,
-            description="sensory quality (0-10) of red vinho verde from physicochemical tests",
-            source="P. Cortez et al. (2009), UCI Machine Learning Repository",
-            licence="as stated by the UCI repository (downloaded, not redistributed)",
         ),
         Remote(
             "yacht",

@@ -7,6 +7,7 @@ import numbers
 import struct
 from bisect import bisect_left, bisect_right
 from functools import cache
+from itertools import count
 
 import numpy as np
 from numba import njit
@@ -15,7 +16,7 @@ from .. import rng as _rng
 from . import kll as _k
 
 #: values :meth:`KLLSketch.update` collects before they go into the sketch in one compiled call
-BUFFER = 4096
+BUFFER = 2048
 
 #: first bytes of :meth:`KLLSketch.to_bytes`, and the format version written after them
 MAGIC = b"SFKLL"
@@ -29,10 +30,165 @@ def _update_many(items, lv, values, weights, capt, rng):
         _k.kll_update(items, lv, 0, values[i], weights[i], capt, rng)
 
 
+#: a run of at most this many values (a deep sketch's small level 0) is inserted value by value
+#: (each after the level's items at or below it); longer runs are sorted and merged in
+UNIT_BATCH_MIN = 32
+
+
+@njit(cache=True)
+def _compress_row(it, lv, capt, rng):
+    """``kll._compress`` of one sketch (its row of items ``it`` and level row ``lv``, 1-d): the
+    same level compacted with the same random draw, to the same items.  The level above's
+    items below the first kept one, like the levels below, move as one block (no
+    comparisons)."""
+    H = lv[_k.LV_H]
+    h = 0
+    while h < H - 1:
+        if lv[h + 2] - lv[h + 1] >= _k._level_capacity(capt, H, H - h - 1):
+            break
+        h += 1
+    if h == H - 1:
+        if H >= _k.MAX_LEVELS:  # cannot happen below ~8 * 2**MAX_LEVELS of weight
+            return
+        lv[H + 2] = it.shape[0]  # kll._add_level
+        lv[_k.LV_H] = H + 1
+    raw_beg = lv[h + 1]
+    raw_end = lv[h + 2]
+    above_end = lv[h + 3]
+    raw_pop = raw_end - raw_beg
+    odd = raw_pop & 1
+    odd_item = it[raw_beg]
+    adj_beg = raw_beg + odd
+    half = (raw_pop - odd) // 2
+    off = np.int64(_rng.next_u64(rng) & np.uint64(1))
+    for i in range(half):  # keep every other item, random phase
+        it[adj_beg + i] = it[adj_beg + 2 * i + off]
+    # merge the kept half with the level above into [adj_beg + half, above_end); ties: the
+    # kept item first
+    a = adj_beg
+    a_end = adj_beg + half
+    d = adj_beg + half
+    b = raw_end
+    if half > 0:
+        x = it[a]
+        lo = raw_end
+        hi = above_end
+        while lo < hi:  # the level above's items below the first kept one
+            mid = (lo + hi) >> 1
+            if it[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        for j in range(raw_end, lo):
+            it[d] = it[j]
+            d += 1
+        b = lo
+    while a < a_end and b < above_end:
+        x = it[a]
+        y = it[b]
+        if x <= y:
+            it[d] = x
+            a += 1
+        else:
+            it[d] = y
+            b += 1
+        d += 1
+    while a < a_end:
+        it[d] = it[a]
+        a += 1
+        d += 1
+    lv[h + 2] = adj_beg + half
+    new_beg = adj_beg + half
+    if odd:
+        new_beg -= 1
+        it[new_beg] = odd_item
+    shift = new_beg - raw_beg
+    lv[h + 1] = new_beg
+    if h > 0 and shift > 0:
+        lo = lv[1]
+        for i in range(raw_beg - 1, lo - 1, -1):
+            it[i + shift] = it[i]
+        for g in range(h):
+            lv[g + 1] += shift
+
+
+@njit(cache=True)
+def _insert_unit_row(it, lv, values, capt, rng):
+    """Add each of ``values`` with weight 1, in order, to one sketch (rows ``it``, ``lv``): the
+    same sketch, item for item and draw for draw, as one ``kll.kll_update(..., v, 1, ...)`` per
+    value.
+
+    The values that arrive between two compactions go to level 0 at once: a few (at most
+    :data:`UNIT_BATCH_MIN`) each after the level's items at or below it (what an insertion
+    does), more (a young sketch, whose level 0 is large) sorted and merged with it (equal
+    values keep their order, so -0.0 and 0.0 too: the sketch is the same bit for bit).  A
+    compaction happens exactly when the one-by-one path's would (an insertion finding no free
+    space), so the random draws and the result are the same."""
+    n = values.shape[0]
+    cap = it.shape[0]
+    tmp = np.empty(0)
+    i = 0
+    while i < n:
+        free = lv[1] - (cap - capt[1, lv[_k.LV_H]])
+        if free <= 0:
+            _compress_row(it, lv, capt, rng)
+            continue
+        m = min(free, n - i)
+        s0 = lv[1]
+        e0 = lv[2]
+        if m <= UNIT_BATCH_MIN:
+            first = s0
+            for j in range(m):
+                v = values[i + j]
+                p = first
+                while p < e0 and it[p] <= v:  # the items at or below v move down one
+                    it[p - 1] = it[p]
+                    p += 1
+                it[p - 1] = v
+                first -= 1
+        else:
+            if tmp.shape[0] < m:
+                tmp = np.empty(cap)
+            zeros = 0
+            for j in range(m):
+                v = values[i + j]
+                tmp[j] = v
+                if v == 0.0:
+                    zeros += 1
+            tmp[:m].sort()
+            if zeros > 1:  # -0.0 and 0.0 tie: in the order they came, as insertions leave them
+                z = 0
+                while tmp[z] != 0.0:
+                    z += 1
+                for j in range(m):
+                    v = values[i + j]
+                    if v == 0.0:
+                        tmp[z] = v
+                        z += 1
+            a = 0
+            b = s0
+            d = s0 - m
+            while a < m and b < e0:  # merge into [s0 - m, e0): d never overtakes b
+                if tmp[a] < it[b]:  # ties: the level's item first, as an insertion does
+                    it[d] = tmp[a]
+                    a += 1
+                else:
+                    it[d] = it[b]
+                    b += 1
+                d += 1
+            while a < m:
+                it[d] = tmp[a]
+                a += 1
+                d += 1
+        lv[1] = s0 - m
+        lv[_k.LV_N] += m
+        i += m
+
+
 @njit(cache=True)
 def _update_unit(items, lv, values, capt, rng, bounds):
-    """Add ``values`` (weight 1 each) and widen ``bounds`` (min, max); False, and nothing added,
-    if one of them is not finite."""
+    """Add ``values`` (weight 1 each) to sketch row 0 and widen ``bounds`` (min, max); False,
+    and nothing added, if one of them is not finite."""
     lo = bounds[0]
     hi = bounds[1]
     for i in range(values.shape[0]):
@@ -43,8 +199,7 @@ def _update_unit(items, lv, values, capt, rng, bounds):
             lo = v
         if v > hi:
             hi = v
-    tmp = np.empty(items.shape[1])
-    _k.kll_update_unit_many(items, lv, 0, values, capt, rng, tmp)
+    _insert_unit_row(items[0], lv[0], values, capt, rng)
     bounds[0] = lo
     bounds[1] = hi
     return True
@@ -59,52 +214,65 @@ def _tables(k: int):
 
 
 @njit(cache=True)
-def _merge_into(items, lv, o_items, o_lv, capt, rng):
-    """Insert every retained item of the other sketch at its own level (weight preserved): the
-    same sketch as one ``kll._insert_level`` per item, level by level, but the items that fit
-    before the next compaction go in at once (the lower levels move once, the run is merged)."""
-    cap = items.shape[1]
-    for h in range(o_lv[0, _k.LV_H]):
-        i = o_lv[0, h + 1]
-        end = o_lv[0, h + 2]
+def _merge_into(it, lv, o_it, o_lv, capt, rng):
+    """Insert every retained item of the other sketch (rows ``o_it``, ``o_lv``) at its own level
+    (weight preserved) into this one (rows ``it``, ``lv``): the same sketch as one
+    ``kll._insert_level`` per item, level by level, but the items that fit before the next
+    compaction go in at once (the items below the run's first move down as one block, the run
+    is merged with the rest of its level)."""
+    cap = it.shape[0]
+    for h in range(o_lv[_k.LV_H]):
+        i = o_lv[h + 1]
+        end = o_lv[h + 2]
         while i < end:
-            while lv[0, _k.LV_H] <= h:
-                _k._add_level(items, lv, 0)
-            free = lv[0, 1] - (cap - capt[1, lv[0, _k.LV_H]])
+            while lv[_k.LV_H] <= h:  # kll._add_level
+                lv[lv[_k.LV_H] + 2] = cap
+                lv[_k.LV_H] += 1
+            free = lv[1] - (cap - capt[1, lv[_k.LV_H]])
             if free <= 0:
-                _k._compress(items, lv, 0, capt, rng)
+                _compress_row(it, lv, capt, rng)
                 continue
             m = min(free, end - i)
-            sh = lv[0, h + 1]
-            for j in range(lv[0, 1], sh):  # levels below h move m places down
-                items[0, j - m] = items[0, j]
+            sh = lv[h + 1]
+            eh = lv[h + 2]
+            x = o_it[i]
+            lo = sh
+            hi = eh
+            while lo < hi:  # the first item of level h above the run's first (ties: the level's
+                mid = (lo + hi) >> 1  # item first, as an insertion does)
+                if it[mid] <= x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            for j in range(lv[1], lo):  # the levels below h and level h up to there: m down
+                it[j - m] = it[j]
             for g in range(h):
-                lv[0, g + 1] -= m
-            eh = lv[0, h + 2]
+                lv[g + 1] -= m
             a = i
-            b = sh
-            d = sh - m
-            while a < i + m and b < eh:  # ties: the level's item first, as an insertion does
-                if o_items[0, a] < items[0, b]:
-                    items[0, d] = o_items[0, a]
+            b = lo
+            d = lo - m
+            while a < i + m and b < eh:
+                if o_it[a] < it[b]:
+                    it[d] = o_it[a]
                     a += 1
                 else:
-                    items[0, d] = items[0, b]
+                    it[d] = it[b]
                     b += 1
                 d += 1
             while a < i + m:
-                items[0, d] = o_items[0, a]
+                it[d] = o_it[a]
                 a += 1
                 d += 1
-            lv[0, h + 1] = sh - m
-            lv[0, _k.LV_N] += np.int64(m) << h
+            lv[h + 1] = sh - m
+            lv[_k.LV_N] += np.int64(m) << h
             i += m
 
 
 @njit(cache=True)
 def _merge_sketch(items, lv, bounds, o_items, o_lv, o_bounds, capt, rng):
-    """:func:`_merge_into`, and the bounds (min, max) widened to the other sketch's."""
-    _merge_into(items, lv, o_items, o_lv, capt, rng)
+    """:func:`_merge_into` (sketch row 0 of each), and the bounds (min, max) widened to the
+    other sketch's."""
+    _merge_into(items[0], lv[0], o_items[0], o_lv[0], capt, rng)
     bounds[0] = min(bounds[0], o_bounds[0])
     bounds[1] = max(bounds[1], o_bounds[1])
 
@@ -143,8 +311,8 @@ def _sorted_view(items, lv, values, cumulative):
     return m
 
 
-#: the rank lists of a sketch that changed since (every :meth:`KLLSketch.rank` takes the slow path)
-_STALE_RANKS = ((), (None,))
+#: the rank table of a changed sketch (:meth:`KLLSketch._rank_table`): scale NaN, no bucket
+_STALE_RANKS = ((), 0.0, math.nan)
 #: the level table of a changed sketch (:meth:`KLLSketch._level_table`): one bucket, no answer
 _STALE_TABLE = (None,)
 #: one-value queries of an unchanged sketch answered from its sorted arrays before the lists of
@@ -174,11 +342,12 @@ class KLLSketch:
 
     One :meth:`update` at a time is cheap: values are collected and go into the sketch in one
     compiled call (every :data:`BUFFER` values, or before anything reads the sketch), which gives
-    exactly the sketch that one insertion per value gives.  Queries read a sorted view of the
-    retained items and their cumulative weights (arrays), built once after each change; a sketch
-    queried more than :data:`LISTS_AFTER` times since it changed also gets lists for the
-    one-value queries: a table of :meth:`quantile` answers by level bucket (one list index per
-    call) and the items for :meth:`rank` (one C bisection per call).
+    exactly the sketch, bit for bit, that one insertion per value gives.  Queries read a sorted
+    view of the retained items and their cumulative weights (arrays), built once after each
+    change; a sketch queried more than :data:`LISTS_AFTER` times since it changed also gets
+    tables for the one-value queries: :meth:`quantile` answers by level bucket and :meth:`rank`
+    answers by value bucket (one list index per call), with a C bisection over lists for the
+    buckets that hold more than one answer.
     """
 
     def __init__(self, k: int = 200, seed: int | None = None):
@@ -192,32 +361,56 @@ class KLLSketch:
         self._lv[0, 1] = self._lv[0, 2] = cap
         self._rng = _rng.new_state(seed)
         self._bounds = np.array([math.inf, -math.inf])
-        self._pending: list[float] = []
+        self._new_buffer()
         self._changed()
 
     # ---------------------------------------------------------------------------------------------
     def _changed(self) -> None:
         """Forget the query views (the sketch changed)."""
         self._view = None
-        self._ranks = _STALE_RANKS
+        self._rtable = _STALE_RANKS
+        self._ranks = None
         self._qtable = _STALE_TABLE
         self._qscale = 0.0
         self._qlists = None
         self._queries = 0
 
-    def _flush(self) -> None:
-        """Put the values collected by :meth:`update` into the sketch."""
-        pending = self._pending
-        if pending:
-            v = np.array(pending, dtype=np.float64)
-            pending.clear()
+    def _new_buffer(self) -> None:
+        """The buffer of :meth:`update`: slots filled in the order of ``_slot`` (a counter);
+        ``_buf[0] is None`` while it holds no value.  One slot at first (a sketch fed arrays
+        only never holds more), ``BUFFER`` from the second value on (:meth:`_buffer_full`)."""
+        self._buf: list[float | None] = [None]
+        self._slot = count()
+
+    def _buffer_full(self, value: float) -> None:
+        """Put ``value`` in the buffer, whose slots are all taken: the first time, make room
+        for ``BUFFER`` values; after that, put the ``BUFFER`` values in the sketch first."""
+        buf = self._buf
+        n = len(buf)  # the slot ``update`` did not find
+        if n < BUFFER:
+            buf.extend([None] * (BUFFER - n))
+            buf[n] = value
+        else:
+            self._flush(n)
+            buf[next(self._slot)] = value
+
+    def _flush(self, n: int | None = None) -> None:
+        """Put the values collected by :meth:`update` (``n`` of them: all the slots when
+        ``update`` found none left) into the sketch."""
+        buf = self._buf
+        if buf[0] is not None:
+            if n is None:
+                n = next(self._slot)
+            self._slot = count()
+            v = np.fromiter(buf, np.float64, n)
+            buf[0] = None
             _update_unit(self._items, self._lv, v, self._capt, self._rng, self._bounds)
             self._changed()
 
     def _sorted(self):
         """``(values, cumulative weights, total)``: the retained items ascending (arrays), built
         once after each change."""
-        if self._pending:
+        if self._buf[0] is not None:
             self._flush()
         view = self._view
         if view is None:
@@ -233,7 +426,8 @@ class KLLSketch:
     @property
     def n(self) -> int:
         """Total weight seen."""
-        return int(self._lv[0, _k.LV_N]) + len(self._pending)
+        self._flush()
+        return int(self._lv[0, _k.LV_N])
 
     @property
     def num_retained(self) -> int:
@@ -254,13 +448,19 @@ class KLLSketch:
         """Add ``value`` with a positive integer ``weight`` (as ``weight`` repeated updates).
 
         Raises ``ValueError`` for a value that is not finite (the sketch unchanged)."""
-        # the common call (a finite float, weight 1) collects the value and returns: no
-        # conversion, no global lookup; everything else goes through _update_one
-        if value.__class__ is float and weight == 1 and value - value == 0.0:
-            pending = self._pending
-            pending.append(value)
-            if len(pending) >= 4096:  # BUFFER, as a constant
-                self._flush()
+        # the common call (a finite float, weight 1) puts the value in the next slot of the
+        # buffer and returns: no conversion, no length check (no slot left: IndexError);
+        # everything else goes through _update_one
+        if (
+            value.__class__ is float
+            and weight == 1
+            and value <= 1.7976931348623157e308  # sys.float_info.max: not NaN, not +-inf
+            and value >= -1.7976931348623157e308
+        ):
+            try:
+                self._buf[next(self._slot)] = value
+            except IndexError:
+                self._buffer_full(value)
             return
         self._update_one(value, weight)
 
@@ -276,10 +476,10 @@ class KLLSketch:
         if v - v != 0.0:
             raise ValueError(f"KLLSketch values must be finite numbers, got {value!r}")
         if weight.__class__ is int and weight == 1:
-            pending = self._pending
-            pending.append(v)
-            if len(pending) >= BUFFER:
-                self._flush()
+            try:
+                self._buf[next(self._slot)] = v
+            except IndexError:
+                self._buffer_full(v)
             return
         self.update_many([v], [weight])
 
@@ -295,7 +495,7 @@ class KLLSketch:
                 w = np.ascontiguousarray(wa, dtype=np.int64)
         if not v.shape[0]:
             return
-        if self._pending:
+        if self._buf[0] is not None:
             self._flush()
         if w is None:
             ok = _update_unit(self._items, self._lv, v, self._capt, self._rng, self._bounds)
@@ -313,8 +513,10 @@ class KLLSketch:
         """Add the contents of ``other`` (same ``k``) to this sketch; ``other`` is unchanged."""
         if not isinstance(other, KLLSketch) or other.k != self.k:
             raise ValueError("can only merge a KLLSketch with the same k")
-        self._flush()
-        other._flush()
+        if self._buf[0] is not None:
+            self._flush()
+        if other._buf[0] is not None:
+            other._flush()
         _merge_sketch(self._items, self._lv, self._bounds, other._items, other._lv,
                       other._bounds, self._capt, self._rng)  # fmt: skip
         self._changed()
@@ -326,7 +528,7 @@ class KLLSketch:
         # one level of a sketch queried often since it last changed: one index into the level
         # table (_level_table), whose buckets hold the answer wherever it is the same for every
         # level of the bucket
-        if q.__class__ is float and 0.0 <= q <= 1.0 and not self._pending:
+        if q.__class__ is float and 0.0 <= q <= 1.0 and self._buf[0] is None:
             value = self._qtable[int(q * self._qscale)]
             if value is not None:
                 return value
@@ -381,15 +583,21 @@ class KLLSketch:
     def rank(self, value: float) -> float:
         """Fraction of the weight at or below ``value``.  NaN for an empty sketch;
         ``ValueError`` for a NaN value."""
-        # a sketch ranked often since it last changed: one C bisection over a list of its items
-        if not self._pending:
-            values, ranks = self._ranks
-            try:  # ranks[-1] is None: a value at or above the maximum (or NaN) is checked
-                r = ranks[bisect_right(values, value)]
-            except (TypeError, ValueError):
-                r = None
-            if r is not None:
-                return r
+        # a float ranked in a sketch queried often since it last changed: one index into the
+        # rank table (_rank_table), whose buckets hold the answer wherever no retained item
+        # falls in them; t is NaN (no index) while the table is stale, and for a NaN value
+        if value.__class__ is float and self._buf[0] is None:
+            table, lo, scale = self._rtable
+            t = (value - lo) * scale
+            if t >= 0.0:
+                try:
+                    r = table[int(t)]
+                except (IndexError, OverflowError):  # far above the items, or +inf
+                    r = None
+                if r is not None:
+                    return r
+                vlist, ranks = self._ranks  # a bucket with an item in it: bisect
+                return ranks[bisect_right(vlist, value)]
         return self._rank(value)
 
     def _rank(self, value) -> float:
@@ -400,14 +608,46 @@ class KLLSketch:
         values, cum, total = self._sorted()
         if not total:
             return math.nan
-        if self._ranks is _STALE_RANKS:
+        lists = self._ranks
+        if lists is None:
             self._queries += 1
-            if self._queries > LISTS_AFTER:
-                ranks = [0.0, *(cum / total).tolist()]
-                ranks[-1] = None
-                self._ranks = (values.tolist(), ranks)
-        i = int(np.searchsorted(values, value, side="right"))
-        return float(cum[i - 1] / total) if i else 0.0
+            if self._queries <= LISTS_AFTER:
+                i = int(np.searchsorted(values, value, side="right"))
+                return float(cum[i - 1] / total) if i else 0.0
+            lists = self._rank_table(values, cum, total)
+        vlist, ranks = lists  # a bucket of the table with an item in it: bisect
+        return ranks[bisect_right(vlist, value)]
+
+    def _rank_table(self, values, cum, total):
+        """Tabulate :meth:`rank` of a float: bucket ``int((x - lo) * scale)`` of ``x >= lo``
+        (``lo`` the smallest retained item, about 16 buckets per item between it and the
+        largest) holds the rank of every ``x`` in it when no retained item falls in the bucket
+        (``None`` otherwise).  The bucket of a value and of an item is the same rounded
+        arithmetic, which never decreases with the value, so an item in an earlier bucket is
+        below every value of the bucket and one in a later bucket above: the rank is that of
+        the items in the earlier buckets.  A quarter as many buckets again past the largest
+        item's hold 1.0 (further values raise ``IndexError`` and bisect).  Also sets and returns
+        the lists of the bisection (the items, and the rank at or below each count of them)."""
+        ranks = [0.0, *(cum / total).tolist()]
+        lists = (values.tolist(), ranks)
+        self._ranks = lists
+        lo, hi = float(values[0]), float(values[-1])
+        m = len(values)
+        scale = min(16 * m, 1 << 15) / (hi - lo) if hi > lo else math.inf
+        if not 0.0 < scale < math.inf:  # one distinct item, or a range too wide or too narrow
+            return lists
+        buckets = ((values - lo) * scale).astype(np.int64)  # the same arithmetic as rank()
+        nb = int(buckets[-1]) + 1
+        below = np.searchsorted(buckets, np.arange(nb), side="left")  # items in earlier buckets
+        taken = np.zeros(nb, dtype=bool)
+        taken[buckets] = True
+        objects = np.empty(m + 2, dtype=object)
+        objects[: m + 1] = ranks  # one float object per rank, shared by its buckets
+        objects[m + 1] = None
+        table = objects[np.where(taken, m + 1, below)].tolist()
+        table += [ranks[m]] * (nb // 4 + 1)  # above the largest item: all the weight (1.0)
+        self._rtable = (table, lo, scale)
+        return lists
 
     # ---------------------------------------------------------------------------------------------
     def to_bytes(self) -> bytes:
@@ -477,7 +717,8 @@ class KLLSketch:
     def __getstate__(self):
         self._flush()
         state = dict(self.__dict__)
-        for name in ("_pending", "_view", "_ranks", "_qtable", "_qscale", "_qlists", "_queries"):
+        for name in ("_buf", "_slot", "_view", "_rtable", "_ranks", "_qtable", "_qscale",
+                     "_qlists", "_queries"):  # fmt: skip
             state.pop(name, None)
         return state
 
@@ -486,7 +727,7 @@ class KLLSketch:
         if "_min" in state:  # written before the bounds were one array
             state["_bounds"] = np.array([state.pop("_min"), state.pop("_max")], dtype=np.float64)
         self.__dict__.update(state)
-        self._pending = []
+        self._new_buffer()
         self._changed()
 
     def __len__(self) -> int:
