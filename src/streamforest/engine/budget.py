@@ -53,8 +53,8 @@ from ..trees import _state as S
 # Measured with the memory soak benchmark (Friedman #1, 3M rows, MAE of the last 500k rows
 # against the unbounded forest's, 0.9131 with leaf rows of 160 items): the default OnlineQRF
 # at 224 MiB +2.3%, at 256 MiB +2.0%, with bins counted exactly +1.75%, and with a sixteenth
-# for background trees +1.5% (RSS 464-483 MB from 1M to 3M rows); CPApproximate +0.2% (RSS
-# 437-455 MB).  The process holds ~210 MB before learning, then the budget and OnlineQRF's
+# for background trees +1.5% (RSS 464-483 MB from 1M to 3M rows); CPApproximate +0.8% (0.9285
+# against 0.9210; RSS 437-455 MB).  The process holds ~210 MB before learning, then the budget and OnlineQRF's
 # scratch (~30 MiB), so even with every background tree grown it stays below 512 MB; 288 MiB
 # would not.
 DEFAULT_MEMORY_MB = 256.0
@@ -67,9 +67,9 @@ BACKGROUND_SHARE = 0.0625
 # leaf's observers take ~10 kB (tens of bins per observed feature): three quarters of the
 # share when leaves are small (~1 kB); half when each holds a sketch (~2.6 kB with its
 # nodes).  Measured with the memory soak benchmark (default CPApproximate, 3M rows, MAE of the
-# last 500k rows, unbounded 0.927): at 224 MiB with bins counted at their worst case, bins
-# half the share 0.947 (+2.2%, its bins ran out with 40% of the leaf cap used), 70% 0.941
-# (+1.5%), 80% 0.943 (leaf cap reached at 2M rows); at 256 MiB, bins counted exactly, 70%
+# last 500k rows, unbounded 0.927 then, 0.9210 now): at 224 MiB with bins counted at their
+# worst case, bins half the share 0.947 (its bins ran out with 40% of the leaf cap used), 70%
+# 0.941, 80% 0.943 (leaf cap reached at 2M rows); at 256 MiB, bins counted exactly, 70%
 # 0.9297 (the hash table's size leaves room for 8,874 leaves: the leaf arrays doubled after
 # 1.5M rows, RSS +10% from 1M to 3M), 75% 0.9285 (5,917 leaves: +4%).  Default OnlineQRF
 # (leaf rows of 256 items), MAE of the last 500k rows at 1.5M / 2M / 2.5M rows: bins 35% of

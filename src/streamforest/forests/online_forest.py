@@ -58,7 +58,7 @@ class OnlineForestRegressor(EngineRegressor):
         Memory budget of the whole forest, in MiB (default 256: with it a default OnlineQRF
         or CPApproximate levels off below 512 MB of process memory on an unbounded stream,
         483 and 455 MB measured at 3M rows, with an MAE within 2% of the unbounded forest's,
-        +1.5% and +0.2%; see the benchmarks page, "Memory soak").  ``None``: only each tree's
+        +1.5% and +0.8%; see the benchmarks page, "Memory soak").  ``None``: only each tree's
         own caps.  The budget is split evenly among the trees, and with warnings armed each
         tree keeps a sixteenth of its share for its background tree (one that replaces its
         tree grows on to the tree's caps).  A tree's part goes to observer bins (three
