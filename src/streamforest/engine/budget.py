@@ -53,10 +53,10 @@ from ..trees import _state as S
 # Measured with the memory soak benchmark (Friedman #1, 3M rows, MAE of the last 500k rows
 # against the unbounded forest's, 0.9131 with leaf rows of 160 items): the default OnlineQRF
 # at 224 MiB +2.3%, at 256 MiB +2.0%, with bins counted exactly +1.75%, and with a sixteenth
-# for background trees +1.5% (RSS 464-483 MB from 1M to 3M rows); CPApproximate +0.8% (0.9285
-# against 0.9210; RSS 437-455 MB).  The process holds ~210 MB before learning, then the budget and OnlineQRF's
-# scratch (~30 MiB), so even with every background tree grown it stays below 512 MB; 288 MiB
-# would not.
+# for background trees +1.5% (RSS 464-483 MB from 1M to 3M rows); CPApproximate +0.8%
+# (0.9285 against 0.9210; RSS 437-455 MB).  The process holds ~205 MB before learning, then
+# the budget and OnlineQRF's scratch (~30 MiB), so even with every background tree grown it
+# stays below 512 MB; 288 MiB would not.
 DEFAULT_MEMORY_MB = 256.0
 # part of a tree's share kept for its background tree when warnings are armed (a background
 # tree that replaces its tree grows on to the tree's caps).  A background tree only lives
