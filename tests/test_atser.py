@@ -289,7 +289,7 @@ def test_heavy_sample_weights_do_not_blow_up_linear_leaves():
 
 
 def test_ensemble_default_budget_is_the_forests_and_binds():
-    """The ensembles' default memory budget is the forest's bounded one (224 MiB), and a budget
+    """The ensembles' default memory budget is the forest's bounded one (256 MiB), and a budget
     holds: with 1 MiB for 3 members the trees stop growing at their caps on a stream that keeps
     splitting, and ``memory_bytes`` stays within it."""
     default = sf.ATSEREnsembleRegressor().max_memory_mb

@@ -5,20 +5,22 @@ A tree's memory (:mod:`streamforest.trees._state`) is, apart from a few small fi
 - per **node** (split or leaf): routing and bookkeeping, about 100 bytes; a split node keeps
   nothing else (no observer, no sketch);
 - per **leaf slot** (a leaf's statistics, leaf model, per-feature normaliser and observer heads,
-  and with leaf quantile sketches, :class:`~streamforest.OnlineQRF`, its KLL sketch: ~2.3 kB
-  at ``k = 200``, a row of 256 items and its level table, see
-  :func:`streamforest.sketches.kll.leaf_capacity_table`; a row with room for every level took
-  6.4 kB); slots are reused after a split, so the slots in use are
+  and with leaf quantile sketches, :class:`~streamforest.OnlineQRF`, its KLL sketch: 1.56 kB
+  at ``k = 200``, a row of 160 items and its level table, see
+  :func:`streamforest.sketches.kll.leaf_capacity_table`; a row of 256 items took 2.3 kB, one
+  with room for every level 6.4 kB); slots are reused after a split, so the slots in use are
   the live leaves;
-- per **observer bin** (one distinct key of one leaf's attribute observer): 88 bytes, plus its
-  hash-table slots and split scratch.
+- per **observer bin** (one distinct key of one leaf's attribute observer): 88 bytes and 16 of
+  split scratch, plus the tree's bin hash table, a power of two of 2 to 4 slots per bin (8
+  bytes each), counted as it is allocated (:func:`bins_bytes`).
 
 :func:`unit_bytes` measures these from the layout itself (allocating tiny states and taking the
 differences), so the figures follow any change to the layout.  :func:`tree_caps` turns one
 tree's share of a budget into caps: leaves (``max_leaves``, hence nodes ``<= 2 * max_leaves``)
-and observer bins (``max_observer_bins``).  The engine grows a tree's arrays by doubling but
-never past those caps (:meth:`~streamforest.engine.core.Engine.make_room`), so the caps bound
-what a tree holds, not merely what it uses.
+and observer bins (``max_observer_bins``: as many as their rows and hash table fit in their
+part, what the table's size leaves going to leaves).  The engine grows a tree's arrays by
+doubling but never past those caps (:meth:`~streamforest.engine.core.Engine.make_room`), so
+the caps bound what a tree holds, not merely what it uses.
 
 Under the caps a tree behaves as MOA's and River's Hoeffding trees under their memory limit:
 when the observer bins run out, the least promising active leaves (smallest sum of squared
@@ -27,8 +29,8 @@ are freed; they keep predicting and learning their leaf models and sketches.  A 
 memory by itself (its slot), so when the leaf cap is reached the structure is final: every
 observer is freed and the leaves keep learning.
 
-What the process holds for the trees is what ``memory_bytes`` counts (measured: 0.98-1.00 of
-the growth of a default OnlineQRF's resident memory, 0.88-0.90 of CPApproximate's, whose rest
+What the process holds for the trees is what ``memory_bytes`` counts (measured: 0.96-1.00 of
+the growth of a default OnlineQRF's resident memory, 0.88-0.92 of CPApproximate's, whose rest
 is the interpreter's own heap), because the arena (:mod:`streamforest.trees._arena`) reserves
 address space, not memory: rows are lengthened into arrays of 4 kiB pages (numpy would ask for
 2 MiB pages, each tree's row then holding whole huge pages past its fields) copying only each
@@ -47,21 +49,33 @@ from typing import NamedTuple
 from ..rng import new_state
 from ..trees import _state as S
 
-# the forests' default budget (MiB), per model: see OnlineForestRegressor's max_memory_mb
-DEFAULT_MEMORY_MB = 224.0
+# the forests' default budget (MiB), per model: see OnlineForestRegressor's max_memory_mb.
+# Measured with the memory soak benchmark (Friedman #1, 3M rows, MAE of the last 500k rows
+# against the unbounded forest's, 0.9131 with leaf rows of 160 items): the default OnlineQRF
+# at 224 MiB +2.3%, at 256 MiB +2.0%, with bins counted exactly +1.75%, and with a sixteenth
+# for background trees +1.5% (RSS 464-483 MB from 1M to 3M rows); CPApproximate +0.8%
+# (0.9285 against 0.9210; RSS 437-455 MB).  The process holds ~205 MB before learning, then
+# the budget and OnlineQRF's scratch (~30 MiB), so even with every background tree grown it
+# stays below 512 MB; 288 MiB would not.
+DEFAULT_MEMORY_MB = 256.0
 # part of a tree's share kept for its background tree when warnings are armed (a background
-# tree that replaces its tree grows on to the tree's caps)
-BACKGROUND_SHARE = 0.125
+# tree that replaces its tree grows on to the tree's caps).  A background tree only lives
+# while its tree warns, and a sixteenth still holds ~300 leaves of a default OnlineQRF (a
+# tree grows ~150 in 50k rows); it was an eighth, idle memory on a stationary stream
+BACKGROUND_SHARE = 0.0625
 # share of a tree's budget given to its observer bins (the rest: leaves and nodes).  An active
-# leaf's observers take ~10 kB (tens of bins per observed feature): 70% of the share when
-# leaves are small (~1 kB); half when each holds a sketch (~3.4 kB with its nodes).  Measured
-# with the memory soak benchmark (default CPApproximate, 3M rows, MAE of the last 500k rows,
-# unbounded 0.927): bins half the share 0.947 (+2.2%, its bins ran out with 40% of the leaf
-# cap used), 70% 0.941 (+1.5%), 80% 0.943 (leaf cap reached at 2M rows).  Default OnlineQRF
+# leaf's observers take ~10 kB (tens of bins per observed feature): three quarters of the
+# share when leaves are small (~1 kB); half when each holds a sketch (~2.6 kB with its
+# nodes).  Measured with the memory soak benchmark (default CPApproximate, 3M rows, MAE of the
+# last 500k rows, unbounded 0.927 then, 0.9210 now): at 224 MiB with bins counted at their
+# worst case, bins half the share 0.947 (its bins ran out with 40% of the leaf cap used), 70%
+# 0.941, 80% 0.943 (leaf cap reached at 2M rows); at 256 MiB, bins counted exactly, 70%
+# 0.9297 (the hash table's size leaves room for 8,874 leaves: the leaf arrays doubled after
+# 1.5M rows, RSS +10% from 1M to 3M), 75% 0.9285 (5,917 leaves: +4%).  Default OnlineQRF
 # (leaf rows of 256 items), MAE of the last 500k rows at 1.5M / 2M / 2.5M rows: bins 35% of
 # the share 0.977 / 0.963 / 0.953, half 0.970 / 0.954 / 0.945 (leaf cap reached at 2M rows,
 # RSS flat from 1M); with 769-item rows a quarter was best (15% grew slower)
-BIN_SHARE = 0.7
+BIN_SHARE = 0.75
 BIN_SHARE_SKETCH = 0.5
 
 
@@ -70,6 +84,29 @@ class UnitBytes(NamedTuple):
     leaf: int  # bytes per leaf slot (its sketch included)
     bin: int  # bytes per observer bin, hash-table slots (at most 4) and split scratch included
     fixed: int  # bytes of a tree whatever its size (with room for one of each)
+    bin_row: int = 0  # bytes per observer bin without its hash-table slots (see bins_bytes)
+
+
+HT_SLOT = 8  # bytes per slot of a tree's bin hash table (see trees._state._hash_capacity)
+
+
+def bins_bytes(n_bins: int, units: UnitBytes) -> int:
+    """Bytes ``n_bins`` observer bins take: their rows and split scratch, and the hash table,
+    whose size is the power of two of 2 to 4 slots per bin (``trees._state._hash_capacity``)."""
+    return int(n_bins) * units.bin_row + HT_SLOT * S._hash_capacity(int(n_bins))
+
+
+def max_bins_in(room: float, units: UnitBytes) -> int:
+    """The most observer bins whose :func:`bins_bytes` fit in ``room`` bytes: for each size of
+    the hash table, as many bins as it takes (half its slots) or the rest of the room holds.
+    Counting every bin at the worst case (four slots) wasted up to a sixth of the room."""
+    if not units.bin_row:  # units from before bin_row: the worst case per bin
+        return int(room // units.bin) if units.bin else 0
+    best, h = 0, S._hash_capacity(0)
+    while HT_SLOT * h <= room:  # up to h // 2 bins take a table of at most h slots
+        best = max(best, min(h // 2, int((room - HT_SLOT * h) // units.bin_row)))
+        h *= 2
+    return best
 
 
 @lru_cache(maxsize=64)
@@ -99,12 +136,13 @@ def unit_bytes(
     base = size(64, 64, 64)
     node = (size(128, 64, 64) - base) // 64
     leaf = (size(64, 128, 64) - base) // 64
-    # bins: the hash table has a power-of-two size of 2 to 4 slots per bin; count the worst case
-    bin_ = (size(64, 64, 128) - base) // 64
-    ht_slot = 8
-    bin_ += 2 * ht_slot if bin_ else 0
+    # bins: the hash table has a power-of-two size of 2 to 4 slots per bin; ``bin`` counts the
+    # worst case, ``bin_row`` a bin without its slots (the table: bins_bytes)
+    ht = HT_SLOT * (S._hash_capacity(128) - S._hash_capacity(64))
+    bin_row = (size(64, 64, 128) - base - ht) // 64
+    bin_ = bin_row + 4 * HT_SLOT if bin_row else 0
     fixed = size(1, 1, 1)
-    return UnitBytes(int(node), int(leaf), int(bin_), int(fixed))
+    return UnitBytes(int(node), int(leaf), int(bin_), int(fixed), int(bin_row))
 
 
 def tree_caps(
@@ -112,13 +150,14 @@ def tree_caps(
 ) -> tuple[int, int]:
     """``(max_leaves, max_bins)`` for a tree that may hold ``share_bytes``: ``BIN_SHARE`` of it
     (``BIN_SHARE_SKETCH`` with leaf sketches) for observer bins (when the tree has observers),
-    the rest for leaf slots and their nodes (two per leaf).  At least 2 leaves and 64 bins."""
+    the rest for leaf slots and their nodes (two per leaf).  At least 2 leaves and 64 bins.
+    The bins are as many as their rows and hash table fit in their room (:func:`max_bins_in`),
+    and what the table's power-of-two size leaves of it goes to leaves."""
     room = max(0.0, share_bytes - units.fixed)
     bin_share = BIN_SHARE_SKETCH if sketch else BIN_SHARE
-    bins_room = bin_share * room if observers else 0.0
+    max_bins = max_bins_in(bin_share * room, units) if observers else 64
     per_leaf = units.leaf + 2 * units.node
-    max_leaves = int((room - bins_room) // per_leaf)
-    max_bins = int(bins_room // units.bin) if observers else 64
+    max_leaves = int((room - (bins_bytes(max_bins, units) if observers else 0)) // per_leaf)
     return max(2, max_leaves), max(64, max_bins)
 
 

@@ -49,7 +49,7 @@ class ATSEREnsembleRegressor(OnlineForestRegressor):
         ``drift_detection``).
     max_memory_mb
         Memory budget of the ensemble in MiB, as in :class:`~streamforest.OnlineForestRegressor`
-        (default 224, the same bounded default; it was 2048).  ATSER leaves keep no observers,
+        (default 256, the same bounded default; it was 2048).  ATSER leaves keep no observers,
         so the whole share goes to leaves: on the thesis' 1M-row FRIEDMAN stream ATSER-OBag
         holds 115 MiB and the default costs no error (README, "ATSER against the thesis and
         River").  ``None``: only each tree's own caps.
