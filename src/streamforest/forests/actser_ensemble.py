@@ -37,7 +37,7 @@ class ACTSEREnsembleClassifier(EngineClassifier):
     m_min, delta, tau, leaf_prediction, drift_detection, nominal_features
         Of the member trees (see :class:`~streamforest.ACTSERClassifier`).
     max_memory_mb
-        Memory budget of the whole ensemble in MiB (default 224, as the regression forests'),
+        Memory budget of the whole ensemble in MiB (default 256, as the regression forests'),
         split evenly among the members: each tree's leaves are capped so that its nodes and
         leaves (whose class statistics grow with the classes and features) fit its share;
         a tree at its cap stops splitting and its leaves keep learning (see

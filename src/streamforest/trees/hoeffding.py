@@ -65,7 +65,7 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     leaf_quantile_k
         ``None``, or the ``k`` of a KLL sketch of the targets kept in every leaf (quantile
         regression forests, :class:`streamforest.OnlineQRF`); each leaf then holds
-        ``8 * (kll.leaf_row_capacity(k) + kll.LV_WIDTH)`` more bytes (about 2.3 KB at k=200).
+        ``8 * (kll.leaf_row_capacity(k) + kll.LV_WIDTH)`` more bytes (about 1.6 kB at k=200).
         Sample weights are rounded stochastically to integers for the sketch.
     leaf_quantile_split
         What the two children of a split start their sketch with: ``"empty"`` or ``"parent"``
