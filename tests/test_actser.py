@@ -319,3 +319,16 @@ def test_ensemble_lambda_value_is_checked():
     for bad in (-1.0, 51.0, True, "6"):
         with pytest.raises(ValueError, match="lambda_value"):
             sf.ACTSEREnsembleClassifier(lambda_value=bad).learn_one({"a": 1.0}, 1)
+
+
+def test_ensemble_passes_its_member_parameters():
+    """The ensemble's member settings reach every compiled tree."""
+    m = sf.ACTSEREnsembleClassifier(n_members=3, ph_threshold=120.0, delta=0.002, tau=0.1,
+                                    grace_period=40, seed=1)  # fmt: skip
+    m.learn_one({"a": 1.0}, 1)
+    for t in range(3):
+        prm = m.engine_.params(t)
+        assert (prm.alt_lambda, prm.delta, prm.tau, prm.grace) == (120.0, 0.002, 0.1, 40.0)
+    m = sf.ACTSEREnsembleClassifier(n_members=2, drift_detection=False, seed=1)
+    m.learn_one({"a": 1.0}, 1)
+    assert m.engine_.params(0).alt_lambda == 0.0

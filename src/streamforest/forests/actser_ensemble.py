@@ -61,6 +61,13 @@ class ACTSEREnsembleClassifier(EngineClassifier):
     lambda_value
         Rate of the Poisson bagging weights (6, as ARF's; 0: every tree learns every example
         with its weight, the thesis' ensembles).
+    ph_threshold
+        The members' Page-Hinkley ``lambda`` (50, the thesis').  With it the detectors of a
+        stationary stream fire about every 3,000 examples a node sees (the errors are normalised
+        to unit variance), and the alternate subtrees they start, most discarded later, take
+        about half the learning time: on SEA (20k rows, per example) 13.4k examples/s at 50,
+        14.9k at 100, 21.5k at 200, 29.9k without detection, at the same accuracy (.894); on
+        RandomRBF with drift the accuracy is .870, .864, .858 and .839.
     m_min, tau, leaf_prediction, drift_detection, nominal_features
         Of the member trees (see :class:`~streamforest.ACTSERClassifier`).
     max_memory_mb
@@ -99,6 +106,7 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         tau: float = 0.05,
         leaf_prediction: str = "nba",
         drift_detection: bool = True,
+        ph_threshold: float = 50.0,
         nominal_features: tuple | None = None,
         lambda_value: float = 6.0,
         max_memory_mb: float | None = DEFAULT_MEMORY_MB,
@@ -113,6 +121,7 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         self.tau = tau
         self.leaf_prediction = leaf_prediction
         self.drift_detection = drift_detection
+        self.ph_threshold = ph_threshold
         self.nominal_features = nominal_features
         self.lambda_value = lambda_value
         self.max_memory_mb = max_memory_mb
@@ -129,6 +138,7 @@ class ACTSEREnsembleClassifier(EngineClassifier):
             tau=self.tau,
             leaf_prediction=self.leaf_prediction,
             drift_detection=self.drift_detection,
+            ph_threshold=self.ph_threshold,
             max_features=MODES.get(self.mode),
             nominal_features=self.nominal_features,
         )
