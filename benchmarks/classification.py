@@ -11,7 +11,8 @@ Models, test-then-train on identical rows:
 - ours, resolved by name from ``streamforest`` (``ACTSERClassifier``, ``ACTSEREnsembleClassifier``
   in modes ``seeds`` and ``rforest``, ``HoeffdingTreeClassifier``; a missing one is skipped with a
   note), per example (``predict_one`` then ``learn_one`` on dicts) and in chunks
-  (``predict_proba`` on a chunk of ``--chunk`` rows, then ``learn_many``) after a warm-up on a
+  (``predict_proba`` on a chunk of ``--chunk`` rows, then ``learn_many``; a set with nominal
+  columns as a DataFrame of float and object columns, see :func:`typed`) after a warm-up on a
   clone that loads the compiled code;
 - River's ``tree.HoeffdingTreeClassifier``, ``tree.ExtremelyFastDecisionTreeClassifier`` and
   ``forest.ARFClassifier(n_models=10)``, per example.
@@ -93,6 +94,28 @@ def dicts(X, names) -> list[dict]:
     return out
 
 
+def typed(X, names):
+    """``X`` for the chunked calls: itself when numeric, else a DataFrame whose columns of numbers
+    are float64 and whose other columns (categories) stay objects, as a user with mixed columns
+    would pass them (an object matrix is converted value by value on every call)."""
+    if X.dtype != object:
+        return X
+    import pandas as pd
+
+    cols = {}
+    for j, name in enumerate(names):
+        c = X[:, j]
+        numeric = all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                      for v in c.tolist())  # fmt: skip
+        cols[name] = (np.array([np.nan if v is None else v for v in c.tolist()], dtype=float)
+                      if numeric else c)  # fmt: skip
+    return pd.DataFrame(cols)
+
+
+def rows_of(X, s, e):
+    return X.iloc[s:e] if hasattr(X, "iloc") else X[s:e]
+
+
 def score(y, pred) -> dict:
     from streamforest.classification_metrics import evaluate
 
@@ -113,10 +136,10 @@ def in_chunks(model, X, y, chunk: int) -> tuple[list, float]:
     pred = []
     t0 = time.process_time()
     for s in range(0, len(y), chunk):
-        P = np.asarray(model.predict_proba(X[s : s + chunk]))
+        P = np.asarray(model.predict_proba(rows_of(X, s, s + chunk)))
         cols = list(getattr(model, "classes_", ()))  # none before learning
         pred += [cols[j] for j in np.argmax(P, axis=1)] if cols else [None] * P.shape[0]
-        model.learn_many(X[s : s + chunk], y[s : s + chunk])
+        model.learn_many(rows_of(X, s, s + chunk), y[s : s + chunk])
     return pred, time.process_time() - t0
 
 
@@ -205,6 +228,7 @@ def main() -> None:
     for name in args.streams.split(","):
         X, y, names = load(name, args.rows, args.seed)
         rows = dicts(X, names)
+        Xc = typed(X, names)
         n = len(y)
         print(f"\n== {name}: {n:,} rows, {X.shape[1]} features, {len(set(y.tolist()))} classes")
         table = []
@@ -216,11 +240,11 @@ def main() -> None:
 
         for label, make in ours.items():
             warm = make()
-            in_chunks(warm, X[:2000], y[:2000], args.chunk)  # load the compiled code
+            in_chunks(warm, rows_of(Xc, 0, 2000), y[:2000], args.chunk)  # load the compiled code
             per_example(make(), rows[:200], y[:200])
             pred, sec = per_example(make(), rows, y)
             add(label, "per example", pred, sec, n)
-            pred, sec = in_chunks(make(), X, y, args.chunk)
+            pred, sec = in_chunks(make(), Xc, y, args.chunk)
             add(label, f"chunks of {args.chunk}", pred, sec, n)
         for label, make in rivers.items():
             k = m if label == "River ARF(10)" else n

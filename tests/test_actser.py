@@ -267,3 +267,68 @@ def test_fast_naive_bayes_class_is_certified_exact(stream):
     _nb_fast_vs_exact(st, Xe, out)
     tied = out[:, 1] == 0  # classes 0 and 1 share the best score: the loop keeps the first
     assert tied.any() and np.all(out[tied, 0] == -1)
+
+
+def test_thesis_ensemble_members_are_actser_trees():
+    """With ``lambda_value=0`` and ``delta=1e-7`` (the thesis' ensembles) member t is exactly the
+    ACTSER tree of its seed with ``n_min = 25`` that learnt every row once."""
+    X, y = S.Agrawal(seed=4).arrays(5000)
+    m = sf.ACTSEREnsembleClassifier(n_members=3, lambda_value=0, delta=1e-7, seed=5)
+    m.learn_many(X, y)
+    seeds = np.random.SeedSequence(5).generate_state(4, np.uint64)
+    PT = m._tree_probas(m._pad(m.features_.encode_array(X[:500], learn=False)))
+    for t in range(3):
+        tree = sf.ACTSERClassifier(grace_period=25, delta=1e-7, seed=int(seeds[t]))
+        tree.learn_many(X, y)
+        assert tree.n_splits > 0
+        assert list(tree.classes_) == list(m.classes_)
+        np.testing.assert_array_equal(tree.predict_proba(X[:500]), PT[t])
+
+
+@pytest.mark.parametrize("lam", [0.0, 1.0, 6.0])
+def test_members_learn_poisson_bagging_weights(lam):
+    """Each member's leaf holds the weight of its Poisson(lambda_value) draws: their mean over
+    rows and members is lambda_value within 5 standard errors (exactly 1 without bagging)."""
+    n, T = 2000, 5
+    X, y = S.SEA(seed=2).arrays(n)
+    m = sf.ACTSEREnsembleClassifier(n_members=T, lambda_value=lam, grace_period=10**6, seed=1)
+    m.learn_many(X, y)
+    w = [m.engine_.state(t).lf_cc[m.engine_.state(t).nd_leaf[0]].sum() for t in range(T)]
+    if lam == 0.0:
+        assert w == [float(n)] * T
+    else:
+        assert abs(np.mean(w) / n - lam) < 5 * math.sqrt(lam / (n * T))
+        assert len(set(w)) == T  # each member draws its own weights
+
+
+def test_bagged_ensemble_learns_the_same_one_by_one_and_in_chunks():
+    """The bagging weights are drawn row by row, member by member, in both APIs: the same rows
+    give the same ensemble."""
+    X, y = S.Agrawal(seed=3).arrays(1500)
+    names = [f"x{j}" for j in range(X.shape[1])]
+    a = sf.ACTSEREnsembleClassifier(n_members=4, seed=9)
+    b = sf.ACTSEREnsembleClassifier(n_members=4, seed=9)
+    a.learn_many(X, y)
+    for row, t in zip(X.tolist(), y.tolist(), strict=True):
+        b.learn_one(dict(zip(names, row, strict=True)), t)
+    assert a.engine_.int_of(0, TS.I_NSPLITS) > 0
+    np.testing.assert_array_equal(a.predict_proba(X[:300]), b.predict_proba(X[:300]))
+
+
+def test_ensemble_lambda_value_is_checked():
+    for bad in (-1.0, 51.0, True, "6"):
+        with pytest.raises(ValueError, match="lambda_value"):
+            sf.ACTSEREnsembleClassifier(lambda_value=bad).learn_one({"a": 1.0}, 1)
+
+
+def test_ensemble_passes_its_member_parameters():
+    """The ensemble's member settings reach every compiled tree."""
+    m = sf.ACTSEREnsembleClassifier(n_members=3, ph_threshold=120.0, delta=0.002, tau=0.1,
+                                    grace_period=40, seed=1)  # fmt: skip
+    m.learn_one({"a": 1.0}, 1)
+    for t in range(3):
+        prm = m.engine_.params(t)
+        assert (prm.alt_lambda, prm.delta, prm.tau, prm.grace) == (120.0, 0.002, 0.1, 40.0)
+    m = sf.ACTSEREnsembleClassifier(n_members=2, drift_detection=False, seed=1)
+    m.learn_one({"a": 1.0}, 1)
+    assert m.engine_.params(0).alt_lambda == 0.0

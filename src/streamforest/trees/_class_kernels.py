@@ -178,6 +178,60 @@ def _nb_class(st, leaf, x, nfeat, total, mc):
 
 
 @njit(cache=True, inline="always")
+def _nb_score_fast(st, leaf, x, nfeat, k, lc):
+    """``(score, margin)``: :func:`_nb_score` of class ``k`` (``lc = log p(k)``) with three or
+    four logarithms instead of one per feature, and a bound on its rounding difference from
+    :func:`_nb_score` (see :func:`_nb_class_fast`)."""
+    K = st.lf_cc.shape[1]
+    C = _n_cats(st)
+    gs = st.lf_gs
+    q = 0.0
+    pbig = 1.0
+    psmall = 1.0
+    pnom = 1.0
+    lbig = 0.0
+    lsmall = 0.0
+    lnom = 0.0
+    nnum = 0
+    nnom = 0
+    for j in range(nfeat):
+        v = x[j]
+        if np.isnan(v):
+            continue
+        wk = gs[leaf, j, 3 * k]
+        if st.ft_nominal[j]:
+            code = np.int64(v)
+            n = st.lf_ncc[leaf, j, code * K + k] if 0 <= code < C else 0.0
+            pnom *= (n + 1.0) / (wk + max(gs[leaf, j, GS_NCATS], 1.0))  # in (0, 1]
+            if pnom < 1e-150:
+                lnom += np.log(pnom)
+                pnom = 1.0
+            nnom += 1
+        elif wk > 0.0:
+            mean = gs[leaf, j, 3 * k + 1]
+            var = max(gs[leaf, j, 3 * k + 2] / wk, VAR_FLOOR * (1.0 + mean * mean))
+            d = v - mean
+            q += d * d / var
+            if var >= 1.0:
+                pbig *= var
+                if pbig > 1e150:
+                    lbig += np.log(pbig)
+                    pbig = 1.0
+            else:
+                psmall *= var
+                if psmall < 1e-150:
+                    lsmall += np.log(psmall)
+                    psmall = 1.0
+            nnum += 1
+    lbig += np.log(pbig)
+    lsmall += np.log(psmall)
+    lnom += np.log(pnom)
+    f = lc + lnom - 0.5 * (q + lbig + lsmall + nnum * LOG_2PI)
+    mag = 1.0 + abs(lc) - lnom + q + lbig - lsmall + nnum * LOG_2PI
+    return f, (nnum + nnom + 8) * 1e-13 * mag
+
+
+@njit(cache=True, inline="always")
 def _nb_class_fast(st, leaf, x, nfeat, total):
     """:func:`_nb_class` with three or four logarithms per class instead of one per feature, or
     -1 when it cannot certify the answer.
@@ -185,18 +239,17 @@ def _nb_class_fast(st, leaf, x, nfeat, total):
     The learning step needs only the naive Bayes *class* (for the adaptive leaf's counts), not
     its probabilities.  Per class the feature terms are gathered as a sum of ``d^2 / var`` and
     products (the variances >= 1, those < 1, the nominal likelihoods), each product flushed into
-    a logarithm before it could leave [1e-150, 1e150] (no overflow, no subnormal).  The score
-    then differs from :func:`_nb_score`'s only by rounding: with ``F`` terms and ``M`` a bound
-    on the sum of their magnitudes (the variances' logarithms are bounded by
-    ``log P_ge1 - log P_lt1``), each is within ``(3 F + 10) u M`` of the exact value of the same
-    formula (unit roundoff ``u`` = 1.1e-16), and the margin used, ``(F + 8) 1e-13 M``, is over 100
-    times their sum.  The best class is returned only when its score minus its margin beats every
-    other class's score plus its margin: :func:`_nb_score`'s first maximum is then that class,
-    so the model's state and predictions are exactly those of the per-feature loop (which runs
-    otherwise: ties and near-ties, a non-finite score)."""
+    a logarithm before it could leave [1e-150, 1e150] (no overflow, no subnormal):
+    :func:`_nb_score_fast`.  The score then differs from :func:`_nb_score`'s only by rounding:
+    with ``F`` terms and ``M`` a bound on the sum of their magnitudes (the variances' logarithms
+    are bounded by ``log P_ge1 - log P_lt1``), each is within ``(3 F + 10) u M`` of the exact
+    value of the same formula (unit roundoff ``u`` = 1.1e-16), and the margin used,
+    ``(F + 8) 1e-13 M``, is over 100 times their sum.  The best class is returned only when its
+    score minus its margin beats every other class's score plus its margin:
+    :func:`_nb_score`'s first maximum is then that class, so the model's state and predictions
+    are exactly those of the per-feature loop (which runs otherwise: ties and near-ties, a
+    non-finite score)."""
     K = st.lf_cc.shape[1]
-    C = _n_cats(st)
-    gs = st.lf_gs
     best = -1
     best_lo = -np.inf
     best_f = -np.inf
@@ -207,51 +260,7 @@ def _nb_class_fast(st, leaf, x, nfeat, total):
         ck = st.lf_cc[leaf, k]
         if ck <= 0.0:
             continue
-        lc = np.log(ck / total)
-        q = 0.0
-        pbig = 1.0
-        psmall = 1.0
-        pnom = 1.0
-        lbig = 0.0
-        lsmall = 0.0
-        lnom = 0.0
-        nnum = 0
-        nnom = 0
-        for j in range(nfeat):
-            v = x[j]
-            if np.isnan(v):
-                continue
-            wk = gs[leaf, j, 3 * k]
-            if st.ft_nominal[j]:
-                code = np.int64(v)
-                n = st.lf_ncc[leaf, j, code * K + k] if 0 <= code < C else 0.0
-                pnom *= (n + 1.0) / (wk + max(gs[leaf, j, GS_NCATS], 1.0))  # in (0, 1]
-                if pnom < 1e-150:
-                    lnom += np.log(pnom)
-                    pnom = 1.0
-                nnom += 1
-            elif wk > 0.0:
-                mean = gs[leaf, j, 3 * k + 1]
-                var = max(gs[leaf, j, 3 * k + 2] / wk, VAR_FLOOR * (1.0 + mean * mean))
-                d = v - mean
-                q += d * d / var
-                if var >= 1.0:
-                    pbig *= var
-                    if pbig > 1e150:
-                        lbig += np.log(pbig)
-                        pbig = 1.0
-                else:
-                    psmall *= var
-                    if psmall < 1e-150:
-                        lsmall += np.log(psmall)
-                        psmall = 1.0
-                nnum += 1
-        lbig += np.log(pbig)
-        lsmall += np.log(psmall)
-        lnom += np.log(pnom)
-        f = lc + lnom - 0.5 * (q + lbig + lsmall + nnum * LOG_2PI)
-        mag = 1.0 + abs(lc) - lnom + q + lbig - lsmall + nnum * LOG_2PI
-        tol = (nnum + nnom + 8) * 1e-13 * mag
+        f, tol = _nb_score_fast(st, leaf, x, nfeat, k, np.log(ck / total))
         if not (np.isfinite(f) and np.isfinite(tol)):
             return -1
         if f > best_f:
@@ -284,7 +293,9 @@ def choose(st, prm, leaf, mc, nb):
 @njit(cache=True, inline="always")
 def leaf_proba(st, prm, leaf, x, nfeat, out):
     """Class probabilities at ``leaf`` for row ``x`` into ``out[:K]`` (uniform at an empty
-    leaf)."""
+    leaf).  Naive Bayes scores come from :func:`_nb_score_fast` (within about 1e-13 of
+    :func:`_nb_score`'s relative to the terms' magnitudes; the per-feature loop when one is not
+    finite)."""
     K = st.lf_cc.shape[1]
     total = 0.0
     for k in range(K):
@@ -299,7 +310,13 @@ def leaf_proba(st, prm, leaf, x, nfeat, out):
         return
     top = -np.inf
     for k in range(K):
-        out[k] = _nb_score(st, leaf, x, nfeat, k, total)
+        ck = st.lf_cc[leaf, k]
+        if ck <= 0.0:
+            out[k] = -np.inf
+            continue
+        f, tol = _nb_score_fast(st, leaf, x, nfeat, k, np.log(ck / total))
+        out[k] = f if np.isfinite(f) and np.isfinite(tol) else _nb_score(st, leaf, x, nfeat, k,
+                                                                          total)  # fmt: skip
         top = max(top, out[k])
     s = 0.0
     for k in range(K):
@@ -494,46 +511,51 @@ def _extra_observe(st, prm, leaf, x, y, w, nfeat):
 
 @njit(cache=True)
 def _choose_extra(st, prm, leaf):
-    """The feature of ACTSER's split at ``leaf``, or -1 (see the module docstring)."""
+    """The feature of ACTSER's split at ``leaf``, or -1 (see the module docstring).  Each
+    candidate's gain is computed once (into the ``ft_spread`` scratch, zeroed again after)."""
     st.ints[I_NATTEMPTS] += 1
     st.lf_last[leaf] = st.lf_stat[leaf, S_W]
     if st.lf_nex[leaf] < prm.m_min:
         return -1
     K = st.lf_cc.shape[1]
     nfeat = st.ints[I_NFEAT]
+    gains = st.ft_spread
     best1 = 0.0
     best2 = 0.0
     f1 = -1
     for j in range(nfeat):
         if np.isnan(st.lf_xc[leaf, j, XC_THR]):
+            gains[j] = -np.inf
             continue
         g = _candidate_gain(st, leaf, j, K, prm.min_branch)
+        gains[j] = g
         if g > best1:
             best2 = best1
             best1 = g
             f1 = j
         elif g > best2:
             best2 = g
-    if f1 < 0 or best1 <= 0.0:
-        return -1
-    eps = _bound(st, prm, leaf)
-    if best1 - best2 > eps:
-        return f1
-    if eps >= prm.tau:
-        return -1
-    tied = 0
+    out = -1
+    if f1 >= 0 and best1 > 0.0:
+        eps = _bound(st, prm, leaf)
+        if best1 - best2 > eps:
+            out = f1
+        elif eps < prm.tau:
+            tied = 0
+            for j in range(nfeat):
+                if gains[j] >= best1 - eps:
+                    tied += 1
+            pick = next_below(st.rng, tied)
+            out = f1
+            for j in range(nfeat):
+                if gains[j] >= best1 - eps:
+                    if pick == 0:
+                        out = j
+                        break
+                    pick -= 1
     for j in range(nfeat):
-        if not np.isnan(st.lf_xc[leaf, j, XC_THR]):
-            if _candidate_gain(st, leaf, j, K, prm.min_branch) >= best1 - eps:
-                tied += 1
-    pick = next_below(st.rng, tied)
-    for j in range(nfeat):
-        if not np.isnan(st.lf_xc[leaf, j, XC_THR]):
-            if _candidate_gain(st, leaf, j, K, prm.min_branch) >= best1 - eps:
-                if pick == 0:
-                    return j
-                pick -= 1
-    return f1
+        gains[j] = 0.0
+    return out
 
 
 @njit(cache=True)
