@@ -75,6 +75,14 @@ BACKGROUND_SHARE = 0.0625
 # (leaf rows of 256 items), MAE of the last 500k rows at 1.5M / 2M / 2.5M rows: bins 35% of
 # the share 0.977 / 0.963 / 0.953, half 0.970 / 0.954 / 0.945 (leaf cap reached at 2M rows,
 # RSS flat from 1M); with 769-item rows a quarter was best (15% grew slower)
+# bins of a tree without attribute observers (extremely randomised, pre-grown and Gaussian split
+# rules): a token pool, counted in its share
+TOKEN_BINS = 16
+# leaf slots (with their two nodes) a tree with alternate subtrees keeps free beyond its leaf cap:
+# make_room keeps room for k = live alternates + 2 leaves (the cap's own formula counts one), so
+# with up to two live alternates the tree stays in its share (measured: a classification tree at
+# its cap held 1.8% over a 85 kB share without this)
+ALTERNATE_SLACK = 3
 BIN_SHARE = 0.75
 BIN_SHARE_SKETCH = 0.5
 
@@ -154,6 +162,8 @@ def tree_caps(
     The bins are as many as their rows and hash table fit in their room (:func:`max_bins_in`),
     and what the table's power-of-two size leaves of it goes to leaves."""
     room = max(0.0, share_bytes - units.fixed)
+    if not observers:  # the token bin pool such a tree still allocates (fixed counts one bin)
+        room = max(0.0, room - (bins_bytes(TOKEN_BINS, units) - bins_bytes(1, units)))
     bin_share = BIN_SHARE_SKETCH if sketch else BIN_SHARE
     max_bins = max_bins_in(bin_share * room, units) if observers else 64
     per_leaf = units.leaf + 2 * units.node

@@ -401,11 +401,13 @@ class Engine:
             first = 16 if classify else 128
             leaves = min(first, prm.max_leaves + 1)
             nodes = min(2 * first, 2 * prm.max_leaves + 2)
+        token = extra or grown or gauss
+        bins = budget.TOKEN_BINS if token else min(256, int(spec.max_observer_bins))
         st = S.allocate(
             p,
             _rng.new_state(seed),
             sketch_k=int(spec.leaf_quantile_k or 0),
-            bins=16 if extra or grown or gauss else min(256, int(spec.max_observer_bins)),
+            bins=bins,
             nodes=nodes,
             leaves=leaves,
             m_min=prm.m_min if extra else 0,
@@ -478,6 +480,8 @@ class Engine:
             ranges=prm.split_rule == S.SPLIT_GAUSS,
         )
         observers = prm.split_rule == S.SPLIT_OBSERVERS
+        if prm.alt_lambda > 0:  # make_room keeps k = alternates + 2 slots free past the cap
+            share -= budget.ALTERNATE_SLACK * (units.leaf + 2 * units.node)
         return budget.tree_caps(share, units, observers, sketch=prm.sketch_k > 0)
 
     def reset(self, t: int) -> None:
