@@ -7,7 +7,9 @@ What it measures
    last quarters) and the rotating HYPERPLANE (``Hyperplane()``: 5 features, three incremental
    rotations over n/10 rows from n/4, n/2, 3n/4, noise sigma_y / 4).  For each of ATSER,
    ATSER-Seeds, ATSER-OBag, ATSER-RForest (10 members), our FIMT-style
-   ``HoeffdingTreeRegressor`` and our default ``OnlineForestRegressor`` (10 trees): prequential
+   ``HoeffdingTreeRegressor``, our default ``OnlineForestRegressor`` (10 trees), ABORF and its
+   Bayesian variant (``ABORF-Bayes``, ``leaf_model="bayesian"``, beside the thesis' Table 6.3
+   figures for its Bayesian model): prequential
    MAE (test-then-train: ``predict_learn_many`` on chunks of ``--chunk`` rows predicts each row
    before learning it), wall and CPU seconds and rows per second with one thread, printed beside
    the thesis' Table 4.3 MAE and Table 4.4 CPU seconds (10 runs on an i5-6200U, MOA).  Each
@@ -83,7 +85,8 @@ WINDOW = 10_000
 DEFAULT_JSON = "results/thesis_regression.json"
 
 # Seah (2021), Table 4.3 (MAE, mean of 10 runs) and Table 4.4 (CPU seconds, 1M rows); ABORF and
-# ARF-Reg's second figures from Table 6.4.
+# ARF-Reg's second figures from Table 6.4 (ABORF's CPU seconds from Table 6.5); the Bayesian
+# model's from Table 6.3 (Lambda_0 = 0.1 I; no CPU seconds given).
 THESIS_MAE = {
     "friedman": {
         "FIMT-DD": 1.79,
@@ -94,6 +97,7 @@ THESIS_MAE = {
         "ATSER-OBag": 1.40,
         "ARF-Reg": 1.18,
         "ABORF": 1.43,
+        "Bayesian": 1.43,
     },
     "hyperplane": {
         "FIMT-DD": 0.418,
@@ -104,6 +108,7 @@ THESIS_MAE = {
         "ATSER-OBag": 0.293,
         "ARF-Reg": 0.263,
         "ABORF": 0.265,
+        "Bayesian": 0.281,
     },
 }
 THESIS_CPU = {
@@ -115,6 +120,7 @@ THESIS_CPU = {
         "ATSER-RForest": 72,
         "ATSER-OBag": 129,
         "ARF-Reg": 234,
+        "ABORF": 63,
     },
     "hyperplane": {
         "FIMT-DD": 23,
@@ -124,6 +130,7 @@ THESIS_CPU = {
         "ATSER-RForest": 56,
         "ATSER-OBag": 89,
         "ARF-Reg": 137,
+        "ABORF": 46,
     },
 }
 BAYES_MAE = {"friedman": 0.798, "hyperplane": 0.221}  # thesis §4.4.1
@@ -137,6 +144,9 @@ OURS = [
     ("FIMT-style tree", "FIMT-DD", False),
     ("OnlineForest", "ARF-Reg", True),
     ("ABORF", "ABORF", True),
+    # the thesis' Bayesian model (§6.2.1-6.2.2): normal-inverse-gamma leaves, evidence from the
+    # posterior predictive densities
+    ("ABORF-Bayes", "Bayesian", True),
     # extra rows: the single trees with the whole-tree drift detector (Page-Hinkley, threshold
     # 50, the tree replaced when it fires); ATSER adapts by alternate subtrees by default (its
     # drift_detection), as the thesis' ATSER and FIMT-DD do
@@ -162,6 +172,8 @@ def make_ours(label: str, seed: int):
         return sf.HoeffdingTreeRegressor(seed=seed)
     if label == "ABORF":
         return sf.ABORFRegressor(n_jobs=1, seed=seed)
+    if label == "ABORF-Bayes":
+        return sf.ABORFRegressor(leaf_model="bayesian", n_jobs=1, seed=seed)
     return sf.OnlineForestRegressor(n_trees=10, n_jobs=1, seed=seed)
 
 

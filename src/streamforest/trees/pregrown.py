@@ -65,6 +65,7 @@ from ._state import (
     I_NLEAVES,
     I_NNODES,
     I_NSPLITS,
+    LEAF_BAYES,
     LEV_N,
     LEV_SSE,
     LEV_TERM,
@@ -290,9 +291,15 @@ def update_scaling(st, x, nfeat):
 @njit(cache=True, inline="always")
 def evidence_update(st, prm, leaf, y, w, pred, nfeat):
     """Algorithm 6.3 for an example ``(y, w)`` that reached ``leaf``, ``pred`` the tree's
-    prediction for it before learning (see the module docstring)."""
+    prediction for it before learning (see the module docstring).  Bayesian leaves: the tree's
+    faded log evidence, ``e_T <- gamma_T e_T - w log p(y | x, the leaf's posterior before)``
+    (the log predictive density the leaf computed), log weight ``-e_T / |leaves|``."""
     ev = st.ev
     le = st.lf_ev
+    if prm.leaf_model == LEAF_BAYES:  # the leaf left its log predictive density of y there
+        ev[EV_ERR] = prm.ev_fade * ev[EV_ERR] - w * le[leaf, LEV_TERM]
+        ev[EV_LOGW] = -ev[EV_ERR] / st.ints[I_NLEAVES]
+        return
     e2 = (y - pred) ** 2
     g = prm.ev_decay
     n = g * le[leaf, LEV_N] + w
