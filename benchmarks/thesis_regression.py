@@ -7,7 +7,9 @@ What it measures
    last quarters) and the rotating HYPERPLANE (``Hyperplane()``: 5 features, three incremental
    rotations over n/10 rows from n/4, n/2, 3n/4, noise sigma_y / 4).  For each of ATSER,
    ATSER-Seeds, ATSER-OBag, ATSER-RForest (10 members), our FIMT-style
-   ``HoeffdingTreeRegressor`` and our default ``OnlineForestRegressor`` (10 trees): prequential
+   ``HoeffdingTreeRegressor``, our default ``OnlineForestRegressor`` (10 trees), ABORF and its
+   Bayesian variant (``ABORF-Bayes``, ``leaf_model="bayesian"``, beside the thesis' Table 6.3
+   figures for its Bayesian model): prequential
    MAE (test-then-train: ``predict_learn_many`` on chunks of ``--chunk`` rows predicts each row
    before learning it), wall and CPU seconds and rows per second with one thread, printed beside
    the thesis' Table 4.3 MAE and Table 4.4 CPU seconds (10 runs on an i5-6200U, MOA).  Each
@@ -46,7 +48,9 @@ another process), ``--arf-rows N`` (River's ARF on the first N of those rows onl
 and speed are then over those rows), ``--alternate-oxt N`` (our ensembles and River's OXT per
 example on the first N rows, alternating three times in the process, CPU time: a ratio that a
 load changing between the two long runs cannot skew; with ``--skip-full --peer-rows 0`` alone),
-``--no-per-example`` (skip our dict runs), ``--json PATH
+``--river LABEL ...`` (a subset of River's
+peers, e.g. ``--river "River ARF"``; none: ours only; each River run prints its MAE and
+examples per CPU second every 10k rows), ``--no-per-example`` (skip our dict runs), ``--json PATH
 (default ``results/thesis_regression.json``), ``--report PATH ...`` (print the tables of saved
 files again, without running; several files are merged per stream and, with ``--json``, written
 as one).
@@ -81,7 +85,8 @@ WINDOW = 10_000
 DEFAULT_JSON = "results/thesis_regression.json"
 
 # Seah (2021), Table 4.3 (MAE, mean of 10 runs) and Table 4.4 (CPU seconds, 1M rows); ABORF and
-# ARF-Reg's second figures from Table 6.4.
+# ARF-Reg's second figures from Table 6.4 (ABORF's CPU seconds from Table 6.5); the Bayesian
+# model's from Table 6.3 (Lambda_0 = 0.1 I; no CPU seconds given).
 THESIS_MAE = {
     "friedman": {
         "FIMT-DD": 1.79,
@@ -92,6 +97,7 @@ THESIS_MAE = {
         "ATSER-OBag": 1.40,
         "ARF-Reg": 1.18,
         "ABORF": 1.43,
+        "Bayesian": 1.43,
     },
     "hyperplane": {
         "FIMT-DD": 0.418,
@@ -102,6 +108,7 @@ THESIS_MAE = {
         "ATSER-OBag": 0.293,
         "ARF-Reg": 0.263,
         "ABORF": 0.265,
+        "Bayesian": 0.281,
     },
 }
 THESIS_CPU = {
@@ -113,6 +120,7 @@ THESIS_CPU = {
         "ATSER-RForest": 72,
         "ATSER-OBag": 129,
         "ARF-Reg": 234,
+        "ABORF": 63,
     },
     "hyperplane": {
         "FIMT-DD": 23,
@@ -122,6 +130,7 @@ THESIS_CPU = {
         "ATSER-RForest": 56,
         "ATSER-OBag": 89,
         "ARF-Reg": 137,
+        "ABORF": 46,
     },
 }
 BAYES_MAE = {"friedman": 0.798, "hyperplane": 0.221}  # thesis §4.4.1
@@ -135,6 +144,9 @@ OURS = [
     ("FIMT-style tree", "FIMT-DD", False),
     ("OnlineForest", "ARF-Reg", True),
     ("ABORF", "ABORF", True),
+    # the thesis' Bayesian model (§6.2.1-6.2.2): normal-inverse-gamma leaves, evidence from the
+    # posterior predictive densities
+    ("ABORF-Bayes", "Bayesian", True),
     # extra rows: the single trees with the whole-tree drift detector (Page-Hinkley, threshold
     # 50, the tree replaced when it fires); ATSER adapts by alternate subtrees by default (its
     # drift_detection), as the thesis' ATSER and FIMT-DD do
@@ -160,6 +172,8 @@ def make_ours(label: str, seed: int):
         return sf.HoeffdingTreeRegressor(seed=seed)
     if label == "ABORF":
         return sf.ABORFRegressor(n_jobs=1, seed=seed)
+    if label == "ABORF-Bayes":
+        return sf.ABORFRegressor(leaf_model="bayesian", n_jobs=1, seed=seed)
     return sf.OnlineForestRegressor(n_trees=10, n_jobs=1, seed=seed)
 
 
@@ -224,12 +238,27 @@ def prequential_chunks(model, X, y, chunk: int):
     return err, c
 
 
-def prequential_dicts(model, rows, y):
+def prequential_dicts(model, rows, y, progress=None):
+    """Test-then-train on dicts.  ``progress`` (a label): every 10k rows, print the MAE and the
+    examples per CPU second so far (for River's slow peers, so that a run stopped before its end
+    still shows how far it got; our models run without it)."""
     err = np.empty(len(y))
     with Clock() as c:
-        for i, x in enumerate(rows):
-            err[i] = abs(model.predict_one(x) - y[i])
-            model.learn_one(x, y[i])
+        if progress is None:
+            for i, x in enumerate(rows):
+                err[i] = abs(model.predict_one(x) - y[i])
+                model.learn_one(x, y[i])
+        else:
+            for i, x in enumerate(rows):
+                err[i] = abs(model.predict_one(x) - y[i])
+                model.learn_one(x, y[i])
+                if (i + 1) % WINDOW == 0:
+                    cpu = time.process_time() - c.c0
+                    print(
+                        f"    {progress}: {i + 1:,} rows, MAE {err[: i + 1].mean():.4f}, "
+                        f"{(i + 1) / cpu:,.0f} ex/CPU s, {time.perf_counter() - c.w0:.0f} s",
+                        flush=True,
+                    )
     return err, c
 
 
@@ -381,13 +410,14 @@ def run_peers(args, report):
             rec = {}
             m = make_ours(label, seed)
             err_c, c = prequential_chunks(m, X, y, args.chunk)
-            rec.update(mae_chunks=float(err_c.mean()), eps_chunks=n / c.wall)
+            rec.update(mae_chunks=float(err_c.mean()), eps_chunks=n / c.wall, cpu_chunks=c.cpu)
             if args.per_example:
                 m = make_ours(label, seed)
                 err_d, c = prequential_dicts(m, rows, yl)
                 rec.update(
                     mae_dicts=float(err_d.mean()),
                     eps_dicts=n / c.wall,
+                    cpu_dicts=c.cpu,
                     max_abs_diff_dicts_vs_chunks=float(np.max(np.abs(err_d - err_c))),
                 )
             res[label] = rec
@@ -402,15 +432,23 @@ def run_peers(args, report):
                 ),
                 flush=True,
             )
-        for label in RIVER:  # after ours: on a loaded machine River's ARF may not finish
+        for label in args.river:  # after ours: on a loaded machine River's ARF may not finish
             k = min(n, args.arf_rows) if label == "River ARF" else n
             m = make_river(label, seed)
-            err, c = prequential_dicts(m, rows[:k], yl[:k])
-            res[label] = {"mae": float(err.mean()), "wall_s": c.wall, "eps": k / c.wall, "rows": k}
+            err, c = prequential_dicts(m, rows[:k], yl[:k], progress=f"{name} {label}")
+            res[label] = {
+                "mae": float(err.mean()),
+                "wall_s": c.wall,
+                "cpu_s": c.cpu,
+                "eps": k / c.wall,
+                "eps_cpu": k / c.cpu,
+                "rows": k,
+            }
             save(args, report)
             print(
                 f"  {name:10s} {label:16s} per example: MAE {err.mean():.4f}  "
-                f"{k / c.wall:>9,.0f} ex/s  ({c.wall:.1f} s, {k:,} rows)",
+                f"{k / c.wall:>9,.0f} ex/s  {k / c.cpu:>9,.0f} ex/CPU s  ({c.wall:.1f} s, "
+                f"{k:,} rows)",
                 flush=True,
             )
 
@@ -455,22 +493,32 @@ def print_peers(args, report):
     for name in args.streams:
         res = peers[name]
         print(f"\n{name.upper()}")
-        print(f"{'model':16s} {'MAE':>8s} {'ex/s per ex.':>13s} {'ex/s chunks':>12s}")
+        print(
+            f"{'model':16s} {'MAE':>8s} {'ex/s per ex.':>13s} {'ex/s chunks':>12s} "
+            f"{'ex/CPU s per ex.':>17s} {'ex/CPU s chunks':>16s}"
+        )
         for label in RIVER:
+            if label not in res:
+                continue
             r = res[label]
             part = f"  (first {r['rows']:,} rows)" if r.get("rows", n) != n else ""
-            print(f"{label:16s} {r['mae']:8.4f} {r['eps']:13,.0f} {'-':>12s}{part}")
+            epc = f"{r['eps_cpu']:17,.0f}" if "eps_cpu" in r else f"{'-':>17s}"
+            print(f"{label:16s} {r['mae']:8.4f} {r['eps']:13,.0f} {'-':>12s} {epc}{part}")
         for label, _, _ in OURS:
             r = res[label]
             mae = r.get("mae_dicts", r["mae_chunks"])
             eps_d = f"{r['eps_dicts']:13,.0f}" if "eps_dicts" in r else f"{'-':>13s}"
-            print(f"{label:16s} {mae:8.4f} {eps_d} {r['eps_chunks']:12,.0f}")
+            epc_d = f"{n / r['cpu_dicts']:17,.0f}" if "cpu_dicts" in r else f"{'-':>17s}"
+            epc_c = f"{n / r['cpu_chunks']:16,.0f}" if "cpu_chunks" in r else f"{'-':>16s}"
+            print(f"{label:16s} {mae:8.4f} {eps_d} {r['eps_chunks']:12,.0f} {epc_d} {epc_c}")
         print("ratios ours / River (MAE; speed per example; speed in chunks over River per ex.):")
         for label, _, ens in OURS:
             r = res[label]
             mae = r.get("mae_dicts", r["mae_chunks"])
             cells = []
             for peer in ["River OXT", "River ARF"] if ens else ["River HTR"]:
+                if peer not in res:
+                    continue
                 p = res[peer]
                 sp_d = f"{r['eps_dicts'] / p['eps']:6.1f}x" if "eps_dicts" in r else "     -"
                 cells.append(
@@ -517,7 +565,7 @@ def goals(args, report):
             best[0] < 1.18,
             f"best {best[1]} {best[0]:.4f}{note}",
         )
-    pstreams = [n for n in args.streams if peers and n in peers]
+    pstreams = [n for n in args.streams if peers and n in peers and "River OXT" in peers[n]]
     for label, _, ens in OURS:
         if not ens:
             continue
@@ -574,6 +622,13 @@ def main(argv=None) -> None:
         metavar="N",
         help="our ensembles and River's OXT per example, alternating, on N rows (CPU time)",
     )
+    ap.add_argument(
+        "--river",
+        nargs="*",
+        default=list(RIVER),
+        metavar="LABEL",
+        help=f"a subset of River's peers (default all: {RIVER}; none: no River run)",
+    )
     ap.add_argument("--quick", action="store_true", help="100k rows, 10k peer rows, one seed")
     ap.add_argument("--json", default=DEFAULT_JSON)
     ap.add_argument(
@@ -593,6 +648,9 @@ def main(argv=None) -> None:
             ap.error(f"unknown stream {s!r}; choose from {sorted(THESIS_MAE)}")
     args.peer_rows = min(args.peer_rows, args.rows)
     args.arf_rows = args.peer_rows if args.arf_rows is None else args.arf_rows
+    for lab in args.river:
+        if lab not in RIVER:
+            ap.error(f"unknown River peer {lab!r}; choose from {RIVER}")
     if args.models:
         known = [lab for lab, _, _ in OURS]
         for lab in args.models:
@@ -612,6 +670,7 @@ def main(argv=None) -> None:
         "chunk": args.chunk,
         "window": WINDOW,
         "models": [lab for lab, _, _ in OURS],
+        "river": list(args.river),
         "versions": {
             "streamforest": streamforest.__version__,
             "river": river.__version__,
@@ -712,7 +771,7 @@ def reprint(paths: list[Path], merged: str | None = None) -> None:
     print(f"{report['command']}\n{report['machine']}; total {report.get('total_s', 0):.0f} s")
     if report.get("models"):
         OURS[:] = [o for o in OURS if o[0] in report["models"]]
-    labels = [*RIVER, *(lab for lab, _, _ in OURS)]
+    labels = [*report.get("river", RIVER), *(lab for lab, _, _ in OURS)]
     peers = report.get("peers", {})
     for s in list(peers):
         if s not in args.streams or any(lab not in peers[s] for lab in labels):

@@ -215,14 +215,15 @@ def test_learns_friedman(oblique):
 
 
 # --- a tree kind of the engine -------------------------------------------------------------------
+@pytest.mark.parametrize("leaf_model", ["rmsprop", "bayesian"])
 @pytest.mark.parametrize("lam", [0.0, 1.0])
-def test_per_example_equals_batch(lam):
+def test_per_example_equals_batch(lam, leaf_model):
     X, y = friedman(2000, seed=5)
     X = X.copy()
     X[1::7, 2] = np.nan  # (not in the first row: a dict feature first seen missing emerges later)
     y = y.copy()
     y[1000:] = -2 * y[1000:]  # a change
-    a = sf.ABORFRegressor(n_trees=3, depth=5, lambda_value=lam, seed=2)
+    a = sf.ABORFRegressor(n_trees=3, depth=5, lambda_value=lam, leaf_model=leaf_model, seed=2)
     b = a.clone()
     pa = np.empty(len(y))
     for i, r in enumerate(X):
@@ -236,9 +237,10 @@ def test_per_example_equals_batch(lam):
     np.testing.assert_array_equal(a.predict(X[:300]), b.predict(X[:300]))
 
 
-def test_cp_approximate_per_example_equals_batch_over_aborf():
+@pytest.mark.parametrize("leaf_model", ["rmsprop", "bayesian"])
+def test_cp_approximate_per_example_equals_batch_over_aborf(leaf_model):
     X, y = friedman(1500, seed=6)
-    forest = sf.ABORFRegressor(n_trees=4, depth=5, lambda_value=1.0, seed=3)
+    forest = sf.ABORFRegressor(n_trees=4, depth=5, lambda_value=1.0, leaf_model=leaf_model, seed=3)
     a = sf.CPApproximate(forest=forest, calibration_size=200, seed=3)
     b = sf.CPApproximate(forest=forest.clone(), calibration_size=200, seed=3)
     pred, iv = a.predict_learn_many(X, y, alpha=[0.1, 0.3])
@@ -253,13 +255,15 @@ def test_cp_approximate_per_example_equals_batch_over_aborf():
     np.testing.assert_array_equal(iv, one)
 
 
+@pytest.mark.parametrize("leaf_model", ["rmsprop", "bayesian"])
 @pytest.mark.parametrize("method", ["qrf", "cpa"])
-def test_interval_methods_over_aborf_cover(method):
+def test_interval_methods_over_aborf_cover(method, leaf_model):
     X, y = friedman(8000, seed=6)
+    kw = {"n_trees": 6, "depth": 6, "leaf_model": leaf_model, "seed": 3}
     if method == "qrf":
-        model = sf.OnlineQRF(forest=sf.ABORFRegressor(n_trees=6, depth=6, seed=3), k=32, seed=1)
+        model = sf.OnlineQRF(forest=sf.ABORFRegressor(**kw), k=32, seed=1)
     else:
-        forest = sf.ABORFRegressor(n_trees=6, depth=6, lambda_value=1.0, seed=3)
+        forest = sf.ABORFRegressor(lambda_value=1.0, **kw)
         model = sf.CPApproximate(forest=forest, calibration_size=500, seed=1)
     model.learn_many(X[:5000], y[:5000])
     lo, hi = model.predict_interval(X[5000:], alpha=0.1).T
@@ -309,3 +313,181 @@ def test_files_saved_before_the_pregrown_fields_load_and_resume(name, commit):
     before = np.abs(model.predict(X[500:]) - y[500:]).mean()
     model.learn_many(X[:500], y[:500])
     assert np.abs(model.predict(X[500:]) - y[500:]).mean() < before
+
+
+# --- the Bayesian variant (thesis §6.2.1-6.2.2) --------------------------------------------------
+def learn_rows_recording_leaves(model, X, y, w):
+    """Learn row by row; the leaf slot each row reached (routed before it was learnt)."""
+    L = 2**model.depth
+    leaf = np.empty(len(y), np.int64)
+    for i in range(len(y)):
+        leaf[i] = int(model.engine_.apply(0, X[i : i + 1])[0]) - (L - 1) if i else 0
+        model.learn_many(X[i : i + 1], y[i : i + 1], w=w[i : i + 1])
+    return leaf
+
+
+def batch_posterior(X, y, w, g, c, a0, b0):
+    """The normal-inverse-gamma posterior of rows ``X, y`` (in order) with weights ``w`` and
+    forgetting ``g``: inputs standardised by their weighted mean and sd, an intercept, each
+    row's likelihood raised to ``w g^age`` (eqs. 6.14-6.17 on the weighted rows)."""
+    mu = np.average(X, axis=0, weights=w)
+    sd = np.sqrt(np.average((X - mu) ** 2, axis=0, weights=w))
+    Z = np.column_stack([np.ones(len(y)), (X - mu) / sd])
+    age = np.cumsum((w > 0)[::-1])[::-1] - 1  # examples the leaf learnt after each one
+    v = w * g**age
+    lam = c * np.eye(Z.shape[1]) + Z.T @ (v[:, None] * Z)
+    beta = np.linalg.solve(lam, Z.T @ (v * y))
+    a = a0 + 0.5 * v.sum()
+    b = b0 + 0.5 * (v @ y**2 - beta @ lam @ beta)
+    return beta, a, b, lam, mu, sd
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.9])
+def test_bayesian_leaf_posterior_equals_the_batch_posterior(gamma):
+    rng = np.random.default_rng(7)
+    n, d = 600, 3
+    X = rng.uniform(size=(n, d)) * [1.0, 10.0, 0.1]
+    y = 2 + X @ [1.0, -0.3, 20.0] + rng.normal(size=n)
+    w = rng.poisson(1.0, n).astype(float)  # weights 0 (not learnt), 1, 2, ...
+    w[0] = 1.0
+    c, a0, b0 = 0.5, 0.01, 0.02
+    prior = {"prior_precision": c, "prior_shape": a0, "prior_scale": b0}
+    model = sf.ABORFRegressor(
+        n_trees=1, depth=2, leaf_model="bayesian", leaf_decay=gamma, seed=3, **prior
+    )
+    leaf = learn_rows_recording_leaves(model, X, y, w)
+    st = states(model)[0]
+    checked = 0
+    for s in range(4):
+        at = (leaf == s) & (w > 0)
+        if at.sum() < 10:
+            continue
+        beta, a, b, _, _, _ = batch_posterior(X[at], y[at], w[at], gamma, c, a0, b0)
+        np.testing.assert_allclose(st.lf_coef[s, : d + 1], beta, rtol=1e-8, atol=1e-10)
+        assert abs(st.lf_err[s, 0] - a) < 1e-10 * a
+        assert abs(st.lf_err[s, 1] - b) < 1e-8 * b
+        # the faded scatter of (y, 1, x)
+        V = np.column_stack([y[at], np.ones(at.sum()), X[at]])
+        age = np.cumsum(np.ones(at.sum())[::-1])[::-1] - 1
+        M = V.T @ ((w[at] * gamma**age)[:, None] * V)
+        np.testing.assert_allclose(st.lf_nig[s, : d + 2, : d + 2], M, rtol=1e-12)
+        checked += 1
+    assert checked >= 3
+
+
+def test_bayesian_evidence_is_the_faded_sum_of_log_predictive_densities():
+    """The tree's log weight: minus the faded sum of each example's log density under its
+    leaf's Student t posterior predictive before learning it (here from the batch posterior
+    of the leaf's earlier rows and scipy), over |leaves|."""
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(8)
+    n, d = 300, 2
+    X = rng.uniform(size=(n, d))
+    y = 1 + 3 * X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=n)
+    w = np.ones(n)
+    g, gT, c, a0, b0 = 0.95, 0.99, 0.1, 0.001, 0.001
+    model = sf.ABORFRegressor(
+        n_trees=1, depth=1, leaf_model="bayesian", leaf_decay=g, evidence_fading=gT, seed=4
+    )
+    leaf = learn_rows_recording_leaves(model, X, y, w)
+    e_t = 0.0
+    for i in range(n):
+        before = np.flatnonzero(leaf[:i] == leaf[i])
+        z = np.zeros(d + 1)
+        z[0] = 1.0
+        if len(before) >= 2:
+            beta, a, b, lam, mu, sd = batch_posterior(X[before], y[before], w[before], g, c, a0, b0)
+            z[1:] = (X[i] - mu) / sd
+        else:  # no spread yet: the intercept only (z = 0); prior, or one example
+            v = g ** np.arange(len(before))[::-1]
+            lam = np.diag([c + v.sum()] + [c] * d)
+            beta = np.zeros(d + 1)
+            beta[0] = (v @ y[before]) / lam[0, 0]
+            a = a0 + 0.5 * v.sum()
+            b = b0 + 0.5 * (v @ y[before] ** 2 - beta @ lam @ beta)
+        scale = np.sqrt(b / a * (1 + z @ np.linalg.solve(lam, z)))
+        e_t = gT * e_t - stats.t.logpdf(y[i], df=2 * a, loc=z @ beta, scale=scale)
+    ev = states(model)[0].ev
+    assert abs(ev[S.EV_ERR] - e_t) < 1e-9 * abs(e_t)
+    assert abs(ev[S.EV_LOGW] + e_t / 2) < 1e-9 * abs(e_t)
+
+
+def test_bayesian_leaves_recover_a_planted_linear_concept_and_its_noise():
+    rng = np.random.default_rng(9)
+    n = 40_000
+    X = rng.uniform(size=(n, 2))
+    y = 3 + 2 * X[:, 0] - X[:, 1] + 0.5 * rng.normal(size=n)
+    # axis-aligned cells (an oblique cell is a sliver where x0 and x1 are strongly correlated:
+    # the slopes' standard errors are several times larger there)
+    model = sf.ABORFRegressor(
+        n_trees=2, depth=2, oblique=False, leaf_model="bayesian", leaf_decay=1.0, seed=5
+    )
+    model.learn_many(X, y)
+    for st in states(model):
+        for s in range(4):
+            mu = st.lf_x[s, :2, S.S_HI] + st.lf_x[s, :2, S.S_LO]
+            sd = np.sqrt(st.lf_x[s, :2, S.S_M2] / st.lf_x[s, :2, S.S_W])
+            slope = st.lf_coef[s, 1:3] / sd  # back to raw units
+            assert st.lf_err[s, 0] > 2000  # ~10k rows per leaf
+            np.testing.assert_allclose(slope, [2, -1], atol=0.15)
+            assert abs(st.lf_coef[s, 0] - (3 + 2 * mu[0] - mu[1])) < 0.03  # at the leaf's mean
+            a, b = st.lf_err[s]
+            assert abs(b / (a - 1) - 0.25) < 0.025  # the noise variance's posterior mean
+    Xt = rng.uniform(size=(500, 2))
+    np.testing.assert_allclose(model.predict(Xt), 3 + 2 * Xt[:, 0] - Xt[:, 1], atol=0.1)
+
+
+@pytest.mark.parametrize("planted", [0, 3])
+def test_bayesian_weights_sum_to_one_and_favour_the_planted_tree(planted):
+    rng = np.random.default_rng(planted + 20)
+    n0, n = 2000, 6000
+    X = rng.uniform(size=(n0 + n, 3))
+    model = sf.ABORFRegressor(n_trees=5, depth=4, leaf_model="bayesian", seed=11)
+    model.learn_many(X[:n0], rng.normal(size=n0))
+    assert abs(model.weights_.sum() - 1) < 1e-12
+    level = rng.normal(size=2**5) * 10
+    cells = model.engine_.apply(planted, X[n0:]) - (2**4 - 1)
+    model.learn_many(X[n0:], level[cells] + rng.normal(size=n) * 0.1)
+    w = model.weights_
+    assert abs(w.sum() - 1) < 1e-12 and np.all(w > 0)
+    assert np.argmax(w) == planted and w[planted] > 0.9
+    P = model.tree_predictions(X[:200])
+    np.testing.assert_allclose(model.predict(X[:200]), P @ w, rtol=1e-12, atol=1e-12)
+
+
+def test_bayesian_learns_friedman_and_takes_later_features():
+    X, y = friedman(20_000, seed=2)
+    p = sf.ABORFRegressor(leaf_model="bayesian", seed=1).predict_learn_many(X, y)
+    tail = slice(10_000, None)
+    assert np.abs(p[tail] - y[tail]).mean() < 0.45 * np.abs(y - y.mean()).mean()
+    model = sf.ABORFRegressor(n_trees=2, depth=2, leaf_model="bayesian", seed=1)
+    for i in range(300):
+        model.learn_one({"a": X[i, 0], "b": X[i, 1]}, y[i])
+    for i in range(300, 600):  # "c" carries the concept: the leaves use it
+        model.learn_one({"a": X[i, 0], "b": X[i, 1], "c": X[i, 3]}, 10 * X[i, 3] + y[i] * 0.01)
+    st = states(model)[0]
+    assert st.lf_nig.shape[1:] >= (5, 5) and np.all(st.lf_coef[:4, 3] > 0.3)
+    p = [model.predict_one({"a": X[i, 0], "b": X[i, 1], "c": X[i, 3]}) for i in range(600, 700)]
+    t = 10 * X[600:700, 3] + y[600:700] * 0.01
+    # (~75 rows per leaf since the change, gamma = 0.96: the old concept still weighs a little;
+    # without "c" the error would be about that of the mean, 2.5)
+    assert np.abs(np.array(p) - t).mean() < 0.5 * np.abs(t - t.mean()).mean()
+
+
+def test_bayesian_params_are_checked():
+    X, y = friedman(50)
+    for kw, match in [
+        ({"leaf_model": "nig"}, "leaf_model"),
+        ({"leaf_model": "bayesian", "prior_precision": 0.0}, "prior_precision"),
+        ({"leaf_model": "bayesian", "prior_shape": -1.0}, "prior_shape"),
+        ({"leaf_model": "bayesian", "prior_scale": np.inf}, "prior_scale"),
+        ({"leaf_model": "bayesian", "leaf_decay": 1.5}, "leaf_decay"),
+        ({"leaf_decay": 1.0}, "leaf_decay"),  # RMSProp leaves need gamma < 1
+    ]:
+        with pytest.raises(ValueError, match=match):
+            sf.ABORFRegressor(**kw).learn_many(X, y)
+    sf.ABORFRegressor(n_trees=1, depth=2, leaf_model="bayesian", leaf_decay=1.0).learn_many(X, y)
+    Xn = X.copy()
+    Xn[3, 1] = np.inf
+    with pytest.raises(ValueError):
+        sf.ABORFRegressor(n_trees=1, depth=2, leaf_model="bayesian").learn_many(Xn, y)

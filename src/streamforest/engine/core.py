@@ -416,6 +416,7 @@ class Engine:
             n_classes=max(1, self.n_classes) if classify else 0,
             n_cats=self.features.max_categories if classify else 0,
             ranges=gauss,
+            nig=prm.leaf_model == S.LEAF_BAYES,  # ABORF's Bayesian leaves
         )
         st.ft_nominal[:p] = self.features.nominal
         TK.init_root(st, prm)

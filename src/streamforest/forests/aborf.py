@@ -12,6 +12,7 @@ from ..trees import ABORFTreeRegressor
 from .online_forest import OnlineForestRegressor
 
 WEIGHTINGS = ("evidence", "equal")
+LEAF_MODELS = ("rmsprop", "bayesian")
 
 
 class ABORFRegressor(OnlineForestRegressor):
@@ -33,6 +34,22 @@ class ABORFRegressor(OnlineForestRegressor):
       forest predicts ``sum_t w_t y_t`` with ``w = softmax(log evidence)`` (the weights sum to 1,
       :attr:`weights_`).  ``weighting="equal"``: the plain mean (the thesis' benchmark).  There
       is no drift detection: the fast-forgetting leaves and the weights adapt.
+    - **The Bayesian variant** (``leaf_model="bayesian"``, thesis §6.2.1-6.2.2, the model that
+      ABORF approximates): each leaf is a conjugate Bayesian linear regression on its
+      standardised inputs with a normal-inverse-gamma prior (``Lambda_0 = prior_precision I``,
+      ``0.1`` as in the thesis' Table 6.3; ``sigma^2 ~ IG(prior_shape, prior_scale)``, 0.001
+      each), forgetting its past with ``leaf_decay`` ``gamma`` (eqs. 6.32-6.33; ``gamma = 1``
+      allowed: the stationary model), updated exactly after every example (a rank-one update of
+      its scatter, then an ``O(D^3)`` solve, see :mod:`streamforest.trees.leaf_models`), and
+      predicting its posterior mean.  A tree's evidence is its marginal likelihood, kept as the
+      faded sum of the log posterior predictive densities (Student t) of the examples it learnt
+      (``e_T <- gamma_T e_T - log p(y | x, leaf posterior)``; with ``gamma = gamma_T = 1`` the sum
+      is the log of the thesis' tree likelihood, eq. 6.21, by the chain rule); the weights are
+      ``w_t ~ exp(-e_T / |leaves|)``, the power likelihood of eq. 6.27 (the thesis mixes the
+      evidence itself with ``gamma_T / (1 + gamma_T)``, eq. 6.38, about 1/2 per example: we fade
+      its log as Algorithm 6.3 does).  ``learning_rate`` and ``coef_decay`` do not apply.  It
+      is about 3-4 times slower than the default per row (measured, README) and each leaf keeps
+      a ``(D + 2) x (D + 2)`` matrix (about ``2**depth * 8 (D + 2)**2`` more bytes per tree).
 
     It is an :class:`~streamforest.OnlineForestRegressor` (same engine, both APIs, threads), so
     it serves as the forest of the interval methods.  Every tree learns every example
@@ -52,7 +69,14 @@ class ABORFRegressor(OnlineForestRegressor):
         Random-projection splits (the thesis) or axis-aligned ones.
     learning_rate, leaf_decay
         ``eta`` and ``gamma`` of the leaves' RMSProp (``gamma`` also fades each leaf's count
-        and squared errors in the evidence).
+        and squared errors in the evidence); for Bayesian leaves ``gamma`` is their forgetting
+        (in ``(0, 1]``).
+    leaf_model
+        ``"rmsprop"`` (ABORF, the thesis' approximation, §6.2.3) or ``"bayesian"`` (the
+        thesis' Bayesian model, §6.2.1-6.2.2, see above).
+    prior_precision, prior_shape, prior_scale
+        The Bayesian leaves' prior: ``c`` of ``Lambda_0 = c I`` (> 0), ``a_0`` and ``b_0`` of the
+        inverse-gamma prior of the noise variance.
     coef_decay
         Factor applied to the leaves' coefficients before each step, 1 for none.  Algorithm
         6.2 uses ``gamma`` (0.96): its leaves are raw linear models, where the decay forgets
@@ -102,6 +126,10 @@ class ABORFRegressor(OnlineForestRegressor):
         evidence_fading: float = 0.9996,
         weighting: str = "evidence",
         mc_points: int | None = None,
+        leaf_model: str = "rmsprop",
+        prior_precision: float = 0.1,
+        prior_shape: float = 0.001,
+        prior_scale: float = 0.001,
         lambda_value: float = 0.0,
         nominal_features: tuple | None = None,
         n_jobs: int = 1,
@@ -116,6 +144,10 @@ class ABORFRegressor(OnlineForestRegressor):
         self.evidence_fading = evidence_fading
         self.weighting = weighting
         self.mc_points = mc_points
+        self.leaf_model = leaf_model
+        self.prior_precision = prior_precision
+        self.prior_shape = prior_shape
+        self.prior_scale = prior_scale
         self.lambda_value = lambda_value
         self.nominal_features = nominal_features
         self.n_jobs = n_jobs
@@ -127,6 +159,11 @@ class ABORFRegressor(OnlineForestRegressor):
     drift_delta = 0.005
     warning_fraction = None
     max_memory_mb = None
+    # defaults of the parameters added since (for models saved before them)
+    leaf_model = "rmsprop"
+    prior_precision = 0.1
+    prior_shape = 0.001
+    prior_scale = 0.001
 
     def __setstate__(self, d):
         self.__dict__.update(d)  # (not the forest's upgrade of format-1 files: no such ABORF)
@@ -137,15 +174,21 @@ class ABORFRegressor(OnlineForestRegressor):
 
     @property
     def tree(self) -> ABORFTreeRegressor:
+        bayes = self.leaf_model == "bayesian"
         return ABORFTreeRegressor(
             depth=self.depth,
             oblique=self.oblique,
             learning_rate=self.learning_rate,
-            rms_decay=self.leaf_decay,
+            rms_decay=0.96 if bayes else self.leaf_decay,  # (unused by Bayesian leaves)
             coef_decay=self.coef_decay,
             evidence_fading=self.evidence_fading if self.weighting == "evidence" else 0.0,
             evidence_decay=self.leaf_decay,
             mc_points=self.mc_points,
+            bayesian=bayes,
+            prior_precision=self.prior_precision,
+            prior_shape=self.prior_shape,
+            prior_scale=self.prior_scale,
+            bayes_decay=self.leaf_decay,
             nominal_features=self.nominal_features,
         )
 
@@ -163,9 +206,18 @@ class ABORFRegressor(OnlineForestRegressor):
             and math.isfinite(lam)
         ):
             raise ValueError(f"lambda_value must be a number in [0, 50], got {lam!r}")
+        if self.leaf_model not in LEAF_MODELS:
+            raise ValueError(f"leaf_model must be one of {LEAF_MODELS}, got {self.leaf_model!r}")
         ld = self.leaf_decay
-        if not (isinstance(ld, numbers.Real) and not isinstance(ld, bool) and 0 < ld < 1):
-            raise ValueError(f"leaf_decay must be a number in (0, 1), got {ld!r}")
+        bayes = self.leaf_model == "bayesian"
+        if not (
+            isinstance(ld, numbers.Real)
+            and not isinstance(ld, bool)
+            and 0 < ld
+            and (ld <= 1 if bayes else ld < 1)
+        ):
+            span = "(0, 1]" if bayes else "(0, 1)"
+            raise ValueError(f"leaf_decay must be a number in {span}, got {ld!r}")
         ef = self.evidence_fading
         if self.weighting == "evidence" and not (isinstance(ef, numbers.Real) and 0 < ef <= 1):
             raise ValueError(f"evidence_fading must be a number in (0, 1], got {ef!r}")

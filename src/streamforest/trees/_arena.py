@@ -494,6 +494,8 @@ def tree_state(A, t):
         lf_ncc=_v3(A.fa, A.lay, t, 56),
         lf_xcc=_v3(A.fa, A.lay, t, 57),
         lf_rng=_v3(A.fa, A.lay, t, 58),
+        lf_nig=_v3(A.fa, A.lay, t, 59),
+        ft_nig=_v2(A.fa, A.lay, t, 60),
     )
 
 
@@ -538,6 +540,10 @@ def tree_params(A, t):
         task=np.int64(p[33]),
         ph_gamma=np.int64(p[34]),
         alt_chi2=p[35],
+        nig_c=p[36],
+        nig_a0=p[37],
+        nig_b0=p[38],
+        nig_decay=p[39],
     )
 
 

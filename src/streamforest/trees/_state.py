@@ -79,6 +79,10 @@ LEAF_MEAN = 0
 LEAF_LINEAR = 1
 LEAF_ADAPTIVE = 2
 LEAF_MODELS = {"mean": LEAF_MEAN, "linear": LEAF_LINEAR, "adaptive": LEAF_ADAPTIVE}
+# ABORF's Bayesian leaves (thesis §6.2.1-6.2.2): conjugate linear regression with a
+# normal-inverse-gamma prior, its statistics in TreeState.lf_nig (pre-grown trees only, see
+# streamforest.trees.leaf_models; not in LEAF_MODELS: the other tree kinds have no lf_nig)
+LEAF_BAYES = 6
 # classification leaf models (TASK_CLASSIFICATION): majority class, naive Bayes, adaptive naive
 # Bayes (the one of the two that predicted the leaf's examples better so far)
 LEAF_MC = 3
@@ -124,7 +128,9 @@ N_MM = 3
 LEV_N, LEV_SSE, LEV_TERM = range(3)
 N_LEV = 3
 # evidence of the tree (TreeState.ev): the faded error term e_T, the log scaling term log b_T and
-# the tree's log weight (-e_T + log b_T) / |leaves|
+# the tree's log weight (-e_T + log b_T) / |leaves|.  Bayesian leaves (LEAF_BAYES): lf_ev[leaf,
+# LEV_TERM] holds the log predictive density of the leaf's last example, e_T the faded sum of
+# minus those (log b_T is 0)
 EV_ERR, EV_LOGB, EV_LOGW = range(3)
 N_EV = 3
 
@@ -173,6 +179,10 @@ class TreeParams(NamedTuple):
     task: int = TASK_REGRESSION  # TASK_*: what y is
     ph_gamma: int = 250  # classification: node detectors freeze their sigma after this many
     alt_chi2: float = 3.841  # classification: McNemar's statistic that decides for a subtree
+    nig_c: float = 0.1  # LEAF_BAYES: prior precision c of the coefficients (Lambda_0 = c I) ...
+    nig_a0: float = 0.001  # ... and the inverse-gamma prior of the noise variance, a_0 ...
+    nig_b0: float = 0.001  # ... and b_0
+    nig_decay: float = 0.96  # ... and the forgetting gamma of the leaves' statistics (1: none)
 
 
 class TreeState(NamedTuple):
@@ -248,6 +258,14 @@ class TreeState(NamedTuple):
     lf_ncc: np.ndarray  # (L, Pc, C K) nominal features: weight of category c and class k (c K + k)
     lf_xcc: np.ndarray  # (L, Pc, 2 K) SPLIT_EXTRA: the candidate's class weights (2 k + side)
     lf_rng: np.ndarray  # (L, Pc, 2) SPLIT_GAUSS: smallest and largest value of each feature
+    # LEAF_BAYES (zero-sized otherwise): each leaf's faded, weighted scatter of (y, 1, x) in raw
+    # units, M = sum_i gamma^age_i w_i v_i v_i^T with v = (y, 1, x_0, ..., x_{Pc-1}) (row and
+    # column 0 the target, 1 the intercept, 2 + j feature j), and the scratch of the leaf solve:
+    # the (Pc + 1) x (Pc + 1) precision in standardised units (Cholesky factor in place), then
+    # three columns: the right-hand side / coefficients, the standardised row (1, z) and the
+    # row v
+    lf_nig: np.ndarray  # (L, Pc + 2, Pc + 2)
+    ft_nig: np.ndarray  # (Pc + 2, Pc + 4)
 
 
 def _hash_capacity(bins: int) -> int:
@@ -271,13 +289,15 @@ def allocate(
     n_classes: int = 0,
     n_cats: int = 0,
     ranges: bool = False,
+    nig: bool = False,
 ) -> TreeState:
     """A fresh state with capacity for ``n_features`` features; node 0 is the (empty) root leaf.
     ``m_min > 0`` allocates the extremely randomised split's candidates and example buffer;
     ``pregrown`` the node directions and centres and the leaves' evidence of a pre-grown tree
     (:mod:`streamforest.trees.pregrown`; ``nodes`` and ``leaves`` must hold the whole tree).
     ``n_classes > 0`` makes a classification tree's class fields (``n_cats`` category codes,
-    ``ranges``: the Gaussian split rule's feature ranges)."""
+    ``ranges``: the Gaussian split rule's feature ranges).  ``nig``: the Bayesian leaves'
+    statistics (``LEAF_BAYES``)."""
     pc = max(1, n_features)
     ints = np.zeros(N_INTS, dtype=np.int64)
     ints[I_BIN_FREE] = -1
@@ -349,6 +369,8 @@ def allocate(
         lf_ncc=np.zeros((leaves, pc, n_cats * n_classes), f),
         lf_xcc=np.zeros((leaves, pc, 2 * n_classes if m_min > 0 else 0), f),
         lf_rng=np.zeros((leaves, pc, 2 if ranges and n_classes else 0), f),
+        lf_nig=np.zeros((leaves, pc + 2, pc + 2) if nig else (leaves, 0, 0), f),
+        ft_nig=np.zeros((pc + 2, pc + 4) if nig else (0, 0), f),
     )
     return st
 
@@ -370,7 +392,7 @@ def _empty_bins(n: int) -> np.ndarray:
 _NODE_FILL = {"nd_feat": -1, "nd_left": -1, "nd_right": -1, "nd_leaf": -1, "nd_alt": -1}
 _LEAF_FILL = {"lf_node": -1, "lf_head": -1, "lf_aux": -1}
 _LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl", "lf_nex", "lf_ev",
-                         "lf_cc")  # fmt: skip
+                         "lf_cc", "lf_nig")  # fmt: skip
 _NODE_PER_FEATURE = ("nd_proj", "nd_ctr")
 
 
@@ -427,6 +449,13 @@ def grow(
         d["ft_perm"] = np.zeros(pc, np.int64)
         d["ft_spread"] = np.zeros(pc, np.float64)
         d["ft_lin"] = np.zeros((pc, 2), np.float64)
+        if st.lf_nig.shape[1]:  # Bayesian leaves: a later feature has no statistics yet
+            nig = np.zeros((n_leaves, pc + 2, pc + 2))
+            q = min(st.lf_nig.shape[0], n_leaves)
+            k = st.lf_nig.shape[1]
+            nig[:q, :k, :k] = st.lf_nig[:q]
+            d["lf_nig"] = nig
+            d["ft_nig"] = np.zeros((pc + 2, pc + 4))
     n_bins = max(bins, st.bn.shape[0])
     if n_bins != st.bn.shape[0]:
         bn = _empty_bins(n_bins)

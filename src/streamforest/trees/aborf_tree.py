@@ -23,7 +23,12 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
     ``coef_decay`` scales the coefficients before each step (thesis Algorithm 6.2 uses
     ``gamma``; off by default, see :class:`~streamforest.ABORFRegressor`).
     With ``evidence_fading > 0`` the tree keeps the evidence weight of Algorithm 6.3 (used by
-    :class:`~streamforest.ABORFRegressor` to weight its trees).  No observers, no split
+    :class:`~streamforest.ABORFRegressor` to weight its trees).  ``bayesian=True``: the leaves
+    are instead the thesis' conjugate Bayesian linear models (§6.2.1-6.2.2, normal-inverse-gamma
+    prior ``Lambda_0 = prior_precision I``, ``IG(prior_shape, prior_scale)``, forgetting
+    ``bayes_decay``; :mod:`streamforest.trees.leaf_models`) and the evidence is the faded sum of
+    their log posterior predictive densities (:func:`streamforest.trees.pregrown.evidence_update`);
+    each leaf then also keeps a ``(D + 2) x (D + 2)`` scatter matrix.  No observers, no split
     attempts, no drift detection: memory is fixed, about
     ``2**depth * (100 + 70 * features)`` bytes.
 
@@ -44,6 +49,11 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
     mc_points
         Monte Carlo points that place the node centres; ``None``: the thesis' ``3 * 2**(D - 1)``
         within bounds (:func:`streamforest.trees.pregrown.mc_point_count`).
+    bayesian
+        Bayesian leaves (thesis §6.2.1-6.2.2) instead of RMSProp ones (§6.2.3).
+    prior_precision, prior_shape, prior_scale, bayes_decay
+        The Bayesian leaves' prior ``c`` (``Lambda_0 = c I``, must be > 0), ``a_0`` and ``b_0``,
+        and their forgetting ``gamma`` (1: none).
     nominal_features, leaf_quantile_k, leaf_quantile_split, seed
         As in :class:`~streamforest.HoeffdingTreeRegressor`.
     max_features, drift_threshold
@@ -70,6 +80,12 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
     ph_alpha = 0.005
     alt_fading = 0.995
     alt_period = 150
+    # defaults of the parameters added since (for trees saved before them)
+    bayesian = False
+    prior_precision = 0.1
+    prior_shape = 0.001
+    prior_scale = 0.001
+    bayes_decay = 0.96
 
     def __init__(
         self,
@@ -82,6 +98,11 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
         evidence_fading: float = 0.0,
         evidence_decay: float = 0.96,
         mc_points: int | None = None,
+        bayesian: bool = False,
+        prior_precision: float = 0.1,
+        prior_shape: float = 0.001,
+        prior_scale: float = 0.001,
+        bayes_decay: float = 0.96,
         nominal_features: tuple | None = None,
         leaf_quantile_k: int | None = None,
         leaf_quantile_split: str = "empty",
@@ -98,6 +119,11 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
         self.evidence_fading = evidence_fading
         self.evidence_decay = evidence_decay
         self.mc_points = mc_points
+        self.bayesian = bayesian
+        self.prior_precision = prior_precision
+        self.prior_shape = prior_shape
+        self.prior_scale = prior_scale
+        self.bayes_decay = bayes_decay
         self.nominal_features = nominal_features
         self.leaf_quantile_k = leaf_quantile_k
         self.leaf_quantile_split = leaf_quantile_split
@@ -133,6 +159,15 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
             raise ValueError("max_features must be None: a pre-grown tree uses every feature")
         if self.drift_threshold is not None:
             raise ValueError("drift_threshold must be None: ABORF adapts through its weights")
+        if not isinstance(self.bayesian, bool):
+            raise TypeError(f"bayesian must be True or False, got {self.bayesian!r}")
+        for name in ("prior_precision", "prior_shape", "prior_scale"):
+            v = getattr(self, name)
+            if not (isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v < math.inf):
+                raise ValueError(f"{name} must be a positive number, got {v!r}")
+        bd = self.bayes_decay
+        if not (isinstance(bd, numbers.Real) and not isinstance(bd, bool) and 0 < bd <= 1):
+            raise ValueError(f"bayes_decay must be a number in (0, 1], got {bd!r}")
         lr = self.learning_rate
         if not (isinstance(lr, numbers.Real) and lr > 0 and math.isfinite(lr)):
             raise ValueError(f"learning_rate must be a positive number, got {lr!r}")
@@ -147,4 +182,9 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
             coef_decay=float(self.coef_decay),
             ev_fade=float(self.evidence_fading),
             ev_decay=float(self.evidence_decay),
+            leaf_model=S.LEAF_BAYES if self.bayesian else prm.leaf_model,
+            nig_c=float(self.prior_precision),
+            nig_a0=float(self.prior_shape),
+            nig_b0=float(self.prior_scale),
+            nig_decay=float(self.bayes_decay),
         )

@@ -16,6 +16,37 @@
   inherited slopes by that growth: errors of twice the target's range with sample weight 3).
 - ``adaptive``: whichever of the two has the smaller faded absolute error at the leaf
   (``err <- fading * err + w * |error|``, errors measured before the leaf learns the example).
+- ``bayesian`` (``LEAF_BAYES``, ABORF's pre-grown trees only; Seah's thesis §6.2.1-6.2.2):
+  conjugate Bayesian linear regression with a normal-inverse-gamma prior, see below.
+
+**Bayesian leaves.**  The model of a leaf is ``y = (1, z) . beta + eps``, ``eps ~ N(0, sigma^2)``,
+on the inputs standardised per leaf, ``z_j = (x_j - mean_j) / sd_j`` (eq. 6.8; the leaf's running
+weighted mean and sd of each numeric feature, in ``lf_x``; a feature without spread at the leaf,
+a nominal feature or a missing value has ``z_j = 0``), with an intercept, the prior
+``beta | sigma^2 ~ N(0, sigma^2 / c I)`` (``Lambda_0 = c I``, ``beta_0 = 0``), ``sigma^2 ~
+IG(a_0, b_0)`` (eqs. 6.9-6.17).  Forgetting (eqs. 6.32-6.33): each example's likelihood is
+raised to ``gamma^age`` (``age`` = examples the leaf learnt since, ``gamma`` = ``nig_decay``) and
+to its weight ``w``, so that ``Lambda = c I + sum_i w_i gamma^age_i z_i z_i^T`` and ``Lambda beta =
+sum_i w_i gamma^age_i z_i y_i`` (eqs. 6.41-6.42); the inverse-gamma parameters are the same
+weighted sums, ``a = a_0 + 1/2 sum_i w_i gamma^age_i`` and ``b = b_0 + 1/2 (sum_i w_i gamma^age_i
+y_i^2 - beta^T Lambda beta)`` (the thesis instead inflates the variance of ``sigma^2`` about its
+mean, ``a' = 2 + gamma (a - 2)``, ``b' = b (a' - 1) / (a - 1)``, eqs. 6.34-6.35, which is defined
+for ``a > 2`` only while ``a`` starts at ``a_0 = 0.001``; both settle at about the same ``a``, 12.5
+and 14 with ``gamma = 0.96``).  The leaf keeps the faded weighted scatter of ``(y, 1, x)`` in raw
+units (``lf_nig``, a rank-one update per example: ``M <- gamma M + w v v^T``) and solves the
+posterior (``beta`` into ``lf_coef``, ``(a, b)`` into ``lf_err``) after each update in its
+current standardised coordinates (an ``O(D^3)`` Cholesky factorisation, as the thesis'
+implementation; a rank-one update of the inverse does not apply because the prior ``c I`` is not
+faded, §6.2.3, and the coordinates move), so the posterior is exactly the batch posterior of the
+weighted examples standardised by the leaf's current means and sds.  A missing value
+enters the scatter at the leaf's mean of that feature; the rows a leaf learnt before the first
+value of a feature (missing, or before the feature emerged) are moved to that first value when it
+arrives (not left at 0, which depends on the feature's units).  The leaf predicts the posterior mean
+``(1, z) . beta`` (an empty leaf: 0, the prior mean).  With the tree's evidence on
+(``ev_fade > 0``) the leaf also computes, before learning an example, the log density of its
+posterior predictive, a Student t with ``2 a`` degrees of freedom, location ``(1, z) . beta`` and
+squared scale ``b / a (1 + (1, z)^T Lambda^-1 (1, z))``, and leaves it in
+``lf_ev[leaf, LEV_TERM]`` for :func:`streamforest.trees.pregrown.evidence_update`.
 
 On a split the children inherit the parent's linear model, its RMSProp state, its normaliser and
 its faded errors; the coefficients are rescaled so that each child's initial linear function is
@@ -24,11 +55,13 @@ exactly the parent's (see :func:`inherit_linear`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
 from ..stats import welford_update
-from ._state import LEAF_ADAPTIVE, LEAF_MEAN, S_HI, S_LO, S_M2, S_W
+from ._state import LEAF_ADAPTIVE, LEAF_BAYES, LEAF_MEAN, LEV_TERM, S_HI, S_LO, S_M2, S_W
 
 
 @njit(cache=True, inline="always")
@@ -66,8 +99,10 @@ def linear_raw(st, leaf, x, nfeat):
 
 @njit(cache=True, inline="always")
 def predict_leaf(st, prm, leaf, x, nfeat):
-    mean, sd = target_mean_sd(st, leaf)
     lm = prm.leaf_model
+    if lm == LEAF_BAYES:
+        return bayes_predict(st, leaf, x, nfeat)
+    mean, sd = target_mean_sd(st, leaf)
     if lm == LEAF_MEAN or sd == 0.0:
         return mean
     if lm == LEAF_ADAPTIVE and st.lf_err[leaf, 1] >= st.lf_err[leaf, 0]:
@@ -87,6 +122,9 @@ def _spread_after(st, leaf, y, w):
 def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
     """Update the leaf's model(s) with ``(x, y, w)``; the target statistic is updated elsewhere."""
     lm = prm.leaf_model
+    if lm == LEAF_BAYES:
+        bayes_learn(st, prm, leaf, x, y, w, nfeat)
+        return
     if lm != LEAF_MEAN:
         mean, sd = target_mean_sd(st, leaf)
         if sd > 0.0:
@@ -176,8 +214,10 @@ def fold_leaf_model(st, prm, leaf, nfeat):
     with a missing ``x_j`` or a zero coefficient skipped): the same function as
     :func:`predict_leaf`, cheap to evaluate on many rows of one leaf.  Returns ``(a, linear)``;
     with ``linear`` False the prediction is ``a`` for every row."""
-    mean, sd = target_mean_sd(st, leaf)
     lm = prm.leaf_model
+    if lm == LEAF_BAYES:
+        return bayes_fold(st, leaf, nfeat), True
+    mean, sd = target_mean_sd(st, leaf)
     if (
         lm == LEAF_MEAN
         or sd == 0.0
@@ -207,3 +247,209 @@ def folded_predict(st, a, x, nfeat):
             if not np.isnan(xj):
                 z += b * (xj - fl[j, 1])
     return z
+
+
+# ------------------------------------------------------------------------------------------------
+# Bayesian leaves (LEAF_BAYES; see the module docstring)
+@njit(cache=True, inline="always")
+def _nig_coords(st, leaf, j):
+    """``(mean, 1 / sd)`` of feature ``j`` at ``leaf``; ``1 / sd`` is 0 (``z_j = 0``) for a
+    nominal feature or one without spread at the leaf."""
+    if st.ft_nominal[j]:
+        return 0.0, 0.0
+    w = st.lf_x[leaf, j, S_W]
+    m2 = st.lf_x[leaf, j, S_M2]
+    if w <= 0.0 or m2 <= 0.0:
+        return 0.0, 0.0
+    return st.lf_x[leaf, j, S_HI] + st.lf_x[leaf, j, S_LO], 1.0 / np.sqrt(m2 / w)
+
+
+@njit(cache=True, inline="always")
+def bayes_predict(st, leaf, x, nfeat):
+    """The posterior mean ``(1, z) . beta`` of ``x`` at ``leaf`` (``beta`` in ``lf_coef``, solved
+    after the leaf's last example in the coordinates it still has)."""
+    c = st.lf_coef
+    z = c[leaf, 0]
+    for j in range(nfeat):
+        b = c[leaf, j + 1]
+        if b != 0.0:  # 0 for a feature without spread (exactly, see nig_solve)
+            xj = x[j]
+            if not np.isnan(xj):
+                mu, isd = _nig_coords(st, leaf, j)
+                z += b * ((xj - mu) * isd)
+    return z
+
+
+@njit(cache=True, inline="always")
+def bayes_fold(st, leaf, nfeat):
+    """:func:`fold_leaf_model` of a Bayesian leaf: ``beta_0 + sum_j (beta_j / sd_j) (x_j -
+    mean_j)``."""
+    c = st.lf_coef
+    fl = st.ft_lin
+    for j in range(nfeat):
+        mu, isd = _nig_coords(st, leaf, j)
+        fl[j, 0] = c[leaf, j + 1] * isd
+        fl[j, 1] = mu
+    return c[leaf, 0]
+
+
+@njit(cache=True)
+def nig_solve(st, prm, leaf, nfeat):
+    """The leaf's posterior in its current standardised coordinates, from its scatter
+    ``lf_nig[leaf]``: ``Lambda = c I + T S T^T`` (``S`` the scatter of ``(1, x)``, ``T`` the
+    standardisation) factorised in place in ``ft_nig[:P, :P]`` (lower Cholesky factor, ``P =
+    nfeat + 1``), ``beta`` in column ``ft_nig.shape[1] - 3``; each feature's ``(1 / sd, mean)``
+    in ``ft_lin``.  Returns ``(a, b)``."""
+    M = st.lf_nig
+    A = st.ft_nig
+    fl = st.ft_lin
+    kr = A.shape[1] - 3
+    P = nfeat + 1
+    c = prm.nig_c
+    n = M[leaf, 1, 1]
+    for j in range(nfeat):
+        mu, isd = _nig_coords(st, leaf, j)
+        fl[j, 0] = isd
+        fl[j, 1] = mu
+    A[0, 0] = n + c
+    A[0, kr] = M[leaf, 0, 1]
+    for j in range(nfeat):
+        i = j + 1
+        isd = fl[j, 0]
+        if isd == 0.0:  # z_j = 0: a row of the prior only
+            for k in range(i):
+                A[i, k] = 0.0
+            A[i, i] = c
+            A[i, kr] = 0.0
+            continue
+        mu = fl[j, 1]
+        s1j = M[leaf, 1, 2 + j]  # sum w x_j
+        A[i, 0] = (s1j - mu * n) * isd
+        A[i, kr] = (M[leaf, 0, 2 + j] - mu * M[leaf, 0, 1]) * isd
+        for k in range(j + 1):
+            isk = fl[k, 0]
+            if isk == 0.0:
+                A[i, k + 1] = 0.0
+                continue
+            muk = fl[k, 1]
+            v = M[leaf, 2 + j, 2 + k] - mu * M[leaf, 1, 2 + k] - muk * s1j + mu * muk * n
+            A[i, k + 1] = v * isd * isk
+        A[i, i] += c
+    # Cholesky factorisation in place (Lambda = L L^T, L in the lower triangle)
+    for i in range(P):
+        for k in range(i + 1):
+            v = A[i, k]
+            for m in range(k):
+                v -= A[i, m] * A[k, m]
+            if i == k:
+                A[i, i] = np.sqrt(v) if v > 0.0 else np.sqrt(c)  # (c I bounds it below)
+            else:
+                A[i, k] = v / A[k, k]
+    # beta = Lambda^-1 r: L u = r, then L^T beta = u; beta^T Lambda beta = |u|^2
+    uu = 0.0
+    for i in range(P):
+        v = A[i, kr]
+        for k in range(i):
+            v -= A[i, k] * A[k, kr]
+        v /= A[i, i]
+        A[i, kr] = v
+        uu += v * v
+    for i in range(P - 1, -1, -1):
+        v = A[i, kr]
+        for k in range(i + 1, P):
+            v -= A[k, i] * A[k, kr]
+        A[i, kr] = v / A[i, i]
+    a = prm.nig_a0 + 0.5 * n
+    b = prm.nig_b0 + 0.5 * max(M[leaf, 0, 0] - uu, 0.0)
+    return a, b
+
+
+@njit(cache=True)
+def nig_log_predictive(st, prm, leaf, x, y, nfeat):
+    """Log density at ``y`` of the leaf's posterior predictive for ``x`` (before it learns
+    them): Student t, ``2 a`` degrees of freedom, location ``(1, z) . beta``, squared scale
+    ``b / a (1 + (1, z)^T Lambda^-1 (1, z))``."""
+    a, b = nig_solve(st, prm, leaf, nfeat)
+    A = st.ft_nig
+    fl = st.ft_lin
+    kr = A.shape[1] - 3
+    kz = kr + 1
+    P = nfeat + 1
+    A[0, kz] = 1.0
+    for j in range(nfeat):
+        xj = x[j]
+        isd = fl[j, 0]
+        A[j + 1, kz] = (xj - fl[j, 1]) * isd if (isd != 0.0 and not np.isnan(xj)) else 0.0
+    m = 0.0
+    for i in range(P):
+        m += A[i, kr] * A[i, kz]
+    q = 0.0  # |L^-1 (1, z)|^2 (the column is overwritten)
+    for i in range(P):
+        v = A[i, kz]
+        for k in range(i):
+            v -= A[i, k] * A[k, kz]
+        v /= A[i, i]
+        A[i, kz] = v
+        q += v * v
+    nu = 2.0 * a
+    s2 = b / a * (1.0 + q)
+    e = y - m
+    return (
+        math.lgamma(0.5 * (nu + 1.0))
+        - math.lgamma(0.5 * nu)
+        - 0.5 * np.log(nu * np.pi * s2)
+        - 0.5 * (nu + 1.0) * np.log1p(e * e / (nu * s2))
+    )
+
+
+@njit(cache=True, inline="always")
+def _nig_shift(M, leaf, k, r, n):
+    """Move feature column ``k`` of every row in the scatter from 0 to ``r``: ``M <- E M E^T``
+    with ``E = I + r e_k e_1^T`` (the intercept is column 1)."""
+    for i in range(n):
+        M[leaf, k, i] += r * M[leaf, 1, i]
+    for i in range(n):
+        M[leaf, i, k] += r * M[leaf, i, 1]
+
+
+@njit(cache=True)
+def bayes_learn(st, prm, leaf, x, y, w, nfeat):
+    """Learn ``(x, y, w)`` at a Bayesian leaf: (the log predictive density first, with the
+    evidence on), the feature statistics, the faded scatter, then the posterior's
+    coefficients into ``lf_coef`` and ``(a, b)`` into ``lf_err``."""
+    if prm.ev_fade > 0.0:
+        st.lf_ev[leaf, LEV_TERM] = nig_log_predictive(st, prm, leaf, x, y, nfeat)
+    s = st.lf_x
+    M = st.lf_nig
+    for j in range(nfeat):
+        xj = x[j]
+        if not np.isnan(xj) and not st.ft_nominal[j]:
+            if s[leaf, j, S_W] == 0.0:  # its first value here: the rows before sit at it
+                _nig_shift(M, leaf, 2 + j, xj, nfeat + 2)
+            s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3] = welford_update(
+                s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3], xj, w
+            )
+    A = st.ft_nig
+    kv = A.shape[1] - 1
+    A[0, kv] = y
+    A[1, kv] = 1.0
+    for j in range(nfeat):
+        xj = x[j]
+        if st.ft_nominal[j]:
+            xj = 0.0
+        elif np.isnan(xj):  # at the leaf's mean (0 before any value)
+            xj = s[leaf, j, S_HI] + s[leaf, j, S_LO]
+        A[j + 2, kv] = xj
+    g = prm.nig_decay
+    for i in range(nfeat + 2):
+        wi = w * A[i, kv]
+        for k in range(i + 1):
+            v = g * M[leaf, i, k] + wi * A[k, kv]
+            M[leaf, i, k] = v
+            M[leaf, k, i] = v
+    a, b = nig_solve(st, prm, leaf, nfeat)
+    kr = A.shape[1] - 3
+    for i in range(nfeat + 1):
+        st.lf_coef[leaf, i] = A[i, kr]
+    st.lf_err[leaf, 0] = a
+    st.lf_err[leaf, 1] = b

@@ -46,6 +46,15 @@ forest's prediction is the mean of the trees' predictions weighted by ``exp`` of
 the leaf level of ``rho`` that Algorithm 6.3 lists; the thesis' tables use the ensemble level
 (one ``rho`` from every tree's errors, §6.5.1), which makes each tree's weight depend on the
 other trees' errors row by row, while the engine runs every tree on its own.
+
+**Bayesian leaves** (``leaf_model == LEAF_BAYES``, thesis §6.2.1-6.2.2, see
+:mod:`streamforest.trees.leaf_models`): the tree's evidence is its marginal likelihood, kept as
+the faded sum of the log posterior predictive densities of the examples it learnt, each computed
+by its leaf before learning it: ``e_T <- gamma_T e_T - w log p(y | x, leaf)``, log weight ``-e_T /
+|leaves|`` (with ``gamma = gamma_T = 1`` the sum is the log of eq. 6.21, the product of the
+leaves' evidences, by the chain rule; the thesis' eq. 6.38 mixes the evidence itself with weight
+``gamma_T / (1 + gamma_T)``, about 1/2 per example, where this fades its log as Algorithm 6.3
+does).
 """
 
 from __future__ import annotations
@@ -65,6 +74,7 @@ from ._state import (
     I_NLEAVES,
     I_NNODES,
     I_NSPLITS,
+    LEAF_BAYES,
     LEV_N,
     LEV_SSE,
     LEV_TERM,
@@ -290,9 +300,15 @@ def update_scaling(st, x, nfeat):
 @njit(cache=True, inline="always")
 def evidence_update(st, prm, leaf, y, w, pred, nfeat):
     """Algorithm 6.3 for an example ``(y, w)`` that reached ``leaf``, ``pred`` the tree's
-    prediction for it before learning (see the module docstring)."""
+    prediction for it before learning (see the module docstring).  Bayesian leaves: the tree's
+    faded log evidence, ``e_T <- gamma_T e_T - w log p(y | x, the leaf's posterior before)``
+    (the log predictive density the leaf computed), log weight ``-e_T / |leaves|``."""
     ev = st.ev
     le = st.lf_ev
+    if prm.leaf_model == LEAF_BAYES:  # the leaf left its log predictive density of y there
+        ev[EV_ERR] = prm.ev_fade * ev[EV_ERR] - w * le[leaf, LEV_TERM]
+        ev[EV_LOGW] = -ev[EV_ERR] / st.ints[I_NLEAVES]
+        return
     e2 = (y - pred) ** 2
     g = prm.ev_decay
     n = g * le[leaf, LEV_N] + w
