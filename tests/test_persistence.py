@@ -371,7 +371,7 @@ def test_predicting_does_not_change_the_saved_file(name, fitted):
 def test_manifest_contents(fitted):
     m = persistence.read_manifest(fitted["CPExact"].path)
     assert m["format"] == "streamforest-model"
-    assert m["format_version"] == persistence.FORMAT_VERSION == 3
+    assert m["format_version"] == persistence.FORMAT_VERSION == 4
     assert m["library_version"] == sf.__version__
     assert m["class"].endswith(":CPExact")
     assert m["params"]["calibration_size"] == 150 and m["params"]["seed"] == 8
@@ -803,3 +803,27 @@ def test_featureless_tree_round_trips():
         m.learn_one({}, 10.0)
         m.learn_one({"a": 1.0}, 3.0)
     assert loaded.predict_one({"a": 1.0}) == model.predict_one({"a": 1.0})
+
+
+@pytest.mark.parametrize("name", ["aborf_format3_pre_bayes", "actser_format3_pre_bayes"])
+def test_format3_files_load_predict_as_saved_and_learn_on(name):
+    """Files written by format 3 (before the Bayesian leaf fields; tests/data, saved at a7297f6)
+    load through the upgrade, predict exactly as they did and learn as a model built now."""
+    data = Path(__file__).parent / "data"
+    assert persistence.read_manifest(data / f"{name}.sfm")["format_version"] == 3
+    model = sf.load(data / f"{name}.sfm")
+    rng = np.random.default_rng(0)
+    X = rng.random((700, 4))
+    y = 10 * X[:, 0] + 5 * np.sin(6 * X[:, 1]) + rng.standard_normal(700)
+    expected = np.load(data / f"{name}.npy", allow_pickle=False)
+    if name.startswith("aborf"):
+        np.testing.assert_array_equal(model.predict(X[500:]), expected)
+        fresh = sf.ABORFRegressor(n_trees=3, depth=4, seed=0).learn_many(X[:500], y[:500])
+        target = y
+    else:
+        np.testing.assert_array_equal(model.predict_proba(X[500:]), expected)
+        target = np.where(X[:, 0] > 0.5, "hi", "lo").astype(object)
+        fresh = sf.ACTSEREnsembleClassifier(n_members=3, seed=0).learn_many(X[:500], target[:500])
+    for m in (model, fresh):
+        m.learn_many(X[500:650], target[500:650])
+    np.testing.assert_array_equal(model.predict(X[650:]), fresh.predict(X[650:]))

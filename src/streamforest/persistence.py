@@ -53,6 +53,8 @@ format_version  written by                                      read by
 2               streamforest 0.1.x, with tree kinds and         streamforest 0.1.x
                 background trees
 3               streamforest 0.1.x, with classification trees   streamforest 0.1.x
+4               streamforest 0.1.x, with ABORF's Bayesian        streamforest 0.1.x
+                leaves
 ==============  ==============================================  ======================
 
 Version 2: every tree's state has the fields of the split rules and of change adaptation
@@ -70,6 +72,11 @@ Version 3: every tree's state ends with the class fields of classification trees
 parameters with ``task``, ``ph_gamma`` and ``alt_chi2``; an engine records ``n_classes``.
 Version 2 files load unchanged: the arena upgrade appends the fields as a regression tree has
 them and the parameters' defaults, and an engine without ``n_classes`` has none.
+
+Version 4: every tree's state ends with the fields of ABORF's Bayesian leaves (``lf_nig``,
+``ft_nig``; zero-sized unless ``leaf_model="bayesian"``) and its parameters with ``nig_c``,
+``nig_a0``, ``nig_b0`` and ``nig_decay``.  Version 3 files load unchanged, the arena appending
+the empty fields and the parameters' defaults (tested with files saved by format 3 code).
 """
 
 from __future__ import annotations
@@ -91,7 +98,7 @@ import numpy as np
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MIN_FORMAT_VERSION", "load", "read_manifest", "save"]
 
 FORMAT_NAME = "streamforest-model"
-FORMAT_VERSION = 3  # written by this library
+FORMAT_VERSION = 4  # written by this library
 MIN_FORMAT_VERSION = 1  # oldest format this library reads
 MANIFEST = "manifest.json"
 
@@ -99,6 +106,7 @@ MANIFEST = "manifest.json"
 _UPGRADES: dict[int, Callable[[dict], dict]] = {
     1: lambda manifest: manifest,  # 1 -> 2: the objects upgrade themselves (see the docstring)
     2: lambda manifest: manifest,  # 2 -> 3: likewise (the arena appends the class fields)
+    3: lambda manifest: manifest,  # 3 -> 4: likewise (the arena appends the Bayesian leaf fields)
 }
 
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed zip timestamps: the same model gives the same bytes
