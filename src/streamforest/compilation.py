@@ -237,9 +237,23 @@ def _data(n: int, seed: int = 0):
     return X, y, kind
 
 
+def _tables(X, kind) -> list:
+    """``X`` as an array, and (when pandas is installed) as a DataFrame with the nominal column
+    ``kind``: each sliceable by rows (``.iloc`` for the frame)."""
+    from ._extras import have
+
+    tables = [X]
+    if have("pandas"):
+        import pandas as pd
+
+        frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+        frame["kind"] = kind
+        tables.append(frame.iloc)
+    return tables
+
+
 def _exercise(spec) -> None:
     """Every public learning and prediction path of one registry model, on small data."""
-    from ._extras import have
     from .evaluate import prequential
     from .streams import ArrayStream
 
@@ -287,15 +301,7 @@ def _exercise(spec) -> None:
         model.learn_one(x, float(y[i]))
 
     # arrays, and a DataFrame with a nominal column (when pandas is installed)
-    tables = [X]
-    if have("pandas"):
-        import pandas as pd
-
-        frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
-        frame["kind"] = kind
-        tables.append(frame)
-    for data in tables:
-        rows = data.iloc if hasattr(data, "iloc") else data
+    for rows in _tables(X, kind):
         m = build()
         predict_all(m, rows[:200])  # before any learning
         m.learn_many(rows[:1000], y[:1000])
@@ -329,7 +335,6 @@ def _class_data(n: int, seed: int = 0):
 def _exercise_classifier(spec) -> None:
     """Every public learning and prediction path of one registry classifier (and its
     prediction sets), on small data."""
-    from ._extras import have
     from .evaluate import prequential
     from .streams import ArrayStream
 
@@ -354,15 +359,7 @@ def _exercise_classifier(spec) -> None:
         if sets and i % 50 == 0:
             model.predict_set_one(x, alpha=0.1)
         model.learn_one(x, y[i])
-    tables = [X]
-    if have("pandas"):
-        import pandas as pd
-
-        frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
-        frame["kind"] = kind
-        tables.append(frame)
-    for data in tables:
-        rows = data.iloc if hasattr(data, "iloc") else data
+    for rows in _tables(X, kind):
         m = build()
         m.learn_many(rows[:1000], y[:1000])
         predict_all(m, rows[1000:])
