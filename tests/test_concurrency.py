@@ -58,12 +58,10 @@ def _learn(model, X, y, stop_at=None):
     return i
 
 
-@pytest.mark.parametrize("make", range(len(_models())), ids=lambda i: type(_models()[i]).__name__)
-def test_four_predicting_threads_and_one_learner(make, rng):
-    X, y = _sequence(200_000, rng)
-    model = sf.ThreadSafe(_models()[make])
-    _warm(model, X, y)
-    probes = X[-64:]
+def _hammer(model, check, learn):
+    """4 threads run ``check(model, rng)`` in a loop while this one runs ``learn(stop_at)``
+    for about SECONDS (at least MIN_STEPS examples); returns what ``learn`` returns, after
+    re-raising any predictor's failure and checking every thread ran while it learnt."""
     errors, counts = [], [0] * 4
     done = threading.Event()
 
@@ -71,18 +69,7 @@ def test_four_predicting_threads_and_one_learner(make, rng):
         local = np.random.default_rng(k)
         try:
             while not done.is_set():
-                r = probes[local.integers(len(probes))]
-                x = {j: float(v) for j, v in enumerate(r)}
-                checks = [
-                    np.array([model.predict_interval_one(x, alpha=0.2)]),
-                    model.predict_interval(probes[:8], alpha=0.2),
-                    np.array(model.predict_interval_one(x, alpha=[0.1, 0.3])),
-                ]
-                points = [model.predict_one(x), *model.predict(probes[:4])]
-                assert np.isfinite(points).all(), points
-                for iv in checks:
-                    assert np.isfinite(iv).all(), iv
-                    assert np.all(iv[..., 0] <= iv[..., 1]), iv
+                check(model, local)
                 counts[k] += 1
         except BaseException as e:  # reported by the main thread
             errors.append(e)
@@ -93,16 +80,40 @@ def test_four_predicting_threads_and_one_learner(make, rng):
         t.start()
     end = time.monotonic() + SECONDS
     try:
-        learnt = WARM + _learn(
-            model, X[WARM:], y[WARM:], lambda i: i >= MIN_STEPS and time.monotonic() > end
-        )
+        learnt = learn(lambda i: i >= MIN_STEPS and time.monotonic() > end)
     finally:
         done.set()
         for t in threads:
             t.join()
     if errors:
         raise errors[0]
-    assert min(counts) > 0 and learnt >= WARM + MIN_STEPS  # all ran while it learnt
+    assert min(counts) > 0  # all ran while it learnt
+    return learnt
+
+
+@pytest.mark.parametrize("make", range(len(_models())), ids=lambda i: type(_models()[i]).__name__)
+def test_four_predicting_threads_and_one_learner(make, rng):
+    X, y = _sequence(200_000, rng)
+    model = sf.ThreadSafe(_models()[make])
+    _warm(model, X, y)
+    probes = X[-64:]
+
+    def check(model, local):
+        r = probes[local.integers(len(probes))]
+        x = {j: float(v) for j, v in enumerate(r)}
+        checks = [
+            np.array([model.predict_interval_one(x, alpha=0.2)]),
+            model.predict_interval(probes[:8], alpha=0.2),
+            np.array(model.predict_interval_one(x, alpha=[0.1, 0.3])),
+        ]
+        points = [model.predict_one(x), *model.predict(probes[:4])]
+        assert np.isfinite(points).all(), points
+        for iv in checks:
+            assert np.isfinite(iv).all(), iv
+            assert np.all(iv[..., 0] <= iv[..., 1]), iv
+
+    learnt = WARM + _hammer(model, check, lambda stop: _learn(model, X[WARM:], y[WARM:], stop))
+    assert learnt >= WARM + MIN_STEPS
 
     alone = _models()[make]
     _warm(alone, X, y)
@@ -167,41 +178,21 @@ def test_a_classifier_with_sets_under_four_predicting_threads_and_one_learner(rn
     model = sf.ThreadSafe(make())
     warm(model)
     probes = X[-64:]
-    errors, counts = [], [0] * 4
-    done = threading.Event()
 
-    def predictor(k):
-        local = np.random.default_rng(k)
-        try:
-            while not done.is_set():
-                x = {j: float(v) for j, v in enumerate(probes[local.integers(len(probes))])}
-                known = set(model.classes_)
-                p = model.predict_proba_one(x)
-                assert set(p) <= known and abs(sum(p.values()) - 1.0) < 1e-9, p
-                assert set(model.predict_set_one(x, alpha=0.2)) <= set(model.classes_)
-                P = model.predict_proba(probes[:8])
-                assert np.allclose(P.sum(axis=1), 1.0), P
-                S = model.predict_sets(probes[:8], alpha=[0.1, 0.3])
-                assert np.all(S[:, 0] >= S[:, 1])  # nested
-                assert model.predict_one(x) in set(model.classes_)
-                counts[k] += 1
-        except BaseException as e:  # reported by the main thread
-            errors.append(e)
-            done.set()
+    def check(model, local):
+        x = {j: float(v) for j, v in enumerate(probes[local.integers(len(probes))])}
+        known = set(model.classes_)
+        p = model.predict_proba_one(x)
+        assert set(p) <= known and abs(sum(p.values()) - 1.0) < 1e-9, p
+        assert set(model.predict_set_one(x, alpha=0.2)) <= set(model.classes_)
+        P = model.predict_proba(probes[:8])
+        assert np.allclose(P.sum(axis=1), 1.0), P
+        S = model.predict_sets(probes[:8], alpha=[0.1, 0.3])
+        assert np.all(S[:, 0] >= S[:, 1])  # nested
+        assert model.predict_one(x) in set(model.classes_)
 
-    threads = [threading.Thread(target=predictor, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    end = time.monotonic() + SECONDS
-    try:
-        learnt = learn(model, lambda i: i >= WARM + MIN_STEPS and time.monotonic() > end)
-    finally:
-        done.set()
-        for t in threads:
-            t.join()
-    if errors:
-        raise errors[0]
-    assert min(counts) > 0 and learnt >= WARM + MIN_STEPS
+    learnt = _hammer(model, check, lambda stop: learn(model, lambda i: stop(i - WARM)))
+    assert learnt >= WARM + MIN_STEPS
 
     alone = make()
     warm(alone)
