@@ -251,17 +251,28 @@ def folded_predict(st, a, x, nfeat):
 
 # ------------------------------------------------------------------------------------------------
 # Bayesian leaves (LEAF_BAYES; see the module docstring)
+NIG_SD_RTOL = 1e-7  # a feature's sd at a leaf below this times its mean's magnitude: no spread
+# the weight of a feature's values at a leaf before their spread standardises it: the sd of two
+# or three examples can be arbitrarily small (two Friedman rows 2e-6 apart made z = 2.6e5 for the
+# next row and a tree predict 49,000); until then the leaf's model leaves the feature out
+NIG_MIN_W = 5.0
 @njit(cache=True, inline="always")
 def _nig_coords(st, leaf, j):
     """``(mean, 1 / sd)`` of feature ``j`` at ``leaf``; ``1 / sd`` is 0 (``z_j = 0``) for a
-    nominal feature or one without spread at the leaf."""
+    nominal feature, one without spread at the leaf (an ``sd`` below ``NIG_SD_RTOL`` times the
+    mean's magnitude is rounding), or one whose values at the leaf weigh less than
+    ``NIG_MIN_W``."""
     if st.ft_nominal[j]:
         return 0.0, 0.0
     w = st.lf_x[leaf, j, S_W]
     m2 = st.lf_x[leaf, j, S_M2]
-    if w <= 0.0 or m2 <= 0.0:
+    if w < NIG_MIN_W or m2 <= 0.0:
         return 0.0, 0.0
-    return st.lf_x[leaf, j, S_HI] + st.lf_x[leaf, j, S_LO], 1.0 / np.sqrt(m2 / w)
+    mean = st.lf_x[leaf, j, S_HI] + st.lf_x[leaf, j, S_LO]
+    sd = np.sqrt(m2 / w)
+    if sd <= NIG_SD_RTOL * abs(mean):
+        return 0.0, 0.0
+    return mean, 1.0 / sd
 
 
 @njit(cache=True, inline="always")
