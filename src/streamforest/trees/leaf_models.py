@@ -256,6 +256,8 @@ NIG_SD_RTOL = 1e-7  # a feature's sd at a leaf below this times its mean's magni
 # or three examples can be arbitrarily small (two Friedman rows 2e-6 apart made z = 2.6e5 for the
 # next row and a tree predict 49,000); until then the leaf's model leaves the feature out
 NIG_MIN_W = 5.0
+
+
 @njit(cache=True, inline="always")
 def _nig_coords(st, leaf, j):
     """``(mean, 1 / sd)`` of feature ``j`` at ``leaf``; ``1 / sd`` is 0 (``z_j = 0``) for a
