@@ -306,6 +306,21 @@ def bayes_fold(st, leaf, nfeat):
     return c[leaf, 0]
 
 
+@njit(cache=True, inline="always")
+def _forward_solve(A, P, col):
+    """``u = L^-1 A[:P, col]`` in place (``L`` the lower Cholesky factor in ``A[:P, :P]``);
+    returns ``|u|^2``."""
+    uu = 0.0
+    for i in range(P):
+        v = A[i, col]
+        for k in range(i):
+            v -= A[i, k] * A[k, col]
+        v /= A[i, i]
+        A[i, col] = v
+        uu += v * v
+    return uu
+
+
 @njit(cache=True)
 def nig_solve(st, prm, leaf, nfeat):
     """The leaf's posterior in its current standardised coordinates, from its scatter
@@ -359,14 +374,7 @@ def nig_solve(st, prm, leaf, nfeat):
             else:
                 A[i, k] = v / A[k, k]
     # beta = Lambda^-1 r: L u = r, then L^T beta = u; beta^T Lambda beta = |u|^2
-    uu = 0.0
-    for i in range(P):
-        v = A[i, kr]
-        for k in range(i):
-            v -= A[i, k] * A[k, kr]
-        v /= A[i, i]
-        A[i, kr] = v
-        uu += v * v
+    uu = _forward_solve(A, P, kr)
     for i in range(P - 1, -1, -1):
         v = A[i, kr]
         for k in range(i + 1, P):
@@ -396,14 +404,7 @@ def nig_log_predictive(st, prm, leaf, x, y, nfeat):
     m = 0.0
     for i in range(P):
         m += A[i, kr] * A[i, kz]
-    q = 0.0  # |L^-1 (1, z)|^2 (the column is overwritten)
-    for i in range(P):
-        v = A[i, kz]
-        for k in range(i):
-            v -= A[i, k] * A[k, kz]
-        v /= A[i, i]
-        A[i, kz] = v
-        q += v * v
+    q = _forward_solve(A, P, kz)  # |L^-1 (1, z)|^2
     nu = 2.0 * a
     s2 = b / a * (1.0 + q)
     e = y - m
