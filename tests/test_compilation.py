@@ -159,3 +159,39 @@ def test_warmup_compiles_what_the_classifiers_run():
         assert r.returncode == 0, r.stderr
         added.append(int(r.stdout.split()[-1]))
     assert added[0] == 0 and added[1] > 0
+
+
+def test_read_only_and_strided_inputs_compile_nothing_more():
+    """A read-only matrix (memory map, pandas' copy-on-write) and a column slice ``Y[:, 0]`` as
+    targets or weights reach the kernels as the usual C-contiguous writeable arrays: no second
+    signature (which, for the tree kernels, is a minute of compiling)."""
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    X = rng.random((900, 5))
+    Y = np.column_stack([X @ np.arange(5.0), X[:, 0]])
+    W = np.ones((900, 2))
+    ro = X.copy()
+    ro.flags.writeable = False
+    alphas = np.array([0.1, 0.2])
+    ro_alphas = alphas.copy()
+    ro_alphas.flags.writeable = False
+
+    def models():
+        return [
+            streamforest.OnlineForestRegressor(n_trees=2, seed=0),
+            streamforest.CPApproximate(streamforest.OnlineForestRegressor(n_trees=2, seed=0)),
+        ]
+
+    def run(ms, X, y, w, alphas):
+        for m in ms:
+            for a in range(0, 900, 300):
+                m.learn_many(X[a : a + 300], y[a : a + 300], w[a : a + 300])
+                m.predict(X[:10])
+                if hasattr(m, "predict_interval"):
+                    m.predict_interval(X[:10], alpha=alphas)
+
+    run(models(), X, Y[:, 0].copy(), W[:, 1].copy(), alphas)  # every kernel compiled (or loaded)
+    before = C._signatures()
+    run(models(), ro, Y[:, 0], W[:, 1], ro_alphas)  # the same data, read-only and strided
+    assert C._signatures() == before

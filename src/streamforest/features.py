@@ -375,7 +375,7 @@ class FeatureSpace:
         ):
             # fast path: a numeric matrix whose columns are the first features, all numeric,
             # validated in one pass
-            out = np.ascontiguousarray(A, dtype=np.float64)
+            out = kernel_array(A)
             if np.isinf(out).any():
                 j = int(np.flatnonzero(np.isinf(out).any(axis=0))[0])
                 raise ValueError(f"feature {names[j]!r} has infinite values; use NaN for missing")
@@ -460,6 +460,15 @@ class FeatureSpace:
         return a
 
 
+def kernel_array(a) -> np.ndarray:
+    """``a`` as the compiled kernels take it: float64, C-contiguous and writeable (copied only
+    when it is not).  A read-only array (from a memory map, pandas' copy-on-write, Ray's object
+    store) or a strided one (a column slice ``Y[:, 0]``) has another numba type, and would make
+    every kernel it reaches compile a second time (about a minute for the tree kernels)."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    return a if a.flags.writeable else a.copy()
+
+
 def n_rows(X) -> int:
     """The number of rows of a batch ``X`` (2-d array, DataFrame or list of rows)."""
     shape = getattr(X, "shape", None)
@@ -501,7 +510,7 @@ def check_targets(y, n: int) -> np.ndarray:
     if not np.isfinite(a).all():
         bad = int(np.flatnonzero(~np.isfinite(a))[0])
         raise ValueError(f"y must be finite; y[{bad}] = {a[bad]}")
-    return a
+    return kernel_array(a)
 
 
 def check_weights(w, n: int) -> np.ndarray:
@@ -524,7 +533,7 @@ def check_weights(w, n: int) -> np.ndarray:
         raise ValueError(f"w must have shape ({n},), got {a.shape}")
     if not (np.isfinite(a).all() and (a >= 0).all()):
         raise ValueError("sample weights w must be finite and >= 0")
-    return a
+    return kernel_array(a)
 
 
 def check_weight(w) -> np.ndarray:

@@ -102,7 +102,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
     for s in range(c):
         if pos[s] >= 0:
             present[s] = 1
-    tn = 0
+    tn = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
     for i in range(n):
         need = _needed(size, alphas)
         if tn < need:

@@ -135,7 +135,7 @@ def gaussian_predict_one(A, x, residual, P, V, N, min_weight, mode, z, scale, me
     """The interval of row ``x`` at the levels of ``z`` (into ``lo``, ``hi``: ``(1, levels)``);
     returns the forest's mean prediction."""
     gaussian_trees_one(A, x, residual, P, V, N)
-    gaussian_pass(P, V, N, mean, False, min_weight, mode, 1.0, z, scale, mean, lo, hi)
+    gaussian_pass(P, V, N, mean, np.bool_(False), min_weight, mode, 1.0, z, scale, mean, lo, hi)
     return mean[0]
 
 
@@ -151,5 +151,5 @@ def gaussian_learn_one(A, frng, lam, x, y, w, wt, Pt, drifted, t0, M, residual, 
     if status >= 0:
         return status, Pt
     yb[0] = y
-    gaussian_pass(P, V, N, yb, True, min_weight, mode, fading, z0, scale, mean, lo, hi)
+    gaussian_pass(P, V, N, yb, np.bool_(True), min_weight, mode, fading, z0, scale, mean, lo, hi)
     return status, Pt

@@ -10,7 +10,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..base import Estimator
-from ..features import check_target, check_weight
+from ..features import check_target, check_weight, kernel_array
 from ..forests import OnlineForestRegressor
 
 _ONE_LEVEL: dict[float, np.ndarray] = {}
@@ -39,7 +39,7 @@ def check_alphas(alpha) -> tuple[np.ndarray, bool]:
         raise TypeError(f"alpha must be a number or a list of numbers, got {alpha!r}") from None
     if a.ndim != 1 or a.shape[0] == 0 or not np.all((a > 0) & (a < 1)):
         raise ValueError(f"alpha must be in (0, 1) (or a non-empty list of such), got {alpha!r}")
-    return np.ascontiguousarray(a), scalar
+    return kernel_array(a), scalar
 
 
 def check_quantiles(q, closed: bool = True) -> tuple[np.ndarray, bool]:
@@ -60,7 +60,7 @@ def check_quantiles(q, closed: bool = True) -> tuple[np.ndarray, bool]:
     if a.ndim != 1 or a.shape[0] == 0 or not np.all(inside):
         what = "[0, 1]" if closed else "(0, 1)"
         raise ValueError(f"q must be in {what} (or a non-empty list of such), got {q!r}")
-    return np.ascontiguousarray(a), scalar
+    return kernel_array(a), scalar
 
 
 def doubled(a: np.ndarray, k: int) -> np.ndarray:

@@ -91,6 +91,13 @@ from .observers import (
 )
 from .pregrown import build_pregrown, child_pregrown, evidence_update, update_scaling
 
+# ------------------------------------------------------------------------------------------------
+# Literal constants: a kernel that calls another (non-inlined) kernel with an integer constant,
+# or with a variable first set to one (``f = -1`` before a loop that may assign a feature),
+# makes numba compile the callee for ``Literal[int](-1)`` as well as for ``int64``: type
+# inference compiles callees on its first, literal guess.  Each such copy of a splitting or
+# alternate-tree kernel cost seconds of every cold start, so such constants are ``np.int64(c)``.
+
 
 # ------------------------------------------------------------------------------------------------
 # routing
@@ -247,7 +254,7 @@ def init_root(st, prm):
     st.lf_x[leaf, :, :] = 0.0
     st.lf_err[leaf, :] = 0.0
     st.ft_spread[:] = 0.0
-    _init_leaf(st, prm, leaf, 0, 0, st.ft_spread)
+    _init_leaf(st, prm, leaf, np.int64(0), np.int64(0), st.ft_spread)
     if prm.sketch_k > 0:
         kll_reset(st.lf_sk, st.lf_skl, leaf)
 
@@ -265,7 +272,7 @@ def _enforce_bin_budget(st, need):
     free.  Returns False if that is impossible (no active leaf left to deactivate)."""
     target = max(need, st.bn.shape[0] // 8)
     while free_bins(st) < target:
-        worst = -1
+        worst = np.int64(-1)  # not a literal: see "Literal constants" above
         worst_m2 = np.inf
         for s in range(st.ints[I_LEAF_HW]):
             if st.lf_node[s] >= 0 and st.lf_active[s] == 1 and st.lf_nb[s, :].sum() > 0:
@@ -287,7 +294,7 @@ def _reactivate(st, prm):
         return
     if free_bins(st) < st.bn.shape[0] // 4:
         return
-    best = -1
+    best = np.int64(-1)  # not a literal: see "Literal constants" above
     best_m2 = 0.0
     for s in range(st.ints[I_LEAF_HW]):
         node = st.lf_node[s]
@@ -329,7 +336,7 @@ def _attempt_split(st, prm, leaf):
     nfeat = st.ints[I_NFEAT]
     best1 = -1.0
     best2 = 0.0
-    f1 = -1
+    f1 = np.int64(-1)  # not a literal: see "Literal constants" above
     for j in range(nfeat):
         if st.lf_nb[leaf, j] < 2:
             continue
@@ -372,7 +379,7 @@ def _split(st, prm, leaf, f):
     n = sorted_bins(st, leaf, f, nominal)
     idx = st.sc_idx
     _, k = best_cut(st, idx, n, prm.min_branch)
-    lw, lh, ll, lm2 = merged_stat(st, idx, 0, k + 1)
+    lw, lh, ll, lm2 = merged_stat(st, idx, np.int64(0), k + 1)
     rw, rh, rl, rm2 = merged_stat(st, idx, k + 1, n)
     node = st.lf_node[leaf]
     if nominal:
@@ -715,7 +722,7 @@ def _adapt(st, prm, x, y, w, pred):
     e = abs(y - pred)
     nfeat = st.ints[I_NFEAT]
     q = st.nd_q
-    n = 0
+    n = np.int64(0)  # not a literal: see "Literal constants" above
     while st.nd_feat[n] >= 0:
         a = st.nd_alt[n]
         if a >= 0:

@@ -176,7 +176,7 @@ def choose_extra_split(st, prm, leaf):
     xc = st.lf_xc
     best1 = 0.0
     best2 = 0.0
-    f1 = -1
+    f1 = np.int64(-1)  # not a literal (see "Literal constants" in trees._kernels)
     for j in range(nfeat):
         if np.isnan(xc[leaf, j, XC_THR]):
             continue

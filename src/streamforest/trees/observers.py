@@ -291,7 +291,7 @@ def best_cut(st, idx, n, min_branch):
     """
     if n < 2:
         return -1.0, -1
-    tw, th, tl, tm2 = merged_stat(st, idx, 0, n)
+    tw, th, tl, tm2 = merged_stat(st, idx, np.int64(0), n)
     bn = st.bn
     lw = 0.0
     lh = 0.0
