@@ -104,6 +104,25 @@ def test_boosted_centre_is_the_forest_plus_a_bias_forest_of_its_signed_residuals
     np.testing.assert_allclose(m.predict_interval(Xt, alpha=0.1).mean(axis=1), p, rtol=1e-9)
 
 
+def test_a_model_saved_before_the_centre_existed_keeps_the_forests_centre():
+    """State without ``center`` (saved by the code before it; pickle and streamforest.load
+    both set state through ``__setstate__``) keeps the centre it learnt with."""
+    rng = np.random.default_rng(10)
+    X, y = hetero(600, rng)
+    m = sf.NormalizedConformal(forest=small_forest(3), center="forest", offset=1.0)
+    m.learn_many(X, y)
+    d = m.__getstate__()
+    del d["center"]
+    old = sf.NormalizedConformal.__new__(sf.NormalizedConformal)
+    old.__setstate__(d)
+    assert old.center == "forest"
+    Xt = rng.random((20, 4))
+    np.testing.assert_allclose(old.predict(Xt), m.forest_.predict(Xt), rtol=0, atol=0)
+    np.testing.assert_allclose(
+        old.predict_interval(Xt, alpha=0.1), m.predict_interval(Xt, alpha=0.1), rtol=0, atol=0
+    )
+
+
 def test_young_error_level_includes_the_rows_own_residual():
     """normalize='none': row k's score is its residual over the error level, which for the
     first LEVEL_WARMUP rows is the mean of the residuals up to and including row k (so the
