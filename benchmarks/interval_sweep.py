@@ -95,6 +95,9 @@ def methods():
             sf.NormalizedConformal(forest=forest(s)), alphas=ALPHAS
         ),
         # variants of the default measured in docs/intervals.md ("What was tried")
+        "default-forest": lambda s: sf.NormalizedConformal(
+            forest=forest(s), center="forest", offset=1.0
+        ),
         "default-es100": lambda s: sf.NormalizedConformal(forest=forest(s), error_span=100),
         "default-es250": lambda s: sf.NormalizedConformal(forest=forest(s), error_span=250),
         "default-cal500-es250": lambda s: sf.NormalizedConformal(

@@ -65,7 +65,7 @@ def test_plain_scores_match_the_forests_prequential_residuals():
     X, y = friedman1(700, rng, p=5)
     c = 200
     m = sf.NormalizedConformal(
-        forest=small_forest(3), normalize="none", error_span=0, calibration_size=c
+        forest=small_forest(3), normalize="none", center="forest", error_span=0, calibration_size=c
     )
     pred, iv = m.predict_learn_many(X, y, alpha=[0.2, 0.05])
     ref = small_forest(3).predict_learn_many(X, y)
@@ -79,6 +79,71 @@ def test_plain_scores_match_the_forests_prequential_residuals():
             want = np.inf if r > n else past[r - 1]
             assert iv[i, a, 1] - pred[i] == pytest.approx(want, rel=1e-12), (i, al)
     np.testing.assert_allclose(m.calibration_scores, np.sort(res[-c:]), rtol=1e-12)
+
+
+def test_boosted_centre_is_the_forest_plus_a_bias_forest_of_its_signed_residuals():
+    """center='boosted': each row's centre (the point prediction, the middle of its interval) is
+    the forest's prequential prediction plus that of a clone (seed + 2) learning the forest's
+    signed prequential residuals; it errs less than the forest alone on a target the coarse
+    leaves miss, and ``predict`` / ``predict_one`` return the same centres."""
+    rng = np.random.default_rng(8)
+    X, y = friedman1(3000, rng, p=5)
+    m = sf.NormalizedConformal(forest=small_forest(3))
+    pred, iv = m.predict_learn_many(X, y, alpha=0.1)
+    base = small_forest(3).predict_learn_many(X, y)
+    bias = small_forest(5).predict_learn_many(X, y - base)
+    np.testing.assert_allclose(pred, base + bias, rtol=0, atol=1e-9)
+    np.testing.assert_allclose((iv[100:, 0] + iv[100:, 1]) / 2, pred[100:], rtol=1e-9)
+    s = slice(1000, None)
+    assert np.mean(np.abs(y - pred)[s]) < 0.95 * np.mean(np.abs(y - base)[s])
+    Xt = rng.random((10, 5))
+    p = m.predict(Xt)
+    np.testing.assert_allclose(p, m.forest_.predict(Xt) + m._bias.predict(Xt), rtol=1e-12)
+    one = [m.predict_one({j: float(v) for j, v in enumerate(r)}) for r in Xt]
+    np.testing.assert_allclose(one, p, rtol=1e-12)
+    np.testing.assert_allclose(m.predict_interval(Xt, alpha=0.1).mean(axis=1), p, rtol=1e-9)
+
+
+def test_a_model_saved_before_the_centre_existed_keeps_the_forests_centre():
+    """State without ``center`` (saved by the code before it; pickle and streamforest.load
+    both set state through ``__setstate__``) keeps the centre it learnt with."""
+    rng = np.random.default_rng(10)
+    X, y = hetero(600, rng)
+    m = sf.NormalizedConformal(forest=small_forest(3), center="forest", offset=1.0)
+    m.learn_many(X, y)
+    d = m.__getstate__()
+    del d["center"]
+    old = sf.NormalizedConformal.__new__(sf.NormalizedConformal)
+    old.__setstate__(d)
+    assert old.center == "forest"
+    Xt = rng.random((20, 4))
+    np.testing.assert_allclose(old.predict(Xt), m.forest_.predict(Xt), rtol=0, atol=0)
+    np.testing.assert_allclose(
+        old.predict_interval(Xt, alpha=0.1), m.predict_interval(Xt, alpha=0.1), rtol=0, atol=0
+    )
+
+
+def test_young_error_level_includes_the_rows_own_residual():
+    """normalize='none': row k's score is its residual over the error level, which for the
+    first LEVEL_WARMUP rows is the mean of the residuals up to and including row k (so the
+    score is at most k + 1), then the mean of the earlier residuals.  A spike after a few
+    small residuals would otherwise score in the tens."""
+    from streamforest.intervals._normalized_kernels import LEVEL_WARMUP
+
+    rng = np.random.default_rng(9)
+    X = rng.random((400, 4))
+    y = X[:, 0] + 0.01 * rng.standard_normal(400)
+    y[[3, 7, 40]] += 50.0
+    m = sf.NormalizedConformal(forest=small_forest(3), normalize="none", center="forest")
+    pred, _ = m.predict_learn_many(X, y, alpha=0.1)
+    r = np.abs(y - pred)
+    want = np.empty(400)
+    for k in range(400):
+        lev = r[: k + 1].mean() if k < LEVEL_WARMUP else r[:k].mean()
+        want[k] = r[k] / lev
+    np.testing.assert_allclose(m.cal_score_[:400], want, rtol=1e-9)
+    assert np.all(want[:LEVEL_WARMUP] <= np.arange(1, LEVEL_WARMUP + 1) + 1e-9)
+    assert r[3] / r[:3].mean() > 50  # what the old rule (the earlier residuals only) scored
 
 
 def test_nested_never_crossing_any_level():
@@ -152,7 +217,14 @@ def test_window_recovers_after_abrupt_change():
 
 
 @pytest.mark.parametrize(
-    "kw", [{"calibration_size": 0}, {"normalize": "x"}, {"offset": 0.0}, {"error_span": -1}]
+    "kw",
+    [
+        {"calibration_size": 0},
+        {"normalize": "x"},
+        {"center": "mean"},
+        {"offset": 0.0},
+        {"error_span": -1},
+    ],
 )
 def test_bad_parameters(kw):
     m = sf.NormalizedConformal(**kw)

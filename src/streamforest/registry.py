@@ -251,7 +251,8 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec(
             "normalized-cp",
             NormalizedConformal,
-            "NormalizedConformal: prequential conformal scores over a residual forest's spread",
+            "NormalizedConformal: prequential conformal scores around a boosted centre, "
+            "over a residual forest's spread",
         ),
         ModelSpec(
             "cp-approx",

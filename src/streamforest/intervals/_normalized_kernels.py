@@ -8,6 +8,12 @@ from numba import njit
 
 from ._scores import sorted_half_width, ss_insert, ss_update
 
+#: While the error level has seen fewer rows than this, a learnt row's score is scaled by the
+#: level *including* its own residual (a level of two or three residuals is too noisy: one
+#: large residual after two small ones would score 10+ and set the 0.01 intervals of a small
+#: stream for its whole length).
+LEVEL_WARMUP = 20
+
 
 @njit(cache=True, inline="always")
 def scale_of(spread, mean, offset, normalize):
@@ -30,8 +36,9 @@ def normalized_pass(size, ring, score, order, pos, ss, cspread, level, span, yha
     ``n`` calibration scores before row i (``inf`` when that rank exceeds ``n``), times the
     scale.  Then, when ``learn``, row i enters the calibration ring (evicting the oldest member
     once full) with the score ``|y[i] - yhat[i]| / scale`` (0 for a zero residual, ``inf`` for
-    another while the scale is 0; the first row, with no level yet, is scaled by its own
-    residual), and ``L`` learns the residual.  ``yhat`` and ``spread`` are
+    another while the scale is 0; while ``L`` has seen fewer than :data:`LEVEL_WARMUP` rows
+    the row's scale uses ``L`` with the row's own residual averaged in, so the first row is
+    scaled by its own residual), and ``L`` learns the residual.  ``yhat`` and ``spread`` are
     the forest's prediction and spread for row i made *before* learning it, the same kind of
     prediction as at test time, so the scores are exchangeable with the test score; dividing
     by ``L`` keeps them so while the forest's errors shrink as it learns (or grow after a
@@ -53,8 +60,9 @@ def normalized_pass(size, ring, score, order, pos, ss, cspread, level, span, yha
         if not learn:
             continue
         r = abs(y[i] - yhat[i])
-        if span > 0 and cnt == 0.0:  # no error level yet: the first row's own residual
-            sc = g * r
+        if span > 0 and cnt < LEVEL_WARMUP:  # a young level: it includes the row's residual
+            w = min(cnt, float(span))
+            sc = g * (lev * w + r) / (w + 1.0)
         if sc > 0.0:
             v = r / sc
         else:

@@ -12,6 +12,7 @@ from . import _normalized_kernels as NK
 from .base import IntervalRegressor
 
 _NORMALIZE = ("trees", "residuals", "none")
+_CENTER = ("boosted", "forest")
 
 
 class NormalizedConformal(IntervalRegressor):
@@ -19,16 +20,20 @@ class NormalizedConformal(IntervalRegressor):
     recommended default interval method).
 
     Each example is scored *before* the forest learns it, with the same predictor a test
-    example meets: the whole forest's prediction ``y_hat(x)``.  Its score is
+    example meets: the interval's centre ``y_hat(x)``, the whole forest's prediction plus (with
+    ``center="boosted"``) a second forest's prediction of the forest's signed residual at
+    ``x`` (one boosting stage).  Its score is
 
         ``|y - y_hat(x)| / (L * g(x))``,  ``g(x) = sigma(x) / m + offset``
 
     where ``sigma(x)`` is a spread estimate at ``x`` (``normalize``), ``m`` the mean spread of
     the calibration members and ``L`` a running mean of the recent absolute residuals (span
-    ``error_span``).  The score enters a FIFO calibration set of the last ``calibration_size``
-    examples.  The interval at level ``alpha`` is ``y_hat(x) +- q L g(x)`` with ``q`` the
-    ``ceil((n + 1)(1 - alpha))``-th smallest of the ``n`` scores (``(-inf, inf)`` when that rank
-    exceeds ``n``, i.e. ``alpha < 1 / (n + 1)``).
+    ``error_span``; while it has seen fewer than 20 rows, a row's own residual is part of the
+    level that scales it, so one of the first rows cannot get an extreme score from a level
+    made of two or three residuals).  The score enters a FIFO calibration set of the last
+    ``calibration_size`` examples.  The interval at level ``alpha`` is ``y_hat(x) +- q L g(x)``
+    with ``q`` the ``ceil((n + 1)(1 - alpha))``-th smallest of the ``n`` scores (``(-inf, inf)``
+    when that rank exceeds ``n``, i.e. ``alpha < 1 / (n + 1)``).
 
     Why it is tighter than the out-of-bag methods while valid: an out-of-bag score
     (:class:`CPApproximate`, :class:`CPExact`) measures a sub-forest of the ~37% of trees that
@@ -61,10 +66,17 @@ class NormalizedConformal(IntervalRegressor):
     calibration_size
         Number of calibration examples (FIFO: the most recent).
     normalize
-        The spread ``sigma(x)``: ``"residuals"``, a second forest (a clone of ``forest``, its
-        seed + 1) that learns the absolute prequential residuals ``|y - y_hat|`` (their
+        The spread ``sigma(x)``: ``"residuals"``, a forest (a clone of ``forest``, its seed + 1)
+        that learns the absolute prequential residuals ``|y - y_hat|`` of the centre (their
         prediction at ``x``, made before learning the row); ``"trees"``, the standard deviation
         of the trees' predictions; ``"none"``: ``g = 1`` (constant width up to ``L``).
+    center
+        The interval's centre (and the point prediction): ``"boosted"``, the forest's
+        prediction plus a bias forest's (a clone of ``forest``, its seed + 2) prediction of
+        the signed prequential residual ``y - forest(x)``, which it learns row by row after
+        predicting it; ``"forest"``: the forest's prediction.  The bias forest corrects what
+        the forest's coarse leaves miss (narrower intervals at every level, measured in
+        docs/intervals.md) at the cost of a third forest.
     offset
         Added to the relative spread (``> 0``): the larger, the less the widths vary with
         ``x``.
@@ -80,13 +92,15 @@ class NormalizedConformal(IntervalRegressor):
         forest=None,
         calibration_size: int = 1000,
         normalize: str = "residuals",
-        offset: float = 1.0,
+        center: str = "boosted",
+        offset: float = 0.5,
         error_span: int = 1000,
         seed: int | None = None,
     ):
         self.forest = forest
         self.calibration_size = calibration_size
         self.normalize = normalize
+        self.center = center
         self.offset = offset
         self.error_span = error_span
         self.seed = seed
@@ -98,12 +112,20 @@ class NormalizedConformal(IntervalRegressor):
             raise ValueError(f"calibration_size must be a positive integer, got {c!r}")
         if self.normalize not in _NORMALIZE:
             raise ValueError(f"normalize must be one of {_NORMALIZE}, got {self.normalize!r}")
+        if self.center not in _CENTER:
+            raise ValueError(f"center must be one of {_CENTER}, got {self.center!r}")
         b = self.offset
         if isinstance(b, bool) or not (isinstance(b, numbers.Real) and 0 < b < float("inf")):
             raise ValueError(f"offset must be a finite number > 0, got {b!r}")
         e = self.error_span
         if isinstance(e, bool) or not (isinstance(e, numbers.Integral) and 0 <= e <= 10**9):
             raise ValueError(f"error_span must be an integer >= 0, got {e!r}")
+
+    def __setstate__(self, d) -> None:
+        """Pickle and :func:`streamforest.load`: a model saved before ``center`` existed keeps
+        the centre it learnt with, the forest's prediction."""
+        self.__dict__.update(d)
+        self.__dict__.setdefault("center", "forest")
 
     def _init_state(self) -> None:
         c = int(self.calibration_size)
@@ -117,9 +139,11 @@ class NormalizedConformal(IntervalRegressor):
         self.level_ = np.zeros(2)  # running mean absolute residual, rows it has seen
 
     def _own_bytes(self) -> int:
-        rf = self.__dict__.get("_resid")
         own = sum(v.nbytes for k, v in self.__dict__.items() if k.startswith("cal_"))
-        return own + (rf.memory_bytes if rf is not None else 0)
+        for k in ("_resid", "_bias"):
+            rf = self.__dict__.get(k)
+            own += rf.memory_bytes if rf is not None else 0
+        return own
 
     @property
     def calibration_scores(self) -> np.ndarray:
@@ -128,6 +152,34 @@ class NormalizedConformal(IntervalRegressor):
             return np.zeros(0)
         return self.cal_sorted_[: self.size_].copy()
 
+    def _aux(self, key: str, seed_offset: int):
+        """The auxiliary forest ``key`` (``"_resid"``, ``"_bias"``): a clone of ``forest`` with
+        the main forest's seed + ``seed_offset``, created on first use."""
+        rf = self.__dict__.get(key)
+        if rf is None:
+            f = self.forest if self.forest is not None else OnlineForestRegressor()
+            rf = f.clone()
+            rf.seed = (self.forest_.seed or 0) + seed_offset
+            self.__dict__[key] = rf
+        return rf
+
+    def _aux_rows(self, Xa) -> np.ndarray:
+        """``Xa`` in the auxiliary forests' columns (the first rows' width; later columns
+        dropped, missing ones NaN)."""
+        if "_resid_width" not in self.__dict__:
+            self._resid_width = Xa.shape[1]
+        Xr = np.full((Xa.shape[0], self._resid_width), np.nan)
+        p = min(self._resid_width, Xa.shape[1])
+        Xr[:, :p] = Xa[:, :p]
+        return Xr
+
+    def _bias_at(self, Xa) -> np.ndarray:
+        """The bias forest's prediction at the rows ``Xa`` (0 without one or before it learnt)."""
+        bf = self.__dict__.get("_bias")
+        if self.center != "boosted" or bf is None or not bf._fitted:
+            return np.zeros(Xa.shape[0])
+        return bf.predict(self._aux_rows(Xa))
+
     def _spread(self, P, Xa, r=None) -> np.ndarray:
         """Row spreads: the trees' (``P``), or the residual forest's prediction of ``|y - y_hat|``
         (prequential, learning ``r`` when given)."""
@@ -135,17 +187,8 @@ class NormalizedConformal(IntervalRegressor):
             spread = np.empty(P.shape[1])
             NK.tree_spread(P, spread)
             return spread
-        rf = self.__dict__.get("_resid")
-        if rf is None:
-            f = self.forest if self.forest is not None else OnlineForestRegressor()
-            rf = f.clone()
-            rf.seed = (self.forest_.seed or 0) + 1
-            self._resid = rf
-        if "_resid_width" not in self.__dict__:
-            self._resid_width = Xa.shape[1]  # the residual forest's columns (later ones dropped)
-        Xr = np.full((Xa.shape[0], self._resid_width), np.nan)
-        p = min(self._resid_width, Xa.shape[1])
-        Xr[:, :p] = Xa[:, :p]
+        rf = self._aux("_resid", 1)
+        Xr = self._aux_rows(Xa)
         if r is not None:
             return np.maximum(rf.predict_learn_many(Xr, r), 0.0)
         if not rf._fitted:
@@ -166,18 +209,40 @@ class NormalizedConformal(IntervalRegressor):
         """Prediction only (learning runs in stages)."""
         e = self.forest_.engine_
         P = e.predict_trees(Xa)
-        return self._pass(e.aggregate(P), self._spread(P, Xa), ya, alphas, False)
+        yhat = e.aggregate(P) + self._bias_at(Xa)
+        return self._pass(yhat, self._spread(P, Xa), ya, alphas, False)
 
     def _staged(self, alphas) -> bool:
         return True
 
     def _tree_stage(self, Xa, ya, wa, parity: int):
-        """The trees predict each row, then learn it (and the residual forest, if any, learns
-        the absolute residuals); only the forests are touched."""
+        """The trees predict each row, then learn it (the bias forest, if any, the signed
+        residual; the residual forest, if any, the absolute residual of the centre); only the
+        forests are touched."""
         e = self.forest_.engine_
         P = e.predict_learn(Xa, ya, e.bagging_weights(wa), wa)
         yhat = e.aggregate(P)
+        if self.center == "boosted":
+            yhat = yhat + self._aux("_bias", 2).predict_learn_many(self._aux_rows(Xa), ya - yhat)
         return yhat, self._spread(P, Xa, np.abs(ya - yhat))
+
+    def predict(self, X) -> np.ndarray:
+        """Point predictions: the intervals' centres (the forest's, plus the bias forest's
+        correction with ``center="boosted"``)."""
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(NormalizedConformal.predict, X, keep=False)
+        return f.predict(X) + self._bias_at(self._encode(X))
+
+    def predict_one(self, x) -> float:
+        """Point prediction for one example: the interval's centre."""
+        f = self.__dict__.get("_forest")
+        if f is None:
+            return self._first_call(NormalizedConformal.predict_one, x, keep=False)
+        p = f.predict_one(x)
+        if self.center == "boosted" and "_bias" in self.__dict__:
+            p += float(self._bias_at(f._encode_one(x, learn=False))[0])
+        return p
 
     def _score_stage(self, stage, ya, alphas, alone: bool):
         """Half-widths from the calibration set, row by row, each row entering it after."""
