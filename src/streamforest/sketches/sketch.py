@@ -7,7 +7,6 @@ import numbers
 import struct
 from bisect import bisect_left, bisect_right
 from functools import cache
-from itertools import count
 
 import numpy as np
 from numba import njit
@@ -17,6 +16,9 @@ from . import kll as _k
 
 #: values :meth:`KLLSketch.update` collects before they go into the sketch in one compiled call
 BUFFER = 2048
+
+_PACK_BUFFER = struct.Struct(f"{BUFFER}d")  # a full buffer's values as native float64 bytes
+_SLOTS = list(range(BUFFER))  # the buffer's slots, in the order update fills them
 
 #: first bytes of :meth:`KLLSketch.to_bytes`, and the format version written after them
 MAGIC = b"SFKLL"
@@ -376,33 +378,73 @@ class KLLSketch:
         self._queries = 0
 
     def _new_buffer(self) -> None:
-        """The buffer of :meth:`update`: slots filled in the order of ``_slot`` (a counter);
-        ``_buf[0] is None`` while it holds no value.  One slot at first (a sketch fed arrays
-        only never holds more), ``BUFFER`` from the second value on (:meth:`_buffer_full`)."""
-        self._buf: list[float | None] = [None]
-        self._slot = count()
+        """The buffer of :meth:`update` (``_buf``: ``_buf[0] is None`` while it holds no value)
+        and the function that fills it, set as this sketch's ``update`` (an instance attribute,
+        which :meth:`update` calls too): its variables are cells, not attribute lookups, about
+        a few ns of the ~80 ns of a call.  Slots are filled in the order of an iterator over
+        :data:`_SLOTS` (int objects made once: a counter makes one per call past 256), so a
+        full buffer needs no length check (no slot left: ``IndexError``, then
+        ``StopIteration``).  One slot at first (a sketch fed arrays only never holds more),
+        ``BUFFER`` from the second value on."""
+        buf: list[float | None] = [None]
+        slot = iter(_SLOTS)
+        update_one = self._update_one
+        flush = self._flush
 
-    def _buffer_full(self, value: float) -> None:
-        """Put ``value`` in the buffer, whose slots are all taken: the first time, make room
-        for ``BUFFER`` values; after that, put the ``BUFFER`` values in the sketch first."""
-        buf = self._buf
-        n = len(buf)  # the slot ``update`` did not find
-        if n < BUFFER:
-            buf.extend([None] * (BUFFER - n))
-            buf[n] = value
-        else:
-            self._flush(n)
-            buf[next(self._slot)] = value
+        def take() -> int:
+            """The number of values in the buffer; the next one goes to its first slot."""
+            nonlocal slot
+            n = next(slot, BUFFER)
+            slot = iter(_SLOTS)
+            return n
+
+        def full(value: float) -> None:
+            """Put ``value`` in the buffer, whose slots are all taken: the first time, make
+            room for ``BUFFER`` values; after that, put the ``BUFFER`` values in the sketch
+            first."""
+            nonlocal slot
+            n = len(buf)
+            if n < BUFFER:  # slot n was missing (IndexError)
+                buf.extend([None] * (BUFFER - n))
+                buf[n] = value
+            else:  # no slot left (StopIteration)
+                slot = iter(_SLOTS)
+                flush(n)
+                buf[next(slot)] = value
+
+        def update(value: float, weight: int = 1) -> None:
+            # the common call (a finite float, weight 1) puts the value in the next slot and
+            # returns; everything else goes through _update_one
+            if (
+                value.__class__ is float
+                and weight == 1
+                and value <= 1.7976931348623157e308  # sys.float_info.max: not NaN, not +-inf
+                and value >= -1.7976931348623157e308
+            ):
+                try:
+                    buf[next(slot)] = value
+                except (IndexError, StopIteration):
+                    full(value)
+                return
+            update_one(value, weight)
+
+        update.__doc__ = KLLSketch.update.__doc__
+        self._buf = buf
+        self._take = take
+        self.update = update
 
     def _flush(self, n: int | None = None) -> None:
-        """Put the values collected by :meth:`update` (``n`` of them: all the slots when
-        ``update`` found none left) into the sketch."""
+        """Put the values collected by :meth:`update` (``n`` of them, the slots already reset,
+        when ``update`` found no slot left; else all there are) into the sketch."""
         buf = self._buf
         if buf[0] is not None:
             if n is None:
-                n = next(self._slot)
-            self._slot = count()
-            v = np.fromiter(buf, np.float64, n)
+                n = self._take()
+            # struct packs the float objects about 2.5 times faster than np.fromiter reads them
+            # (5 against 12 ns a value); a bytearray, so that the array is writable (one
+            # compiled signature for both update paths)
+            pack = _PACK_BUFFER.pack(*buf) if n == BUFFER else struct.pack(f"{n}d", *buf[:n])
+            v = np.frombuffer(bytearray(pack), np.float64)
             buf[0] = None
             _update_unit(self._items, self._lv, v, self._capt, self._rng, self._bounds)
             self._changed()
@@ -448,21 +490,9 @@ class KLLSketch:
         """Add ``value`` with a positive integer ``weight`` (as ``weight`` repeated updates).
 
         Raises ``ValueError`` for a value that is not finite (the sketch unchanged)."""
-        # the common call (a finite float, weight 1) puts the value in the next slot of the
-        # buffer and returns: no conversion, no length check (no slot left: IndexError);
-        # everything else goes through _update_one
-        if (
-            value.__class__ is float
-            and weight == 1
-            and value <= 1.7976931348623157e308  # sys.float_info.max: not NaN, not +-inf
-            and value >= -1.7976931348623157e308
-        ):
-            try:
-                self._buf[next(self._slot)] = value
-            except IndexError:
-                self._buffer_full(value)
-            return
-        self._update_one(value, weight)
+        # a sketch's own ``update`` is an instance attribute set by _new_buffer (this method is
+        # reached as KLLSketch.update(sketch, ...))
+        self.__dict__["update"](value, weight)
 
     def _update_one(self, value, weight) -> None:
         if not isinstance(value, numbers.Real) and not (
@@ -476,10 +506,7 @@ class KLLSketch:
         if v - v != 0.0:
             raise ValueError(f"KLLSketch values must be finite numbers, got {value!r}")
         if weight.__class__ is int and weight == 1:
-            try:
-                self._buf[next(self._slot)] = v
-            except IndexError:
-                self._buffer_full(v)
+            self.update(v)  # a finite float now: the buffer's fast path
             return
         self.update_many([v], [weight])
 
@@ -717,7 +744,7 @@ class KLLSketch:
     def __getstate__(self):
         self._flush()
         state = dict(self.__dict__)
-        for name in ("_buf", "_slot", "_view", "_rtable", "_ranks", "_qtable", "_qscale",
+        for name in ("_buf", "_take", "update", "_view", "_rtable", "_ranks", "_qtable", "_qscale",
                      "_qlists", "_queries"):  # fmt: skip
             state.pop(name, None)
         return state
