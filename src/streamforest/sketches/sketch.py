@@ -12,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from .. import rng as _rng
+from . import _sortnet as _net
 from . import kll as _k
 
 #: values :meth:`KLLSketch.update` collects before they go into the sketch in one compiled call
@@ -32,9 +33,12 @@ def _update_many(items, lv, values, weights, capt, rng):
         _k.kll_update(items, lv, 0, values[i], weights[i], capt, rng)
 
 
-#: a run of at most this many values (a deep sketch's small level 0) is inserted value by value
-#: (each after the level's items at or below it); longer runs are sorted and merged in
+#: a run of at most this many values (a deep sketch's small level 0) goes in unsorted, to be
+#: sorted by a network (:mod:`._sortnet`) before level 0 is read; longer runs are sorted and
+#: merged in at once
 UNIT_BATCH_MIN = 32
+#: values level 0 may hold unsorted (the largest network)
+UNSORTED_MAX = 32
 
 
 @njit(cache=True)
@@ -114,29 +118,90 @@ def _compress_row(it, lv, capt, rng):
             lv[g + 1] += shift
 
 
+@njit(cache=True, inline="always")
+def _settle(it, lv, u, x):
+    """Sort the ``u`` unsorted items at the front of level 0 (``1 <= u <=`` :data:`UNSORTED_MAX`,
+    no zero among them) into the sorted rest of the level: a sorting network in registers
+    (scratch ``x``, padded with +inf), then a merge.  Equal items are equal bits (no zeros), so
+    their order does not matter."""
+    first = lv[1]
+    e0 = lv[2]
+    for t in range(UNSORTED_MAX):
+        x[t] = it[first + t] if t < u else np.inf
+    if u <= 16:
+        _net.sort16(x)
+    else:
+        _net.sort32(x)
+    a = 0
+    b = first + u
+    d = first
+    while a < u and b < e0:  # d never overtakes b
+        p = x[a]
+        q = it[b]
+        if p < q:
+            it[d] = p
+            a += 1
+        else:
+            it[d] = q
+            b += 1
+        d += 1
+    while a < u:
+        it[d] = x[a]
+        a += 1
+        d += 1
+
+
 @njit(cache=True)
 def _insert_unit_row(it, lv, values, capt, rng):
     """Add each of ``values`` with weight 1, in order, to one sketch (rows ``it``, ``lv``): the
     same sketch, item for item and draw for draw, as one ``kll.kll_update(..., v, 1, ...)`` per
     value.
 
-    The values that arrive between two compactions go to level 0 at once: a few (at most
-    :data:`UNIT_BATCH_MIN`) each after the level's items at or below it (what an insertion
-    does), more (a young sketch, whose level 0 is large) sorted and merged with it (equal
-    values keep their order, so -0.0 and 0.0 too: the sketch is the same bit for bit).  A
-    compaction happens exactly when the one-by-one path's would (an insertion finding no free
-    space), so the random draws and the result are the same."""
+    The values that arrive between two compactions go to level 0 at once.  A few (at most
+    :data:`UNIT_BATCH_MIN`, a deep sketch's small level 0) are put at its front unsorted, and
+    the level's unsorted items (at most :data:`UNSORTED_MAX`) are sorted in (:func:`_settle`)
+    before a compaction of level 0 reads them, and before this returns; a run with a zero in
+    it is inserted value by value instead, each after the level's items at or below it (what an
+    insertion does: ``-0.0`` and ``0.0`` keep their order).  More values (a young sketch, whose
+    level 0 is large) are sorted and merged with the level (equal values keep their order, so
+    -0.0 and 0.0 too: the sketch is the same bit for bit).  A compaction happens exactly when
+    the one-by-one path's would (an insertion finding no free space), and only its sizes decide
+    which level it compacts, so the random draws and the result are the same."""
     n = values.shape[0]
     cap = it.shape[0]
     tmp = np.empty(0)
+    x = np.empty(UNSORTED_MAX)
+    u = 0  # unsorted items at the front of level 0
     i = 0
     while i < n:
-        free = lv[1] - (cap - capt[1, lv[_k.LV_H]])
+        H = lv[_k.LV_H]
+        free = lv[1] - (cap - capt[1, H])
         if free <= 0:
+            if u > 0 and (H == 1 or lv[2] - lv[1] >= _k._level_capacity(capt, H, H - 1)):
+                _settle(it, lv, u, x)  # level 0 is the one compacted
+                u = 0
             _compress_row(it, lv, capt, rng)
             continue
         m = min(free, n - i)
         s0 = lv[1]
+        if m <= UNIT_BATCH_MIN:
+            zero = False
+            for j in range(m):
+                zero |= values[i + j] == 0.0
+            if not zero:  # to the front of level 0, unsorted
+                if u + m > UNSORTED_MAX:
+                    _settle(it, lv, u, x)
+                    u = 0
+                for j in range(m):
+                    it[s0 - m + j] = values[i + j]
+                u += m
+                lv[1] = s0 - m
+                lv[_k.LV_N] += m
+                i += m
+                continue
+        if u > 0:
+            _settle(it, lv, u, x)
+            u = 0
         e0 = lv[2]
         if m <= UNIT_BATCH_MIN:
             first = s0
@@ -185,6 +250,8 @@ def _insert_unit_row(it, lv, values, capt, rng):
         lv[1] = s0 - m
         lv[_k.LV_N] += m
         i += m
+    if u > 0:
+        _settle(it, lv, u, x)
 
 
 @njit(cache=True)
