@@ -33,11 +33,11 @@ def _update_many(items, lv, values, weights, capt, rng):
         _k.kll_update(items, lv, 0, values[i], weights[i], capt, rng)
 
 
-#: a run of at most this many values (a deep sketch's small level 0) goes in unsorted, to be
-#: sorted by a network (:mod:`._sortnet`) before level 0 is read; longer runs are sorted and
-#: merged in at once
+#: a run of at most this many values with a zero in it is inserted value by value; longer runs
+#: are sorted and merged in at once
 UNIT_BATCH_MIN = 32
-#: values level 0 may hold unsorted (the largest network)
+#: values level 0 may hold unsorted (the largest network): runs of at most this many go in
+#: unsorted
 UNSORTED_MAX = 32
 
 
@@ -158,7 +158,7 @@ def _insert_unit_row(it, lv, values, capt, rng):
     value.
 
     The values that arrive between two compactions go to level 0 at once.  A few (at most
-    :data:`UNIT_BATCH_MIN`, a deep sketch's small level 0) are put at its front unsorted, and
+    :data:`UNSORTED_MAX`, a deep sketch's small level 0) are put at its front unsorted, and
     the level's unsorted items (at most :data:`UNSORTED_MAX`) are sorted in (:func:`_settle`)
     before a compaction of level 0 reads them, and before this returns; a run with a zero in
     it is inserted value by value instead, each after the level's items at or below it (what an
@@ -184,7 +184,7 @@ def _insert_unit_row(it, lv, values, capt, rng):
             continue
         m = min(free, n - i)
         s0 = lv[1]
-        if m <= UNIT_BATCH_MIN:
+        if m <= UNSORTED_MAX:
             zero = False
             for j in range(m):
                 zero |= values[i + j] == 0.0
