@@ -724,3 +724,22 @@ def test_sorting_networks_sort_and_are_the_file_text():
             y = x.copy()
             f(y)
             assert np.array_equal(y, np.sort(x)), (n, trial)
+
+
+def test_a_sketch_with_pending_values_is_freed_without_the_cycle_collector():
+    """update is a closure set on the sketch; it must not hold the sketch (no reference cycle),
+    so a dropped sketch goes at once, buffer and all."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        s = KLLSketch(50, seed=0)
+        for x in range(3000):
+            s.update(float(x))
+        s.update(np.float32(1.5))  # the slow path too
+        ref = weakref.ref(s)
+        del s
+        assert ref() is None
+    finally:
+        gc.enable()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import struct
+import weakref
 from bisect import bisect_left, bisect_right
 from functools import cache
 
@@ -455,8 +456,7 @@ class KLLSketch:
         ``BUFFER`` from the second value on."""
         buf: list[float | None] = [None]
         slot = iter(_SLOTS)
-        update_one = self._update_one
-        flush = self._flush
+        sketch = weakref.ref(self)  # no reference cycle through the sketch's own attribute
 
         def take() -> int:
             """The number of values in the buffer; the next one goes to its first slot."""
@@ -476,7 +476,7 @@ class KLLSketch:
                 buf[n] = value
             else:  # no slot left (StopIteration)
                 slot = iter(_SLOTS)
-                flush(n)
+                sketch()._flush(n)
                 buf[next(slot)] = value
 
         def update(value: float, weight: int = 1) -> None:
@@ -493,7 +493,7 @@ class KLLSketch:
                 except (IndexError, StopIteration):
                     full(value)
                 return
-            update_one(value, weight)
+            sketch()._update_one(value, weight)
 
         update.__doc__ = KLLSketch.update.__doc__
         self._buf = buf
@@ -508,7 +508,7 @@ class KLLSketch:
             if n is None:
                 n = self._take()
             # struct packs the float objects about 2.5 times faster than np.fromiter reads them
-            # (5 against 12 ns a value); a bytearray, so that the array is writable (one
+            # (5 against 12 ns a value), into a bytearray so that the array is writable (one
             # compiled signature for both update paths)
             pack = _PACK_BUFFER.pack(*buf) if n == BUFFER else struct.pack(f"{n}d", *buf[:n])
             v = np.frombuffer(bytearray(pack), np.float64)
