@@ -626,3 +626,120 @@ def test_qrf_saved_with_full_width_leaf_rows_loads_answers_and_learns(tmp_path):
     fe = fresh.forest_.engine_
     assert {fe.state(t).lf_sk.shape[1] for t in range(2)} == {kll.leaf_row_capacity(200)}
     assert fe.state(0).sk_cap.shape == (kll.MAX_LEVELS + 2, kll.MAX_LEVELS + 1)
+
+
+# ------------------------------------------------------------------------------------------------
+# update(x): buffered values (sketch.BUFFER) and level 0's unsorted runs (sketch._settle)
+def _readers(other):
+    """What can read a sketch, each as a function of it returning comparable results."""
+    import copy
+    import pickle
+
+    def merged_into(s):
+        t = KLLSketch(s.k, seed=5)
+        t.update_many(np.arange(-50.0, 50.0))
+        t.merge(s)
+        return t.to_bytes()
+
+    def merging(s):
+        s.merge(other)
+        return s.to_bytes()
+
+    def continued(s):
+        s.update_many(np.linspace(-3.0, 3.0, 777))
+        return s.to_bytes()
+
+    return {
+        "len": len,
+        "n": lambda s: s.n,
+        "min max": lambda s: (_bits(s.min), _bits(s.max)),
+        "num_retained": lambda s: s.num_retained,
+        "quantiles": lambda s: _bits(s.quantile(QS)).tolist(),
+        "quantile": lambda s: _bits(s.quantile(0.37)),
+        "rank": lambda s: s.rank(0.3),
+        "repr": repr,
+        "to_bytes": lambda s: s.to_bytes(),
+        "pickle": lambda s: pickle.loads(pickle.dumps(s)).to_bytes(),
+        "deepcopy": lambda s: copy.deepcopy(s).to_bytes(),
+        "merge into another": merged_into,
+        "merge another in": merging,
+        "update_many after": continued,
+    }
+
+
+@pytest.mark.parametrize("k,n", [(8, 1), (8, 30_000), (50, 2048), (50, 2049), (200, 5_000)])
+def test_single_updates_are_invisible_to_every_reader(k, n):
+    """A sketch fed update(x) one value at a time (values collected, then inserted in runs, some
+    left unsorted in level 0) answers every reader, read first after pending values, exactly as
+    the sketch fed the same values by update_many, with the same seed: the same bits of every
+    answer, of to_bytes, of a pickled or copied sketch, of merges either way."""
+    rng = np.random.default_rng(n)
+    v = np.round(rng.normal(size=n), 2)  # ties
+    v[rng.random(n) < 0.01] = -0.0  # runs with signed zeros take the insertion path
+    other = KLLSketch(k, seed=11)
+    other.update_many(rng.normal(size=3000))
+    values = v.tolist()
+    for name, read in _readers(other).items():
+        reference = KLLSketch(k, seed=3)
+        reference.update_many(v)
+        single = KLLSketch(k, seed=3)
+        for x in values:
+            single.update(x)
+        assert read(single) == read(reference), name
+        assert single.to_bytes() == reference.to_bytes(), name
+    reference = KLLSketch(k, seed=3)
+    reference.update_many(v)
+    by_class = KLLSketch(k, seed=3)  # KLLSketch.update(s, x) is the same buffer
+    for x in values:
+        KLLSketch.update(by_class, x)
+    assert by_class.to_bytes() == reference.to_bytes()
+
+
+def test_sorting_networks_sort_and_are_the_file_text():
+    import inspect
+
+    from numba import njit
+
+    from streamforest.sketches import _sortnet
+
+    text = inspect.getsource(_sortnet)
+    assert text.split(_sortnet.MARKER, 1)[1] == _sortnet.source()
+    for n in (16, 32):
+        pairs = _sortnet.network(n)
+        if n == 16:  # every 0/1 input (0-1 principle: then it sorts everything)
+            x = (np.arange(1 << n)[:, None] >> np.arange(n)) & 1
+        else:
+            x = np.random.default_rng(0).integers(0, 2, size=(50_000, n))
+        for a, b in pairs:
+            lo = np.minimum(x[:, a], x[:, b])
+            x[:, b] = np.maximum(x[:, a], x[:, b])
+            x[:, a] = lo
+        assert np.all(np.diff(x, axis=1) >= 0), n
+    sort = {16: njit(lambda x: _sortnet.sort16(x)), 32: njit(lambda x: _sortnet.sort32(x))}
+    rng = np.random.default_rng(1)
+    for trial in range(300):
+        for n, f in sort.items():
+            x = np.round(rng.normal(size=n), int(trial % 3))
+            x[rng.random(n) < 0.2] = np.inf
+            y = x.copy()
+            f(y)
+            assert np.array_equal(y, np.sort(x)), (n, trial)
+
+
+def test_a_sketch_with_pending_values_is_freed_without_the_cycle_collector():
+    """update is a closure set on the sketch; it must not hold the sketch (no reference cycle),
+    so a dropped sketch goes at once, buffer and all."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        s = KLLSketch(50, seed=0)
+        for x in range(3000):
+            s.update(float(x))
+        s.update(np.float32(1.5))  # the slow path too
+        ref = weakref.ref(s)
+        del s
+        assert ref() is None
+    finally:
+        gc.enable()

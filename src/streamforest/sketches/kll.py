@@ -44,7 +44,6 @@ MIN_WIDTH = 8
 LV_H = 0  # index of the level count in an lv row
 LV_N = MAX_LEVELS + 2  # index of the total weight
 LV_WIDTH = MAX_LEVELS + 3
-UNIT_BATCH_MIN = 32  # kll_update_unit_many: fewer values than this are inserted one by one
 
 
 def capacity_table(k: int) -> np.ndarray:
@@ -262,56 +261,6 @@ def kll_update(items, lv, r, v, w, capt, rng):
             _insert_level(items, lv, r, j, v, capt, rng)
         w >>= 1
         j += 1
-
-
-@njit(cache=True)
-def kll_update_unit_many(items, lv, r, values, capt, rng, tmp):
-    """Add each of ``values`` with weight 1, in order: the same sketch, item for item and draw
-    for draw, as one ``kll_update(items, lv, r, v, 1, capt, rng)`` per value.
-
-    The values that arrive between two compactions go to level 0 at once: when there are more
-    than :data:`UNIT_BATCH_MIN` of them (a young sketch, whose level 0 is large), sorted (in
-    ``tmp``, a float64 buffer of at least the row's capacity) and merged with it, instead of one
-    shifted insertion each.  A compaction happens exactly when the sequential path's would (an
-    insertion finding no free space), so the random draws and the result are the same.
-    """
-    n = values.shape[0]
-    cap = items.shape[1]
-    i = 0
-    while i < n:
-        free = lv[r, 1] - (cap - capt[1, lv[r, LV_H]])
-        if free <= 0:
-            _compress(items, lv, r, capt, rng)
-            continue
-        m = min(free, n - i)
-        if m <= UNIT_BATCH_MIN:  # a few values (a deep sketch's small level 0): insert each
-            for j in range(m):
-                _insert_level(items, lv, r, 0, values[i + j], capt, rng)
-            i += m
-            continue
-        for j in range(m):
-            tmp[j] = values[i + j]
-        tmp[:m].sort()
-        s0 = lv[r, 1]
-        e0 = lv[r, 2]
-        a = 0
-        b = s0
-        d = s0 - m
-        while a < m and b < e0:  # merge into [s0 - m, e0): d never overtakes b
-            if tmp[a] < items[r, b]:  # ties: the level's item first, as an insertion does
-                items[r, d] = tmp[a]
-                a += 1
-            else:
-                items[r, d] = items[r, b]
-                b += 1
-            d += 1
-        while a < m:
-            items[r, d] = tmp[a]
-            a += 1
-            d += 1
-        lv[r, 1] = s0 - m
-        lv[r, LV_N] += m
-        i += m
 
 
 # ------------------------------------------------------------------------------------------------
