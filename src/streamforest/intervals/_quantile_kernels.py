@@ -67,7 +67,7 @@ def _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw):
     for t in range(T):
         if mask[t, i] and glv[t, i, LV_N] > 0:
             teff += 1
-    nr = 0
+    nr = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
     nb = 0
     total = 0.0
     for t in range(T):
@@ -124,7 +124,7 @@ def _gather_leaf_runs(A, x, meinshausen, leaves, buf, rs, re, rw):
         leaves[t] = st.nd_leaf[route(st, x)]
         if st.lf_skl[leaves[t], LV_N] > 0:
             teff += 1
-    nr = 0
+    nr = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
     nb = 0
     total = 0.0
     for t in range(T):

@@ -255,7 +255,7 @@ def _insert_level(items, lv, r, h, v, capt, rng):
 @njit(cache=True)
 def kll_update(items, lv, r, v, w, capt, rng):
     """Add value ``v`` with integer weight ``w >= 1`` (one insertion per set bit of ``w``)."""
-    j = 0
+    j = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
     while w > 0:
         if w & 1:
             _insert_level(items, lv, r, j, v, capt, rng)

@@ -31,7 +31,7 @@ _HEADER = struct.Struct("<5sBHBQddQ")  # magic, version, k, levels, n, min, max,
 @njit(cache=True)
 def _update_many(items, lv, values, weights, capt, rng):
     for i in range(values.shape[0]):
-        _k.kll_update(items, lv, 0, values[i], weights[i], capt, rng)
+        _k.kll_update(items, lv, np.int64(0), values[i], weights[i], capt, rng)
 
 
 #: a run of at most this many values with a zero in it is inserted value by value; longer runs
@@ -356,7 +356,7 @@ def _quantiles(items, lv, qs, out):
     rw = np.empty(_k.MAX_LEVELS)
     hv = np.empty(_k.MAX_LEVELS)
     cur = np.empty(_k.MAX_LEVELS, np.int64)
-    nb, nr = _k.add_runs(items, lv, 0, 1.0, buf, 0, rs, re, rw, 0)
+    nb, nr = _k.add_runs(items, lv, 0, 1.0, buf, np.int64(0), rs, re, rw, np.int64(0))
     total = float(lv[0, _k.LV_N])
     for i in range(qs.shape[0]):
         out[i] = _k.runs_quantile(buf, rs, re, rw, nr, total, qs[i], hv, cur)
@@ -372,7 +372,7 @@ def _sorted_view(items, lv, values, cumulative):
     rw = np.empty(_k.MAX_LEVELS)
     heap = np.empty(_k.MAX_LEVELS, np.int64)
     cur = np.empty(_k.MAX_LEVELS, np.int64)
-    nb, nr = _k.add_runs(items, lv, 0, 1.0, buf, 0, rs, re, rw, 0)
+    nb, nr = _k.add_runs(items, lv, 0, 1.0, buf, np.int64(0), rs, re, rw, np.int64(0))
     m = _k.runs_sorted(buf, rs, re, rw, nr, heap, cur, values, cumulative)
     total = 0.0
     for i in range(m):
