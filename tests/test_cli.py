@@ -156,6 +156,8 @@ def test_warmup_command(capsys):
     except SystemExit as e:
         code = e.code
     assert code == 2 and "invalid choice" in capsys.readouterr().err
+    assert main(["warmup", "--processes", "0"]) == 2
+    assert "--processes must be positive" in capsys.readouterr().err
 
 
 def test_console_script_installed(tmp_path):

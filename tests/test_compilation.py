@@ -195,3 +195,15 @@ def test_read_only_and_strided_inputs_compile_nothing_more():
     before = C._signatures()
     run(models(), ro, Y[:, 0], W[:, 1], ro_alphas)  # the same data, read-only and strided
     assert C._signatures() == before
+
+
+def test_warmup_in_two_processes_covers_every_model_asked():
+    """``warmup(processes=2)`` shares the models out to two fresh processes: each model (and
+    the sketch) is reported once, and the kernels they ran load here from the shared cache
+    (in fresh processes, nothing compiles the second time)."""
+    asked = ["tree", "ht-classifier", "kll-sketch"]
+    r = C.warmup(asked, processes=2)
+    assert sorted(r.models) == sorted(asked)
+    assert all(loaded + compiled > 0 for _, compiled, loaded in r.models.values())
+    again = C.warmup(asked, processes=2)
+    assert again.compiled == 0 and again.loaded > 0

@@ -394,6 +394,7 @@ def _exercise_sketch() -> None:
 def warmup(
     models: Iterable[str] | str | None = None,
     verbose: bool = False,
+    processes: int = 1,
 ) -> WarmupReport:
     """Compile (or load from numba's on-disk cache) the kernels of streamforest's estimators
     ahead of time, so that no later call pauses to compile.
@@ -428,6 +429,13 @@ def warmup(
         and classification).
     verbose
         Print a line per model (time, kernels compiled and loaded) to stderr.
+    processes
+        Compile in this many processes at once (default 1: in this one).  numba compiles one
+        kernel at a time per process; with ``processes=2`` on two cores a cold warm-up takes
+        about half the time.  The processes share the on-disk cache: each takes the next model
+        as it finishes one, and loads what another has already written.  The kernels then load
+        from that cache in this process when first called (the report counts what the
+        processes compiled and loaded).
 
     Returns
     -------
@@ -441,14 +449,17 @@ def warmup(
         names = registry.names()
     else:
         names = [models] if isinstance(models, str) else list(models)
-    specs = [registry.get(n) for n in names]  # unknown names fail before any work
+    specs = [registry.get(n) for n in names if n != _SKETCH]  # unknown: fail before any work
+    if int(processes) > 1:
+        sketch = [_SKETCH] if models is None or _SKETCH in names else []
+        return _warmup_in_processes([s.name for s in specs] + sketch, verbose, int(processes))
     report = WarmupReport()
     t_all = time.perf_counter()
     steps = [
         (s.name, lambda s=s: (_exercise_classifier if s.task == "classification" else _exercise)(s))
         for s in specs
     ]
-    if models is None:
+    if models is None or _SKETCH in names:
         steps.append(("kll-sketch", _exercise_sketch))
     with watch() as total:
         for name, run in steps:
@@ -469,6 +480,55 @@ def warmup(
                 )
     report.seconds = time.perf_counter() - t_all
     report.compiled, report.compile_seconds = total.compiled, total.seconds
+    logger.info("%s", report)
+    return report
+
+
+_SKETCH = "kll-sketch"  # the warm-up step of KLLSketch (not a registry model)
+
+
+def _warm_one(name: str) -> tuple[str, float, int, int, float]:
+    """A worker process's step of :func:`warmup`: one model (or the sketch)."""
+    r = warmup([name])
+    dt, compiled, loaded = r.models.get(name, next(iter(r.models.values())))
+    return name, dt, compiled, loaded, r.compile_seconds
+
+
+def _spread(names: list[str]) -> list[str]:
+    """The models in an order that gives the processes different kernel families first:
+    classification and regression alternate (they share few kernels), each in its own order."""
+    from . import registry
+
+    cls = [n for n in names if n != _SKETCH and registry.get(n).task == "classification"]
+    reg = [n for n in names if n not in cls]
+    out = []
+    for i in range(max(len(cls), len(reg))):
+        out += reg[i : i + 1] + cls[i : i + 1]
+    return out
+
+
+def _warmup_in_processes(names, verbose: bool, processes: int):
+    """:func:`warmup` with the models shared out to ``processes`` fresh processes (spawned, so
+    each compiles on its own core; numba's cache on disk is what they share)."""
+    import multiprocessing as mp
+
+    report = WarmupReport()
+    t0 = time.perf_counter()
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(min(processes, len(names)), maxtasksperchild=None) as pool:
+        for name, dt, compiled, loaded, secs in pool.imap_unordered(_warm_one, _spread(names)):
+            report.models[name] = (dt, compiled, loaded)
+            report.compiled += compiled
+            report.loaded += loaded
+            report.compile_seconds += secs
+            if verbose:
+                print(
+                    f"warmup {name}: {dt:.1f} s, {compiled} kernel signatures compiled, "
+                    f"{loaded} loaded",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    report.seconds = time.perf_counter() - t0
     logger.info("%s", report)
     return report
 
