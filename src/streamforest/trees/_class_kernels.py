@@ -419,7 +419,7 @@ def _gain(pw, lw, rw, sp, sl, sr):
     return (_xlx(pw) - _xlx(lw) - _xlx(rw) - sp + sl + sr) / pw
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bound(st, prm, leaf):
     """The Hoeffding bound ``eps`` on information gains at ``leaf``."""
     n_seen = 0
@@ -509,7 +509,7 @@ def _extra_observe(st, prm, leaf, x, y, w, nfeat):
         st.lf_xcc[leaf, j, 2 * k + side] += w
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _choose_extra(st, prm, leaf):
     """The feature of ACTSER's split at ``leaf``, or -1 (see the module docstring).  Each
     candidate's gain is computed once (into the ``ft_spread`` scratch, zeroed again after)."""
@@ -756,7 +756,7 @@ def _split_gauss(st, prm, leaf, f, arg):
 
 # ------------------------------------------------------------------------------------------------
 # learning
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _learn_row(st, prm, node, x, y, w, mc, nb):
     """Learn ``(x, y, w)`` at leaf ``node`` (``mc``, ``nb``: the leaf's votes for ``x``)."""
     nfeat = st.ints[I_NFEAT]
@@ -820,7 +820,7 @@ def _restart(st, n):
         st.nd_q[n, c] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _adapt(st, prm, x, y, w, pred):
     """Change detection and adaptation along the path of ``x`` (Algorithms 5.1-5.3; see the
     module docstring).  Returns True when an adoption took the example's leaf away (the adopted
