@@ -332,3 +332,23 @@ def test_ensemble_passes_its_member_parameters():
     m = sf.ACTSEREnsembleClassifier(n_members=2, drift_detection=False, seed=1)
     m.learn_one({"a": 1.0}, 1)
     assert m.engine_.params(0).alt_lambda == 0.0
+
+
+def test_a_nominal_feature_that_emerges_later_gets_its_category_weights():
+    """A leaf keeps category weights per nominal feature (``lf_ncc``, one row each): a nominal
+    feature first seen mid-stream gets its row, and naive Bayes leaves learn from it (a stump:
+    only the leaf model can use it)."""
+    from streamforest.trees import _state as S
+
+    rng = np.random.default_rng(0)
+    m = sf.ACTSERClassifier(leaf_prediction="nb", grace_period=10**6, seed=0)
+    for _ in range(300):
+        m.learn_one({"a": float(rng.random())}, int(rng.random() < 0.5))
+    st = m.engine_.state(0)
+    assert st.lf_ncc.shape[1] == 0 == S.n_nominal(st)
+    for _ in range(3000):
+        c = rng.choice(["p", "q", "r"])
+        m.learn_one({"a": float(rng.random()), "b": float(rng.random()), "c": c}, int(c == "q"))
+    st = m.engine_.state(0)
+    assert S.n_nominal(st) == 1 and st.lf_ncc.shape[1] == 1 and st.lf_ncc.shape[2] >= 3 * 2
+    assert [m.predict_one({"a": 0.5, "b": 0.5, "c": c}) for c in "pqr"] == [0, 1, 0]

@@ -80,21 +80,29 @@ def huge(v) -> bool:
 
 
 def check_layouts(fs: FeatureSpace):
-    """The remembered layouts are consistent with the state: each one's keys are known numeric
-    features and it writes a row as wide as the space, with each value in its column, whatever
-    the order of the dict's keys."""
+    """The remembered layouts are consistent with the state: each one's keys are known
+    features and it writes a row as wide as the space, with each numeric value and each known
+    category's code in its column, whatever the order of the dict's keys."""
     assert fs._last[1] is None or fs._last[3] == len(fs)
     for keys, lay in fs._layouts.items():
         assert lay[0] == len(keys) and lay[3] == len(fs)
-        assert all(k in fs.index and not fs.nominal[fs.index[k]] for k in keys)
+        assert all(k in fs.index for k in keys)
+        nominal = [k for k in keys if fs.nominal[fs.index[k]]]
+        assert (lay[8] is None) == (not nominal)
+        if any(not fs.categories[fs.index[k]] for k in nominal):
+            continue  # no category to probe it with
         probe = copy.deepcopy(fs)  # fresh caches: give it this layout only
-        probe._layouts = {keys: lay}
+        probe._layouts = {keys: lay}  # (its category dicts are fs's, equal to the probe's)
         ordered = sorted(keys, key=repr)
         for order in (ordered, ordered[::-1]):
-            x = {k: float(i + 1) for i, k in enumerate(order)}
-            expect = np.full(len(fs), NAN)
+            x, expect = {}, np.full(len(fs), NAN)
             for i, k in enumerate(order):
-                expect[fs.index[k]] = i + 1
+                j = fs.index[k]
+                if fs.nominal[j]:
+                    cat, code = list(fs.categories[j].items())[-1]
+                    x[k], expect[j] = cat, code
+                else:
+                    x[k], expect[j] = float(i + 1), i + 1
             got = probe.encode_dict(x, False)
             assert np.array_equal(got, expect, equal_nan=True), (keys, got, expect)
         assert getattr(probe, "general_calls", 0) == getattr(fs, "general_calls", 0)
@@ -396,15 +404,47 @@ def test_layouts_orders_subsets_and_new_features():
     check_layouts(fs)
 
 
-def test_unknown_or_nominal_keys_are_not_remembered():
-    fs = learnt(("a", "b"), nominal=["b"])
-    assert fs.nominal == [False, True]
-    assert not fs._layouts
+def test_unknown_keys_are_not_remembered():
     fs = learnt(("a",))
     fs.encode_dict({"a": 1.0, "other": None}, True)  # "other" arrives without a value
     fs.encode_dict({"a": 1.0, "other": 2.0}, False)  # predicting: "other" is ignored
     assert list(fs._layouts) == [frozenset(["a"])] and fs.names == ["a"]
     assert np.array_equal(fs.encode_dict({"a": 1.0, "other": 2.0}, True), [1.0, 2.0])
+
+
+def test_nominal_values_take_the_fast_path_once_their_category_has_a_code():
+    """A dict with nominal values: known categories are coded on the fast path; a new
+    category (learning), an unseen one (predicting), a missing or unhashable value and a bad
+    numeric value go the general path, with its results and errors, and an error records
+    nothing."""
+    fs = Counting(["n"])
+    fs.encode_dict({"a": 1.0, "c": "x", "n": 3}, True)
+    fs.encode_dict({"a": 2.0, "c": "y", "n": 4}, True)  # new categories: general, remembered
+    assert fs.nominal == [False, True, True] and len(fs._layouts) == 1
+    n = fs.general_calls
+    for learn in (False, True):
+        got = fs.encode_dict({"n": 4, "c": "x", "a": 5.0}, learn)
+        assert np.array_equal(got, [5.0, 0.0, 1.0])
+    buf = np.empty(3)
+    assert fs.encode_dict_into({"a": 6.0, "c": "y", "n": 3}, False, buf) is buf
+    assert np.array_equal(buf, [6.0, 1.0, 0.0]) and fs.general_calls == n
+    assert np.array_equal(fs.encode_dict({"a": 1.0, "c": "z", "n": 3}, False), [1.0, -1.0, 0.0])
+    assert fs.categories[1] == {"x": 0, "y": 1} and fs.general_calls == n + 1
+    assert np.array_equal(fs.encode_dict({"a": 1.0, "c": None, "n": 3}, True),
+                          [1.0, NAN, 0.0], equal_nan=True)  # fmt: skip
+    assert np.array_equal(fs.encode_dict({"a": 1.0, "c": "z", "n": 3}, True), [1.0, 2.0, 0.0])
+    assert fs.categories[1] == {"x": 0, "y": 1, "z": 2} and fs.general_calls == n + 3
+    before = state(fs)
+    with pytest.raises(TypeError, match="not hashable"):
+        fs.encode_dict({"a": 1.0, "c": ["x"], "n": 3}, True)
+    with pytest.raises(TypeError, match="numeric"):
+        fs.encode_dict({"a": "1", "c": "w", "n": 3}, True)
+    with pytest.raises(ValueError, match="infinite"):
+        fs.encode_dict({"a": np.inf, "c": "w", "n": 3}, True)
+    assert state(fs) == before and fs.categories[1] == {"x": 0, "y": 1, "z": 2}
+    assert np.array_equal(fs.encode_dict({"a": 1.0, "c": "z", "n": 4}, True), [1.0, 2.0, 1.0])
+    assert fs.general_calls == n + 6
+    check_layouts(fs)
 
 
 def test_keys_equal_to_known_ones_use_their_columns():

@@ -371,7 +371,7 @@ def test_predicting_does_not_change_the_saved_file(name, fitted):
 def test_manifest_contents(fitted):
     m = persistence.read_manifest(fitted["CPExact"].path)
     assert m["format"] == "streamforest-model"
-    assert m["format_version"] == persistence.FORMAT_VERSION == 4
+    assert m["format_version"] == persistence.FORMAT_VERSION == 5
     assert m["library_version"] == sf.__version__
     assert m["class"].endswith(":CPExact")
     assert m["params"]["calibration_size"] == 150 and m["params"]["seed"] == 8
@@ -827,3 +827,37 @@ def test_format3_files_load_predict_as_saved_and_learn_on(name):
     for m in (model, fresh):
         m.learn_many(X[500:650], target[500:650])
     np.testing.assert_array_equal(model.predict(X[650:]), fresh.predict(X[650:]))
+
+
+def test_classifier_saved_with_category_weights_per_feature_loads_per_nominal_feature():
+    """Formats 3 and 4 kept a classifier's category weights (``lf_ncc``) in one row per
+    feature; loading keeps the nominal features' rows (the only ones that held weights), and
+    the model predicts and learns on as the one saved."""
+    from streamforest.trees import _arena as AR
+    from streamforest.trees import _state as S
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = np.empty((n, 4), dtype=object)
+    X[:, 0], X[:, 2] = rng.random(n), rng.random(n)
+    X[:, 1] = rng.choice(["a", "b", "c"], n)
+    X[:, 3] = rng.choice(["u", "v", "w", "z"], n)
+    y = np.where((X[:, 1] == "a") ^ (X[:, 3] == "z"), "yes", "no").astype(object)
+    model = sf.ACTSEREnsembleClassifier(n_members=3, grace_period=50, seed=1)
+    model.learn_many(X[:2000], y[:2000])
+    e = model.engine_
+    old = copy.deepcopy(model)
+    for t in range(e.n_trees):  # the layout of formats 3 and 4
+        st = old.engine_.state(t)
+        assert st.lf_ncc.shape[1] == 2 == S.n_nominal(st)  # one row per nominal feature
+        wide = np.zeros((st.lf_ncc.shape[0], st.ft_nominal.shape[0], st.lf_ncc.shape[2]))
+        wide[:, [1, 3]] = st.lf_ncc
+        assert wide[:, [1, 3]].any()
+        old.engine_.arena = AR.store(old.engine_.arena, t, st._replace(lf_ncc=wide))
+    loaded = persistence.load(io.BytesIO(persistence._dumps(old)))
+    for t in range(e.n_trees):
+        np.testing.assert_array_equal(loaded.engine_.state(t).lf_ncc, e.state(t).lf_ncc)
+    np.testing.assert_array_equal(loaded.predict_proba(X[2000:]), model.predict_proba(X[2000:]))
+    for m in (model, loaded):
+        m.learn_many(X[2000:2500], y[2000:2500])
+    np.testing.assert_array_equal(loaded.predict_proba(X[2500:]), model.predict_proba(X[2500:]))

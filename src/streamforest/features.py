@@ -55,9 +55,10 @@ _FAST_NUMERIC = frozenset(
     | {np.uint8, np.uint16, np.uint32, np.uint64, np.ulonglong, np.uintc}
 )
 _EXACT_INT = 2**53  # ints up to this are exact as floats
-_NO_LAYOUT = (-1, None, None, 0, None, None, None, None)  # matches no dict (len(x) != -1)
+_NO_LAYOUT = (-1, None, None, 0, None, None, None, None, None)  # matches no dict (len(x) != -1)
 _MAX_LAYOUTS = 64  # key layouts remembered per FeatureSpace (cleared when full)
 _NO_MEMO = (None, None, None, (), -1)  # matches no dict (``m[0] is x`` is False)
+_NOT_FAST = object()  # stands for a nominal value without a code: not in _FAST_NUMERIC
 
 
 def _is_missing(v) -> bool:
@@ -79,7 +80,7 @@ class FeatureSpace:
         self._forget_layouts()
 
     # Key layouts of dicts met before: a cache derived from the state above, never pickled.
-    # ``_layouts`` maps a set of keys, all known numeric features, to how a dict with exactly
+    # ``_layouts`` maps a set of keys, all known features, to how a dict with exactly
     # those keys (in any order) fills a row; ``_last`` is the last layout used, tried first.
     # ``_memo`` is the last dict the fast path wrote into a caller's buffer (see
     # encode_dict_into).  All are dropped when a feature is added (the row widens).  See
@@ -153,10 +154,13 @@ class FeatureSpace:
     # one dict: a fast path through remembered key layouts, else the general path
     #
     # The fast path takes a plain ``dict`` whose key set is a remembered layout (all known
-    # numeric features), with every value of a type in _FAST_NUMERIC and none infinite (NaN is
-    # missing, as in the general path).  Then the general path would raise nothing and record
-    # nothing, and its row holds float(v) of each value in its column and NaN elsewhere: exactly
-    # what the fast path writes (``struct``'s "d" conversion is float(v) for those types).
+    # features), with every numeric feature's value of a type in _FAST_NUMERIC and none infinite
+    # (NaN is missing, as in the general path), and every nominal feature's value a category
+    # with a code already (looked up in the feature's category dict, as the general path does).
+    # Then the general path would raise nothing and record nothing, and its row holds float(v)
+    # of each numeric value and the code of each category in its column and NaN elsewhere:
+    # exactly what the fast path writes (``struct``'s "d" conversion is float(v) for those
+    # types).
     # Anything else, including any exception on the way (e.g. an int too large for a float),
     # goes to the general path, which defines results and errors.
     def encode_dict(self, x: Mapping, learn: bool) -> np.ndarray:
@@ -209,16 +213,23 @@ class FeatureSpace:
                 if lay is not None:
                     vals = lay[1](x)
                     self._last = lay
+            given = vals
+            if vals is not None and lay[8] is not None:  # nominal values: their known codes
+                vals = list(vals)
+                for i, cats in lay[8]:
+                    c = cats.get(vals[i])  # None: a new or missing category (general path)
+                    vals[i] = c if c is not None else _NOT_FAST
+                vals = tuple(vals)
             if vals is not None and _FAST_NUMERIC.issuperset(map(type, vals)):
                 s = _fsum(vals)
                 if s - s == 0.0 or not (_INF in vals or _NINF in vals):
-                    _, _, order, p, pack, cols, pack_n, shape = lay
+                    _, _, order, p, pack, cols, pack_n, shape, _ = lay
                     if cols is None:
                         if order is not None:
                             vals = order(vals + _NAN1)
                         if out is not None and out.size == p and out.dtype is _F64:
                             pack(out, 0, *vals)  # raises if not contiguous or writeable
-                            self._memo = (x, out, lay[1], vals, lay[0])
+                            self._memo = (x, out, lay[1], given, lay[0])
                             return out
                         row = _empty(shape)
                         pack(row, 0, *vals)
@@ -236,29 +247,34 @@ class FeatureSpace:
         return row.reshape(1, -1)
 
     def _remember(self, x: dict) -> None:
-        """Remember the key layout of ``x`` (just encoded) if all its keys are known numeric.
+        """Remember the key layout of ``x`` (just encoded) if all its keys are known features.
 
-        A layout is ``(n, get, order, p, pack, cols, pack_n, (1, p))``: ``get(x)`` gives the
-        values of a dict with these ``n`` keys in column order (KeyError for a missing key);
-        ``order``, when not None, maps them plus one NaN to the row's ``p`` columns (NaN for the
-        absent ones); ``pack`` writes ``p`` doubles into a buffer.  A wide row with few keys
-        scatters instead: ``pack_n`` writes the values, which go to columns ``cols`` of a row of
-        NaN.
+        A layout is ``(n, get, order, p, pack, cols, pack_n, (1, p), nominal)``: ``get(x)``
+        gives the values of a dict with these ``n`` keys in column order (KeyError for a missing
+        key); ``order``, when not None, maps them plus one NaN to the row's ``p`` columns (NaN
+        for the absent ones); ``pack`` writes ``p`` doubles into a buffer.  A wide row with few
+        keys scatters instead: ``pack_n`` writes the values, which go to columns ``cols`` of a
+        row of NaN.  ``nominal`` is None when every key is a numeric feature, else the pairs
+        ``(i, categories)`` of the nominal ones: value ``i`` is replaced by its code, looked up
+        in the feature's (live) category dict; a value that has no code (a new category, a
+        missing value, an unhashable one) sends the dict to the general path.
         """
         try:
             key = frozenset(x)
             if key in self._layouts:
                 return
-            index, nominal = self.index, self.nominal
+            index = self.index
             by_col = []
             for k in x:
                 j = index.get(k)
-                if j is None or nominal[j]:
+                if j is None:
                     return
                 by_col.append((j, k))
             by_col.sort(key=itemgetter(0))
             cols = [j for j, _ in by_col]
             keys = [k for _, k in by_col]
+            nom = tuple((i, self.categories[j]) for i, j in enumerate(cols) if self.nominal[j])
+            nom = nom or None
             p, n = len(self.names), len(keys)
             if n >= 2:
                 get = itemgetter(*keys)
@@ -268,17 +284,17 @@ class FeatureSpace:
                 get = lambda d: ()  # noqa: E731
             pack = struct.Struct(f"{p}d").pack_into
             if n == p:  # every column
-                lay = (n, get, None, p, pack, None, None, (1, p))
+                lay = (n, get, None, p, pack, None, None, (1, p), nom)
             elif p <= 4 * n + 32:
                 pos = [n] * p  # where each column's value is in the values + (NaN,)
                 for i, j in enumerate(cols):
                     pos[j] = i
                 order = itemgetter(*pos) if p > 1 else (lambda t, i=pos[0]: (t[i],))
-                lay = (n, get, order, p, pack, None, None, (1, p))
+                lay = (n, get, order, p, pack, None, None, (1, p), nom)
             else:
                 cols_a = np.array(cols, dtype=np.intp)
                 pack_n = struct.Struct(f"{n}d").pack_into
-                lay = (n, get, None, p, None, cols_a, pack_n, (1, p))
+                lay = (n, get, None, p, None, cols_a, pack_n, (1, p), nom)
             if len(self._layouts) >= _MAX_LAYOUTS:
                 self._layouts.clear()
             self._layouts[key] = lay

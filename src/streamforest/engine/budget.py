@@ -127,12 +127,17 @@ def unit_bytes(
     n_classes: int = 0,
     n_cats: int = 0,
     ranges: bool = False,
+    n_nominal: int | None = None,
 ) -> UnitBytes:
     """Bytes per node, leaf slot and observer bin of a tree with ``n_features`` features (and a
     leaf sketch of accuracy ``sketch_k``, an extremely randomised split's ``m_min`` buffer,
     alternate subtrees, pre-grown fields, a classifier's class statistics), measured on the
     layout of
-    :func:`streamforest.trees._state.allocate`."""
+    :func:`streamforest.trees._state.allocate`.
+
+    A classifier's leaf holds ``n_cats`` x ``n_classes`` category weights per nominal feature
+    (``lf_ncc``, which ``allocate`` leaves without rows): counted for ``n_nominal`` features,
+    or when it is None (the caller does not say) for every feature, the worst case."""
     kw = dict(sketch_k=sketch_k, m_min=m_min, alternates=alternates, pregrown=pregrown,
               n_classes=n_classes, n_cats=n_cats, ranges=ranges)  # fmt: skip
 
@@ -150,6 +155,10 @@ def unit_bytes(
     bin_row = (size(64, 64, 128) - base - ht) // 64
     bin_ = bin_row + 4 * HT_SLOT if bin_row else 0
     fixed = size(1, 1, 1)
+    if n_classes and n_cats:
+        rows = max(1, n_features) if n_nominal is None else n_nominal
+        leaf += 8 * rows * n_cats * n_classes
+        fixed += 8 * rows * n_cats * n_classes
     return UnitBytes(int(node), int(leaf), int(bin_), int(fixed), int(bin_row))
 
 

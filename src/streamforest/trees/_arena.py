@@ -288,9 +288,11 @@ def upgrade(A: Arena, created=None) -> Arena:
     its stored fields and gets those added since as a new tree of its kind has them (no extra
     split rule, no alternate subtrees, not pre-grown); new parameters take their defaults.  An
     arena in today's layout keeps its layout.  Either way the rows are cut to their trees'
-    fields (:func:`trimmed`)."""
+    fields (:func:`trimmed`).  A classification tree whose ``lf_ncc`` has a row per feature
+    (formats 3 and 4) gets a row per nominal feature (:func:`~._state.per_nominal_ncc`)."""
     if A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS, 4) and A.pa.shape[1:] == (N_PARAMS,):
-        return trimmed(A, created)
+        check(A, created)  # (read before the caller's check)
+        return trimmed(_per_nominal(A, created), created)
     v1 = (A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS_V1, 4)
           and A.pa.ndim == 2 and A.pa.shape[1] == N_PARAMS_V1)  # fmt: skip
     appended = (A.lay.ndim == 3 and A.lay.shape[2:] == (4,) and A.pa.ndim == 2
@@ -341,7 +343,21 @@ def upgrade(A: Arena, created=None) -> Arena:
         prm = TreeParams(*(int(v) if name in _INT_PARAMS else float(v) for name, v in zip(
             TreeParams._fields[:n_params], A.pa[t], strict=True)))  # fmt: skip
         out = store(out, t, st, prm)
-    return trimmed(out, created)
+    return trimmed(_per_nominal(out, created), created)
+
+
+def _per_nominal(A: Arena, created=None) -> Arena:
+    """``A`` with each classification tree's ``lf_ncc`` in the per-nominal-feature layout."""
+    from ._state import per_nominal_ncc
+
+    for t in range(A.lay.shape[0]):
+        if created is not None and not created[t]:
+            continue
+        st = load(A, t)
+        new = per_nominal_ncc(st)
+        if new is not st:
+            A = store(A, t, new)  # laid out afresh (the row's fields are read apart first)
+    return A
 
 
 def trimmed(A: Arena, created=None) -> Arena:

@@ -9,7 +9,9 @@ differs lives here, chosen by :class:`~streamforest.trees._state.TreeParams` lik
   class fields (``lf_cc`` ...), widened by the engine when a new class appears.
 - **Leaf statistics**: class weights ``lf_cc``; per feature and class the weight, mean and m2 of
   the values (``lf_gs``; for a nominal feature only the weight of present values); per nominal
-  feature, category and class a weight (``lf_ncc``) and the number of categories seen.
+  feature, category and class a weight (``lf_ncc``, one row per *nominal* feature: the ``s``-th
+  nominal feature has row ``s``, see :func:`nominal_slot`; a numeric feature has none) and the
+  number of categories seen.
   ``lf_stat`` keeps the statistic of the class index (its weight drives the grace period,
   ``m2 > 0`` means the leaf is impure).
 - **Leaf models** (``leaf_model``): majority class (``LEAF_MC``), naive Bayes (``LEAF_NB``:
@@ -113,6 +115,23 @@ def _n_cats(st):
 
 
 @njit(cache=True, inline="always")
+def nominal_slot(st, j):
+    """The row of nominal feature ``j`` in ``lf_ncc``: the nominal features before it.  The
+    feature loops count it as they go; a row past ``lf_ncc``'s (a feature the tree has not been
+    widened to) holds nothing."""
+    s = 0
+    for i in range(j):
+        s += st.ft_nominal[i] != 0
+    return s
+
+
+@njit(cache=True, inline="always")
+def _ncc(st, leaf, slot, i):
+    """``lf_ncc[leaf, slot, i]``, 0 for a slot the tree does not hold."""
+    return st.lf_ncc[leaf, slot, i] if slot < st.lf_ncc.shape[1] else 0.0
+
+
+@njit(cache=True, inline="always")
 def _nb_score(st, leaf, x, nfeat, k, total):
     """``log p(k) + sum_j log p(x_j | k)`` at ``leaf`` (``-inf`` for a class without weight)."""
     ck = st.lf_cc[leaf, k]
@@ -122,14 +141,17 @@ def _nb_score(st, leaf, x, nfeat, k, total):
     K = st.lf_cc.shape[1]
     C = _n_cats(st)
     gs = st.lf_gs
+    slot = 0
     for j in range(nfeat):
+        nominal = st.ft_nominal[j] != 0
+        slot += nominal
         v = x[j]
         if np.isnan(v):
             continue
         wk = gs[leaf, j, 3 * k]
-        if st.ft_nominal[j]:
+        if nominal:
             code = np.int64(v)
-            n = st.lf_ncc[leaf, j, code * K + k] if 0 <= code < C else 0.0
+            n = _ncc(st, leaf, slot - 1, code * K + k) if 0 <= code < C else 0.0
             s += np.log((n + 1.0) / (wk + max(gs[leaf, j, GS_NCATS], 1.0)))
         elif wk > 0.0:
             mean = gs[leaf, j, 3 * k + 1]
@@ -194,14 +216,17 @@ def _nb_score_fast(st, leaf, x, nfeat, k, lc):
     lnom = 0.0
     nnum = 0
     nnom = 0
+    slot = 0
     for j in range(nfeat):
+        nominal = st.ft_nominal[j] != 0
+        slot += nominal
         v = x[j]
         if np.isnan(v):
             continue
         wk = gs[leaf, j, 3 * k]
-        if st.ft_nominal[j]:
+        if nominal:
             code = np.int64(v)
-            n = st.lf_ncc[leaf, j, code * K + k] if 0 <= code < C else 0.0
+            n = _ncc(st, leaf, slot - 1, code * K + k) if 0 <= code < C else 0.0
             pnom *= (n + 1.0) / (wk + max(gs[leaf, j, GS_NCATS], 1.0))  # in (0, 1]
             if pnom < 1e-150:
                 lnom += np.log(pnom)
@@ -339,11 +364,12 @@ def argmax(p, K):
 def reset_class_leaf(st, leaf):
     """Empty naive Bayes statistics, ranges and adaptive counts of a new leaf (its class weights
     are set by its creator)."""
+    for s in range(st.lf_ncc.shape[1]):
+        for c in range(st.lf_ncc.shape[2]):
+            st.lf_ncc[leaf, s, c] = 0.0
     for j in range(st.lf_gs.shape[1]):
         for c in range(st.lf_gs.shape[2]):
             st.lf_gs[leaf, j, c] = 0.0
-        for c in range(st.lf_ncc.shape[2]):
-            st.lf_ncc[leaf, j, c] = 0.0
         if st.lf_rng.shape[2]:
             st.lf_rng[leaf, j, 0] = np.inf
             st.lf_rng[leaf, j, 1] = -np.inf
@@ -380,20 +406,23 @@ def _observe_leaf(st, prm, leaf, x, y, w, nfeat, mc, nb):
     C = _n_cats(st)
     gs = st.lf_gs
     ranges = st.lf_rng.shape[2] > 0
+    slot = 0
     for j in range(nfeat):
+        nominal = st.ft_nominal[j] != 0
+        slot += nominal
         v = x[j]
         if np.isnan(v):
             continue
-        if st.ft_nominal[j]:
+        if nominal:
             gs[leaf, j, 3 * k] += w
             code = np.int64(v)
-            if 0 <= code < C:
+            if 0 <= code < C and slot <= st.lf_ncc.shape[1]:
                 seen = 0.0
                 for c in range(K):
-                    seen += st.lf_ncc[leaf, j, code * K + c]
+                    seen += st.lf_ncc[leaf, slot - 1, code * K + c]
                 if seen == 0.0:  # a category new at this leaf
                     gs[leaf, j, GS_NCATS] += 1.0
-                st.lf_ncc[leaf, j, code * K + k] += w
+                st.lf_ncc[leaf, slot - 1, code * K + k] += w
             continue
         gw = gs[leaf, j, 3 * k] + w
         d = v - gs[leaf, j, 3 * k + 1]
@@ -419,7 +448,7 @@ def _gain(pw, lw, rw, sp, sl, sr):
     return (_xlx(pw) - _xlx(lw) - _xlx(rw) - sp + sl + sr) / pw
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bound(st, prm, leaf):
     """The Hoeffding bound ``eps`` on information gains at ``leaf``."""
     n_seen = 0
@@ -509,7 +538,7 @@ def _extra_observe(st, prm, leaf, x, y, w, nfeat):
         st.lf_xcc[leaf, j, 2 * k + side] += w
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _choose_extra(st, prm, leaf):
     """The feature of ACTSER's split at ``leaf``, or -1 (see the module docstring).  Each
     candidate's gain is computed once (into the ``ft_spread`` scratch, zeroed again after)."""
@@ -632,12 +661,13 @@ def _threshold_gain(st, leaf, j, K, thr, min_branch):
 
 
 @njit(cache=True)
-def _category_gain(st, leaf, j, K, code, min_branch):
-    """IG of the split sending category ``code`` of nominal feature ``j`` left, the rest right."""
+def _category_gain(st, leaf, j, slot, K, code, min_branch):
+    """IG of the split sending category ``code`` of nominal feature ``j`` (row ``slot`` of
+    ``lf_ncc``) left, the rest right."""
     lw = rw = sp = sl = sr = 0.0
     for k in range(K):
         w = st.lf_gs[leaf, j, 3 * k]
-        a = st.lf_ncc[leaf, j, code * K + k]
+        a = _ncc(st, leaf, slot, code * K + k)
         b = max(0.0, w - a)
         lw += a
         rw += b
@@ -655,8 +685,9 @@ def _best_of_feature(st, prm, leaf, j, K):
     best = -1.0
     arg = np.nan
     if st.ft_nominal[j]:
+        slot = nominal_slot(st, j)
         for code in range(_n_cats(st)):
-            g = _category_gain(st, leaf, j, K, code, prm.min_branch)
+            g = _category_gain(st, leaf, j, slot, K, code, prm.min_branch)
             if g > best:
                 best = g
                 arg = np.float64(code)
@@ -710,10 +741,11 @@ def _split_gauss(st, prm, leaf, f, arg):
     node = st.lf_node[leaf]
     nominal = st.ft_nominal[f] == 1
     code = np.int64(arg) if nominal else 0
+    slot = nominal_slot(st, f)
     l0 = l1 = l2 = r0 = r1 = r2 = 0.0
     for k in range(K):
         w = st.lf_gs[leaf, f, 3 * k]
-        a = st.lf_ncc[leaf, f, code * K + k] if nominal else _gauss_left(st, leaf, f, k, arg)
+        a = _ncc(st, leaf, slot, code * K + k) if nominal else _gauss_left(st, leaf, f, k, arg)
         b = max(0.0, w - a)
         l0 += a
         l1 += k * a
@@ -730,7 +762,7 @@ def _split_gauss(st, prm, leaf, f, arg):
                 continue
             seen = 0.0
             for k in range(K):
-                seen += st.lf_ncc[leaf, f, c * K + k]
+                seen += _ncc(st, leaf, slot, c * K + k)
             if seen > 0.0:
                 st.cats[off + 1 + nr] = np.float64(c)
                 nr += 1
@@ -748,7 +780,7 @@ def _split_gauss(st, prm, leaf, f, arg):
     right = st.nd_leaf[st.nd_right[node]]
     for k in range(K):  # the parent's statistics are still in the left child's slot
         w = st.lf_gs[leaf, f, 3 * k]
-        a = st.lf_ncc[leaf, f, code * K + k] if nominal else _gauss_left(st, leaf, f, k, arg)
+        a = _ncc(st, leaf, slot, code * K + k) if nominal else _gauss_left(st, leaf, f, k, arg)
         st.lf_cc[right, k] = max(0.0, w - a)
         st.lf_cc[leaf, k] = a
     _children_start(st, node, leaf, right)
@@ -756,7 +788,7 @@ def _split_gauss(st, prm, leaf, f, arg):
 
 # ------------------------------------------------------------------------------------------------
 # learning
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _learn_row(st, prm, node, x, y, w, mc, nb):
     """Learn ``(x, y, w)`` at leaf ``node`` (``mc``, ``nb``: the leaf's votes for ``x``)."""
     nfeat = st.ints[I_NFEAT]
@@ -820,7 +852,7 @@ def _restart(st, n):
         st.nd_q[n, c] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _adapt(st, prm, x, y, w, pred):
     """Change detection and adaptation along the path of ``x`` (Algorithms 5.1-5.3; see the
     module docstring).  Returns True when an adoption took the example's leaf away (the adopted

@@ -255,7 +255,8 @@ class TreeState(NamedTuple):
     # weights the majority class and naive Bayes predicted correctly (adaptive leaves)
     lf_cc: np.ndarray  # (L, K) class weights at the leaf
     lf_gs: np.ndarray  # (L, Pc, 3 K) per feature and class: weight, mean, m2 of the values
-    lf_ncc: np.ndarray  # (L, Pc, C K) nominal features: weight of category c and class k (c K + k)
+    lf_ncc: np.ndarray  # (L, N, C K) per nominal feature (the s-th nominal feature: row s; N the
+    # nominal features known, see grow_classes): weight of category c and class k (c K + k)
     lf_xcc: np.ndarray  # (L, Pc, 2 K) SPLIT_EXTRA: the candidate's class weights (2 k + side)
     lf_rng: np.ndarray  # (L, Pc, 2) SPLIT_GAUSS: smallest and largest value of each feature
     # LEAF_BAYES (zero-sized otherwise): each leaf's faded, weighted scatter of (y, 1, x) in raw
@@ -296,9 +297,13 @@ def allocate(
     ``pregrown`` the node directions and centres and the leaves' evidence of a pre-grown tree
     (:mod:`streamforest.trees.pregrown`; ``nodes`` and ``leaves`` must hold the whole tree).
     ``n_classes > 0`` makes a classification tree's class fields (``n_cats`` category codes,
-    ``ranges``: the Gaussian split rule's feature ranges).  ``nig``: the Bayesian leaves'
-    statistics (``LEAF_BAYES``)."""
+    ``ranges``: the Gaussian split rule's feature ranges).  A classification tree's leaves have
+    no linear model, normaliser or attribute observers: the fields of :data:`CLASS_SLIM` have
+    no feature columns (``lf_coef`` and ``lf_rms`` one, the bias), and its candidates
+    (``lf_xc``) only their threshold column (their class weights are in ``lf_xcc``).  ``nig``:
+    the Bayesian leaves' statistics (``LEAF_BAYES``)."""
     pc = max(1, n_features)
+    pr = 0 if n_classes else pc  # regression leaves' per-feature fields (see CLASS_SLIM)
     ints = np.zeros(N_INTS, dtype=np.int64)
     ints[I_BIN_FREE] = -1
     ints[I_NFEAT] = n_features
@@ -327,12 +332,12 @@ def allocate(
         lf_last=np.zeros(leaves, f),
         lf_active=np.zeros(leaves, np.int8),
         lf_err=np.zeros((leaves, 2), f),
-        lf_coef=np.zeros((leaves, pc + 1), f),
-        lf_rms=np.zeros((leaves, pc + 1), f),
-        lf_x=np.zeros((leaves, pc, 4), f),
-        lf_scale=np.zeros((leaves, pc), f),
-        lf_head=np.full((leaves, pc), -1, np.int64),
-        lf_nb=np.zeros((leaves, pc), np.int64),
+        lf_coef=np.zeros((leaves, pr + 1), f),
+        lf_rms=np.zeros((leaves, pr + 1), f),
+        lf_x=np.zeros((leaves, pr, 4), f),
+        lf_scale=np.zeros((leaves, pr), f),
+        lf_head=np.full((leaves, pr), -1, np.int64),
+        lf_nb=np.zeros((leaves, pr), np.int64),
         lf_mask=np.zeros((leaves, pc), np.int8),
         lf_free=np.zeros(leaves, np.int64),
         lf_sk=np.zeros((leaves, kll.leaf_row_capacity(sketch_k) if sketch_k else 0), f),
@@ -350,7 +355,7 @@ def allocate(
         ft_spread=np.zeros(pc, f),
         ft_lin=np.zeros((pc, 2), f),
         lf_nex=np.zeros(leaves, np.int64),
-        lf_xc=np.zeros((leaves, pc, N_XC if m_min > 0 else 0), f),
+        lf_xc=np.zeros((leaves, pc, (1 if n_classes else N_XC) if m_min > 0 else 0), f),
         lf_buf=np.zeros((leaves, pc + 2, m_min), f),
         nd_alt=np.full(nodes, -1, np.int64),
         nd_isalt=np.zeros(nodes, np.int8),
@@ -366,7 +371,7 @@ def allocate(
         ev=np.zeros(N_EV, f),
         lf_cc=np.zeros((leaves, n_classes), f),
         lf_gs=np.zeros((leaves, pc, 3 * n_classes), f),
-        lf_ncc=np.zeros((leaves, pc, n_cats * n_classes), f),
+        lf_ncc=np.zeros((leaves, 0, n_cats * n_classes), f),  # rows: grow_classes
         lf_xcc=np.zeros((leaves, pc, 2 * n_classes if m_min > 0 else 0), f),
         lf_rng=np.zeros((leaves, pc, 2 if ranges and n_classes else 0), f),
         lf_nig=np.zeros((leaves, pc + 2, pc + 2) if nig else (leaves, 0, 0), f),
@@ -394,6 +399,10 @@ _LEAF_FILL = {"lf_node": -1, "lf_head": -1, "lf_aux": -1}
 _LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl", "lf_nex", "lf_ev",
                          "lf_cc", "lf_nig")  # fmt: skip
 _NODE_PER_FEATURE = ("nd_proj", "nd_ctr")
+# leaf fields a classification tree never reads per feature (linear leaf model, its normaliser,
+# attribute observers): allocated without feature columns, and kept so when the tree grows
+# (a classifier saved before had them full width: they stay as they are)
+CLASS_SLIM = ("lf_coef", "lf_rms", "lf_x", "lf_scale", "lf_head", "lf_nb")
 
 
 def _resized(a: np.ndarray, n0: int, fill=0, p_new: int | None = None) -> np.ndarray:
@@ -436,11 +445,14 @@ def grow(
         if a.shape[0] != n_nodes or (a.shape[1] and a.shape[1] != pc):
             d[k] = _resized(a, n_nodes, 0, pc if a.shape[1] else None)
     n_leaves = max(leaves, st.lf_node.shape[0])
+    classify = st.lf_cc.shape[1] > 0
     if n_leaves != st.lf_node.shape[0] or pc != pc_old:
         for k in d:
             if k.startswith("lf_"):
                 extra = {"lf_coef": 1, "lf_rms": 1, "lf_buf": 2}.get(k, 0)
                 p_new = pc + extra if d[k].ndim >= 2 and k not in _LEAF_NOT_PER_FEATURE else None
+                if (classify and k in CLASS_SLIM) or k == "lf_ncc":  # (rows: grow_classes)
+                    p_new = None
                 d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
         mm = _empty_mm(pc)
@@ -475,18 +487,43 @@ def n_classes(st: TreeState) -> int:
     return int(st.lf_cc.shape[1])
 
 
+def n_nominal(st: TreeState) -> int:
+    """Nominal features among the tree's features."""
+    return int(np.count_nonzero(st.ft_nominal[: int(st.ints[I_NFEAT])]))
+
+
 def n_cat_codes(st: TreeState) -> int:
-    """Category codes the nominal class counts hold (``lf_ncc``)."""
+    """Category codes the nominal class counts hold (``lf_ncc``), 0 while they lack the row of
+    a nominal feature (then :func:`grow_classes` is due: the engine calls it when this is below
+    the codes known)."""
     k = n_classes(st)
-    return int(st.lf_ncc.shape[2]) // k if k else 0
+    if not k or st.lf_ncc.shape[1] < n_nominal(st):
+        return 0
+    return int(st.lf_ncc.shape[2]) // k
+
+
+def per_nominal_ncc(st: TreeState) -> TreeState:
+    """A classification tree saved with ``lf_ncc`` of one row per feature (formats up to 4)
+    with one row per nominal feature, as the kernels read it (the others held nothing); any
+    other state as it is."""
+    pc = st.ft_nominal.shape[0]
+    if not n_classes(st) or st.lf_ncc.shape[1] != pc:
+        return st
+    rows = np.flatnonzero(st.ft_nominal[: int(st.ints[I_NFEAT])])
+    if rows.shape[0] == pc:  # every row a nominal feature's: the same layout
+        return st
+    return st._replace(lf_ncc=np.ascontiguousarray(st.lf_ncc[:, rows, :]))
 
 
 def grow_classes(st: TreeState, classes: int, cats: int) -> TreeState:
     """A classification tree's state with room for ``classes`` classes and ``cats`` category
-    codes (at least those it has), contents preserved (a new class has weight 0 everywhere)."""
-    K0, C0 = n_classes(st), n_cat_codes(st)
+    codes (at least those it has) and a row of ``lf_ncc`` for each nominal feature, contents
+    preserved (a new class has weight 0 everywhere, a new row nothing)."""
+    K0 = n_classes(st)
+    C0 = int(st.lf_ncc.shape[2]) // K0 if K0 else 0
+    N0, N = st.lf_ncc.shape[1], max(st.lf_ncc.shape[1], n_nominal(st))
     K, C = max(K0, classes), max(C0, cats)
-    if (K, C) == (K0, C0):
+    if (K, C, N) == (K0, C0, N0):
         return st
     d = st._asdict()
     L, Pc = st.lf_node.shape[0], st.ft_nominal.shape[0]
@@ -502,7 +539,9 @@ def grow_classes(st: TreeState, classes: int, cats: int) -> TreeState:
     cc[:, :K0] = st.lf_cc
     d["lf_cc"] = cc
     d["lf_gs"] = remap(st.lf_gs, (K0, 3), (K, 3))
-    d["lf_ncc"] = remap(st.lf_ncc, (C0, K0), (C, K))
+    ncc = np.zeros((L, N, C, K))
+    ncc[:, :N0, :C0, :K0] = st.lf_ncc.reshape(L, N0, C0, K0)
+    d["lf_ncc"] = ncc.reshape(L, N, C * K)
     if st.lf_xcc.shape[2]:
         d["lf_xcc"] = remap(st.lf_xcc, (K0, 2), (K, 2))
     return TreeState(**d)

@@ -120,7 +120,7 @@ def _draw_candidates(st, leaf, nfeat):
             thr = lo + next_float(st.rng) * (hi - lo)
             xc[leaf, j, XC_THR] = thr if thr < hi else lo
         thr = xc[leaf, j, XC_THR]
-        if np.isnan(thr):
+        if np.isnan(thr) or xc.shape[2] <= XC_RM2:  # (a classifier's: no side statistics)
             continue
         for i in range(n):
             v = buf[leaf, 2 + j, i]
