@@ -83,6 +83,18 @@ class NormalizedConformal(IntervalRegressor):
     error_span
         Span of the running mean ``L`` of the absolute residuals (the mean of the first
         ``error_span`` rows, then an exponential average); ``0``: ``L = 1`` (no rescaling).
+    batch_scores
+        Score the rows of a learnt batch with the centre and spread the forests predicted for
+        the whole batch *before* learning it (the predictions a test batch of the same rows
+        met), instead of row by row.  On ordered streams (sorted or grouped files) the forest
+        learns a trend inside a batch, so row-by-row scores are smaller than test-time errors;
+        on exchangeable ones the two agree.  Costs one prediction pass per batch.
+    guard
+        A drift guard: a one-sided CUSUM of the ranks of the learnt rows' scores among the
+        calibration scores (uniform on exchangeable data); while it fires, the quantile is the
+        larger of the plain one and a recency-weighted one (weights ``0.99 ** age``, Barber et
+        al. 2023).  Rarely fires on exchangeable streams; holds the error rate on runs of
+        misses (measured in docs/intervals.md).
     seed
         Overrides the forest's seed when given.
     """
