@@ -346,3 +346,27 @@ def test_guard_rarely_fires_on_exchangeable_rows():
         m.learn_many(X[a : a + 50], y[a : a + 50])
         on += m.guard_[1] > NK.GUARD_H
     assert on <= 5
+
+
+def test_a_model_saved_before_the_time_order_rules_keeps_its_scores():
+    """State without ``batch_scores`` / ``guard`` / ``guard_`` (saved by the code before them)
+    loads as a model with both off: it keeps learning exactly like one built with them off."""
+    rng = np.random.default_rng(11)
+    X, y = hetero(900, rng)
+    kw = dict(forest=small_forest(4), batch_scores=False, guard=False)
+    ref, m = sf.NormalizedConformal(**kw), sf.NormalizedConformal(**kw)
+    ref.learn_many(X[:600], y[:600])
+    m.learn_many(X[:600], y[:600])
+    d = m.__getstate__()
+    for k in ("batch_scores", "guard", "guard_"):
+        del d[k]
+    old = sf.NormalizedConformal.__new__(sf.NormalizedConformal)
+    old.__setstate__(d)
+    assert old.batch_scores is False and old.guard is False
+    for a in range(600, 900, 50):
+        np.testing.assert_array_equal(
+            old.predict_interval(X[a : a + 50], alpha=[0.1, 0.01]),
+            ref.predict_interval(X[a : a + 50], alpha=[0.1, 0.01]),
+        )
+        old.learn_many(X[a : a + 50], y[a : a + 50])
+        ref.learn_many(X[a : a + 50], y[a : a + 50])
