@@ -43,9 +43,9 @@ def weighted_half_width(ss, order, size, head, cap, rho, alpha):
     """The weighted conformal quantile of the sorted scores ``ss[:size]`` (``order[k]`` the
     ring slot of the k-th smallest; the slot written last is ``head - 1``): the smallest score
     ``s`` with ``sum(w_i, s_i <= s) / (sum(w_i) + 1) >= 1 - alpha``, ``w_i = rho ** age_i``
-    (age 0 for the newest); the largest score when none reaches it (so the guard never makes an
-    interval infinite: ``rho ** age`` sums to less than ``1 / (1 - rho)``, which is below the
-    rank ``alpha < (1 - rho)`` needs)."""
+    (age 0 for the newest).  When no score reaches it: ``inf`` while the ring is not full (as
+    the plain rank is for a small set), the largest score once it is (so after
+    ``calibration_size`` rows the guard never makes an interval infinite)."""
     if size == 0:
         return np.inf
     tot = 1.0 + (1.0 - rho**size) / (1.0 - rho)
@@ -56,7 +56,7 @@ def weighted_half_width(ss, order, size, head, cap, rho, alpha):
         c += rho**age
         if c >= need:
             return ss[k]
-    return ss[size - 1]
+    return ss[size - 1] if size >= cap else np.inf
 
 
 @njit(cache=True, inline="always")
