@@ -98,6 +98,11 @@ def methods():
         "default-forest": lambda s: sf.NormalizedConformal(
             forest=forest(s), center="forest", offset=1.0
         ),
+        "default-plain": lambda s: sf.NormalizedConformal(
+            forest=forest(s), batch_scores=False, guard=False
+        ),
+        "default-noguard": lambda s: sf.NormalizedConformal(forest=forest(s), guard=False),
+        "default-rowscores": lambda s: sf.NormalizedConformal(forest=forest(s), batch_scores=False),
         "default-es100": lambda s: sf.NormalizedConformal(forest=forest(s), error_span=100),
         "default-es250": lambda s: sf.NormalizedConformal(forest=forest(s), error_span=250),
         "default-cal500-es250": lambda s: sf.NormalizedConformal(

@@ -83,6 +83,18 @@ class NormalizedConformal(IntervalRegressor):
     error_span
         Span of the running mean ``L`` of the absolute residuals (the mean of the first
         ``error_span`` rows, then an exponential average); ``0``: ``L = 1`` (no rescaling).
+    batch_scores
+        Score the rows of a learnt batch with the centre and spread the forests predicted for
+        the whole batch *before* learning it (the predictions a test batch of the same rows
+        met), instead of row by row.  On ordered streams (sorted or grouped files) the forest
+        learns a trend inside a batch, so row-by-row scores are smaller than test-time errors;
+        on exchangeable ones the two agree.  Costs one prediction pass per batch.
+    guard
+        A drift guard: a one-sided CUSUM of the ranks of the learnt rows' scores among the
+        calibration scores (uniform on exchangeable data); while it fires, the quantile is the
+        larger of the plain one and a recency-weighted one (weights ``0.99 ** age``, Barber et
+        al. 2023).  Rarely fires on exchangeable streams; holds the error rate on runs of
+        misses (measured in docs/intervals.md).
     seed
         Overrides the forest's seed when given.
     """
@@ -95,6 +107,8 @@ class NormalizedConformal(IntervalRegressor):
         center: str = "boosted",
         offset: float = 0.5,
         error_span: int = 1000,
+        batch_scores: bool = True,
+        guard: bool = True,
         seed: int | None = None,
     ):
         self.forest = forest
@@ -103,6 +117,8 @@ class NormalizedConformal(IntervalRegressor):
         self.center = center
         self.offset = offset
         self.error_span = error_span
+        self.batch_scores = batch_scores
+        self.guard = guard
         self.seed = seed
 
     def _check_params(self) -> None:
@@ -120,12 +136,20 @@ class NormalizedConformal(IntervalRegressor):
         e = self.error_span
         if isinstance(e, bool) or not (isinstance(e, numbers.Integral) and 0 <= e <= 10**9):
             raise ValueError(f"error_span must be an integer >= 0, got {e!r}")
+        for k in ("batch_scores", "guard"):
+            if not isinstance(getattr(self, k), (bool, np.bool_)):
+                raise ValueError(f"{k} must be True or False, got {getattr(self, k)!r}")
 
     def __setstate__(self, d) -> None:
         """Pickle and :func:`streamforest.load`: a model saved before ``center`` existed keeps
-        the centre it learnt with, the forest's prediction."""
+        the centre it learnt with, the forest's prediction; one saved before ``batch_scores``
+        and ``guard`` existed keeps row-by-row scores and no guard."""
         self.__dict__.update(d)
         self.__dict__.setdefault("center", "forest")
+        self.__dict__.setdefault("batch_scores", False)
+        self.__dict__.setdefault("guard", False)
+        if "level_" in self.__dict__ and "guard_" not in self.__dict__:
+            self.guard_ = np.zeros(2)
 
     def _init_state(self) -> None:
         c = int(self.calibration_size)
@@ -137,6 +161,7 @@ class NormalizedConformal(IntervalRegressor):
         self.cal_pos_ = np.full(c, -1, np.int64)
         self.cal_sorted_ = np.zeros(c)
         self.level_ = np.zeros(2)  # running mean absolute residual, rows it has seen
+        self.guard_ = np.zeros(2)  # [on, CUSUM statistic of the scores' ranks]
 
     def _own_bytes(self) -> int:
         own = sum(v.nbytes for k, v in self.__dict__.items() if k.startswith("cal_"))
@@ -197,11 +222,12 @@ class NormalizedConformal(IntervalRegressor):
 
     def _pass(self, yhat, spread, ya, alphas, learn):
         half = np.empty((yhat.shape[0], alphas.shape[0]))
+        self.guard_[0] = 1.0 if self.guard else 0.0
         self.size_ = NK.normalized_pass(
             self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
             self.cal_sorted_, self.cal_spread_, self.level_, int(self.error_span), yhat, spread,
             ya, learn,
-            self.normalize != "none", float(self.offset), alphas, half,
+            self.normalize != "none", float(self.offset), alphas, half, self.guard_,
         )  # fmt: skip
         return yhat, yhat[:, None] - half, yhat[:, None] + half
 
@@ -218,13 +244,20 @@ class NormalizedConformal(IntervalRegressor):
     def _tree_stage(self, Xa, ya, wa, parity: int):
         """The trees predict each row, then learn it (the bias forest, if any, the signed
         residual; the residual forest, if any, the absolute residual of the centre); only the
-        forests are touched."""
+        forests are touched.  With ``batch_scores`` (and more than one row, once the forest has
+        learnt), the rows are scored with the centre and spread the forests predict for the
+        whole batch *before* learning it: the predictions a test batch met."""
         e = self.forest_.engine_
+        before = None
+        if self.batch_scores and Xa.shape[0] > 1 and e.fitted and self._n_seen > 0:
+            P0 = e.predict_trees(Xa)
+            before = (e.aggregate(P0) + self._bias_at(Xa), self._spread(P0, Xa))
         P = e.predict_learn(Xa, ya, e.bagging_weights(wa), wa)
         yhat = e.aggregate(P)
         if self.center == "boosted":
             yhat = yhat + self._aux("_bias", 2).predict_learn_many(self._aux_rows(Xa), ya - yhat)
-        return yhat, self._spread(P, Xa, np.abs(ya - yhat))
+        spread = self._spread(P, Xa, np.abs(ya - yhat))
+        return before if before is not None else (yhat, spread)
 
     def predict(self, X) -> np.ndarray:
         """Point predictions: the intervals' centres (the forest's, plus the bias forest's
