@@ -387,6 +387,8 @@ def _sorted_view(items, lv, values, cumulative):
 _STALE_RANKS = ((), 0.0, math.nan)
 #: the level table of a changed sketch (:meth:`KLLSketch._level_table`): one bucket, no answer
 _STALE_TABLE = (None,)
+#: the slots of a sketch whose query tables are set (none: its next update drops the tables)
+_NO_SLOT = iter(())
 #: one-value queries of an unchanged sketch answered from its sorted arrays before the lists of
 #: the fast paths are built (building them costs about as much as this many queries)
 LISTS_AFTER = 16
@@ -473,6 +475,11 @@ class KLLSketch:
             room for ``BUFFER`` values; after that, put the ``BUFFER`` values in the sketch
             first."""
             nonlocal slot
+            if slot is _NO_SLOT:  # the first value since the query tables were set: drop them
+                forget()
+                slot = iter(_SLOTS)
+                buf[next(slot)] = value
+                return
             n = len(buf)
             if n < BUFFER:  # slot n was missing (IndexError)
                 buf.extend([None] * (BUFFER - n))
@@ -500,7 +507,7 @@ class KLLSketch:
 
         # the one-value queries of an unchanged sketch, with the tables of _level_table and
         # _rank_table in cells (stale: no answer in the table, no lists; set by tables(), reset by
-        # forget(), which _changed calls)
+        # forget(), which _changed calls, and which the first update after tables() calls)
         qtable, qscale, qvals, qcum, qtotal = _STALE_TABLE, 0.0, None, None, 0.0
         rtable, rlo, rscale = _STALE_RANKS
         rvals = rranks = None
@@ -511,7 +518,7 @@ class KLLSketch:
             # of the bucket; a bucket without one answer bisects the cumulative weights.  Levels
             # in [0, 1] only: a negative one fails q >= 0.0, bucket B (levels in [1, 1 + 1/B))
             # holds no answer, further ones are past the table (IndexError), +inf overflows
-            if q.__class__ is float and q >= 0.0 and buf[0] is None:
+            if q.__class__ is float and q >= 0.0:
                 try:
                     value = qtable[int(q * qscale)]
                 except (IndexError, OverflowError, ValueError):  # ValueError: +inf * 0.0, stale
@@ -527,7 +534,7 @@ class KLLSketch:
             # rank table, whose buckets hold the answer wherever no retained item falls in them;
             # the other buckets, values below the items and far above them (or +inf) bisect the
             # items.  The scale is NaN (no index) while the table is stale, and for a NaN value
-            if value.__class__ is float and buf[0] is None:
+            if value.__class__ is float:
                 t = (value - rlo) * rscale
                 if t >= 0.0:
                     try:
@@ -542,8 +549,14 @@ class KLLSketch:
 
         def tables(level=None, ranks=None) -> None:
             """Give the queries the level table (``(table, scale, items, cumulative weights,
-            total)``) or the rank lists and table (``(table, lo, scale, items, ranks)``)."""
-            nonlocal qtable, qscale, qvals, qcum, qtotal, rtable, rlo, rscale, rvals, rranks
+            total)``) or the rank lists and table (``(table, lo, scale, items, ranks)``) of
+            the sketch as it is (no value in the buffer: else nothing is set).  The next
+            :meth:`update` finds no slot (``_NO_SLOT``) and drops them (``forget``), so the
+            queries need not look at the buffer."""
+            nonlocal qtable, qscale, qvals, qcum, qtotal, rtable, rlo, rscale, rvals, rranks, slot
+            if buf[0] is not None:
+                return
+            slot = _NO_SLOT
             if level is not None:
                 qtable, qscale, qvals, qcum, qtotal = level
             if ranks is not None:
