@@ -614,8 +614,7 @@ class KLLSketch:
             values, cum = np.empty(cap), np.empty(cap)
             m = _sorted_view(self._items, self._lv, values, cum)
             view = (values[:m], cum[:m], float(self._lv[0, _k.LV_N]))
-            self._changed()
-            self._view = view
+            self._view = view  # no tables yet: _changed dropped them with the view
         return view
 
     # ---------------------------------------------------------------------------------------------
