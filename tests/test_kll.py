@@ -743,3 +743,131 @@ def test_a_sketch_with_pending_values_is_freed_without_the_cycle_collector():
         assert ref() is None
     finally:
         gc.enable()
+
+
+def _check_one_value_queries(s, label):
+    """Every one-value query of ``s``, asked enough times to build and use its tables (and
+    through ``KLLSketch.quantile``/``.rank``), answers exactly as the array path and the exact
+    weighted ranks; bad levels and NaN ranks are refused.  Returns the answers (the same
+    levels and, for the same items, the same values every call)."""
+    import math
+
+    rng = np.random.default_rng(0)
+
+    lv = s._lv[0]  # not s.n: reading it would put the pending values in
+    items = np.unique(s._items[0, lv[1] :]) if lv[kll.LV_N] else np.array([0.0])
+    qs = [*rng.random(300).tolist(), 0.0, -0.0, 1.0, 5e-324, 1 - 2**-53, 0.5, 0.25]
+    qs += (np.arange(0, 4097) / 4096).tolist()  # every bucket edge of the smallest table
+    xs = [*rng.choice(items, 100).tolist(), *np.nextafter(items[:50], np.inf).tolist()]
+    xs += [float(items[0]) - 1, float(items[-1]) + 1, 1e300, -1e300, math.inf, -math.inf, -0.0]
+    # first (values may be pending: the tables of before a change must not answer), then
+    # through the array path, then again: the sorted arrays first, then the tables
+    first = [s.quantile(q) for q in qs], [s.rank(x) for x in xs]
+    want_q = s.quantile(np.array(qs)).tolist()
+    want_r = [_exact_rank(s, x) if s.n else math.nan for x in xs]
+    for got_q, got_r in (first, ([s.quantile(q) for q in qs], [s.rank(x) for x in xs])):
+        np.testing.assert_array_equal(got_q, want_q, err_msg=label)
+        np.testing.assert_array_equal(got_r, want_r, err_msg=label)
+    got_q, got_r = [s.quantile(q) for q in qs], [s.rank(x) for x in xs]
+    np.testing.assert_array_equal(got_q, want_q, err_msg=label)
+    np.testing.assert_array_equal(got_r, want_r, err_msg=label)
+    assert [KLLSketch.quantile(s, q) for q in qs[:50]] == got_q[:50] or not s.n, label
+    assert [KLLSketch.rank(s, x) for x in xs[:50]] == got_r[:50] or not s.n, label
+    if s.n:
+        assert s._qscale > 0, label  # the level table was built and used
+    for bad in (1.0000000000000002, 1.0001, 1 + 2**-12, 2.0, -5e-324, -0.5, math.nan, math.inf,
+                -math.inf):  # fmt: skip
+        with pytest.raises(ValueError, match="in \\[0, 1\\]"):
+            s.quantile(bad)
+    with pytest.raises(ValueError, match="NaN"):
+        s.rank(math.nan)
+    with pytest.raises(TypeError, match="quantile levels must be numbers"):
+        s.quantile("0.5")
+    with pytest.raises(TypeError, match="rank needs a number"):
+        s.rank("1")
+    assert s.quantile(np.float32(0.5)) == want_q[qs.index(0.5)] or not s.n, label
+    assert s.quantile(1) == want_q[qs.index(1.0)] or not s.n, label
+    return got_q, got_r
+
+
+def test_one_value_query_tables_follow_every_change():
+    """quantile(q) and rank(x) of one value (closures on the sketch with their tables in cells)
+    answer exactly as the array path / the exact weighted ranks after every kind of change made
+    after the tables were built and used: update (buffered, weighted), update_many, merge either
+    way, and in a pickled, deep-copied, copied or from_bytes sketch (each then changed too)."""
+    import copy
+    import pickle
+
+    rng = np.random.default_rng(5)
+    for k in (8, 200):
+        s = KLLSketch(k, seed=1)
+        other = KLLSketch(k, seed=2)
+        other.update_many(rng.normal(3, 1, 20_000))
+        _check_one_value_queries(s, "empty")
+        s.update_many(np.round(rng.normal(size=30_000), 2))
+        _check_one_value_queries(s, "update_many")
+        s.update(10.0)
+        _check_one_value_queries(s, "update")
+        for x in rng.normal(size=3000).tolist():
+            s.update(x)
+        _check_one_value_queries(s, "update x 3000")
+        s.update(-20.0, weight=5)
+        _check_one_value_queries(s, "weighted update")
+        s.merge(other)
+        _check_one_value_queries(s, "merge other in")
+        before = _check_one_value_queries(other, "other")
+        other.merge(s)
+        after = _check_one_value_queries(other, "merged into other")
+        assert before != after
+        for name, twin in (
+            ("pickle", pickle.loads(pickle.dumps(s))),
+            ("deepcopy", copy.deepcopy(s)),
+            ("from_bytes", KLLSketch.from_bytes(s.to_bytes())),
+            ("copy", copy.copy(s)),  # last: a shallow copy shares the sketch's arrays
+        ):
+            a = _check_one_value_queries(twin, name)
+            assert a == _check_one_value_queries(s, name + ", the original")
+            twin.update_many(rng.normal(-3, 1, 5000))
+            if name != "copy":
+                assert _check_one_value_queries(s, name + " changed, the original") == a
+            _check_one_value_queries(twin, name + " changed")
+
+
+def test_query_functions_held_past_their_sketch_keep_it():
+    """A sketch's update, quantile and rank still work when the sketch itself is gone (a
+    temporary, or dropped after taking the function), as bound methods would; a sketch whose
+    functions are not held is freed at once, without the cycle collector."""
+    import gc
+    import math
+    import weakref
+
+    a = KLLSketch(50, seed=1)
+    a.update_many(np.arange(10_000.0))
+    data = a.to_bytes()
+    assert KLLSketch.from_bytes(data).quantile(0.5) == a.quantile(0.5)
+    assert KLLSketch.from_bytes(data).rank(5000.0) == a.rank(5000.0)
+    assert math.isnan(KLLSketch(8).quantile(0.5)) and math.isnan(KLLSketch(8).rank(1.0))
+    q, r = KLLSketch.from_bytes(data).quantile, KLLSketch.from_bytes(data).rank
+    gc.collect()
+    assert [q(x / 40) for x in range(41)] == [a.quantile(x / 40) for x in range(41)]
+    assert [r(x * 300.0) for x in range(41)] == [a.rank(x * 300.0) for x in range(41)]
+    u = KLLSketch(8).update
+    for x in range(5000):
+        u(float(x))
+    u(np.float32(1.5))  # the slow path reaches the sketch
+    with pytest.raises(ValueError, match="finite"):
+        u(math.nan)
+    del q, r, u
+    gc.disable()
+    try:
+        s = KLLSketch(50, seed=0)
+        s.update_many(np.arange(5000.0))
+        for i in range(40):
+            s.quantile(i / 40)
+            s.rank(i * 100.0)
+        s.update(3.0)
+        ref = weakref.ref(s)
+        del s
+        assert ref() is None
+    finally:
+        gc.enable()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import struct
 import weakref
 from bisect import bisect_left, bisect_right
 from functools import cache
+from sys import getrefcount
 
 import numpy as np
 from numba import njit
@@ -385,6 +387,8 @@ def _sorted_view(items, lv, values, cumulative):
 _STALE_RANKS = ((), 0.0, math.nan)
 #: the level table of a changed sketch (:meth:`KLLSketch._level_table`): one bucket, no answer
 _STALE_TABLE = (None,)
+#: the slots of a sketch whose query tables are set (none: its next update drops the tables)
+_NO_SLOT = iter(())
 #: one-value queries of an unchanged sketch answered from its sorted arrays before the lists of
 #: the fast paths are built (building them costs about as much as this many queries)
 LISTS_AFTER = 16
@@ -444,6 +448,7 @@ class KLLSketch:
         self._qscale = 0.0
         self._qlists = None
         self._queries = 0
+        self._forget()
 
     def _new_buffer(self) -> None:
         """The buffer of :meth:`update` (``_buf``: ``_buf[0] is None`` while it holds no value)
@@ -470,6 +475,11 @@ class KLLSketch:
             room for ``BUFFER`` values; after that, put the ``BUFFER`` values in the sketch
             first."""
             nonlocal slot
+            if slot is _NO_SLOT:  # the first value since the query tables were set: drop them
+                forget()
+                slot = iter(_SLOTS)
+                buf[next(slot)] = value
+                return
             n = len(buf)
             if n < BUFFER:  # slot n was missing (IndexError)
                 buf.extend([None] * (BUFFER - n))
@@ -495,10 +505,87 @@ class KLLSketch:
                 return
             sketch()._update_one(value, weight)
 
+        # the one-value queries of an unchanged sketch, with the tables of _level_table and
+        # _rank_table in cells (stale: no answer in the table, no lists; set by tables(), reset by
+        # forget(), which _changed calls, and which the first update after tables() calls)
+        qtable, qscale, qvals, qcum, qtotal = _STALE_TABLE, 0.0, None, None, 0.0
+        rtable, rlo, rscale = _STALE_RANKS
+        rvals = rranks = None
+
+        def quantile(q):
+            # a float level of a sketch queried often since it last changed: one index into the
+            # level table, whose buckets hold the answer wherever it is the same for every level
+            # of the bucket; a bucket without one answer bisects the cumulative weights.  Levels
+            # in [0, 1] only: a negative one fails q >= 0.0, bucket B (levels in [1, 1 + 1/B))
+            # holds no answer, further ones are past the table (IndexError), +inf overflows
+            if q.__class__ is float and q >= 0.0:
+                try:
+                    value = qtable[int(q * qscale)]
+                except (IndexError, OverflowError, ValueError):  # ValueError: +inf * 0.0, stale
+                    value = None
+                if value is not None:
+                    return value
+                if q <= 1.0 and qvals is not None:
+                    return qvals[bisect_left(qcum, q * qtotal)]
+            return sketch()._quantile(q)
+
+        def rank(value):
+            # a float ranked in a sketch queried often since it last changed: one index into the
+            # rank table, whose buckets hold the answer wherever no retained item falls in them;
+            # the other buckets, values below the items and far above them (or +inf) bisect the
+            # items.  The scale is NaN (no index) while the table is stale, and for a NaN value
+            if value.__class__ is float:
+                t = (value - rlo) * rscale
+                if t >= 0.0:
+                    try:
+                        r = rtable[int(t)]
+                    except (IndexError, OverflowError):  # far above the items, or +inf
+                        r = None
+                    if r is not None:
+                        return r
+                if rvals is not None and value == value:
+                    return rranks[bisect_right(rvals, value)]
+            return sketch()._rank(value)
+
+        def tables(level=None, ranks=None) -> None:
+            """Give the queries the level table (``(table, scale, items, cumulative weights,
+            total)``) or the rank lists and table (``(table, lo, scale, items, ranks)``) of
+            the sketch as it is (no value in the buffer: else nothing is set).  The next
+            :meth:`update` finds no slot (``_NO_SLOT``) and drops them (``forget``), so the
+            queries need not look at the buffer."""
+            nonlocal qtable, qscale, qvals, qcum, qtotal, rtable, rlo, rscale, rvals, rranks, slot
+            if buf[0] is not None:
+                return
+            slot = _NO_SLOT
+            if level is not None:
+                qtable, qscale, qvals, qcum, qtotal = level
+            if ranks is not None:
+                rtable, rlo, rscale, rvals, rranks = ranks
+
+        def keep(strong) -> None:
+            """Hold the sketch itself (its last reference is gone, one of these functions is
+            still held: see :meth:`KLLSketch.__del__`)."""
+            nonlocal sketch
+            sketch = itertools.repeat(strong).__next__
+
+        def forget() -> None:
+            """The sketch changed: no table, no lists."""
+            nonlocal qtable, qscale, qvals, qcum, qtotal, rtable, rlo, rscale, rvals, rranks
+            qtable, qscale, qvals, qcum, qtotal = _STALE_TABLE, 0.0, None, None, 0.0
+            rtable, rlo, rscale = _STALE_RANKS
+            rvals = rranks = None
+
         update.__doc__ = KLLSketch.update.__doc__
+        quantile.__doc__ = KLLSketch.quantile.__doc__
+        rank.__doc__ = KLLSketch.rank.__doc__
         self._buf = buf
         self._take = take
+        self._tables = tables
+        self._forget = forget
+        self._keep = keep
         self.update = update
+        self.quantile = quantile
+        self.rank = rank
 
     def _flush(self, n: int | None = None) -> None:
         """Put the values collected by :meth:`update` (``n`` of them, the slots already reset,
@@ -527,8 +614,7 @@ class KLLSketch:
             values, cum = np.empty(cap), np.empty(cap)
             m = _sorted_view(self._items, self._lv, values, cum)
             view = (values[:m], cum[:m], float(self._lv[0, _k.LV_N]))
-            self._changed()
-            self._view = view
+            self._view = view  # no tables yet: _changed dropped them with the view
         return view
 
     # ---------------------------------------------------------------------------------------------
@@ -619,14 +705,9 @@ class KLLSketch:
         """Inclusive quantile(s): the smallest retained item whose cumulative weight reaches
         ``q`` of the total.  NaN for an empty sketch; ``ValueError`` for a level outside
         ``[0, 1]``."""
-        # one level of a sketch queried often since it last changed: one index into the level
-        # table (_level_table), whose buckets hold the answer wherever it is the same for every
-        # level of the bucket
-        if q.__class__ is float and 0.0 <= q <= 1.0 and self._buf[0] is None:
-            value = self._qtable[int(q * self._qscale)]
-            if value is not None:
-                return value
-        return self._quantile(q)
+        # a sketch's own ``quantile`` is an instance attribute set by _new_buffer (this method is
+        # reached as KLLSketch.quantile(sketch, q)); its slow path is _quantile
+        return self.__dict__["quantile"](q)
 
     def _quantile(self, q):
         values, cum, total = self._sorted()
@@ -670,29 +751,20 @@ class KLLSketch:
         vlist = values.tolist()
         objects = np.empty(m + 1, dtype=object)
         objects[:m] = vlist  # one float object per item, shared by its buckets
-        self._qtable = objects[np.where(same, np.minimum(first, m - 1), m)].tolist()
+        table = objects[np.where(same, np.minimum(first, m - 1), m)].tolist()
+        table[B] = None  # the level 1 bisects: levels just above 1 fall in this bucket too
+        clist = cum.tolist()
+        self._qtable = table
         self._qscale = float(B)
-        self._qlists = (vlist, cum.tolist())
+        self._qlists = (vlist, clist)
+        self._tables(level=(table, float(B), vlist, clist, total))
 
     def rank(self, value: float) -> float:
         """Fraction of the weight at or below ``value``.  NaN for an empty sketch;
         ``ValueError`` for a NaN value."""
-        # a float ranked in a sketch queried often since it last changed: one index into the
-        # rank table (_rank_table), whose buckets hold the answer wherever no retained item
-        # falls in them; t is NaN (no index) while the table is stale, and for a NaN value
-        if value.__class__ is float and self._buf[0] is None:
-            table, lo, scale = self._rtable
-            t = (value - lo) * scale
-            if t >= 0.0:
-                try:
-                    r = table[int(t)]
-                except (IndexError, OverflowError):  # far above the items, or +inf
-                    r = None
-                if r is not None:
-                    return r
-                vlist, ranks = self._ranks  # a bucket with an item in it: bisect
-                return ranks[bisect_right(vlist, value)]
-        return self._rank(value)
+        # a sketch's own ``rank`` is an instance attribute set by _new_buffer (this method is
+        # reached as KLLSketch.rank(sketch, x)); its slow path is _rank
+        return self.__dict__["rank"](value)
 
     def _rank(self, value) -> float:
         if isinstance(value, (str, bytes)) or not isinstance(value, numbers.Real):
@@ -729,6 +801,7 @@ class KLLSketch:
         m = len(values)
         scale = min(16 * m, 1 << 15) / (hi - lo) if hi > lo else math.inf
         if not 0.0 < scale < math.inf:  # one distinct item, or a range too wide or too narrow
+            self._tables(ranks=(*_STALE_RANKS, *lists))
             return lists
         buckets = ((values - lo) * scale).astype(np.int64)  # the same arithmetic as rank()
         nb = int(buckets[-1]) + 1
@@ -741,6 +814,7 @@ class KLLSketch:
         table = objects[np.where(taken, m + 1, below)].tolist()
         table += [ranks[m]] * (nb // 4 + 1)  # above the largest item: all the weight (1.0)
         self._rtable = (table, lo, scale)
+        self._tables(ranks=(table, lo, scale, *lists))
         return lists
 
     # ---------------------------------------------------------------------------------------------
@@ -811,8 +885,9 @@ class KLLSketch:
     def __getstate__(self):
         self._flush()
         state = dict(self.__dict__)
-        for name in ("_buf", "_take", "update", "_view", "_rtable", "_ranks", "_qtable", "_qscale",
-                     "_qlists", "_queries"):  # fmt: skip
+        for name in ("_buf", "_take", "_tables", "_forget", "_keep", "update", "quantile", "rank",
+                     "_view", "_rtable", "_ranks", "_qtable", "_qscale", "_qlists",
+                     "_queries"):  # fmt: skip
             state.pop(name, None)
         return state
 
@@ -823,6 +898,19 @@ class KLLSketch:
         self.__dict__.update(state)
         self._new_buffer()
         self._changed()
+
+    def __del__(self, _getrefcount=getrefcount):
+        # update, quantile and rank reach the sketch through a weak reference (no reference
+        # cycle: a dropped sketch goes at once); one of them still held by its caller, as in
+        # ``KLLSketch.from_bytes(data).quantile(0.5)``, holds the sketch from now on, as a bound
+        # method would (a cycle, for the collector once that function is dropped).  References
+        # to each: the dict, ``f`` and the argument
+        d = self.__dict__
+        for name in ("update", "quantile", "rank"):
+            f = d.get(name)
+            if f is not None and _getrefcount(f) > 3:
+                d["_keep"](self)
+                return
 
     def __len__(self) -> int:
         return self.n
