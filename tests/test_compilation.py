@@ -207,3 +207,53 @@ def test_warmup_in_two_processes_covers_every_model_asked():
     assert all(loaded + compiled > 0 for _, compiled, loaded in r.models.values())
     again = C.warmup(asked, processes=2)
     assert again.compiled == 0 and again.loaded > 0
+
+
+def _literal_signatures() -> list[str]:
+    """Kernel signatures with a literal argument type: those of this process, and those in the
+    on-disk cache's indexes (the kernels that loaded from the cache did not type their callees
+    here; the index keeps what compiled them, for the current source)."""
+    from numba.core import types
+
+    found = set()
+    for d in C._dispatchers():
+        sigs = list(d.signatures)
+        try:
+            sigs += [key[0] for key in d._cache._cache_file._load_index()]
+        except Exception:  # no cache for this kernel (or numba's internals moved)
+            pass
+        for sig in sigs:
+            if any(isinstance(a, types.Literal) for a in sig):
+                found.add(f"{d.py_func.__module__}.{d.py_func.__qualname__}{sig}")
+    return sorted(found)
+
+
+def test_no_kernel_is_compiled_for_a_literal_constant():
+    """A kernel that calls another with an integer constant (or a variable first set to one)
+    would have numba compile the callee a second time, for ``Literal[int]`` (seconds of every
+    cold start per splitting kernel).  A workload that splits, starts and adopts alternate
+    trees, deactivates leaves under a bin budget and uses the extra-trees rule, then: no kernel
+    signature of the package holds a literal type (earlier tests' kernels count too)."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    X = rng.random((4000, 6))
+    y = 10 * X[:, 0] + 5 * (X[:, 1] > 0.5) + rng.standard_normal(4000)
+    y[2000:] = -3 * y[2000:]  # an abrupt change: detectors fire, alternates start
+    models = [
+        streamforest.OnlineForestRegressor(
+            n_trees=2, tree=streamforest.HoeffdingTreeRegressor(grace_period=50), seed=1
+        ),
+        streamforest.HoeffdingTreeRegressor(
+            grace_period=50, max_observer_bins=64, drift_detection=True, ph_threshold=5.0
+        ),
+        streamforest.ATSERRegressor(seed=2),
+    ]
+    labels = (y > np.median(y)).astype(int)
+    models += [streamforest.ACTSERClassifier(seed=3), streamforest.HoeffdingTreeClassifier()]
+    for k, m in enumerate(models):
+        target = labels if k >= 3 else y
+        for a in range(0, 4000, 500):
+            m.learn_many(X[a : a + 500], target[a : a + 500])
+        m.predict(X[:5])
+    assert _literal_signatures() == []

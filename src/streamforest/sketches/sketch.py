@@ -6,10 +6,8 @@ import itertools
 import math
 import numbers
 import struct
-import weakref
 from bisect import bisect_left, bisect_right
 from functools import cache
-from sys import getrefcount
 
 import numpy as np
 from numba import njit
@@ -461,7 +459,9 @@ class KLLSketch:
         ``BUFFER`` from the second value on."""
         buf: list[float | None] = [None]
         slot = iter(_SLOTS)
-        sketch = weakref.ref(self)  # no reference cycle through the sketch's own attribute
+        # the sketch, as a bound method holds it (a reference cycle through the sketch's own
+        # attribute: the cycle collector frees a dropped sketch)
+        sketch = itertools.repeat(self).__next__
 
         def take() -> int:
             """The number of values in the buffer; the next one goes to its first slot."""
@@ -562,12 +562,6 @@ class KLLSketch:
             if ranks is not None:
                 rtable, rlo, rscale, rvals, rranks = ranks
 
-        def keep(strong) -> None:
-            """Hold the sketch itself (its last reference is gone, one of these functions is
-            still held: see :meth:`KLLSketch.__del__`)."""
-            nonlocal sketch
-            sketch = itertools.repeat(strong).__next__
-
         def forget() -> None:
             """The sketch changed: no table, no lists."""
             nonlocal qtable, qscale, qvals, qcum, qtotal, rtable, rlo, rscale, rvals, rranks
@@ -582,7 +576,6 @@ class KLLSketch:
         self._take = take
         self._tables = tables
         self._forget = forget
-        self._keep = keep
         self.update = update
         self.quantile = quantile
         self.rank = rank
@@ -885,7 +878,7 @@ class KLLSketch:
     def __getstate__(self):
         self._flush()
         state = dict(self.__dict__)
-        for name in ("_buf", "_take", "_tables", "_forget", "_keep", "update", "quantile", "rank",
+        for name in ("_buf", "_take", "_tables", "_forget", "update", "quantile", "rank",
                      "_view", "_rtable", "_ranks", "_qtable", "_qscale", "_qlists",
                      "_queries"):  # fmt: skip
             state.pop(name, None)
@@ -898,19 +891,6 @@ class KLLSketch:
         self.__dict__.update(state)
         self._new_buffer()
         self._changed()
-
-    def __del__(self, _getrefcount=getrefcount):
-        # update, quantile and rank reach the sketch through a weak reference (no reference
-        # cycle: a dropped sketch goes at once); one of them still held by its caller, as in
-        # ``KLLSketch.from_bytes(data).quantile(0.5)``, holds the sketch from now on, as a bound
-        # method would (a cycle, for the collector once that function is dropped).  References
-        # to each: the dict, ``f`` and the argument
-        d = self.__dict__
-        for name in ("update", "quantile", "rank"):
-            f = d.get(name)
-            if f is not None and _getrefcount(f) > 3:
-                d["_keep"](self)
-                return
 
     def __len__(self) -> int:
         return self.n

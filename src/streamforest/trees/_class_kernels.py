@@ -119,7 +119,7 @@ def nominal_slot(st, j):
     """The row of nominal feature ``j`` in ``lf_ncc``: the nominal features before it.  The
     feature loops count it as they go; a row past ``lf_ncc``'s (a feature the tree has not been
     widened to) holds nothing."""
-    s = 0
+    s = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
     for i in range(j):
         s += st.ft_nominal[i] != 0
     return s
@@ -167,7 +167,7 @@ def leaf_votes(st, prm, leaf, x, nfeat):
     majority-class leaves; class 0 at an empty leaf)."""
     K = st.lf_cc.shape[1]
     total = 0.0
-    mc = 0
+    mc = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
     best = -1.0
     present = 0
     for k in range(K):
@@ -275,7 +275,7 @@ def _nb_class_fast(st, leaf, x, nfeat, total):
     are exactly those of the per-feature loop (which runs otherwise: ties and near-ties, a
     non-finite score)."""
     K = st.lf_cc.shape[1]
-    best = -1
+    best = np.int64(-1)  # not a literal (see "Literal constants" in trees._kernels)
     best_lo = -np.inf
     best_f = -np.inf
     u1 = -np.inf  # largest and second largest score + margin, and the class of the largest
@@ -551,7 +551,7 @@ def _choose_extra(st, prm, leaf):
     gains = st.ft_spread
     best1 = 0.0
     best2 = 0.0
-    f1 = -1
+    f1 = np.int64(-1)  # not a literal (see "Literal constants" in trees._kernels)
     for j in range(nfeat):
         if np.isnan(st.lf_xc[leaf, j, XC_THR]):
             gains[j] = -np.inf
@@ -712,7 +712,7 @@ def _attempt_gauss(st, prm, leaf):
     K = st.lf_cc.shape[1]
     best1 = 0.0
     best2 = 0.0
-    f1 = -1
+    f1 = np.int64(-1)  # not a literal (see "Literal constants" in trees._kernels)
     arg1 = np.nan
     for j in range(st.ints[I_NFEAT]):
         if st.lf_mask[leaf, j] == 0:
@@ -861,7 +861,7 @@ def _adapt(st, prm, x, y, w, pred):
     err = 0.0 if pred == k else 1.0
     nfeat = st.ints[I_NFEAT]
     q = st.nd_q
-    n = 0
+    n = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
     while st.nd_feat[n] >= 0:
         a = st.nd_alt[n]
         if a >= 0:
