@@ -377,7 +377,7 @@ def test_batched_merge_equals_one_insertion_per_item():
     def one_by_one(items, lv, o_items, o_lv, capt, rng):
         for h in range(o_lv[0, kll.LV_H]):
             for i in range(o_lv[0, h + 1], o_lv[0, h + 2]):
-                kll._insert_level(items, lv, 0, h, o_items[0, i], capt, rng)
+                kll._insert_level(items, lv, np.int64(0), h, o_items[0, i], capt, rng)
 
     rng = np.random.default_rng(0)
     for trial in range(12):
