@@ -213,6 +213,18 @@ class WarmupReport:
     compile_seconds: float = 0.0
     models: dict = field(default_factory=dict)
 
+    def _model(self, name: str, dt: float, compiled: int, loaded: int, verbose: bool) -> None:
+        """Record one model's step (and say it on stderr when ``verbose``)."""
+        self.models[name] = (dt, compiled, loaded)
+        self.loaded += loaded
+        if verbose:
+            print(
+                f"warmup {name}: {dt:.1f} s, {compiled} kernel signatures compiled, "
+                f"{loaded} loaded",
+                file=sys.stderr,
+                flush=True,
+            )
+
     def __str__(self) -> str:
         return (
             f"warmup: {len(self.models)} models in {self.seconds:.1f} s; {self.compiled} kernel "
@@ -471,15 +483,7 @@ def warmup(
                 run()
             dt = time.perf_counter() - t0
             loaded = max(0, _signatures() - before - w.compiled)
-            report.models[name] = (dt, w.compiled, loaded)
-            report.loaded += loaded
-            if verbose:
-                print(
-                    f"warmup {name}: {dt:.1f} s, {w.compiled} kernel signatures compiled, "
-                    f"{loaded} loaded",
-                    file=sys.stderr,
-                    flush=True,
-                )
+            report._model(name, dt, w.compiled, loaded, verbose)
     report.seconds = time.perf_counter() - t_all
     report.compiled, report.compile_seconds = total.compiled, total.seconds
     logger.info("%s", report)
@@ -519,17 +523,9 @@ def _warmup_in_processes(names, verbose: bool, processes: int):
     ctx = mp.get_context("spawn")
     with ctx.Pool(min(processes, len(names)), maxtasksperchild=None) as pool:
         for name, dt, compiled, loaded, secs in pool.imap_unordered(_warm_one, _spread(names)):
-            report.models[name] = (dt, compiled, loaded)
+            report._model(name, dt, compiled, loaded, verbose)
             report.compiled += compiled
-            report.loaded += loaded
             report.compile_seconds += secs
-            if verbose:
-                print(
-                    f"warmup {name}: {dt:.1f} s, {compiled} kernel signatures compiled, "
-                    f"{loaded} loaded",
-                    file=sys.stderr,
-                    flush=True,
-                )
     report.seconds = time.perf_counter() - t0
     logger.info("%s", report)
     return report
