@@ -496,7 +496,7 @@ _SKETCH = "kll-sketch"  # the warm-up step of KLLSketch (not a registry model)
 def _warm_one(name: str) -> tuple[str, float, int, int, float]:
     """A worker process's step of :func:`warmup`: one model (or the sketch)."""
     r = warmup([name])
-    dt, compiled, loaded = r.models.get(name, next(iter(r.models.values())))
+    dt, compiled, loaded = r.models[name]  # names here are canonical (resolved by warmup)
     return name, dt, compiled, loaded, r.compile_seconds
 
 
