@@ -292,3 +292,89 @@ def test_threads_lose_nothing_while_the_arena_reallocates(rng, monkeypatch):
         assert sum(reallocations) >= 4
         assert sum(t.n_splits for t in two.trees_) > 400
         assert np.array_equal(one.predict(X[:2000]), two.predict(X[:2000]))
+
+
+def test_handle_views_are_the_arrays_it_packs():
+    """A handle's views read and write the very memory of the arrays it packs (every dtype and
+    dimension the kernels use), and a handle rebuilt in place keeps its array."""
+    from numba import njit
+
+    from streamforest.engine import _handle as H
+
+    a = np.arange(6.0)
+    b = np.arange(12, dtype=np.int64).reshape(3, 4)
+    c = np.arange(24, dtype=np.int8).reshape(2, 3, 4)
+    u = np.array([2**63 + 5], dtype=np.uint64)
+
+    @njit
+    def touch(Hd):
+        x = H.h1(Hd, 0, np.float64)
+        m = H.h2(Hd, 2, np.int64)
+        k = H.h3(Hd, 5, np.int8)
+        r = H.h1(Hd, 9, np.uint64)
+        s = x.sum() + m[2, 3] + k[1, 2, 3] + float(r[0] - np.uint64(2**63))
+        x[5] = -1.0
+        m[1, 2] = -7
+        k[0, 1, 2] = -3
+        return s
+
+    Hd = H.build((a, b, c, u))
+    assert Hd[1] == 6 and list(Hd[3:5]) == [3, 4] and list(Hd[6:9]) == [2, 3, 4] and Hd[10] == 1
+    assert touch(Hd) == 15.0 + 11 + 23 + 5
+    assert a[5] == -1.0 and b[1, 2] == -7 and c[0, 1, 2] == -3
+    again = H.build((a, b, c, u), out=Hd)
+    assert again is Hd
+    with pytest.raises(TypeError):
+        H.build((a[::2],))  # not contiguous
+    ro = np.zeros(3)
+    ro.flags.writeable = False
+    with pytest.raises(TypeError):
+        H.build((ro,))
+
+
+@pytest.mark.parametrize("kind", ["tree", "forest", "cpa", "qrf"])
+def test_a_copy_learning_one_by_one_leaves_the_original_alone(rng, kind):
+    """The per-example calls reach the arrays through handles (packed addresses): a deep copy,
+    a pickled model, or the original, learning and predicting one example at a time, each
+    changes only its own arrays, and each gives exactly what an uninterrupted model gives."""
+    import copy
+
+    X, y = friedman1(2600, rng, p=6)
+    D = _dicts(X)
+    make = {
+        "tree": lambda: sf.HoeffdingTreeRegressor(seed=3, grace_period=50),
+        "forest": lambda: sf.OnlineForestRegressor(n_trees=3, seed=3),
+        "cpa": lambda: sf.CPApproximate(
+            forest=sf.OnlineForestRegressor(n_trees=3, seed=3), calibration_size=200, seed=3
+        ),
+        "qrf": lambda: sf.OnlineQRF(forest=sf.OnlineForestRegressor(n_trees=3, seed=3), k=32),
+    }[kind]
+    interval = kind in ("cpa", "qrf")
+
+    def step(m, d, v):
+        out = m.predict_interval_one(d, 0.1) if interval else m.predict_one(d)
+        m.learn_one(d, float(v))
+        return out
+
+    ref, m = make(), make()
+    for d, v in zip(D[:1000], y[:1000], strict=True):
+        step(ref, d, v)
+        step(m, d, v)
+    twins = [copy.deepcopy(m), pickle.loads(pickle.dumps(m))]
+    frozen = [m.predict_one(d) for d in D[2400:]]
+    for ahead in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):  # learn alone: m stays
+        for d, v in zip(D[1000:1800], y[1000:1800], strict=True):
+            step(ahead, d, v)
+        assert [ahead.predict_one(d) for d in D[2400:]] != frozen
+        assert [m.predict_one(d) for d in D[2400:]] == frozen
+    engine = m.engine_ if kind in ("tree", "forest") else m.forest_.engine_
+    before = engine.arena
+    for d, v in zip(D[1000:2400], y[1000:2400], strict=True):  # the arrays grow meanwhile
+        expect = step(ref, d, v)
+        assert step(m, d, v) == expect
+        for twin in twins:
+            assert step(twin, d, v) == expect
+    assert engine.arena is not before  # trees grew: the handle was rebuilt
+    final = [ref.predict_one(d) for d in D[2400:]]
+    for other in (m, *twins):
+        assert [other.predict_one(d) for d in D[2400:]] == final

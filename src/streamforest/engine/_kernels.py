@@ -18,7 +18,10 @@ count in a *memo* ``M`` (``(3, n_trees)``, :func:`predict_trees_memo`); when the
 learnt next (``predict_one(x)`` then ``learn_one(x, y)``, the engine checks that it is the same
 row), :func:`learn_one` takes the memo and each tree whose row count has not changed since
 learns the row at that leaf without routing and predicting it again.  A memo of width 0 means
-none.
+none.  From Python they are called through a *handle* (:mod:`streamforest.engine._handle`):
+:func:`learn_one_h` and :func:`predict_one_h` take the engine's arrays packed as addresses in
+one array, which saves unboxing a dozen arrays per call (an interval method's kernels take a
+second handle of its own arrays the same way).
 
 Online bagging (Oza 2005): tree ``t`` learns row ``i`` with weight ``k * w_i``,
 ``k ~ Poisson(lam)`` (Knuth's multiplication method, exact for the small rates used here);
@@ -37,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from ..rng import next_float
-from ..trees._arena import tree_at
+from ..trees._arena import Arena, tree_at
 from ..trees._kernels import apply_batch as _apply_batch
 from ..trees._kernels import (
     has_room,
@@ -53,6 +56,7 @@ from ..trees._kernels import (
     rows_seen,
 )
 from ..trees.pregrown import log_weights, weighted_mean, weighted_mean_at
+from ._handle import h1, h2, h3
 
 AGG_MEAN = 0
 AGG_MEDIAN = 1
@@ -283,3 +287,34 @@ def predict_one(A, x, agg, P, M):
     median; leaf nodes and predictions in the memo ``M``)."""
     predict_trees_memo(A, x, P, M)
     return aggregate_at(A, P, agg)
+
+
+# ------------------------------------------------------------------------------------------------
+# the per-example kernels through a handle (see streamforest.engine._handle): the engine's
+# arrays in the order of ``Engine._handle_arrays``
+H_SIZE = 32  # entries of an engine handle
+H_ROW = 18  # where the row's address is (the only array a caller may change between calls)
+
+
+@njit(cache=True, inline="always")
+def engine_views(H):
+    """``(arena, rng, row, weights, predictions, drifted, memo, empty memo)`` of a handle."""
+    A = Arena(h2(H, 0, np.float64), h2(H, 3, np.int64), h2(H, 6, np.int8),
+              h3(H, 9, np.int64), h2(H, 13, np.float64))  # fmt: skip
+    return (A, h1(H, 16, np.uint64), h1(H, 18, np.float64), h1(H, 20, np.float64),
+            h1(H, 22, np.float64), h1(H, 24, np.int8), h2(H, 26, np.float64),
+            h2(H, 29, np.float64))  # fmt: skip
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def learn_one_h(H, lam, y, w, t0, memo):
+    """:func:`learn_one` of the handle's arrays (``memo``: whether the memo holds this row)."""
+    A, frng, x, wt, P, drifted, M, M0 = engine_views(H)
+    return learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M if memo else M0)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def predict_one_h(H, agg):
+    """:func:`predict_one` of the handle's arrays."""
+    A, _, x, _, P, _, M, _ = engine_views(H)
+    return predict_one(A, x, agg, P, M)

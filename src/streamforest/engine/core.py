@@ -64,13 +64,14 @@ from ..trees import _kernels as TK
 from ..trees import _state as S
 from ..trees.observers import rebuild_hash
 from ..trees.pregrown import pregrown_size
+from . import _handle as H
 from . import _kernels as FK
 from . import budget
 
 AGGREGATIONS = {"mean": FK.AGG_MEAN, "median": FK.AGG_MEDIAN, "weighted": FK.AGG_WEIGHTED}
 _ENTRY_POINTS: dict = {}  # kernel -> its compiled entry point (see Engine.call)
 _FRESH, _DONE = FK.FRESH, FK.DONE  # module constants: the per-example paths read them often
-_LEARN_ONE, _PREDICT_ONE = FK.learn_one, FK.predict_one
+_LEARN_ONE_H, _PREDICT_ONE_H = FK.learn_one_h, FK.predict_one_h
 
 # columns of Engine.drift_counts
 DS_WARNINGS, DS_DRIFTS, DS_STARTED, DS_SWAPPED, DS_DISCARDED = range(5)
@@ -205,6 +206,9 @@ class Engine:
         self._hint = None
         self._bg_live = bool(self.bg_on.any())
         self._lw = []  # (P, LW) of the last prequential passes (weighted aggregation)
+        # the handle of the per-example kernels (see engine._handle), built from the arena and
+        # row buffer it names (the scratch arrays and generator are only replaced here)
+        self._h = self._h_arena = self._h_row = None
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -220,6 +224,9 @@ class Engine:
             "_memo",
             "_no_memo",
             "_hint",
+            "_h",
+            "_h_arena",
+            "_h_row",
         ):
             d.pop(k, None)
         d["arena"] = AR.trimmed(self.arena, self.created)  # the rows' fields, not their reserve
@@ -794,6 +801,22 @@ class Engine:
         return out
 
     # --- one example ------------------------------------------------------------------------------
+    def _handle(self) -> np.ndarray:
+        """The handle of the engine's arrays for the per-example kernels (``FK.*_h``), built
+        anew when the arena or the row buffer is not the one it was built from."""
+        A, row = self.arena, self._row
+        if self._h_arena is not A or self._h_row is not row:
+            self._h = self._handle_of(row, self._h)  # (rebuilt in place: no allocation)
+            self._h_arena, self._h_row = A, row
+        return self._h
+
+    def _handle_of(self, row: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """A handle of the engine's arrays with ``row`` (a 1-d float64 C-contiguous array) as
+        the row: valid while the arena and that row are (the caller keeps them alive)."""
+        A = self.arena
+        return H.build((A.fa, A.ia, A.ba, A.lay, A.pa, self.rng, row, self._wt, self._p,
+                        self._drifted, self._memo, self._no_memo), out)  # fmt: skip
+
     def call(self, kernel, args: tuple):
         """``kernel(*args)`` through its compiled entry point (see
         :func:`streamforest.compilation.entry_point`): the per-example calls skip numba's type
@@ -831,7 +854,7 @@ class Engine:
         return self._no_memo
 
     def learn_one(self, row: np.ndarray, y: float, w: float, kernel=None, extra=(),
-                  memo: bool = False):  # fmt: skip
+                  memo: bool = False, handle=None):  # fmt: skip
         """Every tree learns one encoded row (bagging weights drawn) in one compiled call.
 
         ``kernel`` (default :func:`~streamforest.engine._kernels.learn_one`) is called as
@@ -845,27 +868,45 @@ class Engine:
         starts with ``t0 = FRESH``).  Then the background trees learn the row (a second
         compiled call, only while there are some), and the engine acts on the signals of the
         trees' drift detectors.  Returns the method kernel's result, or the trees' predictions
-        made before learning (scratch, overwritten by the next call)."""
+        made before learning (scratch, overwritten by the next call).
+
+        With ``handle`` (the method's own arrays packed by :func:`streamforest.engine._handle.
+        build`), the method kernel is called as ``kernel(engine_handle, handle, bagging, y, w,
+        t0, memo, *extra)``: the engine's arrays and ``row`` come packed in ``engine_handle``
+        (see :data:`~streamforest.engine._kernels.H_SIZE`), ``memo`` a bool."""
         t0 = _FRESH
         h = self._hint  # self._memo_for(row), inline: this is the per-example hot path
         self._hint = None
-        M = (
-            self._memo
-            if h is not None and h is self.features._memo and row is self._row
-            else (self._no_memo)
-        )
+        own = row is self._row  # the row buffer: the kernel reads it through the handle
+        use_memo = h is not None and own and h is self.features._memo
+        if handle is not None and not own and not (
+            row.flags.c_contiguous and row.flags.writeable and row.dtype == np.float64
+        ):
+            row = np.array(row, dtype=np.float64).reshape(-1)  # a local that outlives the calls
         while True:
-            if kernel is None:
-                ep = _ENTRY_POINTS.get(_LEARN_ONE)
+            if kernel is None and own:
+                Hd = self._h  # self._handle(), inline
+                if self._h_arena is not self.arena or self._h_row is not row:
+                    Hd = self._handle()
+                ep = _ENTRY_POINTS.get(_LEARN_ONE_H)
                 if ep is None:
-                    args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
-                            self._drifted, t0, M)  # fmt: skip
-                    ep = _ENTRY_POINTS[FK.learn_one] = entry_point(FK.learn_one, args)
-                status = ep(self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
-                            self._drifted, t0, M)  # fmt: skip
+                    args = (Hd, self.bagging, y, w, t0, use_memo)
+                    ep = _ENTRY_POINTS[_LEARN_ONE_H] = entry_point(_LEARN_ONE_H, args)
+                status = ep(Hd, self.bagging, y, w, t0, use_memo)
                 out = self._p
+            elif kernel is None:
+                M = self._memo if use_memo else self._no_memo
+                args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
+                        self._drifted, t0, M)  # fmt: skip
+                status = self.call(FK.learn_one, args)
+                out = self._p
+            elif handle is not None:
+                Hd = self._handle() if own else self._handle_of(row)
+                status, out = self.call(kernel, (Hd, handle, self.bagging, y, w, t0, use_memo,
+                                                 *extra))  # fmt: skip
             else:
                 if memo:
+                    M = self._memo if use_memo else self._no_memo
                     args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
                             self._drifted, t0, M, *extra)  # fmt: skip
                 else:
@@ -899,11 +940,17 @@ class Engine:
 
     def predict_one(self, row: np.ndarray) -> float:
         """The forest's prediction for one encoded row."""
-        ep = _ENTRY_POINTS.get(_PREDICT_ONE)
-        if ep is None:
-            y = self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))
+        if row is self._row:  # the row buffer: through the handle
+            Hd = self._h  # self._handle(), inline
+            if self._h_arena is not self.arena or self._h_row is not row:
+                Hd = self._handle()
+            ep = _ENTRY_POINTS.get(_PREDICT_ONE_H)
+            if ep is None:
+                ep = _ENTRY_POINTS[_PREDICT_ONE_H] = entry_point(
+                    _PREDICT_ONE_H, (Hd, self.aggregation))
+            y = ep(Hd, self.aggregation)
         else:
-            y = ep(self.arena, row, self.aggregation, self._p, self._memo)
+            y = self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))
         m = self.features._memo  # remember(row), inline
         self._hint = m if row is self._row and m[1] is row else None
         return y

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..engine._kernels import aggregate_at, learn_one, predict_trees_memo
+from ..engine._handle import h1, h2
+from ..engine._kernels import aggregate_at, engine_views, learn_one, predict_trees_memo
 from ..trees._arena import tree_at
 from ..trees._kernels import has_room, learn_at, needs_step, route
 from ..trees._state import I_NFEAT, I_NSPLITS
@@ -405,6 +406,25 @@ def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M, ring, cy, coob, c
             cx[s, j] = x[j]
         size = _enter(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, wt, y, s)
     return status, size
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def cp_learn_one_h(H, C, lam, y, w, t0, memo, size):
+    """:func:`cp_learn_one` of an engine handle ``H`` and a calibration handle ``C`` (the
+    arrays of :meth:`CPApproximate._calibration_handle`, in that order)."""
+    A, frng, x, wt, P, drifted, M, M0 = engine_views(H)
+    return cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M if memo else M0,
+                        h1(C, 0, np.int64), h1(C, 2, np.float64), h2(C, 4, np.int8),
+                        h2(C, 7, np.float64), h1(C, 10, np.float64), h1(C, 12, np.int64),
+                        h1(C, 14, np.float64), h1(C, 16, np.int64), h1(C, 18, np.int64),
+                        h1(C, 20, np.float64), h2(C, 22, np.float64), size)  # fmt: skip
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def cp_predict_one_h(H, C, agg, size, alphas, lo, hi):
+    """:func:`cp_predict_one` of an engine handle ``H`` and a calibration handle ``C``."""
+    A, _, x, _, P, _, M, _ = engine_views(H)
+    return cp_predict_one(A, x, agg, P, M, h1(C, 20, np.float64), size, alphas, lo, hi)
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -17,6 +17,8 @@ from ..sketches.kll import (
     runs_sorted,
     shortest_interval,
 )
+from ..engine._handle import h1
+from ..engine._kernels import engine_views
 from ..trees._arena import tree_at
 from ..trees._kernels import has_room, learn_at, needs_step, route
 from ..trees._state import I_NFEAT
@@ -137,6 +139,17 @@ def _gather_leaf_runs(A, x, meinshausen, leaves, buf, rs, re, rw):
         nb, nr = append_runs(st.lf_sk[leaf], 0, st.lf_skl[leaf], mult, buf, nb, rs, re, rw, nr)
         total += mult * nt
     return nr, total
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def query_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
+    """:func:`query_one` of an engine handle ``H`` (its arena and row) and a handle ``Q`` of the
+    scratch arrays (``leaves`` to ``sw``, in that order; see :mod:`streamforest.engine._handle`)."""
+    A, _, x, _, _, _, _, _ = engine_views(H)
+    query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, h1(Q, 0, np.int64),
+              h1(Q, 2, np.float64), h1(Q, 4, np.int64), h1(Q, 6, np.int64), h1(Q, 8, np.float64),
+              h1(Q, 10, np.int64), h1(Q, 12, np.float64), h1(Q, 14, np.int64),
+              h1(Q, 16, np.float64), h1(Q, 18, np.float64))  # fmt: skip
 
 
 @njit(cache=True, nogil=True, _nrt=False)

@@ -9,6 +9,7 @@ import numpy as np
 from numba import typed
 
 from ..compilation import entry_point
+from ..engine._handle import build as build_handle
 from ..features import check_target, weight_of
 from . import _conformal_kernels as CK
 from . import _scores as SC
@@ -47,7 +48,7 @@ class CPApproximate(IntervalRegressor):
 
     _exact = False
 
-    _scratch_keys = (*IntervalRegressor._scratch_keys, "_evbufs")
+    _scratch_keys = (*IntervalRegressor._scratch_keys, "_evbufs", "_ch")
 
     def __init__(self, forest=None, calibration_size: int = 1000, seed: int | None = None):
         self.forest = forest
@@ -126,24 +127,35 @@ class CPApproximate(IntervalRegressor):
         e = f.engine_
         if self.cal_x_.shape[1] < row.shape[0]:
             self._widen_x(row.shape[0])
-        self.size_ = e.learn_one(
-            row, yf, wf, CK.cp_learn_one,
-            (self.ring_, self.cal_y_, self.cal_oob_, self.cal_pred_, self.cal_sum_, self.cal_cnt_,
-             self.cal_score_, self.cal_order_, self.cal_pos_, self.cal_sorted_, self.cal_x_,
-             self.size_),
-            memo=True,
-        )  # fmt: skip
+        self.size_ = e.learn_one(row, yf, wf, CK.cp_learn_one_h, (self.size_,),
+                                 handle=self._calibration_handle())  # fmt: skip
         self._n_seen += 1
+
+    def _calibration_handle(self) -> np.ndarray:
+        """The calibration arrays packed for the per-example kernels (see
+        :mod:`streamforest.engine._handle`), built anew when they were replaced (all are
+        together with ``cal_x_``: :meth:`_init_state`, :meth:`_widen_x`)."""
+        ch = self.__dict__.get("_ch")
+        if ch is None or ch[0] is not self.cal_x_:
+            ch = self._ch = (self.cal_x_, build_handle((
+                self.ring_, self.cal_y_, self.cal_oob_, self.cal_pred_, self.cal_sum_,
+                self.cal_cnt_, self.cal_score_, self.cal_order_, self.cal_pos_, self.cal_sorted_,
+                self.cal_x_)))  # fmt: skip
+        return ch[1]
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         e = self.forest_.engine_
+        if row is not e._row:  # (the per-example path passes the engine's row buffer)
+            CK.cp_predict_one(e.arena, row, e.aggregation, e._p, e._memo, self.cal_sorted_,
+                              self.size_, alphas, lo, hi)  # fmt: skip
+            return
+        Hd = e._handle()
+        C = self._calibration_handle()
         ep = _PREDICT_ONE.get("ep")
         if ep is None:
-            args = (e.arena, row, e.aggregation, e._p, e._memo, self.cal_sorted_, self.size_,
-                    alphas, lo, hi)  # fmt: skip
-            ep = _PREDICT_ONE["ep"] = entry_point(CK.cp_predict_one, args)
-        ep(e.arena, row, e.aggregation, e._p, e._memo, self.cal_sorted_, self.size_, alphas, lo,
-           hi)  # fmt: skip
+            args = (Hd, C, e.aggregation, self.size_, alphas, lo, hi)
+            ep = _PREDICT_ONE["ep"] = entry_point(CK.cp_predict_one_h, args)
+        ep(Hd, C, e.aggregation, self.size_, alphas, lo, hi)
         e.remember(row)
 
     def _tree_stage(self, Xa, ya, wa, parity: int):

@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 from numba import typed
 
+from ..engine._handle import build as build_handle
 from ..features import check_target, weight_of
 from ..sketches import kll
 from ..trees._state import TreeState
@@ -259,12 +260,18 @@ class OnlineQRF(IntervalRegressor):
                  np.empty(T * cap), np.empty(T * cap)),
                 {},
             )  # fmt: skip
+            s = self._qone = (*s, build_handle(s[0]))  # the scratch packed (s keeps the arrays)
         return s
 
     def _query_one(self, row, qs, masses, out_q, out_lo, out_hi) -> None:
         e = self.forest_.engine_
+        s = self._qone_scratch()
+        if row is e._row:  # the per-example path: the engine's row buffer, handles
+            e.call(QK.query_one_h, (e._handle(), s[2], self.weighting == "meinshausen",
+                                    qs, masses, out_q, out_lo, out_hi))  # fmt: skip
+            return
         args = (e.arena, row, self.weighting == "meinshausen", qs, masses, out_q, out_lo, out_hi,
-                *self._qone_scratch()[0])  # fmt: skip
+                *s[0])  # fmt: skip
         e.call(QK.query_one, args)
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
