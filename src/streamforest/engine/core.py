@@ -874,20 +874,63 @@ class Engine:
         build`), the method kernel is called as ``kernel(engine_handle, handle, bagging, y, w,
         t0, memo, *extra)``: the engine's arrays and ``row`` come packed in ``engine_handle``
         (see :data:`~streamforest.engine._kernels.H_SIZE`), ``memo`` a bool."""
-        t0 = _FRESH
         h = self._hint  # self._memo_for(row), inline: this is the per-example hot path
         self._hint = None
         own = row is self._row  # the row buffer: the kernel reads it through the handle
         use_memo = h is not None and own and h is self.features._memo
+        return self._learn_loop(row, y, w, kernel, extra, memo, handle, own, use_memo, None)
+
+    def learn_row(self, y: float, w: float):
+        """:meth:`learn_one` of the row buffer with the default kernel: the models' per-example
+        hot path, the same steps with fewer Python operations."""
+        h = self._hint
+        self._hint = None
+        Hd = self._h  # self._handle(), inline
+        if self._h_arena is not self.arena or self._h_row is not self._row:
+            Hd = self._handle()
+        use_memo = h is not None and h is self.features._memo
+        ep = _ENTRY_POINTS.get(_LEARN_ONE_H)
+        if ep is None:
+            return self._learn_loop(self._row, y, w, None, (), False, None, True, use_memo, None)
+        status = ep(Hd, self.bagging, y, w, _FRESH, use_memo)
+        if status == _DONE and not self._bg_live:  # the common case
+            return self._p
+        return self._learn_loop(self._row, y, w, None, (), False, None, True, use_memo,
+                                (status, self._p))  # fmt: skip
+
+    def learn_row_with(self, kernel, handle: np.ndarray, y: float, w: float, s):
+        """:meth:`learn_one` of the row buffer with a method kernel taking ``handle`` and one
+        more argument ``s`` (``extra = (s,)``): an interval method's per-example hot path."""
+        h = self._hint
+        self._hint = None
+        Hd = self._h  # self._handle(), inline
+        if self._h_arena is not self.arena or self._h_row is not self._row:
+            Hd = self._handle()
+        use_memo = h is not None and h is self.features._memo
+        ep = _ENTRY_POINTS.get(kernel)
+        if ep is None:
+            return self._learn_loop(self._row, y, w, kernel, (s,), False, handle, True, use_memo,
+                                    None)  # fmt: skip
+        status, out = ep(Hd, handle, self.bagging, y, w, _FRESH, use_memo, s)
+        if status == _DONE and not self._bg_live:  # the common case
+            return out
+        return self._learn_loop(self._row, y, w, kernel, (s,), False, handle, True, use_memo,
+                                (status, out))  # fmt: skip
+
+    def _learn_loop(self, row, y, w, kernel, extra, memo, handle, own, use_memo, first):
+        """The steps of :meth:`learn_one` (``first``: the status and result of a first kernel
+        call already made)."""
+        t0 = _FRESH
         if handle is not None and not own and not (
             row.flags.c_contiguous and row.flags.writeable and row.dtype == np.float64
         ):
             row = np.array(row, dtype=np.float64).reshape(-1)  # a local that outlives the calls
         while True:
-            if kernel is None and own:
-                Hd = self._h  # self._handle(), inline
-                if self._h_arena is not self.arena or self._h_row is not row:
-                    Hd = self._handle()
+            if first is not None:
+                status, out = first
+                first = None
+            elif kernel is None and own:
+                Hd = self._handle()
                 ep = _ENTRY_POINTS.get(_LEARN_ONE_H)
                 if ep is None:
                     args = (Hd, self.bagging, y, w, t0, use_memo)

@@ -159,7 +159,7 @@ class EngineRegressor(Estimator):
                 row = e._row = row.reshape(-1)
             if fs.version != e._synced:  # a new feature or category
                 e.sync()
-            e.learn_one(row, yf, wf)
+            e.learn_row(yf, wf)  # e.learn_one(row, yf, wf), shorter
             return
         if e is None:
             return self._first_call(EngineRegressor.learn_one, x, yf, wf)

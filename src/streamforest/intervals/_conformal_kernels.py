@@ -428,6 +428,17 @@ def cp_predict_one_h(H, C, agg, size, alphas, lo, hi):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def cp_interval_one_h(H, C, agg, size, alpha):
+    """``(lower, upper)`` of :func:`cp_predict_one_h` at one level ``alpha`` (the same
+    arithmetic), returned instead of written."""
+    A, _, x, _, P, _, M, _ = engine_views(H)
+    predict_trees_memo(A, x, P, M)
+    yhat = aggregate_at(A, P, agg)
+    half = sorted_half_width(h1(C, 20, np.float64), size, alpha)
+    return yhat - half, yhat + half
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def cp_predict_one(A, x, agg, P, M, ss, size, alphas, lo, hi):
     """The forest's prediction for row ``x`` and its conformal interval at each level (leaf
     nodes and tree predictions also in the engine's memo ``M``)."""

@@ -153,6 +153,23 @@ def query_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def interval_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
+    """``(lower, upper)`` of one level: :func:`query_one_h` with two quantiles ``qs`` (an
+    equal-tailed interval) or one mass (a highest-density one), a missing bound (NaN: no data)
+    made infinite."""
+    query_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi)
+    if qs.shape[0]:
+        lo, hi = out_q[0], out_q[1]
+    else:
+        lo, hi = out_lo[0], out_hi[0]
+    if lo != lo:
+        lo = -np.inf
+    if hi != hi:
+        hi = np.inf
+    return lo, hi
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, leaves, buf, rs, re, rw,
               heap, hv, cur, sv, sw):  # fmt: skip
     """For one row ``x``: quantiles ``qs`` (into ``out_q``) and highest-density intervals of the

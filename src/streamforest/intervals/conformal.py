@@ -15,6 +15,7 @@ from . import _conformal_kernels as CK
 from . import _scores as SC
 from .base import IntervalRegressor, doubled
 
+_INF = float("inf")
 _PREDICT_ONE: dict = {}  # the entry point of cp_predict_one (see Engine.call), once per process
 
 
@@ -118,8 +119,9 @@ class CPApproximate(IntervalRegressor):
         """Learn one example (``x`` a dict of feature values)."""
         if self._exact:  # CPExact's member links need the chunk path
             return super().learn_one(x, y, w)
-        yf = check_target(y)
-        wf = weight_of(w)
+        # the common cases of check_target and weight_of inline: the per-example hot path
+        yf = y if type(y) is float and y - y == 0.0 else check_target(y)
+        wf = w if type(w) is float and 0.0 <= w < _INF else weight_of(w)
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(CPApproximate.learn_one, x, yf, wf)
@@ -127,9 +129,34 @@ class CPApproximate(IntervalRegressor):
         e = f.engine_
         if self.cal_x_.shape[1] < row.shape[0]:
             self._widen_x(row.shape[0])
-        self.size_ = e.learn_one(row, yf, wf, CK.cp_learn_one_h, (self.size_,),
-                                 handle=self._calibration_handle())  # fmt: skip
+        ch = self.__dict__.get("_ch")  # self._calibration_handle(), inline
+        C = ch[1] if ch is not None and ch[0] is self.cal_x_ else self._calibration_handle()
+        self.size_ = e.learn_row_with(CK.cp_learn_one_h, C, yf, wf, self.size_)
         self._n_seen += 1
+
+    def predict_interval_one(self, x, alpha=0.1):
+        """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
+        f = self.__dict__.get("_forest")
+        if type(alpha) is float and 0.0 < alpha < 1.0 and f is not None:  # the hot path
+            e = f.__dict__.get("engine_")
+            if e is not None and e._fitted:
+                row = e.features.encode_dict_into(x, False, e._row)  # e.encode_one(x, False)
+                if row is not e._row:
+                    row = e._row = row.reshape(-1)
+                Hd = e._h  # e._handle(), inline
+                if e._h_arena is not e.arena or e._h_row is not row:
+                    Hd = e._handle()
+                ch = self.__dict__.get("_ch")  # self._calibration_handle(), inline
+                C = ch[1] if ch is not None and ch[0] is self.cal_x_ else self._calibration_handle()
+                ep = _PREDICT_ONE.get("one")
+                if ep is None:
+                    args = (Hd, C, e.aggregation, self.size_, alpha)
+                    ep = _PREDICT_ONE["one"] = entry_point(CK.cp_interval_one_h, args)
+                out = ep(Hd, C, e.aggregation, self.size_, alpha)
+                m = e.features._memo  # e.remember(row), inline
+                e._hint = m if m[1] is row else None
+                return out
+        return super().predict_interval_one(x, alpha)
 
     def _calibration_handle(self) -> np.ndarray:
         """The calibration arrays packed for the per-example kernels (see

@@ -68,6 +68,7 @@ class ConformalQRF(OnlineQRF):
 
     learn_one = IntervalRegressor.learn_one  # its calibration learns through the chunk pass
     _one_kernel = None
+    _quantile_one = False  # (OnlineQRF's per-example interval is not this one)
 
     def __init__(
         self,

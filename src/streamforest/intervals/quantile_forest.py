@@ -15,6 +15,8 @@ from ..trees._state import TreeState
 from . import _quantile_kernels as QK
 from .base import IntervalRegressor, check_alphas, check_quantiles, doubled
 
+_INF = float("inf")
+
 _WEIGHTINGS = ("meinshausen", "paper")
 _LF_SK = TreeState._fields.index("lf_sk")
 
@@ -235,14 +237,44 @@ class OnlineQRF(IntervalRegressor):
     def learn_one(self, x, y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values): the forest learns it directly
         (the leaves' sketches are updated as it learns)."""
-        yf = check_target(y)
-        wf = weight_of(w)
+        # the common cases of check_target and weight_of inline: the per-example hot path
+        yf = y if type(y) is float and y - y == 0.0 else check_target(y)
+        wf = w if type(w) is float and 0.0 <= w < _INF else weight_of(w)
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(OnlineQRF.learn_one, x, yf, wf)
-        row = f._encode_learn_row(x)
-        f.engine_.learn_one(row, yf, wf)
+        f._encode_learn_row(x)  # into the engine's row buffer
+        f.engine_.learn_row(yf, wf)
         self._n_seen += 1
+
+    _quantile_one = True  # the per-example interval is the mixture's (see ConformalQRF)
+
+    def predict_interval_one(self, x, alpha=0.1):
+        """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
+        f = self.__dict__.get("_forest")
+        if type(alpha) is float and 0.0 < alpha < 1.0 and f is not None and self._quantile_one:
+            e = f.__dict__.get("engine_")  # the hot path: _one_kernel's steps, inline
+            if e is not None and e._fitted:
+                row = e.features.encode_dict_into(x, False, e._row)  # e.encode_one(x, False)
+                if row is not e._row:
+                    row = e._row = row.reshape(-1)
+                s = self.__dict__.get("_qone")
+                if s is None:
+                    s = self._qone_scratch()
+                last = s[1].get("last")
+                alphas = check_alphas(alpha)[0]  # (a shared array per level)
+                if last is not None and last[0] is alphas:
+                    qs, masses, out_q = last[1]
+                else:
+                    qs, masses, out_q = levels = self._levels_for(s[1], alphas)
+                    s[1]["last"] = (alphas, levels)
+                lo, hi = self._one_scratch(1)
+                Hd = e._h  # e._handle(), inline
+                if e._h_arena is not e.arena or e._h_row is not row:
+                    Hd = e._handle()
+                return e.call(QK.interval_one_h, (Hd, s[2], self.weighting == "meinshausen", qs,
+                                                  masses, out_q, lo, hi))  # fmt: skip
+        return super().predict_interval_one(x, alpha)
 
     def _qone_scratch(self):
         """Scratch of :func:`query_one`, sized for the forest and ``k`` (a row of
