@@ -370,3 +370,34 @@ def test_a_model_saved_before_the_time_order_rules_keeps_its_scores():
         )
         old.learn_many(X[a : a + 50], y[a : a + 50])
         ref.learn_many(X[a : a + 50], y[a : a + 50])
+
+
+@pytest.mark.parametrize("center", ["boosted", "forest"])
+def test_one_example_at_a_time_is_the_one_row_chunk(center, rng):
+    """The per-example path (each of the three forests through its engine's per-example call)
+    gives exactly what a one-row chunk gives: the same intervals before each row, the same
+    calibration set, level and guard after, through tree growth, a feature that appears midway
+    (wider than the auxiliary forests' rows) and list-of-levels calls (the chunk path)."""
+    from streamforest.intervals.base import IntervalRegressor
+
+    X, y = hetero(1500, rng)
+    D = [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
+    for i in range(900, 1500):
+        D[i]["late"] = float(X[i, 0] * 2)
+
+    def make():
+        return sf.NormalizedConformal(forest=small_forest(3), center=center, seed=3)
+
+    fast, ref = make(), make()
+    for i, (d, v) in enumerate(zip(D, y.tolist(), strict=True)):
+        alpha = [0.1, 0.3] if i % 50 == 7 else 0.1
+        got = fast.predict_interval_one(d, alpha)
+        assert got == IntervalRegressor.predict_interval_one(ref, d, alpha), i
+        fast.learn_one(d, v)
+        IntervalRegressor.learn_one(ref, d, v)
+    assert "_one" in fast.__dict__ and "_one" not in ref.__dict__  # the fast path ran
+    assert fast.size_ == ref.size_ == 1000
+    for k in ("cal_score_", "cal_sorted_", "cal_spread_", "level_", "guard_"):
+        assert np.array_equal(getattr(fast, k), getattr(ref, k)), k
+    Xt = np.c_[X[:50], X[:50, 0] * 2]
+    assert np.array_equal(fast.predict_interval(Xt, 0.1), ref.predict_interval(Xt, 0.1))

@@ -261,6 +261,20 @@ def aggregate_at(A, P, agg):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def mean_columns(P, out):
+    """``out[i]``: the mean of ``P[:, i]``, summed over the trees in order (the arithmetic of
+    :func:`aggregate`, so that a one-row batch gives what the per-example call gives)."""
+    T, n = P.shape
+    for i in range(n):
+        out[i] = 0.0
+    for t in range(T):
+        for i in range(n):
+            out[i] += P[t, i]
+    for i in range(n):
+        out[i] /= T
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def weighted_columns(LW, P, out):
     """``out[i]``: the mean of ``P[:, i]`` weighted by the softmax of ``LW[:, i]`` (the same
     arithmetic as :func:`aggregate_at`); ``LW`` may have one column, for every row."""

@@ -58,6 +58,7 @@ import numpy as np
 from .. import rng as _rng
 from ..compilation import entry_point
 from ..drift import N_PH, PH_DRIFT, PH_WARNING, PH_WITHDRAWN, page_hinkley_init
+from ..features import kernel_array
 from ..trees import _arena as AR
 from ..trees import _class_kernels as CTK
 from ..trees import _kernels as TK
@@ -662,7 +663,9 @@ class Engine:
             out = np.empty(P.shape[1])
             FK.weighted_columns(LW, np.ascontiguousarray(P), out)
             return out
-        return P.mean(axis=0)
+        out = np.empty(P.shape[1])
+        FK.mean_columns(kernel_array(P), out)  # (P.mean(axis=0) sums one column pairwise)
+        return out
 
     def tree_weights(self) -> np.ndarray:
         """The trees' current weights under weighted aggregation (softmax of their log
@@ -921,8 +924,10 @@ class Engine:
         """The steps of :meth:`learn_one` (``first``: the status and result of a first kernel
         call already made)."""
         t0 = _FRESH
-        if handle is not None and not own and not (
-            row.flags.c_contiguous and row.flags.writeable and row.dtype == np.float64
+        if (
+            handle is not None
+            and not own
+            and not (row.flags.c_contiguous and row.flags.writeable and row.dtype == np.float64)
         ):
             row = np.array(row, dtype=np.float64).reshape(-1)  # a local that outlives the calls
         while True:
@@ -990,7 +995,8 @@ class Engine:
             ep = _ENTRY_POINTS.get(_PREDICT_ONE_H)
             if ep is None:
                 ep = _ENTRY_POINTS[_PREDICT_ONE_H] = entry_point(
-                    _PREDICT_ONE_H, (Hd, self.aggregation))
+                    _PREDICT_ONE_H, (Hd, self.aggregation)
+                )
             y = ep(Hd, self.aggregation)
         else:
             y = self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))

@@ -149,3 +149,13 @@ def tree_spread(P, out):
             d = P[t, i] - m
             v += d * d
         out[i] = np.sqrt(v / T)
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def tree_mean(P):
+    """The mean of the trees' predictions ``P`` (one row), in the order of the forest's
+    aggregation (:func:`streamforest.engine._kernels.aggregate`)."""
+    s = 0.0
+    for t in range(P.shape[0]):
+        s += P[t]
+    return s / P.shape[0]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..engine._handle import h1
+from ..engine._kernels import engine_views
 from ..sketches.kll import (
     LV_N,
     LV_WIDTH,
@@ -17,8 +19,6 @@ from ..sketches.kll import (
     runs_sorted,
     shortest_interval,
 )
-from ..engine._handle import h1
-from ..engine._kernels import engine_views
 from ..trees._arena import tree_at
 from ..trees._kernels import has_room, learn_at, needs_step, route
 from ..trees._state import I_NFEAT
