@@ -135,6 +135,12 @@ def our_models() -> dict:
             "interval",
             None,
         ),
+        "normalized": (
+            "NormalizedConformal(10 trees), the default",
+            lambda s: sf.NormalizedConformal(forest=forest(), seed=s),
+            "interval",
+            None,
+        ),
     }
 
 
