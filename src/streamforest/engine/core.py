@@ -998,8 +998,9 @@ class Engine:
                     _PREDICT_ONE_H, (Hd, self.aggregation)
                 )
             y = ep(Hd, self.aggregation)
-        else:
-            y = self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))
-        m = self.features._memo  # remember(row), inline
-        self._hint = m if row is self._row and m[1] is row else None
+            m = self.features._memo  # remember(row), inline
+            self._hint = m if m[1] is row else None
+            return y
+        y = self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))
+        self._hint = None  # (the memo is of the row buffer's encoding only)
         return y
