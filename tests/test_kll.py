@@ -866,3 +866,32 @@ def test_query_functions_held_past_their_sketch_keep_it():
     del s
     gc.collect()
     assert ref() is None
+
+
+def test_many_runs_quantile_is_the_scan_bit_for_bit():
+    """The heap walk over many runs (a forest's leaf sketches) returns exactly what the scan
+    of the runs' heads returns, at both ends, with ties within and across runs (rounded
+    values), weights of several magnitudes, and few runs (where it is the scan)."""
+    from streamforest.sketches.kll import SCAN_RUNS, runs_quantile, runs_quantile_many
+
+    rng = np.random.default_rng(7)
+    qs = np.r_[0.0, 1e-9, np.linspace(0.01, 0.99, 41), 0.5, 1.0 - 1e-12, 1.0]
+    for nruns in (1, 3, SCAN_RUNS, SCAN_RUNS + 1, 40, 90):
+        for rounding in (None, 1):
+            lens = rng.integers(1, 40, nruns)
+            runs = [np.sort(rng.normal(size=n)) for n in lens]
+            if rounding is not None:
+                runs = [np.round(r, rounding) for r in runs]
+            buf = np.concatenate(runs)
+            re_ = np.cumsum(lens).astype(np.int64)
+            rs = (re_ - lens).astype(np.int64)
+            rw = rng.choice([1.0, 2.0, 4.0, 8.0], nruns)  # KLL levels' weights: exact sums
+            if rounding is None:
+                rw /= rng.integers(1, 30)
+            total = float((rw * lens).sum())
+            hv, cur, heap = np.empty(nruns), np.empty(nruns, np.int64), np.empty(nruns, np.int64)
+            exact = np.arange(1.0, total, max(1.0, total // 37)) / total  # cum == target
+            for q in np.r_[qs, exact]:
+                a = runs_quantile(buf, rs, re_, rw, np.int64(nruns), total, q, hv, cur)
+                b = runs_quantile_many(buf, rs, re_, rw, np.int64(nruns), total, q, hv, cur, heap)
+                assert a == b or (np.isnan(a) and np.isnan(b)), (nruns, rounding, q, a, b)

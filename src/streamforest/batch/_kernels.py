@@ -7,7 +7,8 @@ targets of one leaf are a contiguous ascending *run* ``buf[start[t, leaf]:stop[t
 The conditional distribution at ``x`` (Meinshausen 2006) gives every training row ``i`` the weight
 ``(1/T) sum_t [leaf_t(x) = leaf_t(x_i)] / |leaf_t(x)|``: one run per tree with the item weight
 ``1 / (T |leaf|)``.  Quantiles and highest-density intervals of that mixture of runs are read by the
-same kernels OnlineQRF uses on its leaf sketches (:func:`~streamforest.sketches.kll.runs_quantile`,
+same kernels OnlineQRF uses on its leaf sketches
+(:func:`~streamforest.sketches.kll.runs_quantile_many`,
 :func:`~streamforest.sketches.kll.runs_sorted` and
 :func:`~streamforest.sketches.kll.shortest_interval`, HDI-Forest's Algorithm 1)."""
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..sketches.kll import runs_quantile, runs_sorted, shortest_interval
+from ..sketches.kll import runs_quantile_many, runs_sorted, shortest_interval
 
 
 @njit(cache=True, nogil=True)
@@ -76,7 +77,7 @@ def leaf_mixture_query(buf, start, stop, leaves, qs, masses, out_q, out_lo, out_
             rw[r] = 1.0 / ((re[r] - rs[r]) * nr)
             total += rw[r] * (re[r] - rs[r])
         for k in range(qs.shape[0]):
-            out_q[i, k] = runs_quantile(buf, rs, re, rw, nr, total, qs[k], hv, cur)
+            out_q[i, k] = runs_quantile_many(buf, rs, re, rw, nr, total, qs[k], hv, cur, heap)
         if masses.shape[0]:
             m = runs_sorted(buf, rs, re, rw, nr, heap, cur, sv, sw)
             for k in range(masses.shape[0]):

@@ -15,7 +15,7 @@ from ..sketches.kll import (
     LV_N,
     LV_WIDTH,
     append_runs,
-    runs_quantile,
+    runs_quantile_many,
     runs_sorted,
     shortest_interval,
 )
@@ -107,7 +107,7 @@ def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo,
     for i in range(r0, r1):
         nr, total = _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw)
         for k in range(qs.shape[0]):
-            out_q[i, k] = runs_quantile(buf, rs, re, rw, nr, total, qs[k], hv, cur)
+            out_q[i, k] = runs_quantile_many(buf, rs, re, rw, nr, total, qs[k], hv, cur, heap)
         if masses.shape[0]:
             m = runs_sorted(buf, rs, re, rw, nr, heap, cur, sv, sw)
             for k in range(masses.shape[0]):
@@ -179,7 +179,7 @@ def query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, leaves, buf,
     ``heap``, ``hv``, ``cur``: ``n_trees * (LV_WIDTH - 3)``; ``leaves``: ``n_trees``)."""
     nr, total = _gather_leaf_runs(A, x, meinshausen, leaves, buf, rs, re, rw)
     for k in range(qs.shape[0]):
-        out_q[k] = runs_quantile(buf, rs, re, rw, nr, total, qs[k], hv, cur)
+        out_q[k] = runs_quantile_many(buf, rs, re, rw, nr, total, qs[k], hv, cur, heap)
     if masses.shape[0]:
         m = runs_sorted(buf, rs, re, rw, nr, heap, cur, sv, sw)
         for k in range(masses.shape[0]):
