@@ -381,3 +381,27 @@ def test_information_gain_terms_from_the_table_are_the_computed_ones():
     probes = np.array([-1.0, -0.0, 0.5, 1.5, 2.25, XLX_N - 0.5, XLX_N, XLX_N + 1.0, 1e6, 1e300,
                        np.inf, np.nan, 4095.000000001])  # fmt: skip
     assert _xlx_mismatches(XLX, probes) == 0
+
+
+@pytest.mark.parametrize("leaf", ["nba", "nb", "mc"])
+def test_learning_after_a_prediction_of_the_same_dict_is_unchanged(leaf):
+    """predict_one(x) then learn_one(x) reuses the trees' leaves and votes of the prediction
+    (a memo); with copies of x (no memo) the ensemble learns exactly the same."""
+    X, y = next(iter(S.Agrawal(n=3000, seed=3).chunks(3000)))
+    names = [f"f{j}" for j in range(X.shape[1])]
+    rows = [dict(zip(names, r, strict=True)) for r in X.tolist()]
+    kw = dict(mode="seeds", n_members=5, grace_period=10, leaf_prediction=leaf, seed=7)
+    a = sf.ACTSEREnsembleClassifier(**kw)
+    b = sf.ACTSEREnsembleClassifier(**kw)
+    pa, pb = [], []
+    for x, t in zip(rows, y.tolist(), strict=True):
+        pa.append(a.predict_proba_one(x))
+        a.learn_one(x, t)
+        pb.append(b.predict_proba_one(dict(x)))
+        b.learn_one(dict(x), t)
+    assert pa == pb
+    assert a.alternate_stats == b.alternate_stats and a.alternate_stats["started"] > 0
+    a.predict_proba_one(rows[0])
+    assert a._hint is not None  # the memo is kept for a learn_one of rows[0]
+    b.predict_proba_one(dict(rows[0]))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
