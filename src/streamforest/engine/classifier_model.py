@@ -139,20 +139,46 @@ class EngineClassifier(Estimator):
         fs = self._features()
         self._hint = None
         n = n_rows(X)
-        labels = _labels(y, n)
+        labels = self._checked_labels(y, n)
         wa = check_weights(w, n)
         Xa = fs.encode_array(X, learn=True)
         if not n:
             return self
         if Xa.shape[1] == 0 and len(fs) == 0:
             raise ValueError("no feature has been seen yet: an example needs at least one feature")
-        ya = np.array([self._index_of(v) for v in labels], dtype=np.float64)
+        ya = self._indices_of(labels)
         e = self.engine_
         e.sync()
         Xa = self._pad(Xa)
         W = e.bagging_weights(wa)
         e.run(lambda A, t, i: CK.learn_rows(A, t, Xa, ya, W, i), n, rows=(Xa, ya, wa))
         return self
+
+    @staticmethod
+    def _checked_labels(y, n: int):
+        """``y`` checked: a 1-d numpy array of numbers, bools or strings as it is (its labels are
+        checked by :meth:`_indices_of`, a class each), anything else as the list of
+        :func:`~streamforest._labels.check_labels`."""
+        a = y.to_numpy() if hasattr(y, "to_numpy") else y
+        if isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype.kind in "iubfU":
+            if a.shape[0] != n:
+                raise ValueError(f"y has {a.shape[0]} labels for {n} rows of X")
+            return a
+        return _labels(y, n)
+
+    def _indices_of(self, labels) -> np.ndarray:
+        """The class indices (float64) of ``labels`` (from :meth:`_checked_labels`), new
+        labels registered in order of first appearance, as one :meth:`_index_of` per label
+        would: for an array, once per distinct label (its first occurrence's value)."""
+        if not isinstance(labels, np.ndarray):
+            return np.array([self._index_of(v) for v in labels], dtype=np.float64)
+        u, first, inv = np.unique(labels, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        values = [_label(labels[first[j]]) for j in order.tolist()]  # all checked first
+        idx = np.empty(u.shape[0], dtype=np.float64)
+        for j, v in zip(order.tolist(), values, strict=True):
+            idx[j] = self._index_of(v)
+        return idx[inv.reshape(-1)]
 
     # --- prediction ------------------------------------------------------------------------------
     def _tree_probas(self, Xa: np.ndarray) -> np.ndarray:
