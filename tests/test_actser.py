@@ -13,7 +13,14 @@ from numba import njit
 import streamforest as sf
 from streamforest import streams as S
 from streamforest.trees import _state as TS
-from streamforest.trees._class_kernels import _nb_class, _nb_class_fast, page_hinkley_01
+from streamforest.trees._class_kernels import (
+    XLX,
+    XLX_N,
+    _nb_class,
+    _nb_class_fast,
+    _xlx,
+    page_hinkley_01,
+)
 from streamforest.trees._kernels import route
 
 Z = 4.0  # binomial bounds at about 4 standard deviations
@@ -352,3 +359,49 @@ def test_a_nominal_feature_that_emerges_later_gets_its_category_weights():
     st = m.engine_.state(0)
     assert S.n_nominal(st) == 1 and st.lf_ncc.shape[1] == 1 and st.lf_ncc.shape[2] >= 3 * 2
     assert [m.predict_one({"a": 0.5, "b": 0.5, "c": c}) for c in "pqr"] == [0, 1, 0]
+
+
+@njit(cache=True)
+def _xlx_mismatches(table, probes):
+    """Entries of the table, and probes through the kernels' ``_xlx``, that differ from the
+    compiled ``v * np.log2(v)`` (0 for ``v <= 0``) bit for bit."""
+    bad = 0
+    for i in range(table.shape[0]):
+        v = np.float64(i)
+        want = v * np.log2(v) if v > 0.0 else 0.0
+        bad += table[i] != want or _xlx(v) != want
+    for v in probes:
+        want = v * np.log2(v) if v > 0.0 else 0.0
+        bad += not (_xlx(v) == want or (np.isnan(want) and np.isnan(_xlx(v))))
+    return bad
+
+
+def test_information_gain_terms_from_the_table_are_the_computed_ones():
+    assert XLX.shape == (XLX_N,)
+    probes = np.array([-1.0, -0.0, 0.5, 1.5, 2.25, XLX_N - 0.5, XLX_N, XLX_N + 1.0, 1e6, 1e300,
+                       np.inf, np.nan, 4095.000000001])  # fmt: skip
+    assert _xlx_mismatches(XLX, probes) == 0
+
+
+@pytest.mark.parametrize("leaf", ["nba", "nb", "mc"])
+def test_learning_after_a_prediction_of_the_same_dict_is_unchanged(leaf):
+    """predict_one(x) then learn_one(x) reuses the trees' leaves and votes of the prediction
+    (a memo); with copies of x (no memo) the ensemble learns exactly the same."""
+    X, y = next(iter(S.Agrawal(n=3000, seed=3).chunks(3000)))
+    names = [f"f{j}" for j in range(X.shape[1])]
+    rows = [dict(zip(names, r, strict=True)) for r in X.tolist()]
+    kw = dict(mode="seeds", n_members=5, grace_period=10, leaf_prediction=leaf, seed=7)
+    a = sf.ACTSEREnsembleClassifier(**kw)
+    b = sf.ACTSEREnsembleClassifier(**kw)
+    pa, pb = [], []
+    for x, t in zip(rows, y.tolist(), strict=True):
+        pa.append(a.predict_proba_one(x))
+        a.learn_one(x, t)
+        pb.append(b.predict_proba_one(dict(x)))
+        b.learn_one(dict(x), t)
+    assert pa == pb
+    assert a.alternate_stats == b.alternate_stats and a.alternate_stats["started"] > 0
+    a.predict_proba_one(rows[0])
+    assert a._hint is not None  # the memo is kept for a learn_one of rows[0]
+    b.predict_proba_one(dict(rows[0]))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))

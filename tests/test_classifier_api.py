@@ -239,3 +239,39 @@ def test_progressive_val_score_in_river():
         assert acc.get() == pytest.approx(hits / (len(data) - 1))
         assert acc.get() > majority + 0.05
         assert 0 < ll.get() < math.log(2)  # better than a coin's log loss
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        np.array([3, 1, 3, 2, 1, 7]),
+        np.array([2.5, -0.0, 0.0, 2.5, 1.0, -1.0]),
+        np.array(["b", "a", "b", "c", "a", "d"]),
+        np.array([True, False, False, True, True, False]),
+    ],
+)
+def test_label_arrays_register_classes_as_label_lists(labels):
+    """learn_many with a numpy array of labels (indexed per distinct label) registers the classes
+    in order of first appearance, with the first occurrence's value, as with a list."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(labels.shape[0] * 50, 2))
+    y = np.tile(labels, 50)
+    a = sf.ACTSEREnsembleClassifier(n_members=3, seed=1).learn_many(X, y)
+    b = sf.ACTSEREnsembleClassifier(n_members=3, seed=1).learn_many(X, y.tolist())
+    assert a.classes_ == b.classes_ == list(dict.fromkeys(labels.tolist()))
+    assert [type(c) for c in a.classes_] == [type(c) for c in b.classes_]
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    # an int label equal to a known bool/float class is that class (as a dict lookup)
+    before = list(a.classes_)
+    a.learn_many(X[:3], np.array([labels[0]] * 3))
+    assert a.classes_ == before
+
+
+def test_a_missing_label_in_an_array_registers_nothing():
+    m = sf.ACTSEREnsembleClassifier(n_members=2, seed=1)
+    m.learn_many(np.zeros((2, 1)), np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="missing label"):
+        m.learn_many(np.zeros((3, 1)), np.array([5.0, np.nan, 6.0]))
+    assert m.classes_ == [1.0, 2.0]
+    with pytest.raises(ValueError, match="labels for 3 rows"):
+        m.learn_many(np.zeros((3, 1)), np.array([1, 2]))

@@ -11,13 +11,20 @@ probability: :func:`vote` (one row) and :func:`vote_rows` (a chunk) compute the 
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from ..trees._arena import tree_at
-from ..trees._class_kernels import argmax, learn_batch, learn_step, predict_proba_batch
-from ..trees._class_kernels import predict_proba_row as _tree_proba
-from ..trees._kernels import has_room
-from ..trees._state import I_NSEEN
+from ..trees._class_kernels import (
+    argmax,
+    leaf_proba_votes,
+    learn_batch,
+    learn_step,
+    learn_step_at,
+    predict_proba_batch,
+)
+from ..trees._kernels import has_room, route
+from ..trees._state import I_NFEAT, I_NSEEN
 from ._kernels import DONE, FRESH, bagging_weight
 
 
@@ -36,11 +43,14 @@ def predict_proba_rows(A, t, X, P):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0):
+def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M):
     """Every tree learns ``(x, y)`` (``y`` a class index) with its bagging weight ``wt[t]``
     (drawn on a new row, ``t0 = FRESH``), as :func:`streamforest.engine._kernels.learn_one`
-    does; ``P[t]`` gets the class tree t predicted before learning.  Returns ``(DONE, 0.0)`` or
-    ``(t, 0.0)`` for a tree that lacks room (call again with ``t0 = t`` once it has grown)."""
+    does; ``P[t]`` gets the class tree t predicted before learning.  ``M``: the memo
+    :func:`predict_proba_one` left for this very row (``(4, n_trees)``: leaf node, rows seen,
+    majority and naive Bayes votes), or of width 0; a tree uses its column while it has seen
+    no row since.  Returns ``(DONE, 0.0)`` or ``(t, 0.0)`` for a tree that lacks room (call
+    again with ``t0 = t`` once it has grown)."""
     T = A.lay.shape[0]
     if t0 == FRESH:
         for t in range(T):
@@ -52,7 +62,11 @@ def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0):
         if wt[t] > 0.0 and not has_room(st, prm):
             return t, 0.0
         if wt[t] > 0.0:
-            P[t] = learn_step(st, prm, x, y, wt[t])
+            if t < M.shape[1] and M[1, t] == st.ints[I_NSEEN]:  # routed and voted just before
+                P[t] = learn_step_at(st, prm, np.int64(M[0, t]), x, y, wt[t],
+                                     np.int64(M[2, t]), np.int64(M[3, t]))  # fmt: skip
+            else:
+                P[t] = learn_step(st, prm, x, y, wt[t])
         else:
             st.ints[I_NSEEN] += 1  # a row of weight 0 is only counted
     return DONE, 0.0
@@ -87,11 +101,18 @@ def vote_rows(PT, mean, votes, cls):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def predict_proba_one(A, x, PT, mean, votes):
+def predict_proba_one(A, x, PT, mean, votes, M):
     """The forest's answer for row ``x``: ``mean`` gets the mean class probabilities, the
-    majority class is returned (``PT``: ``(T, 1, K)`` scratch, ``votes``: ``(K,)`` scratch)."""
+    majority class is returned (``PT``: ``(T, 1, K)`` scratch, ``votes``: ``(K,)`` scratch).
+    Each tree's leaf node, rows seen and votes go to the memo ``M`` (``(4, T)``, see
+    :func:`learn_one`)."""
     K = PT.shape[2]
     for t in range(A.lay.shape[0]):
         st, prm = tree_at(A, t)
-        _tree_proba(st, prm, x, PT[t, 0])
+        node = route(st, x)
+        mc, nb = leaf_proba_votes(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT], PT[t, 0])
+        M[0, t] = node
+        M[1, t] = st.ints[I_NSEEN]
+        M[2, t] = mc
+        M[3, t] = nb
     return _vote_row(PT, 0, K, mean, votes)

@@ -27,6 +27,8 @@ from ..base import Estimator
 from ..features import FeatureSpace, check_weights, n_rows, weight_of
 from . import _class_kernels as CK
 
+_NO_MEMO = np.zeros((4, 0))  # no per-tree memo (see _class_kernels.learn_one)
+
 
 class EngineClassifier(Estimator):
     """Base of the classifiers run by an :class:`~streamforest.engine.core.Engine`."""
@@ -86,6 +88,8 @@ class EngineClassifier(Estimator):
         d.pop("_pt", None)
         d.pop("_mean", None)
         d.pop("_votes", None)
+        d.pop("_cmemo", None)
+        d.pop("_hint", None)
         return d
 
     def _pad(self, Xa: np.ndarray) -> np.ndarray:
@@ -107,11 +111,14 @@ class EngineClassifier(Estimator):
     def _learn_one(self, x, label, wf: float) -> None:
         e = self.engine_
         fs = self.features_
+        h = self.__dict__.get("_hint")  # the memo of predict_one(x) just before (see _one)
+        self._hint = None
         if e._fitted and label in self._class_index:  # the hot path
             row = e.encode_one(x, True)
             if fs.version != e._synced:
                 e.sync()
-            e.learn_one(row, float(self._class_index[label]), wf, kernel=CK.learn_one)
+            M = self._cmemo if h is not None and h is fs._memo and row is e._row else _NO_MEMO
+            e.learn_one(row, float(self._class_index[label]), wf, kernel=CK.learn_one, extra=(M,))
             return
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
@@ -122,7 +129,7 @@ class EngineClassifier(Estimator):
         e.sync()
         if not e.fitted:
             raise ValueError("no feature has been seen yet: an example needs at least one feature")
-        e.learn_one(row, float(k), wf, kernel=CK.learn_one)
+        e.learn_one(row, float(k), wf, kernel=CK.learn_one, extra=(_NO_MEMO,))
 
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` (2-d array or DataFrame) with labels ``y`` in order, with
@@ -130,21 +137,48 @@ class EngineClassifier(Estimator):
         if "features_" not in self.__dict__:
             return self._first_call(EngineClassifier.learn_many, X, y, w)
         fs = self._features()
+        self._hint = None
         n = n_rows(X)
-        labels = _labels(y, n)
+        labels = self._checked_labels(y, n)
         wa = check_weights(w, n)
         Xa = fs.encode_array(X, learn=True)
         if not n:
             return self
         if Xa.shape[1] == 0 and len(fs) == 0:
             raise ValueError("no feature has been seen yet: an example needs at least one feature")
-        ya = np.array([self._index_of(v) for v in labels], dtype=np.float64)
+        ya = self._indices_of(labels)
         e = self.engine_
         e.sync()
         Xa = self._pad(Xa)
         W = e.bagging_weights(wa)
         e.run(lambda A, t, i: CK.learn_rows(A, t, Xa, ya, W, i), n, rows=(Xa, ya, wa))
         return self
+
+    @staticmethod
+    def _checked_labels(y, n: int):
+        """``y`` checked: a 1-d numpy array of numbers, bools or strings as it is (its labels are
+        checked by :meth:`_indices_of`, a class each), anything else as the list of
+        :func:`~streamforest._labels.check_labels`."""
+        a = y.to_numpy() if hasattr(y, "to_numpy") else y
+        if isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype.kind in "iubfU":
+            if a.shape[0] != n:
+                raise ValueError(f"y has {a.shape[0]} labels for {n} rows of X")
+            return a
+        return _labels(y, n)
+
+    def _indices_of(self, labels) -> np.ndarray:
+        """The class indices (float64) of ``labels`` (from :meth:`_checked_labels`), new
+        labels registered in order of first appearance, as one :meth:`_index_of` per label
+        would: for an array, once per distinct label (its first occurrence's value)."""
+        if not isinstance(labels, np.ndarray):
+            return np.array([self._index_of(v) for v in labels], dtype=np.float64)
+        u, first, inv = np.unique(labels, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        values = [_label(labels[first[j]]) for j in order.tolist()]  # all checked first
+        idx = np.empty(u.shape[0], dtype=np.float64)
+        for j, v in zip(order.tolist(), values, strict=True):
+            idx[j] = self._index_of(v)
+        return idx[inv.reshape(-1)]
 
     # --- prediction ------------------------------------------------------------------------------
     def _tree_probas(self, Xa: np.ndarray) -> np.ndarray:
@@ -200,7 +234,12 @@ class EngineClassifier(Estimator):
             pt = self._pt = np.zeros((e.n_trees, 1, K))
             self._mean = np.zeros(K)
             self._votes = np.zeros(K)
-        k = e.call(CK.predict_proba_one, (e.arena, row, pt, self._mean, self._votes))
+            self._cmemo = np.zeros((4, e.n_trees))
+        k = e.call(CK.predict_proba_one, (e.arena, row, pt, self._mean, self._votes, self._cmemo))
+        # the trees' leaves and votes of this row, for a learn_one of the same dict next (its
+        # encoding then returns this very buffer, the FeatureSpace's memo unchanged)
+        m = self.features_._memo
+        self._hint = m if row is e._row and m[1] is row else None
         return self._mean, k
 
     def predict_proba_one(self, x: Mapping[Hashable, object]) -> dict:

@@ -352,6 +352,80 @@ def leaf_proba(st, prm, leaf, x, nfeat, out):
 
 
 @njit(cache=True, inline="always")
+def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
+    """:func:`leaf_proba` into ``out[:K]`` and ``(majority class, naive Bayes class or -1)``:
+    the naive Bayes class is :func:`leaf_votes`' when the leaf answers with naive Bayes (its
+    scores are the ones the probabilities come from, so it costs nothing more), -1 (not
+    computed) otherwise.  A per-example prediction keeps the votes for the learning step that
+    follows (:func:`learn_step_at`)."""
+    K = st.lf_cc.shape[1]
+    total = 0.0
+    mc = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
+    best = -1.0
+    present = 0
+    for k in range(K):  # as leaf_votes
+        c = st.lf_cc[leaf, k]
+        total += c
+        present += c > 0.0
+        if c > best:
+            best = c
+            mc = k
+    one = prm.leaf_model == LEAF_MC or present <= 1  # leaf_votes: naive Bayes is mc
+    if total <= 0.0:  # as leaf_proba (and leaf_votes: nothing present)
+        for k in range(K):
+            out[k] = 1.0 / K
+        return mc, mc
+    if not _uses_nb(st, prm, leaf):
+        for k in range(K):
+            out[k] = st.lf_cc[leaf, k] / total
+        return mc, (mc if one else np.int64(-1))
+    # naive Bayes answers: leaf_proba's scores, and _nb_class_fast's choice from the same scores
+    top = -np.inf
+    nb = np.int64(-1)
+    best_lo = -np.inf
+    best_f = -np.inf
+    u1 = -np.inf
+    u2 = -np.inf
+    u1k = -1
+    certified = True
+    for k in range(K):
+        ck = st.lf_cc[leaf, k]
+        if ck <= 0.0:
+            out[k] = -np.inf
+            continue
+        f, tol = _nb_score_fast(st, leaf, x, nfeat, k, np.log(ck / total))
+        if np.isfinite(f) and np.isfinite(tol):
+            out[k] = f
+            if f > best_f:
+                best_f = f
+                best_lo = f - tol
+                nb = k
+            hi = f + tol
+            if hi > u1:
+                u2 = u1
+                u1 = hi
+                u1k = k
+            elif hi > u2:
+                u2 = hi
+        else:
+            certified = False
+            out[k] = _nb_score(st, leaf, x, nfeat, k, total)
+        top = max(top, out[k])
+    s = 0.0
+    for k in range(K):
+        out[k] = np.exp(out[k] - top) if out[k] > -np.inf else 0.0
+        s += out[k]
+    for k in range(K):
+        out[k] /= s
+    if one:
+        return mc, mc
+    other = u2 if u1k == nb else u1
+    if not (certified and best_lo > other):
+        nb = _nb_class(st, leaf, x, nfeat, total, mc)
+    return mc, nb
+
+
+@njit(cache=True, inline="always")
 def argmax(p, K):
     best = 0
     for k in range(1, K):
@@ -436,8 +510,23 @@ def _observe_leaf(st, prm, leaf, x, y, w, nfeat, mc, nb):
 
 # ------------------------------------------------------------------------------------------------
 # information gain
+# ``v log2 v`` of the whole numbers below XLX_N, the values the compiled ``v * np.log2(v)``
+# gives (both call the C library's log2; tests/test_actser.py checks every entry against
+# the compiled expression): class weights are whole numbers with unit sample weights and Poisson
+# bagging, so an information gain reads its terms here instead of taking a logarithm each
+# (on WISDM's 44 features and 6 classes a split attempt took 792 of them)
+XLX_N = 4096
+XLX = np.array([0.0] + [float(i) * math.log2(float(i)) for i in range(1, XLX_N)])
+
+
 @njit(cache=True, inline="always")
 def _xlx(v):
+    """``v log2 v`` (0 for ``v <= 0``): from the table :data:`XLX` for whole ``v < XLX_N``,
+    the same value bit for bit."""
+    if 0.0 <= v < XLX_N:
+        i = np.int64(v)
+        if i == v:
+            return XLX[i]
     return v * np.log2(v) if v > 0.0 else 0.0
 
 
@@ -906,6 +995,22 @@ def learn_step(st, prm, x, y, w):
     node = route(st, x)
     leaf = st.nd_leaf[node]
     mc, nb = leaf_votes(st, prm, leaf, x, st.ints[I_NFEAT])
+    pred = choose(st, prm, leaf, mc, nb)
+    st.ints[I_NSEEN] += 1
+    if w > 0.0:
+        if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapt(st, prm, x, y, w, pred)):
+            _learn_row(st, prm, node, x, y, w, mc, nb)
+    return pred
+
+
+@njit(cache=True, inline="always")
+def learn_step_at(st, prm, node, x, y, w, mc, nb):
+    """:func:`learn_step` for a row a prediction just routed to leaf node ``node`` (the tree
+    unchanged since), whose votes there it kept (``nb = -1``: not computed, see
+    :func:`leaf_proba_votes`)."""
+    leaf = st.nd_leaf[node]
+    if nb < 0:
+        mc, nb = leaf_votes(st, prm, leaf, x, st.ints[I_NFEAT])
     pred = choose(st, prm, leaf, mc, nb)
     st.ints[I_NSEEN] += 1
     if w > 0.0:
