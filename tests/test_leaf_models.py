@@ -50,3 +50,36 @@ def test_heavy_sample_weights_do_not_blow_up_linear_leaves(cls):
     e = np.abs(model.predict_learn_many(X, y, w=np.full(len(y), 3.0)) - y)
     assert e.max() < 30.0
     assert e[-50_000:].mean() < 1.5  # and it learns: a mean leaf's error here is about 1.9
+
+
+@pytest.mark.parametrize("leaf_model", ["linear", "adaptive"])
+def test_feature_statistics_are_exactly_the_welford_folds_of_the_values(leaf_model):
+    """A leaf's normaliser (``lf_x``) holds, for each numeric feature, exactly (bit for bit) the
+    statistic :func:`~streamforest.stats.welford_update` gives folded over the feature's
+    non-missing values and their weights: features whose values go missing on different rows
+    have different weights, which the update must not mix up (it divides once per distinct
+    weight); a nominal feature has none."""
+    from streamforest.stats import stats_of
+
+    rng = np.random.default_rng(3)
+    n, p = 1500, 5
+    X = rng.normal(size=(n, p)) * [1.0, 1e3, 1e-3, 1.0, 1.0] + [0.0, 1e6, 0.0, 5.0, 0.0]
+    X[:, 3] = rng.integers(0, 4, n)  # nominal
+    X[rng.random((n, p)) < [0.0, 0.1, 0.3, 0.05, 0.0]] = np.nan
+    X[:200, 4] = np.nan  # a feature whose first values come late
+    y = X[:, 0] + 1e-3 * np.nan_to_num(X[:, 1] - 1e6) + rng.normal(size=n)
+    w = rng.choice([0.0, 1.0, 2.0, 0.5], size=n)
+    model = sf.HoeffdingTreeRegressor(
+        leaf_model=leaf_model, grace_period=10**6, nominal_features=(3,), seed=0
+    )
+    model.learn_many(X, y, w=w)
+    st = model.state_
+    leaf = int(st.nd_leaf[0])
+    assert st.nd_feat[0] < 0  # a single leaf: it learnt every row
+    for j in range(p):
+        got = tuple(float(v) for v in st.lf_x[leaf, j])
+        if j == 3:
+            assert got == (0.0, 0.0, 0.0, 0.0)
+            continue
+        ok = ~np.isnan(X[:, j]) & (w > 0)
+        assert got == stats_of(X[ok, j], w[ok]), j

@@ -60,7 +60,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..stats import welford_update
+from ..stats import _add_to_mean, welford_update
 from ._state import LEAF_ADAPTIVE, LEAF_BAYES, LEAF_MEAN, LEV_TERM, S_HI, S_LO, S_M2, S_W
 
 
@@ -164,13 +164,35 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
     else:
         return
     # feature statistics: the normaliser of the linear model
+    _feature_stats(st, leaf, x, w, nfeat)
+
+
+@njit(cache=True, inline="always")
+def _feature_stats(st, leaf, x, w, nfeat):
+    """Add ``(x_j, w)`` to each numeric feature's statistic at ``leaf`` (missing values skipped):
+    :func:`~streamforest.stats.welford_update` written out so that the step ``w / (w_j + w)``
+    is divided once for the features whose weights are equal (all of them, unless some values
+    were missing): the same operations on the same operands, so the same bits."""
+    s = st.lf_x
+    w_prev = -1.0
+    w_new = 0.0
+    step = 0.0
     for j in range(nfeat):
         xj = x[j]
         if not np.isnan(xj) and not st.ft_nominal[j]:
-            s = st.lf_x
-            s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3] = welford_update(
-                s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3], xj, w
-            )
+            wj = s[leaf, j, 0]
+            if wj != w_prev:
+                w_prev = wj
+                w_new = wj + w
+                step = w / w_new
+            hi = s[leaf, j, 1]
+            lo = s[leaf, j, 2]
+            d = (xj - hi) - lo
+            hi, lo = _add_to_mean(hi, lo, d * step)
+            s[leaf, j, 0] = w_new
+            s[leaf, j, 1] = hi
+            s[leaf, j, 2] = lo
+            s[leaf, j, 3] = s[leaf, j, 3] + w * d * ((xj - hi) - lo)
 
 
 MAX_INHERIT_RATIO = 5.0  # a child with less than 1/5 of its parent's spread starts afresh
