@@ -605,12 +605,15 @@ class Engine:
                 kw["bins"] = min(prm.max_bins, 2 * n_bins)
             if not kw:
                 raise RuntimeError("internal error: the tree asked for room it does not need")
+            old = st
             st = S.grow(st, **kw)
             if "bins" in kw:
                 rebuild_hash(st)
             # the row laid out afresh (no hole where a grown field was): what the process holds
-            # for the tree is then what memory_bytes counts
-            self._put(bg, AR.store(self._arena_of(bg), t, st))
+            # for the tree is then what memory_bytes counts; the fields growth left alone are
+            # the loaded views of the row
+            views = [a is b for a, b in zip(st, old, strict=True)]
+            self._put(bg, AR.store(self._arena_of(bg), t, st, views=views))
         budget.release_free_memory()  # the old arrays and the row's assembly
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
