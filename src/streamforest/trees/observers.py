@@ -29,22 +29,14 @@ sends exactly the examples counted left to the left child (River 0.26.1's QOSpli
 
 Every bin of a tree sits in one open-addressing hash table keyed by (leaf slot, feature, key),
 with linear probing and backward-shift deletion, so freeing an observer leaves no tombstones.
-
-Prefetching (for loops that interleave trees, e.g. every tree learning one example in turn,
-where a tree's bins are no longer in cache when its turn comes): :func:`prefetch_slots` asks
-for the hash-table slots that learning a row at a leaf will probe first, :func:`prefetch_bins`
-(once those slots arrived) for the bins they hold and the leaf's RMSProp state.  Hints only:
-they read the state but change nothing.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
 from numba import njit
-from numba.core import cgutils, types
+from numba.core import types
 from numba.extending import intrinsic
-from numba.np.arrayobj import make_array
 
 from ..rng import mix64
 from ..stats import chan_merge, chan_subtract, welford_update
@@ -63,9 +55,7 @@ from ._state import (
     I_BIN_FREE,
     I_BIN_HW,
     I_BINS_LIVE,
-    I_NFEAT,
     OBS_EBST,
-    SPLIT_OBSERVERS,
 )
 
 _KEY_LIMIT = 9.0e15  # |key| cap: integer-valued float64 keys stay exact below 2**53
@@ -361,76 +351,3 @@ def feature_spread(st, leaf, feat):
         v += bn[b, B_W] * (d * d + r * r / 12.0)
         b = np.int64(bn[b, B_NEXT])
     return np.sqrt(v / w)
-
-
-# ------------------------------------------------------------------------------------------------
-# prefetching (see the module docstring)
-@intrinsic
-def prefetch(typingctx, arr, i):
-    """Hint the CPU to bring ``arr.flat[i]`` (``arr`` C-contiguous) into the data cache: LLVM's
-    ``llvm.prefetch`` (a read, high temporal locality), an x86 ``prefetcht0``.  No effect on
-    results; the address is not dereferenced, so it needs no bounds check."""
-    if not isinstance(arr, types.Array) or not isinstance(i, types.Integer):
-        return None
-    sig = types.none(arr, i)
-
-    def codegen(context, builder, signature, args):
-        a = make_array(signature.args[0])(context, builder, args[0])
-        idx = context.cast(builder, args[1], signature.args[1], types.intp)
-        ptr = builder.gep(a.data, [idx])
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@njit(cache=True, inline="always")
-def prefetch_slots(st, prm, leaf, x):
-    """Prefetch the hash-table slots that learning row ``x`` at ``leaf`` probes first (one per
-    observed, non-missing feature).  Returns how many."""
-    if st.lf_active[leaf] == 0 or prm.split_rule != SPLIT_OBSERVERS:
-        return 0
-    ht = st.ht
-    m = np.uint64(ht.shape[0] - 1)
-    n = 0
-    for j in range(st.ints[I_NFEAT]):
-        xj = x[j]
-        if st.lf_mask[leaf, j] == 1 and not np.isnan(xj):
-            key = bin_key(xj, prm.observer, st.lf_scale[leaf, j], st.ft_nominal[j] == 1)
-            prefetch(ht, _home(leaf, j, key, m))
-            n += 1
-    return n
-
-
-@njit(cache=True, inline="always")
-def prefetch_bins(st, prm, leaf, x):
-    """Prefetch the leaf's RMSProp state and the bins (both cache lines of each) held by the
-    slots :func:`prefetch_slots` asked for (read here: best some time after it).  Returns how
-    many bins."""
-    g = st.lf_rms
-    gw = g.shape[1]
-    if gw > 0:
-        for k in range(0, gw, 8):
-            prefetch(g, leaf * gw + k)
-        prefetch(g, leaf * gw + gw - 1)
-    if st.lf_active[leaf] == 0 or prm.split_rule != SPLIT_OBSERVERS:
-        return 0
-    ht = st.ht
-    bn = st.bn
-    nc = bn.shape[1]
-    m = np.uint64(ht.shape[0] - 1)
-    n = 0
-    for j in range(st.ints[I_NFEAT]):
-        xj = x[j]
-        if st.lf_mask[leaf, j] == 1 and not np.isnan(xj):
-            key = bin_key(xj, prm.observer, st.lf_scale[leaf, j], st.ft_nominal[j] == 1)
-            b = ht[_home(leaf, j, key, m)]
-            if b >= 0:
-                prefetch(bn, b * nc)
-                prefetch(bn, b * nc + nc - 1)
-                n += 1
-    return n
