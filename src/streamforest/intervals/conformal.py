@@ -129,8 +129,7 @@ class CPApproximate(IntervalRegressor):
         e = f.engine_
         if self.cal_x_.shape[1] < row.shape[0]:
             self._widen_x(row.shape[0])
-        ch = self.__dict__.get("_ch")  # self._calibration_handle(), inline
-        C = ch[1] if ch is not None and ch[0] is self.cal_x_ else self._calibration_handle()
+        C = self._calibration_handle()
         self.size_ = e.learn_row_with(CK.cp_learn_one_h, C, yf, wf, self.size_)
         self._n_seen += 1
 
@@ -143,11 +142,7 @@ class CPApproximate(IntervalRegressor):
                 row = e.features.encode_dict_into(x, False, e._row)  # e.encode_one(x, False)
                 if row is not e._row:
                     row = e._row = row.reshape(-1)
-                Hd = e._h  # e._handle(), inline
-                if e._h_arena is not e.arena or e._h_row is not row:
-                    Hd = e._handle()
-                ch = self.__dict__.get("_ch")  # self._calibration_handle(), inline
-                C = ch[1] if ch is not None and ch[0] is self.cal_x_ else self._calibration_handle()
+                Hd, C = e._handle(), self._calibration_handle()
                 ep = _PREDICT_ONE.get("one")
                 if ep is None:
                     args = (Hd, C, e.aggregation, self.size_, alpha)

@@ -354,7 +354,7 @@ class NormalizedConformal(IntervalRegressor):
         if be is not None:
             yhat = yhat + mean(be.learn_row(yf - yhat, 1.0))
         s = mean(re.learn_row(abs(yf - yhat), 1.0))
-        yh[0], sp[0], ya[0] = yhat, (s if s >= 0.0 or s != s else 0.0), yf  # np.maximum(s, 0)
+        yh[0], sp[0], ya[0] = yhat, _at_least_zero(s), yf
         self._pass_one(yh, sp, ya, True, _LEARN_LEVELS, half)
         self._n_seen += 1
 
@@ -370,7 +370,7 @@ class NormalizedConformal(IntervalRegressor):
         if be is not None:
             yhat = yhat + be.predict_one(buf)
         s = re.predict_one(buf)
-        yh[0], sp[0], ya[0] = yhat, (s if s >= 0.0 or s != s else 0.0), 0.0
+        yh[0], sp[0], ya[0] = yhat, _at_least_zero(s), 0.0
         alphas = check_alphas(alpha)[0]  # (a shared one-element array)
         self._pass_one(yh, sp, ya, False, alphas, half)
         h = half[0, 0]
@@ -394,6 +394,11 @@ class NormalizedConformal(IntervalRegressor):
         if ep is None:
             ep = _EP["pass"] = entry_point(NK.normalized_pass, args)
         self.size_ = ep(*args)
+
+
+def _at_least_zero(s: float) -> float:
+    """``np.maximum(s, 0.0)`` of a float (what :meth:`NormalizedConformal._spread` applies)."""
+    return s if s >= 0.0 or s != s else 0.0
 
 
 __all__ = ["NormalizedConformal"]

@@ -269,11 +269,9 @@ class OnlineQRF(IntervalRegressor):
                     qs, masses, out_q = levels = self._levels_for(s[1], alphas)
                     s[1]["last"] = (alphas, levels)
                 lo, hi = self._one_scratch(1)
-                Hd = e._h  # e._handle(), inline
-                if e._h_arena is not e.arena or e._h_row is not row:
-                    Hd = e._handle()
-                return e.call(QK.interval_one_h, (Hd, s[2], self.weighting == "meinshausen", qs,
-                                                  masses, out_q, lo, hi))  # fmt: skip
+                meinshausen = self.weighting == "meinshausen"
+                return e.call(QK.interval_one_h, (e._handle(), s[2], meinshausen, qs, masses,
+                                                  out_q, lo, hi))  # fmt: skip
         return super().predict_interval_one(x, alpha)
 
     def _qone_scratch(self):
