@@ -851,14 +851,6 @@ class Engine:
         m = self.features._memo
         self._hint = m if row is self._row and m[1] is row else None
 
-    def _memo_for(self, row: np.ndarray) -> np.ndarray:
-        """The memo for learning ``row`` (width 0: none), used up."""
-        h = self._hint
-        self._hint = None
-        if h is not None and h is self.features._memo and row is self._row:
-            return self._memo
-        return self._no_memo
-
     def learn_one(self, row: np.ndarray, y: float, w: float, kernel=None, extra=(),
                   memo: bool = False, handle=None):  # fmt: skip
         """Every tree learns one encoded row (bagging weights drawn) in one compiled call.
@@ -880,7 +872,7 @@ class Engine:
         build`), the method kernel is called as ``kernel(engine_handle, handle, bagging, y, w,
         t0, memo, *extra)``: the engine's arrays and ``row`` come packed in ``engine_handle``
         (see :data:`~streamforest.engine._kernels.H_SIZE`), ``memo`` a bool."""
-        h = self._hint  # self._memo_for(row), inline: this is the per-example hot path
+        h = self._hint  # the memo of this row's prediction, if one just made it (used up)
         self._hint = None
         own = row is self._row  # the row buffer: the kernel reads it through the handle
         use_memo = h is not None and own and h is self.features._memo
