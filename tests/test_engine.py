@@ -131,6 +131,7 @@ def test_learning_after_a_prediction_is_learning_alone(rng):
         lambda: forest.clone(),
         lambda: sf.CPApproximate(forest=forest.clone(), calibration_size=200, seed=5),
         lambda: sf.GaussianInterval(forest=forest.clone(), seed=5),
+        lambda: sf.OnlineQRF(forest=forest.clone(), seed=5),
     ]:
         a, b = make(), make()
         for i, (d, v) in enumerate(zip(D, y, strict=True)):

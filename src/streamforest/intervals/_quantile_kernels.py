@@ -15,14 +15,17 @@ from ..sketches.kll import (
     LV_N,
     LV_WIDTH,
     append_runs,
+    level_runs,
     runs_quantile_many,
     runs_sorted,
     shortest_interval,
 )
-from ..trees._arena import tree_at
+from ..trees._arena import flat_floats, float_start, tree_at
 from ..trees._kernels import has_room, learn_at, needs_step, route
-from ..trees._state import I_NFEAT
+from ..trees._state import I_NFEAT, TreeState
 from ..trees.leaf_models import predict_leaf
+
+_LF_SK = TreeState._fields.index("lf_sk")  # the leaf sketches' field (a float one)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -117,8 +120,9 @@ def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo,
 # ------------------------------------------------------------------------------------------------
 # one row, read in place from the leaves
 @njit(cache=True, inline="always")
-def _gather_leaf_runs(A, x, meinshausen, leaves, buf, rs, re, rw):
-    """As :func:`_gather_runs` for row ``x``, reading every tree's leaf sketch in place."""
+def _gather_leaf_runs(A, x, meinshausen, leaves, rs, re, rw):
+    """As :func:`_gather_runs` for row ``x``, the runs read in place: ``rs``, ``re`` index
+    :func:`~streamforest.trees._arena.flat_floats` (the leaf sketches' items are not copied)."""
     T = A.lay.shape[0]
     teff = 0
     for t in range(T):
@@ -127,7 +131,6 @@ def _gather_leaf_runs(A, x, meinshausen, leaves, buf, rs, re, rw):
         if st.lf_skl[leaves[t], LV_N] > 0:
             teff += 1
     nr = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
-    nb = 0
     total = 0.0
     for t in range(T):
         st, _ = tree_at(A, t)
@@ -136,7 +139,8 @@ def _gather_leaf_runs(A, x, meinshausen, leaves, buf, rs, re, rw):
         if nt <= 0:
             continue
         mult = 1.0 / (nt * teff) if meinshausen else 1.0
-        nb, nr = append_runs(st.lf_sk[leaf], 0, st.lf_skl[leaf], mult, buf, nb, rs, re, rw, nr)
+        start = float_start(A, t, _LF_SK) + leaf * st.lf_sk.shape[1]
+        nr = level_runs(st.lf_skl[leaf], start, mult, rs, re, rw, nr)
         total += mult * nt
     return nr, total
 
@@ -147,9 +151,9 @@ def query_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
     scratch arrays (``leaves`` to ``sw``, in that order; see :mod:`streamforest.engine._handle`)."""
     A, _, x, _, _, _, _, _ = engine_views(H)
     query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, h1(Q, 0, np.int64),
-              h1(Q, 2, np.float64), h1(Q, 4, np.int64), h1(Q, 6, np.int64), h1(Q, 8, np.float64),
-              h1(Q, 10, np.int64), h1(Q, 12, np.float64), h1(Q, 14, np.int64),
-              h1(Q, 16, np.float64), h1(Q, 18, np.float64))  # fmt: skip
+              h1(Q, 2, np.int64), h1(Q, 4, np.int64), h1(Q, 6, np.float64), h1(Q, 8, np.int64),
+              h1(Q, 10, np.float64), h1(Q, 12, np.int64), h1(Q, 14, np.float64),
+              h1(Q, 16, np.float64))  # fmt: skip
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -170,17 +174,18 @@ def interval_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
-def query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, leaves, buf, rs, re, rw,
-              heap, hv, cur, sv, sw):  # fmt: skip
+def query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, leaves, rs, re, rw, heap, hv,
+              cur, sv, sw):  # fmt: skip
     """For one row ``x``: quantiles ``qs`` (into ``out_q``) and highest-density intervals of the
     masses (into ``out_lo``, ``out_hi``) of the mixture of the trees' leaf sketches, read in
     place; the same values as :func:`mixture_query` on copies.  The rest are scratch arrays
-    (``buf``, ``sv``, ``sw``: ``n_trees`` times a leaf sketch's capacity; ``rs``, ``re``, ``rw``,
+    (``sv``, ``sw``: ``n_trees`` times a leaf sketch's capacity; ``rs``, ``re``, ``rw``,
     ``heap``, ``hv``, ``cur``: ``n_trees * (LV_WIDTH - 3)``; ``leaves``: ``n_trees``)."""
-    nr, total = _gather_leaf_runs(A, x, meinshausen, leaves, buf, rs, re, rw)
+    nr, total = _gather_leaf_runs(A, x, meinshausen, leaves, rs, re, rw)
+    items = flat_floats(A)
     for k in range(qs.shape[0]):
-        out_q[k] = runs_quantile_many(buf, rs, re, rw, nr, total, qs[k], hv, cur, heap)
+        out_q[k] = runs_quantile_many(items, rs, re, rw, nr, total, qs[k], hv, cur, heap)
     if masses.shape[0]:
-        m = runs_sorted(buf, rs, re, rw, nr, heap, cur, sv, sw)
+        m = runs_sorted(items, rs, re, rw, nr, heap, cur, sv, sw)
         for k in range(masses.shape[0]):
             out_lo[k], out_hi[k] = shortest_interval(sv, sw, m, masses[k])

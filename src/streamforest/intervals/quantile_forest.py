@@ -285,9 +285,9 @@ class OnlineQRF(IntervalRegressor):
             R = T * (kll.LV_WIDTH - 3)
             i64 = np.int64
             s = self._qone = (
-                (np.empty(T, i64), np.empty(T * cap), np.empty(R, i64), np.empty(R, i64),
-                 np.empty(R), np.empty(R, i64), np.empty(R), np.empty(R, i64),
-                 np.empty(T * cap), np.empty(T * cap)),
+                (np.empty(T, i64), np.empty(R, i64), np.empty(R, i64), np.empty(R),
+                 np.empty(R, i64), np.empty(R), np.empty(R, i64), np.empty(T * cap),
+                 np.empty(T * cap)),
                 {},
             )  # fmt: skip
             s = self._qone = (*s, build_handle(s[0]))  # the scratch packed (s keeps the arrays)

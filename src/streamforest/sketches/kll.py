@@ -266,23 +266,33 @@ def kll_update(items, lv, r, v, w, capt, rng):
 # ------------------------------------------------------------------------------------------------
 # queries over sorted runs (one sketch, or the union of several)
 @njit(cache=True, inline="always")
-def append_runs(items, off, lv, mult, buf, nbuf, rs, re, rw, nruns):
-    """Append the levels of one sketch (level row ``lv``: count and boundaries; its items in
-    ``items`` from ``off``, e.g. a copy made elsewhere) as runs of ``buf`` (values copied), each
-    item of level h weighing ``mult * 2**h``.  Returns ``(nbuf, nruns)``."""
+def level_runs(lv, start, mult, rs, re, rw, nruns):
+    """Append the levels of one sketch (level row ``lv``) as runs read in place: level h is
+    ``[start + lv[h + 1], start + lv[h + 2])`` of the array holding the sketch's items (``start``:
+    where that array's index of the sketch row's item 0 is), each item weighing
+    ``mult * 2**h``; empty levels are skipped.  Returns ``nruns``."""
     for h in range(lv[LV_H]):
         s = lv[h + 1]
         e = lv[h + 2]
         if e <= s:
             continue
-        rs[nruns] = nbuf
-        for i in range(off + s, off + e):
-            buf[nbuf] = items[i]
-            nbuf += 1
-        re[nruns] = nbuf
+        rs[nruns] = start + s
+        re[nruns] = start + e
         rw[nruns] = mult * float(np.int64(1) << h)
         nruns += 1
-    return nbuf, nruns
+    return nruns
+
+
+@njit(cache=True, inline="always")
+def append_runs(items, off, lv, mult, buf, nbuf, rs, re, rw, nruns):
+    """Append the levels of one sketch (level row ``lv``: count and boundaries; its items in
+    ``items`` from ``off``, e.g. a copy made elsewhere) as runs of ``buf`` (values copied), each
+    item of level h weighing ``mult * 2**h``.  Returns ``(nbuf, nruns)``."""
+    a = lv[1]  # the levels are contiguous: level 0 starts there, the top one ends at the row's end
+    b = lv[lv[LV_H] + 1]
+    for i in range(a, b):
+        buf[nbuf + i - a] = items[off + i]
+    return nbuf + max(b - a, 0), level_runs(lv, nbuf - a, mult, rs, re, rw, nruns)
 
 
 @njit(cache=True, inline="always")

@@ -484,6 +484,20 @@ def _row_view(typingctx, a, t, o, shape, dtype):
 
 
 @njit(cache=True, inline="always")
+def flat_floats(A):
+    """The arena's float array ``A.fa`` as one 1-d view (no copy): item ``j`` of the float field
+    ``k`` of tree ``t`` is ``flat_floats(A)[float_start(A, t, k) + j]`` (C order within the
+    field).  For kernels that gather items of several trees without copying them."""
+    return _row_view(A.fa, 0, 0, (A.fa.shape[0] * A.fa.shape[1],), np.float64)
+
+
+@njit(cache=True, inline="always")
+def float_start(A, t, k):
+    """Index in :func:`flat_floats` of the first item of tree ``t``'s float field ``k``."""
+    return t * A.fa.shape[1] + A.lay[t, k, 0]
+
+
+@njit(cache=True, inline="always")
 def _v1(a, lay, t, k):
     return _row_view(a, t, lay[t, k, 0], (lay[t, k, 1],), a.dtype)
 
