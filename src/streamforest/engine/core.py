@@ -788,7 +788,8 @@ class Engine:
             worker()
         finally:
             for h in helpers:
-                h.result()
+                if not h.cancel():  # (not started: the others took every j)
+                    h.result()
         if errors:
             raise errors[min(errors)]
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 
 import numpy as np
 
@@ -167,8 +165,11 @@ class IntervalRegressor(Estimator):
         def score(stage, a, b, alone):
             pred[a:b], lo[a:b], hi[a:b] = self._score_stage(stage, ya[a:b], alphas, alone)
 
+        # the score stage runs on a thread of the forest's pool: the tree stages take the caller
+        # and n_jobs - 1 of them (Engine.parallel), so one is free
+        scorer = self.forest_.engine_.executor() if overlap else None
         pending = None
-        with ThreadPoolExecutor(1) if overlap else nullcontext() as scorer:
+        try:
             a, k = 0, 0
             while a < n:
                 b = min(n, a + per)
@@ -179,8 +180,8 @@ class IntervalRegressor(Estimator):
                 else:
                     stage = self._tree_stage(Xa[a:b], ya[a:b], wa[a:b], k % 2)
                     if pending is not None:
-                        pending.result()
-                        pending = None
+                        p, pending = pending, None
+                        p.result()
                     if not overlap or b == n:
                         score(stage, a, b, True)
                     else:
@@ -188,6 +189,9 @@ class IntervalRegressor(Estimator):
                 if learn:
                     self._n_seen += b - a
                 a, k = b, k + 1
+        finally:
+            if pending is not None:  # (a tree stage raised: the scoring still finishes first)
+                pending.exception()
         lo = np.where(np.isnan(lo), -np.inf, lo)
         hi = np.where(np.isnan(hi), np.inf, hi)
         return pred, lo, hi
