@@ -158,7 +158,7 @@ class IntervalRegressor(Estimator):
         hi = np.full((n, A), np.inf)
         staged = learn and self._staged(alphas)
         per = self._rows_per_chunk()
-        chunks = max(1, -(-n // per))
+        chunks = self._chunk_count(n, per)
         per = -(-n // chunks)  # (e.g. 1000 rows of at most 760 a chunk: two of 500, not 760 + 240)
         overlap = staged and chunks > 1 and self.forest_.n_jobs > 1
 
@@ -198,6 +198,11 @@ class IntervalRegressor(Estimator):
 
     def _rows_per_chunk(self) -> int:
         return self._chunk_rows
+
+    def _chunk_count(self, n: int, per: int) -> int:
+        """Chunks of a call of ``n`` rows, ``per`` rows a chunk at most (:meth:`_run` makes
+        them of equal length)."""
+        return max(1, -(-n // per))
 
     def _learn_levels(self) -> np.ndarray:
         """Levels computed while only learning (their intervals are discarded)."""
