@@ -193,11 +193,12 @@ class OnlineQRF(IntervalRegressor):
         return P, (bufs, goff, glv), W
 
     def _mixture(self, rec, mask, qs, masses, out_q, out_lo, out_hi, threads=True) -> None:
-        """Run the mixture query on the forest's threads (rows split in blocks)."""
+        """Run the mixture query on the forest's threads (rows split in blocks, four per
+        thread: a thread that is slowed down, e.g. by another process, takes fewer)."""
         n = rec[1].shape[1]
         mein = self.weighting == "meinshausen"
         e = self.forest_.engine_
-        jobs = e.n_jobs if n >= e.parallel_rows and threads else 1
+        jobs = 4 * e.n_jobs if n >= e.parallel_rows and threads and e.n_jobs > 1 else 1
         bounds = np.linspace(0, n, jobs + 1).astype(int)
 
         def run(j):
