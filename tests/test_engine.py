@@ -378,28 +378,3 @@ def test_a_copy_learning_one_by_one_leaves_the_original_alone(rng, kind):
     final = [ref.predict_one(d) for d in D[2400:]]
     for other in (m, *twins):
         assert [other.predict_one(d) for d in D[2400:]] == final
-
-
-def test_parallel_runs_every_index_once_and_raises_the_lowest_error():
-    """Engine.parallel (the forest's threads, the caller one of them): every index runs exactly
-    once, also after one raised, and the exception of the lowest failing index is raised."""
-    import threading
-    import time
-
-    e = sf.OnlineForestRegressor(n_trees=3, n_jobs=2, seed=0)._engine
-    seen = []
-    lock = threading.Lock()
-
-    def run(j):
-        with lock:
-            seen.append(j)
-        time.sleep(0.001)
-        if j in (7, 3):
-            raise ValueError(str(j))
-
-    with pytest.raises(ValueError, match="^3$"):
-        e.parallel(run, 12)
-    assert sorted(seen) == list(range(12))
-    seen.clear()
-    e.parallel(run, 3)  # no failing index
-    assert sorted(seen) == [0, 1, 2]

@@ -751,47 +751,10 @@ class Engine:
     def each_tree(self, run, n: int) -> None:
         """``run(t)`` for every tree, on ``n_jobs`` threads when the chunk is long enough."""
         if self.n_jobs > 1 and n >= self.parallel_rows:
-            self.parallel(run, self.n_trees)
+            list(self.executor().map(run, range(self.n_trees)))
         else:
             for t in range(self.n_trees):
                 run(t)
-
-    def parallel(self, run, k: int) -> None:
-        """``run(j)`` for ``j`` in ``0..k-1`` on ``n_jobs`` threads, the calling thread one of
-        them: each takes the next ``j`` when it is free.  The caller would only wait otherwise,
-        and one task per thread instead of one per ``j`` saves the hand-overs (a chunk of 1000
-        rows made ten: about 0.4 ms of the caller's time and as many wake-ups of a worker).
-        All ``j`` run even if one raises; the exception of the lowest ``j`` is raised."""
-        jobs = min(self.n_jobs, k)
-        if jobs <= 1:
-            for j in range(k):
-                run(j)
-            return
-        todo = iter(range(k))
-        take = threading.Lock()
-        errors = {}
-
-        def worker():
-            while True:
-                with take:
-                    j = next(todo, None)
-                if j is None:
-                    return
-                try:
-                    run(j)
-                except Exception as exc:  # raised below, once every j has run
-                    errors[j] = exc
-
-        ex = self.executor()
-        helpers = [ex.submit(worker) for _ in range(jobs - 1)]
-        try:
-            worker()
-        finally:
-            for h in helpers:
-                if not h.cancel():  # (not started: the others took every j)
-                    h.result()
-        if errors:
-            raise errors[min(errors)]
 
     def run(self, step, n: int, before=None, on_reset=None, rows=None) -> None:
         """:meth:`drive` every tree through ``step``; ``before`` and ``on_reset`` take

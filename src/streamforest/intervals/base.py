@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -165,11 +167,8 @@ class IntervalRegressor(Estimator):
         def score(stage, a, b, alone):
             pred[a:b], lo[a:b], hi[a:b] = self._score_stage(stage, ya[a:b], alphas, alone)
 
-        # the score stage runs on a thread of the forest's pool: the tree stages take the caller
-        # and n_jobs - 1 of them (Engine.parallel), so one is free
-        scorer = self.forest_.engine_.executor() if overlap else None
         pending = None
-        try:
+        with ThreadPoolExecutor(1) if overlap else nullcontext() as scorer:
             a, k = 0, 0
             while a < n:
                 b = min(n, a + per)
@@ -189,9 +188,6 @@ class IntervalRegressor(Estimator):
                 if learn:
                     self._n_seen += b - a
                 a, k = b, k + 1
-        finally:
-            if pending is not None:  # (a tree stage raised: the scoring still finishes first)
-                pending.exception()
         lo = np.where(np.isnan(lo), -np.inf, lo)
         hi = np.where(np.isnan(hi), np.inf, hi)
         return pred, lo, hi

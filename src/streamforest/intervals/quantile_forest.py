@@ -206,7 +206,10 @@ class OnlineQRF(IntervalRegressor):
                 *rec, mask, mein, qs, masses, out_q, out_lo, out_hi, bounds[j], bounds[j + 1]
             )
 
-        e.parallel(run, jobs)
+        if jobs > 1:
+            list(e.executor().map(run, range(jobs)))
+        else:
+            run(0)
 
     def _query(self, rec, mask, alphas, threads=True):
         """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of the trees in ``mask``."""
