@@ -432,3 +432,39 @@ def test_conformal_pass_equals_a_full_sort_under_random_rescoring():
     assert size == present.sum()
     assert np.array_equal(half, ref)
     assert np.array_equal(ss[:size], np.sort(score[present]))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_qrf_chunks_from_the_record_budget_change_nothing(jobs, rng, monkeypatch):
+    """OnlineQRF sizes a call's chunks from a budget of leaf-sketch copies: with a budget of
+    almost nothing (256-row chunks), a call of up to two chunks' rows runs as one chunk, a
+    longer one as equal chunks (with n_jobs=2, each scored while the trees learn the next, the
+    last on the forest's threads).  The results are those of one call on all rows."""
+    X, y = friedman1(3000, rng)
+
+    def make(n_jobs):
+        f = sf.OnlineForestRegressor(
+            n_trees=4, n_jobs=n_jobs, tree=sf.HoeffdingTreeRegressor(grace_period=40)
+        )
+        return sf.OnlineQRF(forest=f, seed=2)
+
+    whole = make(1)
+    pw, iw = whole.predict_learn_many(X, y, alpha=[0.1, 0.3])
+    monkeypatch.setattr(sf.OnlineQRF, "_record_budget", 1)
+    stages = []
+    tree_stage = sf.OnlineQRF._tree_stage
+
+    def counted(self, Xa, *args):
+        stages.append(Xa.shape[0])
+        return tree_stage(self, Xa, *args)
+
+    monkeypatch.setattr(sf.OnlineQRF, "_tree_stage", counted)
+    parts = make(jobs)
+    cuts = [0, 400, 2400, 3000]  # one chunk of 400; 8 of 250; 3 of 200
+    out = [
+        parts.predict_learn_many(X[a:b], y[a:b], alpha=[0.1, 0.3])
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+    ]
+    assert stages == [400] + [250] * 8 + [200] * 3
+    assert np.array_equal(pw, np.concatenate([p for p, _ in out]))
+    assert np.array_equal(iw, np.concatenate([i for _, i in out]))

@@ -147,49 +147,58 @@ class IntervalRegressor(Estimator):
         raise NotImplementedError
 
     def _run(self, Xa, ya, wa, alphas, learn):
-        """Chunk by chunk.  Staged learning with ``n_jobs >= 2`` and several chunks overlaps
-        chunk k's score stage (sequential, on its own thread; ``alone`` False) with the trees
-        learning chunk k+1.  The stages share no written state (scratch buffers come in two
-        sets, by chunk parity), so the results are those of the sequential order."""
+        """Chunk by chunk, of equal length (at most :meth:`_rows_per_chunk` rows).  Staged
+        learning with ``n_jobs >= 2`` and several chunks overlaps chunk k's score stage
+        (sequential, on its own thread; ``alone`` False) with the trees learning chunk k+1; the
+        last chunk's score stage has the forest's threads (``alone`` True: nothing else runs).
+        The stages share no written state (scratch buffers come in two sets, by chunk parity),
+        so the results are those of the sequential order."""
         n = Xa.shape[0]
         A = alphas.shape[0]
         pred = np.zeros(n)
         lo = np.full((n, A), -np.inf)
         hi = np.full((n, A), np.inf)
         staged = learn and self._staged(alphas)
-        overlap = staged and self.forest_.n_jobs > 1 and n > self._rows_per_chunk()
+        per = self._rows_per_chunk()
+        chunks = self._chunk_count(n, per)
+        per = -(-n // chunks)  # (e.g. 1000 rows of at most 760 a chunk: two of 500, not 760 + 240)
+        overlap = staged and chunks > 1 and self.forest_.n_jobs > 1
 
-        def score(stage, a, b):
-            pred[a:b], lo[a:b], hi[a:b] = self._score_stage(stage, ya[a:b], alphas, not overlap)
+        def score(stage, a, b, alone):
+            pred[a:b], lo[a:b], hi[a:b] = self._score_stage(stage, ya[a:b], alphas, alone)
 
         pending = None
         with ThreadPoolExecutor(1) if overlap else nullcontext() as scorer:
             a, k = 0, 0
             while a < n:
-                b = min(n, a + self._rows_per_chunk())
+                b = min(n, a + per)
                 if not staged:
                     pred[a:b], lo[a:b], hi[a:b] = self._chunk(
                         Xa[a:b], ya[a:b], wa[a:b], alphas, learn
                     )
                 else:
                     stage = self._tree_stage(Xa[a:b], ya[a:b], wa[a:b], k % 2)
-                    if not overlap:
-                        score(stage, a, b)
+                    if pending is not None:
+                        p, pending = pending, None
+                        p.result()
+                    if not overlap or b == n:
+                        score(stage, a, b, True)
                     else:
-                        if pending is not None:
-                            pending.result()
-                        pending = scorer.submit(score, stage, a, b)
+                        pending = scorer.submit(score, stage, a, b, False)
                 if learn:
                     self._n_seen += b - a
                 a, k = b, k + 1
-            if pending is not None:
-                pending.result()
         lo = np.where(np.isnan(lo), -np.inf, lo)
         hi = np.where(np.isnan(hi), np.inf, hi)
         return pred, lo, hi
 
     def _rows_per_chunk(self) -> int:
         return self._chunk_rows
+
+    def _chunk_count(self, n: int, per: int) -> int:
+        """Chunks of a call of ``n`` rows, ``per`` rows a chunk at most (:meth:`_run` makes
+        them of equal length)."""
+        return max(1, -(-n // per))
 
     def _learn_levels(self) -> np.ndarray:
         """Levels computed while only learning (their intervals are discarded)."""

@@ -17,6 +17,7 @@ from .base import IntervalRegressor, doubled
 
 _INF = float("inf")
 _PREDICT_ONE: dict = {}  # the entry point of cp_predict_one (see Engine.call), once per process
+_NO_EVENTS: dict = {}  # n_trees -> CPApproximate's (empty) refresh events, never written
 
 
 def _check_size(c) -> None:
@@ -231,13 +232,18 @@ class CPApproximate(IntervalRegressor):
 
     @staticmethod
     def _empty_events(T):
-        e = np.zeros(1, np.int32)
-        return (
-            typed.List([e] * T),
-            typed.List([e] * T),
-            typed.List([np.zeros(1)] * T),
-            np.zeros(T, np.int64),
-        )
+        """No refresh events (CPApproximate): read-only, so made once per number of trees and
+        shared (three typed lists cost about 0.3 ms to build, a tenth of a chunk's trees)."""
+        ev = _NO_EVENTS.get(T)
+        if ev is None:
+            e = np.zeros(1, np.int32)
+            ev = _NO_EVENTS[T] = (
+                typed.List([e] * T),
+                typed.List([e] * T),
+                typed.List([np.zeros(1)] * T),
+                np.zeros(T, np.int64),
+            )
+        return ev
 
     def _exact_tree_passes(self, Xa, ya, wa, W, slots, P, parity):
         raise NotImplementedError
