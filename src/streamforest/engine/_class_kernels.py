@@ -22,7 +22,6 @@ from ..trees._class_kernels import (
     learn_step,
     learn_step_at,
     predict_proba_batch,
-    prefetch_leaf,
 )
 from ..trees._kernels import has_room, route
 from ..trees._state import I_NFEAT, I_NSEEN
@@ -58,13 +57,7 @@ def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M):
             wt[t] = bagging_weight(frng, lam, w)
             drifted[t] = 0
         t0 = 0
-    k = np.int64(y)
     for t in range(t0, T):
-        u = t + 1  # the next tree's leaf, when the memo names it, is fetched meanwhile
-        if u < T and u < M.shape[1] and wt[u] > 0.0:
-            su, _ = tree_at(A, u)
-            if M[1, u] == su.ints[I_NSEEN]:
-                prefetch_leaf(su, su.nd_leaf[np.int64(M[0, u])], k)
         st, prm = tree_at(A, t)
         if wt[t] > 0.0 and not has_room(st, prm):
             return t, 0.0

@@ -54,11 +54,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import ir
 from numba import njit
-from numba.core import cgutils, types
-from numba.extending import intrinsic
-from numba.np.arrayobj import make_array
 
 from ..rng import next_below
 from ..stats import welford_update
@@ -510,63 +506,6 @@ def _observe_leaf(st, prm, leaf, x, y, w, nfeat, mc, nb):
         if ranges:
             st.lf_rng[leaf, j, 0] = min(st.lf_rng[leaf, j, 0], v)
             st.lf_rng[leaf, j, 1] = max(st.lf_rng[leaf, j, 1], v)
-
-
-# ------------------------------------------------------------------------------------------------
-# prefetching: when every tree learns one example in turn (engine._class_kernels.learn_one), a
-# tree's leaf is no longer in cache when its turn comes (a WISDM leaf's statistics are ~10 kB,
-# 25 trees' leaves more than the L2 cache holds); the learning step of the tree before asks for it
-@intrinsic
-def prefetch(typingctx, arr, i):
-    """Hint the CPU to bring ``arr.flat[i]`` (``arr`` C-contiguous) into the data cache: LLVM's
-    ``llvm.prefetch`` (a read, high temporal locality).  No effect on results; the address is
-    not dereferenced, so it needs no bounds check."""
-    if not isinstance(arr, types.Array) or not isinstance(i, types.Integer):
-        return None
-    sig = types.none(arr, i)
-
-    def codegen(context, builder, signature, args):
-        a = make_array(signature.args[0])(context, builder, args[0])
-        idx = context.cast(builder, args[1], signature.args[1], types.intp)
-        ptr = builder.gep(a.data, [idx])
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@njit(cache=True, inline="always")
-def prefetch_leaf(st, leaf, k):
-    """Prefetch what learning an example of class ``k`` at ``leaf`` reads and writes: the class
-    weights, the naive Bayes statistics of class ``k`` (one triple per feature) and the
-    candidates' class weights (every line).  Returns how many lines were asked for."""
-    nfeat = st.ints[I_NFEAT]
-    n = 0
-    prefetch(st.lf_cc, leaf * st.lf_cc.shape[1] + k)
-    prefetch(st.lf_stat, leaf * 4)
-    gs = st.lf_gs
-    w = gs.shape[2]
-    base = leaf * gs.shape[1] * w + 3 * k
-    for j in range(nfeat):
-        prefetch(gs, base + j * w)
-        n += 1
-    xcc = st.lf_xcc
-    m = xcc.shape[1] * xcc.shape[2]
-    if m:
-        base = leaf * m
-        for i in range(0, nfeat * xcc.shape[2], 8):
-            prefetch(xcc, base + i)
-            n += 1
-        xc = st.lf_xc
-        base = leaf * xc.shape[1] * xc.shape[2]
-        for i in range(0, nfeat * xc.shape[2], 8):
-            prefetch(xc, base + i)
-            n += 1
-    return n + 2
 
 
 # ------------------------------------------------------------------------------------------------
