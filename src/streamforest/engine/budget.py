@@ -78,10 +78,10 @@ BACKGROUND_SHARE = 0.0625
 # bins of a tree without attribute observers (extremely randomised, pre-grown and Gaussian split
 # rules): a token pool, counted in its share
 TOKEN_BINS = 16
-# leaf slots (with their two nodes) a tree with alternate subtrees keeps free beyond its leaf cap:
-# make_room keeps room for k = live alternates + 2 leaves (the cap's own formula counts one), so
-# with up to two live alternates the tree stays in its share (measured: a classification tree at
-# its cap held 1.8% over a 85 kB share without this)
+# leaf slots (with their two nodes) a regression tree with alternate subtrees keeps free beyond
+# its leaf cap: make_room keeps room for k = live alternates + 2 leaves (the cap's own formula
+# counts one), so with up to two live alternates the tree stays in its share.  Classification
+# trees count the worst case instead (classifier_caps: up to (cap - 1) // 2 live alternates)
 ALTERNATE_SLACK = 3
 BIN_SHARE = 0.75
 BIN_SHARE_SKETCH = 0.5
