@@ -383,11 +383,8 @@ def test_classifier_caps_follow_new_classes_and_memory_stays_in_budget():
     def caps(n_classes):
         prm = m.engine_.params(0)
         units = budget.unit_bytes(5, m_min=prm.m_min, alternates=prm.alt_lambda > 0,
-                                  n_classes=n_classes, n_cats=0)  # fmt: skip
-        share = mb * 2**20 / 3
-        if prm.alt_lambda > 0:
-            share -= budget.ALTERNATE_SLACK * (units.leaf + 2 * units.node)
-        return budget.tree_caps(share, units, observers=False)[0]
+                                  n_classes=n_classes, n_cats=0, n_nominal=0)  # fmt: skip
+        return budget.classifier_caps(mb * 2**20 / 3, units, prm.alt_lambda > 0)[0]
 
     for i in range(0, 30_000, 5000):
         m.learn_many(X[i : i + 5000], y2[i : i + 5000])
@@ -438,3 +435,90 @@ def test_a_classifier_saved_before_budgets_loads_without_one():
     other = pickle.loads(pickle.dumps(m))
     assert other.get_params()["max_memory_mb"] is None
     np.testing.assert_array_equal(other.predict(X), expected)
+
+
+def _nominal_stream(n, seed=0, n_cats=40, drift_at=None):
+    """Six numeric and four nominal features (``n_cats`` categories each, every one of them and
+    the five classes in the first rows), a concept of both kinds; another concept from
+    ``drift_at`` on."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    num = rng.random((n, 6))
+    codes = rng.integers(0, n_cats, (n, 4))
+    codes[:n_cats, :] = np.arange(n_cats)[:, None]
+    y = ((codes[:, 0] * 7 + codes[:, 1] * 3) % 5 + (num[:, 0] > 0.5)) % 5
+    if drift_at is not None:
+        y[drift_at:] = (
+            (codes[drift_at:, 2] * 5 + codes[drift_at:, 3]) % 5 + (num[drift_at:, 1] > 0.3)
+        ) % 5
+    y[:5] = np.arange(5)
+    cols = {f"x{j}": num[:, j] for j in range(6)}
+    cols.update({f"c{j}": np.array([f"v{v}" for v in codes[:, j]], dtype=object) for j in range(4)})
+    return pd.DataFrame(cols), y
+
+
+def test_classifier_worst_case_is_what_the_layout_holds():
+    """classifier_tree_bytes is the bytes of a tree at its cap with the most live alternates a
+    cap allows (slots and nodes kept free past it), the token bins grown to 64, and the nodes'
+    category list at its bound, counted from the layout itself; caps fill the share."""
+    from streamforest.rng import new_state
+
+    p, n_nom, C, K, m_min = 10, 4, 40, 5, 10
+    units = budget.unit_bytes(p, m_min=m_min, alternates=True, n_classes=K, n_cats=C,
+                              n_nominal=n_nom)  # fmt: skip
+    for L, alternates in [(2, True), (37, True), (500, True), (37, False)]:
+        k = (L - 1) // 2 + 2 if alternates else 1
+        u = units if alternates else budget.unit_bytes(p, m_min=m_min, n_classes=K, n_cats=C,
+                                                       n_nominal=n_nom)  # fmt: skip
+        st = S.allocate(p, new_state(0), nodes=2 * (L + k), leaves=L + k, bins=64,
+                        cats=4 * C, m_min=m_min, alternates=alternates, n_classes=K,
+                        n_cats=C)  # fmt: skip
+        st.ft_nominal[p - n_nom :] = 1
+        st = S.grow_classes(st, K, C)
+        assert st.lf_ncc.shape == (L + k, n_nom, C * K)
+        assert S.nbytes(st) == budget.classifier_tree_bytes(L, u, alternates, 64, n_cats=C)
+    for share in (3e5, 2e6, 4e7):
+        L, bins = budget.classifier_caps(share, units, True, n_cats=C)
+        assert bins == 64
+        assert budget.classifier_tree_bytes(L, units, True, n_cats=C) <= share
+        assert budget.classifier_tree_bytes(L + 1, units, True, n_cats=C) > share
+
+
+def test_classifier_caps_count_the_nominal_features_only_and_hold_under_drift():
+    """A leaf's nominal class counts take a row per nominal feature (not per feature, the worst
+    case the engine's default formula counts: half the leaves here, and KDD Cup 99's 25-tree
+    ensemble got 20 leaves a tree of 256 MiB); trees grown to that cap through a drift (live
+    alternates) stay in budget."""
+    from streamforest import ACTSEREnsembleClassifier
+
+    mb, T = 1.5, 3
+    X, y = _nominal_stream(40_000, drift_at=20_000)
+    m = ACTSEREnsembleClassifier(n_members=T, max_memory_mb=mb, seed=0)
+    for i in range(0, 40_000, 2000):
+        m.learn_many(X.iloc[i : i + 2000], y[i : i + 2000])
+        assert m.memory_bytes <= mb * 2**20
+    e = m.engine_
+    prm = e.params(0)
+    kw = dict(m_min=prm.m_min, alternates=True, n_classes=5, n_cats=40)
+    exact = budget.classifier_caps(mb * 2**20 / T, budget.unit_bytes(10, n_nominal=4, **kw),
+                                   True, n_cats=40)[0]  # fmt: skip
+    every = budget.classifier_caps(mb * 2**20 / T, budget.unit_bytes(10, **kw), True,
+                                   n_cats=40)[0]  # fmt: skip
+    assert [e.params(t).max_leaves for t in range(T)] == [exact] * T
+    assert exact > 1.5 * every
+    assert all(e.state(t).lf_ncc.shape[1:] == (4, 40 * 5) for t in range(T))
+    # the trees reached their cap (the bound was exercised) and adapted to the drift
+    assert all(e.int_of(t, S.I_FROZEN) for t in range(T))
+    assert all(e.state(t).lf_node.shape[0] <= exact + (exact - 1) // 2 + 2 for t in range(T))
+    assert m.alternate_stats["started"] > 0
+    assert np.mean(m.predict(X.iloc[-2000:]) == y[-2000:]) > 0.5
+    # a 41st category: the trees' category room doubles (80 codes) and the caps count it
+    X2 = X.iloc[:500].copy()
+    X2.loc[X2.index[0], "c0"] = "new"
+    m.learn_many(X2, y[:500])
+    assert all(e.state(t).lf_ncc.shape[1:] == (4, 80 * 5) for t in range(T))
+    kw["n_cats"] = 80
+    wider = budget.classifier_caps(mb * 2**20 / T, budget.unit_bytes(10, n_nominal=4, **kw),
+                                   True, n_cats=41)[0]  # fmt: skip
+    assert [e.params(t).max_leaves for t in range(T)] == [wider] * T and wider < exact

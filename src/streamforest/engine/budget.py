@@ -78,10 +78,10 @@ BACKGROUND_SHARE = 0.0625
 # bins of a tree without attribute observers (extremely randomised, pre-grown and Gaussian split
 # rules): a token pool, counted in its share
 TOKEN_BINS = 16
-# leaf slots (with their two nodes) a tree with alternate subtrees keeps free beyond its leaf cap:
-# make_room keeps room for k = live alternates + 2 leaves (the cap's own formula counts one), so
-# with up to two live alternates the tree stays in its share (measured: a classification tree at
-# its cap held 1.8% over a 85 kB share without this)
+# leaf slots (with their two nodes) a regression tree with alternate subtrees keeps free beyond
+# its leaf cap: make_room keeps room for k = live alternates + 2 leaves (the cap's own formula
+# counts one), so with up to two live alternates the tree stays in its share.  Classification
+# trees count the worst case instead (classifier_caps: up to (cap - 1) // 2 live alternates)
 ALTERNATE_SLACK = 3
 BIN_SHARE = 0.75
 BIN_SHARE_SKETCH = 0.5
@@ -178,6 +178,66 @@ def tree_caps(
     per_leaf = units.leaf + 2 * units.node
     max_leaves = int((room - (bins_bytes(max_bins, units) if observers else 0)) // per_leaf)
     return max(2, max_leaves), max(64, max_bins)
+
+
+def classifier_tree_bytes(
+    max_leaves: int,
+    units: UnitBytes,
+    alternates: bool,
+    max_bins: int = 64,
+    n_cats: int = 0,
+    cat_splits: bool = False,
+) -> int:
+    """The most a classification tree with leaf cap ``max_leaves`` holds (``units``: its leaves
+    as wide as they will be, see :func:`classifier_caps`).
+
+    - Leaf slots: ``max_leaves + k`` and nodes ``2 (max_leaves + k)``: a tree keeps room for
+      ``k`` more leaves (the engine's ``make_room`` and the kernels' room check), ``k = 1``
+      without alternate subtrees and ``k = a + 2`` with ``a`` live alternates.  Alternates grow
+      only at the main tree's split nodes and each holds a leaf, all counted in the leaf cap: a
+      tree of ``m`` main leaves and ``a`` alternates has at least ``m + a`` leaves and
+      ``a <= m - 1``, so ``a <= (max_leaves - 1) // 2``.  (On SEA they stay below a tenth of the
+      leaves once trees are grown, but the cap is a bound, not a typical case.)
+    - Observer bins: none are used (ACTSER and VFDT keep their statistics in the leaves) but the
+      room check grows the token pool to ``max_bins`` when the tree has more features than bins.
+    - The nodes' category lists (``cats``, 64 in ``fixed``): the room check keeps ``n_cats``
+      (the most categories of a feature) free past those used and doubles the list when it
+      lacks them, so it stays below ``4 n_cats`` when splits use none (ACTSER's nominal splits
+      send categories to random sides); ``cat_splits`` (VFDT's one-versus-rest splits, one list
+      of up to ``n_cats`` per split, no alternates) below ``2 (max_leaves + 1) n_cats``.
+    - ``fixed`` holds one node, one leaf slot and one bin."""
+    L = int(max_leaves)
+    k = (L - 1) // 2 + 2 if alternates else 1
+    slots, nodes = L + k, 2 * (L + k)
+    bins = bins_bytes(max_bins, units) - bins_bytes(1, units)
+    cats = max(64, 2 * (L + 1) * n_cats if cat_splits else 4 * n_cats)
+    return (units.fixed + (slots - 1) * units.leaf + (nodes - 1) * units.node + bins
+            + 8 * (cats - 64))  # fmt: skip
+
+
+def classifier_caps(share_bytes: float, units: UnitBytes, alternates: bool,
+                    max_bins: int = 64, n_cats: int = 0, cat_splits: bool = False
+                    ) -> tuple[int, int]:  # fmt: skip
+    """``(max_leaves, max_bins)`` of a classification tree that may hold ``share_bytes``: the
+    largest leaf cap whose worst case (:func:`classifier_tree_bytes`) fits, at least 2.
+    ``units`` must count the leaves as wide as the tree's arrays will be: its feature capacity,
+    the category room of its nominal class counts and their rows (one per nominal feature),
+    see :meth:`streamforest.engine.classifier_model.ClassifierEngine._budget_caps`."""
+
+    def bytes_of(L):
+        return classifier_tree_bytes(L, units, alternates, max_bins, n_cats, cat_splits)
+
+    lo, hi = 2, 2
+    while bytes_of(2 * hi) <= share_bytes:
+        hi *= 2
+    hi *= 2  # bytes(hi) > share (or hi = 4 past a share below bytes(2))
+    while hi - lo > 1:  # bytes(lo) <= share < bytes(hi), or lo = 2
+        mid = (lo + hi) // 2
+        if bytes_of(mid) <= share_bytes:
+            lo = mid
+        else:
+            hi = mid
+    return lo, max_bins
 
 
 def grown(current: int, needed: int, cap: int) -> int:

@@ -179,10 +179,11 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         return self.nominal_features
 
     def _make_engine(self, features):
-        from ..engine.core import Engine
+        from ..engine.classifier_engine import ClassifierEngine
 
         seeds = np.random.SeedSequence(self.seed).generate_state(self.n_members + 1, np.uint64)
         template = self.tree
         specs = [template.clone(seed=int(seeds[t])) for t in range(self.n_members)]
-        return Engine(specs, features, bagging=float(self.lambda_value), seed=int(seeds[-1]),
-                      n_jobs=self.n_jobs, max_memory_mb=self.max_memory_mb)  # fmt: skip
+        return ClassifierEngine(specs, features, bagging=float(self.lambda_value),
+                                seed=int(seeds[-1]), n_jobs=self.n_jobs,
+                                max_memory_mb=self.max_memory_mb)  # fmt: skip

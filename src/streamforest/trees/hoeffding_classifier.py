@@ -193,9 +193,9 @@ class HoeffdingTreeClassifier(EngineClassifier):
         return self.nominal_features
 
     def _make_engine(self, features):
-        from ..engine.core import Engine
+        from ..engine.classifier_engine import ClassifierEngine
 
-        return Engine([self.clone()], features, seed=0)
+        return ClassifierEngine([self.clone()], features, seed=0)
 
     @property
     def n_leaves(self) -> int:
