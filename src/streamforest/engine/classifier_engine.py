@@ -36,10 +36,7 @@ class ClassifierEngine(Engine):
         prm = spec._tree_params(p)
         if self.max_memory_mb is None or prm.task != S.TASK_CLASSIFICATION:
             return super()._budget_caps(spec, p, background)
-        share = self.max_memory_mb * 2**20 / self.forest_trees
-        if self.warning > 0:
-            bg = budget.BACKGROUND_SHARE
-            share *= bg if background else 1.0 - bg
+        share = self._tree_share(background)
         pc, rows, room = self._class_widths(spec, p, background)
         units = budget.unit_bytes(
             pc,

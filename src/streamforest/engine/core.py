@@ -473,10 +473,7 @@ class Engine:
         background tree's), ``None`` without a budget."""
         if self.max_memory_mb is None:
             return None
-        share = self.max_memory_mb * 2**20 / self.forest_trees  # the whole forest's trees
-        if self.warning > 0:
-            bg = budget.BACKGROUND_SHARE
-            share *= bg if background else 1.0 - bg
+        share = self._tree_share(background)
         prm = spec._tree_params(p)
         classify = prm.task == S.TASK_CLASSIFICATION
         units = budget.unit_bytes(
@@ -492,6 +489,14 @@ class Engine:
         if prm.alt_lambda > 0:  # make_room keeps k = alternates + 2 slots free past the cap
             share -= budget.ALTERNATE_SLACK * (units.leaf + 2 * units.node)
         return budget.tree_caps(share, units, observers, sketch=prm.sketch_k > 0)
+
+    def _tree_share(self, background: bool) -> float:
+        """Bytes of the budget for one tree (or for one background tree)."""
+        share = self.max_memory_mb * 2**20 / self.forest_trees  # the whole forest's trees
+        if self.warning > 0:
+            bg = budget.BACKGROUND_SHARE
+            share *= bg if background else 1.0 - bg
+        return share
 
     def reset(self, t: int) -> None:
         """Replace tree ``t`` by a fresh one (after a detected drift)."""
