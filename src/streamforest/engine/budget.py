@@ -222,7 +222,7 @@ def classifier_caps(share_bytes: float, units: UnitBytes, alternates: bool,
     largest leaf cap whose worst case (:func:`classifier_tree_bytes`) fits, at least 2.
     ``units`` must count the leaves as wide as the tree's arrays will be: its feature capacity,
     the category room of its nominal class counts and their rows (one per nominal feature),
-    see :meth:`streamforest.engine.classifier_model.ClassifierEngine._budget_caps`."""
+    see :meth:`streamforest.engine.classifier_engine.ClassifierEngine._budget_caps`."""
 
     def bytes_of(L):
         return classifier_tree_bytes(L, units, alternates, max_bins, n_cats, cat_splits)
