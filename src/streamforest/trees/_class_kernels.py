@@ -288,19 +288,35 @@ def _nb_class_fast(st, leaf, x, nfeat, total):
         f, tol = _nb_score_fast(st, leaf, x, nfeat, k, np.log(ck / total))
         if not (np.isfinite(f) and np.isfinite(tol)):
             return -1
-        if f > best_f:
-            best_f = f
-            best_lo = f - tol
-            best = k
-        hi = f + tol
-        if hi > u1:
-            u2 = u1
-            u1 = hi
-            u1k = k
-        elif hi > u2:
-            u2 = hi
+        best, best_f, best_lo, u1, u2, u1k = _certify_step(k, f, tol, best, best_f, best_lo, u1,
+                                                           u2, u1k)  # fmt: skip
+    return best if _certified(best, best_lo, u1, u2, u1k) else -1
+
+
+@njit(cache=True, inline="always")
+def _certify_step(k, f, tol, best, best_f, best_lo, u1, u2, u1k):
+    """Class ``k``'s score ``f`` (margin ``tol``) into the running state of the certification
+    (:func:`_nb_class_fast`): the best class so far, its score and its score minus margin, the
+    largest and second largest score plus margin and the class of the largest."""
+    if f > best_f:
+        best_f = f
+        best_lo = f - tol
+        best = k
+    hi = f + tol
+    if hi > u1:
+        u2 = u1
+        u1 = hi
+        u1k = k
+    elif hi > u2:
+        u2 = hi
+    return best, best_f, best_lo, u1, u2, u1k
+
+
+@njit(cache=True, inline="always")
+def _certified(best, best_lo, u1, u2, u1k):
+    """The best class's score minus margin beats every other class's score plus margin."""
     other = u2 if u1k == best else u1
-    return best if best_lo > other else -1
+    return best_lo > other
 
 
 @njit(cache=True, inline="always")
@@ -396,17 +412,8 @@ def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
         f, tol = _nb_score_fast(st, leaf, x, nfeat, k, np.log(ck / total))
         if np.isfinite(f) and np.isfinite(tol):
             out[k] = f
-            if f > best_f:
-                best_f = f
-                best_lo = f - tol
-                nb = k
-            hi = f + tol
-            if hi > u1:
-                u2 = u1
-                u1 = hi
-                u1k = k
-            elif hi > u2:
-                u2 = hi
+            nb, best_f, best_lo, u1, u2, u1k = _certify_step(k, f, tol, nb, best_f, best_lo, u1,
+                                                             u2, u1k)  # fmt: skip
         else:
             certified = False
             out[k] = _nb_score(st, leaf, x, nfeat, k, total)
@@ -419,8 +426,7 @@ def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
         out[k] /= s
     if one:
         return mc, mc
-    other = u2 if u1k == nb else u1
-    if not (certified and best_lo > other):
+    if not (certified and _certified(nb, best_lo, u1, u2, u1k)):
         nb = _nb_class(st, leaf, x, nfeat, total, mc)
     return mc, nb
 
