@@ -294,6 +294,17 @@ def _nb_class_fast(st, leaf, x, nfeat, total):
 
 
 @njit(cache=True, inline="always")
+def _normalise_scores(out, K, top):
+    """``out[:K]``, log scores whose largest is ``top``, turned into probabilities in place."""
+    s = 0.0
+    for k in range(K):
+        out[k] = np.exp(out[k] - top) if out[k] > -np.inf else 0.0
+        s += out[k]
+    for k in range(K):
+        out[k] /= s
+
+
+@njit(cache=True, inline="always")
 def _certify_step(k, f, tol, best, best_f, best_lo, u1, u2, u1k):
     """Class ``k``'s score ``f`` (margin ``tol``) into the running state of the certification
     (:func:`_nb_class_fast`): the best class so far, its score and its score minus margin, the
@@ -359,12 +370,7 @@ def leaf_proba(st, prm, leaf, x, nfeat, out):
         out[k] = f if np.isfinite(f) and np.isfinite(tol) else _nb_score(st, leaf, x, nfeat, k,
                                                                           total)  # fmt: skip
         top = max(top, out[k])
-    s = 0.0
-    for k in range(K):
-        out[k] = np.exp(out[k] - top) if out[k] > -np.inf else 0.0
-        s += out[k]
-    for k in range(K):
-        out[k] /= s
+    _normalise_scores(out, K, top)
 
 
 @njit(cache=True, inline="always")
@@ -418,12 +424,7 @@ def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
             certified = False
             out[k] = _nb_score(st, leaf, x, nfeat, k, total)
         top = max(top, out[k])
-    s = 0.0
-    for k in range(K):
-        out[k] = np.exp(out[k] - top) if out[k] > -np.inf else 0.0
-        s += out[k]
-    for k in range(K):
-        out[k] /= s
+    _normalise_scores(out, K, top)
     if one:
         return mc, mc
     if not (certified and _certified(nb, best_lo, u1, u2, u1k)):
