@@ -162,21 +162,28 @@ def _nb_score(st, leaf, x, nfeat, k, total):
 
 
 @njit(cache=True, inline="always")
-def leaf_votes(st, prm, leaf, x, nfeat):
-    """``(majority class, naive Bayes class)`` at ``leaf`` (the majority class twice for
-    majority-class leaves; class 0 at an empty leaf)."""
-    K = st.lf_cc.shape[1]
+def _class_counts(st, leaf):
+    """``(total weight, majority class, classes present)`` of ``leaf``'s class weights (the
+    first of the largest weights: ties go to the lower class)."""
     total = 0.0
     mc = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
     best = -1.0
     present = 0
-    for k in range(K):
+    for k in range(st.lf_cc.shape[1]):
         c = st.lf_cc[leaf, k]
         total += c
         present += c > 0.0
         if c > best:
             best = c
             mc = k
+    return total, mc, present
+
+
+@njit(cache=True, inline="always")
+def leaf_votes(st, prm, leaf, x, nfeat):
+    """``(majority class, naive Bayes class)`` at ``leaf`` (the majority class twice for
+    majority-class leaves; class 0 at an empty leaf)."""
+    total, mc, present = _class_counts(st, leaf)
     if prm.leaf_model == LEAF_MC or present <= 1:  # one class: naive Bayes agrees
         return mc, mc
     nb = _nb_class_fast(st, leaf, x, nfeat, total)
@@ -381,17 +388,7 @@ def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
     computed) otherwise.  A per-example prediction keeps the votes for the learning step that
     follows (:func:`learn_step_at`)."""
     K = st.lf_cc.shape[1]
-    total = 0.0
-    mc = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
-    best = -1.0
-    present = 0
-    for k in range(K):  # as leaf_votes
-        c = st.lf_cc[leaf, k]
-        total += c
-        present += c > 0.0
-        if c > best:
-            best = c
-            mc = k
+    total, mc, present = _class_counts(st, leaf)
     one = prm.leaf_model == LEAF_MC or present <= 1  # leaf_votes: naive Bayes is mc
     if total <= 0.0:  # as leaf_proba (and leaf_votes: nothing present)
         for k in range(K):
