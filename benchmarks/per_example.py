@@ -40,9 +40,24 @@ and the ratio of CPU times (``time.process_time``, less sensitive to other proce
    compiled, hits = loaded from the cache dir).
 4. ``--cold``: ``streamforest run --n 20000`` (the CLI, ``python -m streamforest.cli``) with an
    empty ``NUMBA_CACHE_DIR`` (cold), then again with the same dir (warm).  Information only.
+5. Bounds (``--sections bounds``, information): what the per-example ratios can reach with
+   today's compiled kernels, each measured on new models over the ``--rows`` rows (as the
+   targets are) beside River's tree, in process time:
+   - the dict path's floor: per example, the encoding of the dict (for the prediction, then
+     its memo for the learning) and the two compiled calls of ``HoeffdingTreeRegressor``
+     (``predict_one_h``, ``learn_one_h``) with no other Python;
+   - the compiled steps alone, no Python: the single tree's and the 10-tree forest's
+     ``predict_one`` + ``learn_one`` kernels row by row in one compiled loop (the time of
+     growing a tree's arrays left out), and the forest tree by tree (one
+     ``predict_learn_many`` over the rows, growth included);
+   - so the dict path's overhead (floor minus the tree's compiled step: Python, and the cache
+     misses of a compiled step that follows Python) and the point forest's floor (that overhead
+     plus the forest's compiled step), against what the CPApproximate (2x) and OnlineQRF (1x)
+     targets allow a whole example (intervals included).
 
     python benchmarks/per_example.py [--rows 20000] [--batch-rows 100000] [--repeats 3]
-        [--quick] [--cold] [--sections per-example,latency,batch,recompile] [--json PATH]
+        [--quick] [--cold] [--sections per-example,latency,batch,recompile,bounds]
+        [--json PATH]
         [--block 1000] [--chunk 1000] [--batch-block 20000] [--heldout 2000] [--warmup 300]
         [--seed 42] [--recompile-cache fresh|shared]
 
@@ -67,7 +82,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("per-example", "latency", "batch", "recompile")
+SECTIONS = ("per-example", "latency", "batch", "recompile", "bounds")
 ALPHA = 0.1
 RIVER = "River HoeffdingTreeRegressor(QOSplitter)"
 
@@ -655,6 +670,170 @@ def section_recompile(args, report, keep) -> None:
     report["recompile"] = {"cache": args.recompile_cache, **out}
 
 
+_ROW_LOOP = []  # the compiled row-by-row loop of section 5, made on first use
+
+
+def row_loop():
+    """A compiled loop: rows ``start..`` of ``X`` one by one through the engine's per-example
+    kernels (``predict_one`` then ``learn_one``, every tree), as the dict path runs them minus
+    Python.  Returns ``(row, tree)`` where it stopped for a tree lacking room (the caller grows
+    it and resumes at that row and tree), or ``(len(X), -1)``.  Drift signals are not acted on
+    (a replaced tree would only change what is timed, not how)."""
+    if not _ROW_LOOP:
+        from numba import njit
+
+        from streamforest.engine import _kernels as FK
+
+        fresh = FK.FRESH
+
+        @njit(cache=True)
+        def loop(A, frng, lam, X, y, wt, P, drifted, M, agg, start, t0):
+            for i in range(start, X.shape[0]):
+                x = X[i]
+                if t0 == fresh:
+                    FK.predict_one(A, x, agg, P, M)
+                s = FK.learn_one(A, frng, lam, x, y[i], 1.0, wt, P, drifted, t0, M)
+                t0 = fresh
+                if s >= 0:
+                    return i, s
+            return X.shape[0], -1
+
+        _ROW_LOOP.append(loop)
+    return _ROW_LOOP[0]
+
+
+def compiled_rows(model, X, y) -> float:
+    """Process seconds of ``model``'s engine stepping through ``X`` row by row in compiled code
+    (:func:`row_loop`), the time of growing trees' arrays (``make_room``) left out."""
+    from streamforest.engine import _kernels as FK
+
+    e = model.engine_
+    loop = row_loop()
+    n, i, t0, grow = X.shape[0], 0, FK.FRESH, 0.0
+    c0 = time.process_time()
+    while i < n:
+        i, s = loop(e.arena, e.rng, e.bagging, X, y, e._wt, e._p, e._drifted, e._memo,
+                    e.aggregation, i, t0)  # fmt: skip
+        if i < n:
+            g0 = time.process_time()
+            e.make_room(int(s))
+            grow += time.process_time() - g0
+            t0 = s
+    return time.process_time() - c0 - grow
+
+
+def dict_floor(model, data) -> float:
+    """Process seconds of the dict path's floor over ``data`` for a fitted one-engine model: per
+    example the encoding (prediction, then learning: the memo) and the two compiled calls."""
+    from streamforest.engine import core
+
+    e = model.engine_
+    fs = e.features
+    pep = core._ENTRY_POINTS[core._PREDICT_ONE_H]
+    lep = core._ENTRY_POINTS[core._LEARN_ONE_H]
+    agg, lam, fresh, done = e.aggregation, e.bagging, core._FRESH, core._DONE
+    c0 = time.process_time()
+    for x, y in data:
+        fs.encode_dict_into(x, False, e._row)
+        hd = e._handle()
+        pep(hd, agg)
+        fs.encode_dict_into(x, True, e._row)
+        s = lep(hd, lam, y, 1.0, fresh, True)
+        if s != done:  # a tree lacks room (or signalled): the engine's own steps
+            e._learn_loop(e._row, y, 1.0, None, (), False, None, True, False, (s, e._p))
+    return time.process_time() - c0
+
+
+def section_bounds(args, report, keep) -> None:
+    import streamforest as sf
+
+    n = args.rows
+    X, y = friedman(n, args.seed)
+    data = list(zip(as_dicts(X), y.tolist(), strict=True))
+    print(f"\n== 5. bounds: Friedman #1, {n:,} rows per example (process time; the measures'"
+          " order alternates)")  # fmt: skip
+
+    def started(make):
+        """A new model that has learnt the first row (its engine exists)."""
+        m = make()
+        m.learn_one(*data[0])
+        return m
+
+    def tree():
+        return sf.HoeffdingTreeRegressor(seed=args.seed)
+
+    def forest():
+        return sf.OnlineForestRegressor(n_trees=10, seed=args.seed)
+
+    # warm-up (untimed): compile or load the loop and the entry points
+    t0 = time.perf_counter()
+    w = tree()
+    run_loop(w, data[: args.warmup], "point")  # (makes the entry points dict_floor calls)
+    dict_floor(w, data[args.warmup : 2 * args.warmup])
+    for make in (tree, forest):
+        compiled_rows(started(make), X[1 : args.warmup], y[1 : args.warmup])
+        make().predict_learn_many(X[: args.warmup], y[: args.warmup])
+    run_loop(river_tree(), data[: args.warmup], "point")
+    print(f"  warm-up (untimed) {time.perf_counter() - t0:.2f} s")
+
+    keys = ("river", "floor", "tree_rows", "forest_rows", "forest_trees")
+    Xr, yr = np.ascontiguousarray(X[1:]), np.ascontiguousarray(y[1:])
+
+    def one(k) -> float:
+        """Process seconds per example of measure ``k``, on new models (as the targets')."""
+        if k == "river":
+            return _cpu(lambda: run_loop(river_tree(), data, "point")) / n
+        if k == "floor":
+            return dict_floor(started(tree), data[1:]) / (n - 1)
+        if k == "tree_rows":
+            return compiled_rows(started(tree), Xr, yr) / (n - 1)
+        if k == "forest_rows":
+            return compiled_rows(started(forest), Xr, yr) / (n - 1)
+        m = forest()
+        return _cpu(lambda: m.predict_learn_many(X, y)) / n
+
+    res = {k: [] for k in keys}
+    for r in range(args.repeats):
+        for k in keys if r % 2 == 0 else keys[::-1]:
+            gc.collect()
+            res[k].append(one(k) * 1e6)
+        print(f"  repeat {r + 1}: " + ", ".join(f"{k} {res[k][-1]:.2f}" for k in keys) + " us/ex",
+              flush=True)  # fmt: skip
+    med = {k: float(np.median(v)) for k, v in res.items()}
+    river, floor = med["river"], med["floor"]
+    over = floor - med["tree_rows"]
+    forest_floor = over + med["forest_rows"]
+    lines = [
+        (f"{RIVER} predict_one+learn_one", river, None),
+        ("tree: the dict path's floor (encoding + 2 compiled calls)", floor, 5.0),
+        ("tree: compiled step alone, row by row", med["tree_rows"], None),
+        ("the dict path's overhead (floor - compiled step)", over, None),
+        ("forest (10 trees): compiled step alone, row by row", med["forest_rows"], None),
+        ("forest (10 trees): tree by tree, one call (growth included)", med["forest_trees"], None),
+        ("forest (10 trees): overhead + compiled step, the point floor", forest_floor, 2.0),
+    ]
+    print("  medians, us per example; ratio = River / ours (the best a model built on it reaches)")
+    for label, v, target in lines:
+        ratio = river / v if v > 0 else None
+        tail = f"   River/ours {ratio:5.2f}x" if ratio else ""
+        if target == 5.0:
+            tail += f"   (the tree's 5x target allows {river / 5:.2f} us)"
+        elif target:
+            tail += (f"   (CPApproximate's 2x target allows {river / 2:.2f} us, OnlineQRF's 1x "
+                     f"{river:.2f}, intervals included)")  # fmt: skip
+        print(f"  {label:<62s} {v:7.2f}{tail}")
+        if label.startswith(RIVER):
+            continue
+        report.row("bounds", f"{label}, us/ex", v, river, ratio, None, "info")
+    report["bounds"] = {"rows": n, "runs": res, "medians": med}
+
+
+def _cpu(fn) -> float:
+    c0 = time.process_time()
+    fn()
+    return time.process_time() - c0
+
+
 def section_cold(args, report) -> None:
     print("\n== 4. cold and warm start of `streamforest run --n 20000` (CLI)")
     outdir = ROOT / "results" / "per_example_cli"
@@ -809,6 +988,8 @@ def main() -> None:
         section_batch(args, report, keep)
     if "recompile" in sections:
         section_recompile(args, report, keep)
+    if "bounds" in sections:
+        section_bounds(args, report, keep)
     if args.cold:
         section_cold(args, report)
     elapsed = time.perf_counter() - t_start
