@@ -85,9 +85,10 @@ def test_a_new_forest_shape_compiles_nothing(rng):
 
 @pytest.mark.parametrize("drift", [None, 2.0])
 def test_per_example_calls_equal_the_batch_pass(rng, drift):
-    """predict_interval_one then learn_one, row by row, gives exactly what one compiled
-    prequential pass gives, also while trees grow, warn (background trees start and learn with
-    their own weights, or are discarded) and drift (background trees swapped in)."""
+    """predict_interval_one (a list of levels, and each level alone) then learn_one, row by
+    row, gives exactly what one compiled prequential pass gives, also while trees grow, warn
+    (background trees start and learn with their own weights, or are discarded) and drift
+    (background trees swapped in)."""
     X, y = friedman1(3000, rng)
     y[1500:] += 8.0  # an abrupt change (the detectors signal often with the low threshold)
     forest = sf.OnlineForestRegressor(n_trees=5, drift_threshold=drift, seed=3,
@@ -106,6 +107,8 @@ def test_per_example_calls_equal_the_batch_pass(rng, drift):
         for i, (d, v) in enumerate(zip(_dicts(X), y, strict=True)):
             preds[i] = b.predict_one(d)
             one[i] = b.predict_interval_one(d, alpha=[0.1, 0.3])
+            for k, level in enumerate((0.1, 0.3)):  # one level: the scalar fast path
+                assert b.predict_interval_one(d, alpha=level) == tuple(one[i, k]), (cls, i, k)
             b.learn_one(d, float(v))
         assert np.array_equal(pred, preds)
         assert np.array_equal(iv, one)

@@ -174,6 +174,17 @@ def interval_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
 
 
 @njit(cache=True, nogil=True, _nrt=False)
+def interval_one_hp(H, Q, P, meinshausen):
+    """:func:`interval_one_h` with the arrays of its level packed in a third handle ``P``
+    (``qs``, ``masses``, ``out_q``, ``out_lo``, ``out_hi``, in that order): OnlineQRF's
+    per-example interval, whose level arrays are packed once per level (a call then unboxes
+    three arrays, not eight)."""
+    f = np.float64
+    return interval_one_h(H, Q, meinshausen, h1(P, 0, f), h1(P, 2, f), h1(P, 4, f), h1(P, 6, f),
+                          h1(P, 8, f))  # fmt: skip
+
+
+@njit(cache=True, nogil=True, _nrt=False)
 def query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, leaves, rs, re, rw, heap, hv,
               cur, sv, sw):  # fmt: skip
     """For one row ``x``: quantiles ``qs`` (into ``out_q``) and highest-density intervals of the

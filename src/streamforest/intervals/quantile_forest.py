@@ -281,17 +281,11 @@ class OnlineQRF(IntervalRegressor):
                 s = self.__dict__.get("_qone")
                 if s is None:
                     s = self._qone_scratch()
-                last = s[1].get("last")
-                alphas = check_alphas(alpha)[0]  # (a shared array per level)
-                if last is not None and last[0] is alphas:
-                    qs, masses, out_q = last[1]
-                else:
-                    qs, masses, out_q = levels = self._levels_for(s[1], alphas)
-                    s[1]["last"] = (alphas, levels)
-                lo, hi = self._one_scratch(1)
-                meinshausen = self.weighting == "meinshausen"
-                return e.call(QK.interval_one_h, (e._handle(), s[2], meinshausen, qs, masses,
-                                                  out_q, lo, hi))  # fmt: skip
+                p = s[1].get(alpha)  # this level's arrays, packed
+                if p is None:
+                    p = self._level_pack(s[1], alpha)
+                return e.call(QK.interval_one_hp, (e._handle(), s[2], p[0],
+                                                   self.weighting == "meinshausen"))  # fmt: skip
         return super().predict_interval_one(x, alpha)
 
     def _qone_scratch(self):
@@ -312,6 +306,15 @@ class OnlineQRF(IntervalRegressor):
             )  # fmt: skip
             s = self._qone = (*s, build_handle(s[0]))  # the scratch packed (s keeps the arrays)
         return s
+
+    def _level_pack(self, cache, alpha: float):
+        """``(handle, arrays)``: the arrays of one level's per-example interval (its quantile
+        levels or mass, their output, the two bounds) and their handle, kept in ``cache`` (the
+        query scratch's, see :meth:`_levels_for`) under the level ``alpha``, a float in (0, 1)."""
+        qs, masses, out_q = self._levels_for(cache, check_alphas(alpha)[0])
+        arrays = (qs, masses, out_q, np.empty(1), np.empty(1))
+        p = cache[alpha] = (build_handle(arrays), arrays)  # (the handle points to the arrays)
+        return p
 
     def _query_one(self, row, qs, masses, out_q, out_lo, out_hi) -> None:
         e = self.forest_.engine_
