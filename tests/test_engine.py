@@ -217,6 +217,42 @@ def test_forest_state_is_one_arena_and_pickles(rng):
     assert np.array_equal(g.predict(X[:200]), f.predict(X[:200]))
 
 
+def test_qrf_per_example_follows_set_params_and_sizes_from_its_trees(rng):
+    """After ``set_params`` on a fitted OnlineQRF, ``predict_interval_one`` answers the interval
+    kind now set, exactly as a model made with it (the trees do not depend on it), for one
+    level and for a list; and its per-example query scratch is sized from the trees' own
+    sketches, not from a ``k`` set since (a smaller one would let the compiled query write past
+    its buffers)."""
+    from streamforest.sketches import kll
+
+    X, y = friedman1(2600, rng)
+    D = _dicts(X)
+
+    def fitted(**kw):
+        m = sf.OnlineQRF(forest=sf.OnlineForestRegressor(n_trees=4, seed=2), seed=2, k=64, **kw)
+        for d, v in zip(D[:2500], y[:2500], strict=True):
+            m.learn_one(d, float(v))
+        return m
+
+    a, b = fitted(), fitted(interval="hdi")
+    rows = D[2500:]
+    before = [a.predict_interval_one(d, alpha=0.1) for d in rows]  # (caches the equal-tailed)
+    a.predict_interval_one(rows[0], alpha=[0.1, 0.3])
+    assert before != [b.predict_interval_one(d, alpha=0.1) for d in rows]
+    a.set_params(interval="hdi")
+    for d in rows:
+        assert a.predict_interval_one(d, alpha=0.1) == b.predict_interval_one(d, alpha=0.1)
+        assert a.predict_interval_one(d, [0.1, 0.3]) == b.predict_interval_one(d, [0.1, 0.3])
+    a.set_params(interval="equal_tailed")
+    assert [a.predict_interval_one(d, alpha=0.1) for d in rows] == before
+
+    c = fitted(interval="hdi")
+    c.set_params(k=8)
+    c.predict_interval_one(rows[0], alpha=0.1)
+    items = c._qone[0][-1].shape[0]  # the merged items' buffer of the query
+    assert items >= c.forest_.engine_.n_trees * kll.row_capacity(64)
+
+
 def test_per_example_calls_allocate_no_array(rng):
     """In steady state a per-example call allocates no array and keeps nothing: what it
     allocates for the moment (the compiled call's argument tuple, the returned float or tuple)

@@ -282,20 +282,24 @@ class OnlineQRF(IntervalRegressor):
                 if s is None:
                     s = self._qone_scratch()
                 p = s[1].get(alpha)  # this level's arrays, packed
-                if p is None:
+                if p is None or p[2] is not self.interval:
                     p = self._level_pack(s[1], alpha)
                 return e.call(QK.interval_one_hp, (e._handle(), s[2], p[0],
                                                    self.weighting == "meinshausen"))  # fmt: skip
         return super().predict_interval_one(x, alpha)
 
     def _qone_scratch(self):
-        """Scratch of :func:`query_one`, sized for the forest and ``k`` (a row of
-        ``kll.row_capacity(k)`` items per tree: the widest a leaf sketch's row is, in models
-        saved before the rows were cut too; no per-call look at the trees, which allocates)."""
+        """Scratch of :func:`query_one`, sized for the engine's trees and the ``k`` of their
+        leaf sketches (a row of ``kll.row_capacity(k)`` items per tree: the widest a leaf
+        sketch's row is, in models saved before the rows were cut too; no per-call look at the
+        trees, which allocates).  Both are the trees' own, not the parameters (``n_trees``,
+        ``k``), which ``set_params`` may have changed since the trees were made."""
         s = self.__dict__.get("_qone")
         if s is None:
-            T = self.forest_.n_trees
-            cap = kll.row_capacity(int(self.k))
+            e = self.forest_.engine_
+            T = int(e.n_trees)
+            k = max((int(sp.leaf_quantile_k or 0) for sp in e.specs), default=0)
+            cap = kll.row_capacity(k or int(self.k))
             R = T * (kll.LV_WIDTH - 3)
             i64 = np.int64
             s = self._qone = (
@@ -308,12 +312,13 @@ class OnlineQRF(IntervalRegressor):
         return s
 
     def _level_pack(self, cache, alpha: float):
-        """``(handle, arrays)``: the arrays of one level's per-example interval (its quantile
-        levels or mass, their output, the two bounds) and their handle, kept in ``cache`` (the
-        query scratch's, see :meth:`_levels_for`) under the level ``alpha``, a float in (0, 1)."""
+        """``(handle, arrays, interval)``: the arrays of one level's per-example interval (its
+        quantile levels or mass, their output, the two bounds) and their handle, kept in
+        ``cache`` (the query scratch's, see :meth:`_levels_for`) under the level ``alpha``, a
+        float in (0, 1), for the ``interval`` kind they answer."""
         qs, masses, out_q = self._levels_for(cache, check_alphas(alpha)[0])
         arrays = (qs, masses, out_q, np.empty(1), np.empty(1))
-        p = cache[alpha] = (build_handle(arrays), arrays)  # (the handle points to the arrays)
+        p = cache[alpha] = (build_handle(arrays), arrays, self.interval)  # (handle -> arrays)
         return p
 
     def _query_one(self, row, qs, masses, out_q, out_lo, out_hi) -> None:
@@ -331,11 +336,11 @@ class OnlineQRF(IntervalRegressor):
         A = alphas.shape[0]
         cache = self._qone_scratch()[1]
         last = cache.get("last")
-        if last is not None and last[0] is alphas:  # the same levels object (a cached scalar)
-            levels = last[1]
+        if last is not None and last[0] is alphas and last[2] is self.interval:
+            levels = last[1]  # the same levels object (a cached scalar), the same kind
         else:
             levels = self._levels_for(cache, alphas)
-            cache["last"] = (alphas, levels)
+            cache["last"] = (alphas, levels, self.interval)
         qs, masses, out_q = levels
         self._query_one(row, qs, masses, out_q, lo, hi)
         equal_tailed = qs.shape[0] > 0
@@ -349,9 +354,10 @@ class OnlineQRF(IntervalRegressor):
                 hi[a] = np.inf
 
     def _levels_for(self, cache, alphas):
-        """Quantile levels or masses (and their output scratch) that answer ``alphas``."""
+        """Quantile levels or masses (and their output scratch) that answer ``alphas`` with
+        the current ``interval`` kind."""
         A = alphas.shape[0]
-        key = alphas.tobytes()
+        key = (alphas.tobytes(), self.interval)
         levels = cache.get(key)
         if levels is None:
             if len(cache) > 64:
