@@ -101,6 +101,13 @@ def _bad_calls(model, X, y):
         ("fit w", lambda: model.fit(X, y, sample_weight=-np.ones(n))),
         ("partial_fit", lambda: model.partial_fit(df, y_nan)),
         ("set_params", lambda: model.set_params(seed=3, nope=1)),
+        # a model that has learnt checks a new value at once (the others when learning starts)
+        (
+            "set_params value",
+            lambda: model.set_params(
+                **{"seed" if "seed" in model.get_params() else "method": "nope"}
+            ),
+        ),
         ("score", lambda: model.score(X, y[:-1])),
     ]
     if hasattr(model, "predict_interval"):
@@ -129,8 +136,8 @@ def test_rejected_calls_change_nothing(name, fitted, rng):
     before = _state(model)
     probe = model.predict(X[:20])
     for what, call in _bad_calls(model, X[:50], y[:50]):
-        if "width" in what and not fitted:
-            continue  # before learning, any width is fine
+        if ("width" in what or "value" in what) and not fitted:
+            continue  # before learning, any width is fine (and values are checked then)
         with pytest.raises((ValueError, TypeError)):
             call()
         assert _state(model) == before, f"{what} changed the model"

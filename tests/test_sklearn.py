@@ -119,6 +119,24 @@ def test_get_params_and_clone(model):
         assert deep["forest__tree__grace_period"] == 20
 
 
+def test_set_params_checks_values_once_the_model_has_learnt(rng):
+    """Before learning, ``set_params`` takes any value, as the constructor does (learning
+    checks it); once the model has learnt, an invalid value raises at once and every parameter
+    of the call stays as it was, and valid values are set."""
+    X, y = friedman1(300, rng)
+    m = sf.CPApproximate(forest=small_forest(), calibration_size=50, seed=1)
+    m.set_params(calibration_size=-1)  # not checked yet
+    with pytest.raises(ValueError, match="calibration_size"):
+        m.learn_many(X, y)
+    m.set_params(calibration_size=50).learn_many(X, y)
+    probe = m.predict_interval(X[:20], alpha=0.2)
+    with pytest.raises(ValueError, match="calibration_size"):
+        m.set_params(seed=5, calibration_size=-1)
+    assert (m.seed, m.calibration_size) == (1, 50)
+    np.testing.assert_array_equal(m.predict_interval(X[:20], alpha=0.2), probe)
+    assert m.set_params(seed=7).seed == 7
+
+
 def test_nested_set_params():
     m = sf.CPApproximate(forest=small_forest(), seed=1)
     out = m.set_params(forest__n_trees=5, forest__tree__grace_period=7, calibration_size=30)

@@ -3,7 +3,8 @@
 - The constructor takes only hyper-parameters and stores them verbatim (scikit-learn and River
   style); :meth:`Estimator.get_params`, :meth:`Estimator.clone` and ``repr`` are built on that.
 - Learnt state lives in attributes with a trailing underscore and is created on first learning.
-- Hyper-parameters are validated when learning starts (so ``clone`` with new values is cheap).
+- Hyper-parameters are validated when learning starts (so ``clone`` with new values is cheap);
+  ``set_params`` on a model that has learnt validates the new values at once.
 - A rejected call (``ValueError``/``TypeError``) leaves the model exactly as it was (the same
   pickle): every argument is validated before anything is recorded, and a model that has not
   learnt yet keeps the state a call creates only when it succeeds (predicting before learning
@@ -120,24 +121,47 @@ class Estimator:
         """Set hyper-parameters (scikit-learn semantics; ``<param>__<sub-param>`` keys set a
         parameter of an estimator-valued parameter, in place).  Returns ``self``.
 
-        Raises ``ValueError`` for a name that is not a parameter, before setting anything.  Like
-        the constructor, it does not validate values (that happens when learning starts) nor
-        reset learnt state.
+        Raises ``ValueError`` for a name that is not a parameter, before setting anything.  It
+        does not reset learnt state.  Values are validated when learning starts: like the
+        constructor, a model that has not learnt takes any value; a model that has (it holds
+        learnt state) checks the new values at once and raises ``ValueError`` / ``TypeError``
+        for an invalid one, keeping its parameters as they were (a value would otherwise fail
+        later, in whatever call first reads it).
         """
         if not params:
             return self
         params = _resolve_aliases(type(self), params)
         self._check_param_names(params)
         nested: dict[str, dict[str, Any]] = {}
+        direct: dict[str, Any] = {}
         for key, value in params.items():
             name, delim, sub = key.partition("__")
             if delim:
                 nested.setdefault(name, {})[sub] = value
             else:
-                setattr(self, name, value)
+                direct[name] = value
+        old = {name: getattr(self, name) for name in direct}
+        for name, value in direct.items():
+            setattr(self, name, value)
+        if direct and self._holds_state():
+            try:
+                self._check_params()
+            except Exception:
+                for name, value in old.items():
+                    setattr(self, name, value)
+                raise
         for name, sub_params in nested.items():
             getattr(self, name).set_params(**sub_params)
         return self
+
+    def _holds_state(self) -> bool:
+        """Whether the model has learnt (holds attributes besides its parameters and those
+        scikit-learn sets: the state a first learning call creates)."""
+        return not set(self.__dict__) <= {*self._param_names(), *self._SKLEARN_ATTRS}
+
+    def _check_params(self) -> None:
+        """Raise ``ValueError`` / ``TypeError`` for an invalid hyper-parameter value (a model's
+        own checks; called when learning starts)."""
 
     def _check_param_names(self, params) -> None:
         """Raise ``ValueError`` unless every key of ``params`` names a parameter (nested keys
