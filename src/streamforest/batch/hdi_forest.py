@@ -45,6 +45,8 @@ class _LeafWeightForest:
     get_params = Estimator.get_params
     set_params = Estimator.set_params
     _check_param_names = Estimator._check_param_names
+    _holds_state = Estimator._holds_state
+    _SKLEARN_ATTRS = Estimator._SKLEARN_ATTRS
     clone = Estimator.clone
     __repr__ = Estimator.__repr__
     _estimator_type = "regressor"  # scikit-learn < 1.6
