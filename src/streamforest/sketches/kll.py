@@ -377,26 +377,25 @@ SCAN_RUNS = 16  # up to this many runs a linear scan of their heads beats a heap
 
 
 @njit(cache=True, inline="always")
-def _before(hv, a, b, sign):
-    """Run ``a``'s head comes before run ``b``'s: the smaller (``sign = 1``) or larger
-    (``sign = -1``) value, the lower run index among equal ones (the scan's order)."""
-    return sign * hv[a] < sign * hv[b] or (hv[a] == hv[b] and a < b)
-
-
-@njit(cache=True, inline="always")
-def _head_down(heap, hn, hv, i, sign):
+def _head_down(hv, heap, hn, i):
+    """Sift heap node ``i`` down: node ``j`` holds run ``heap[j]``'s head as key ``hv[j]``, and
+    a node comes before another by key, then by the lower run index (the scan's order)."""
+    key = hv[i]
+    run = heap[i]
     while True:
         c = 2 * i + 1
         if c >= hn:
-            return
-        if c + 1 < hn and _before(hv, heap[c + 1], heap[c], sign):
+            break
+        if c + 1 < hn and (hv[c + 1] < hv[c] or (hv[c + 1] == hv[c] and heap[c + 1] < heap[c])):
             c += 1
-        if not _before(hv, heap[c], heap[i], sign):
-            return
-        t = heap[c]
-        heap[c] = heap[i]
-        heap[i] = t
-        i = c
+        if hv[c] < key or (hv[c] == key and heap[c] < run):
+            hv[i] = hv[c]
+            heap[i] = heap[c]
+            i = c
+        else:
+            break
+    hv[i] = key
+    heap[i] = run
 
 
 @njit(cache=True)
@@ -404,8 +403,10 @@ def runs_quantile_many(buf, rs, re, rw, nruns, total, q, hv, cur, heap):
     """:func:`runs_quantile` of many runs (non-empty, as :func:`append_runs` makes them): the
     next item is taken from a heap of the runs' heads, ``O(min(q, 1 - q) * items * log(runs))``
     (the scan's ``* runs`` cost 3-4x more at the 20-80 runs of a forest's leaves), in the very
-    order of the scan (ties to the lower run), so the result is the same bit for bit.  ``heap``:
-    ``nruns`` int64 scratch."""
+    order of the scan (ties to the lower run), so the result is the same bit for bit.  The heap
+    keeps each node's key (the head's value, negated when walking down from the high end) beside
+    its run (``hv``, ``heap``: ``nruns`` scratch each, ``cur``: each run's position), so a
+    comparison reads no other array."""
     if nruns <= SCAN_RUNS:
         return runs_quantile(buf, rs, re, rw, nruns, total, q, hv, cur)
     if total <= 0.0:
@@ -413,29 +414,32 @@ def runs_quantile_many(buf, rs, re, rw, nruns, total, q, hv, cur, heap):
     target = q * total
     low = q <= 0.5
     sign = 1.0 if low else -1.0
+    step = 1 if low else -1
     for k in range(nruns):
         cur[k] = rs[k] if low else re[k] - 1
-        hv[k] = buf[cur[k]]
+        hv[k] = sign * buf[cur[k]]
         heap[k] = k
     hn = nruns
     for i in range(hn // 2 - 1, -1, -1):
-        _head_down(heap, hn, hv, i, sign)
+        _head_down(hv, heap, hn, i)
     rest = total - target
     acc = 0.0
     v = np.nan
     while hn > 0:
         best = heap[0]
-        v = hv[best]
+        v = sign * hv[0]  # (negation is exact: the head's value)
         acc += rw[best]
         if (acc >= target) if low else (acc > rest):
             return v
-        cur[best] += 1 if low else -1
-        if rs[best] <= cur[best] < re[best]:
-            hv[best] = buf[cur[best]]
+        c = cur[best] + step
+        cur[best] = c
+        if rs[best] <= c < re[best]:
+            hv[0] = sign * buf[c]
         else:
             hn -= 1
+            hv[0] = hv[hn]
             heap[0] = heap[hn]
-        _head_down(heap, hn, hv, 0, sign)
+        _head_down(hv, heap, hn, 0)
     return v
 
 
