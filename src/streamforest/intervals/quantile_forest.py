@@ -273,7 +273,7 @@ class OnlineQRF(IntervalRegressor):
         """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
         f = self.__dict__.get("_forest")
         if type(alpha) is float and 0.0 < alpha < 1.0 and f is not None and self._quantile_one:
-            e = f.__dict__.get("engine_")  # the hot path: _one_kernel's steps, inline
+            e = f.__dict__.get("engine_")  # the hot path: one level, its arrays packed once
             if e is not None and e._fitted:
                 row = e.features.encode_dict_into(x, False, e._row)  # e.encode_one(x, False)
                 if row is not e._row:
@@ -334,14 +334,7 @@ class OnlineQRF(IntervalRegressor):
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         A = alphas.shape[0]
-        cache = self._qone_scratch()[1]
-        last = cache.get("last")
-        if last is not None and last[0] is alphas and last[2] is self.interval:
-            levels = last[1]  # the same levels object (a cached scalar), the same kind
-        else:
-            levels = self._levels_for(cache, alphas)
-            cache["last"] = (alphas, levels, self.interval)
-        qs, masses, out_q = levels
+        qs, masses, out_q = self._levels_for(self._qone_scratch()[1], alphas)
         self._query_one(row, qs, masses, out_q, lo, hi)
         equal_tailed = qs.shape[0] > 0
         for a in range(A):
