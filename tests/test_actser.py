@@ -13,6 +13,7 @@ from numba import njit
 import streamforest as sf
 from streamforest import streams as S
 from streamforest.trees import _state as TS
+from streamforest.trees._arena import tree_state
 from streamforest.trees._class_kernels import (
     XLX,
     XLX_N,
@@ -233,9 +234,10 @@ def test_mcnemar_verdict_adopts_an_undecided_alternate_only_when_not_worse():
 
 
 @njit(cache=True)
-def _nb_fast_vs_exact(st, X, out):
+def _nb_fast_vs_exact(A, X, out):
     """Per row: the leaf's naive Bayes class by the certified fast path (-1: not certified) and
-    by the per-feature loop."""
+    by the per-feature loop (tree 0 of the arena ``A``)."""
+    st = tree_state(A, 0)
     nfeat = X.shape[1]
     for i in range(X.shape[0]):
         leaf = st.nd_leaf[route(st, X[i])]
@@ -261,7 +263,7 @@ def test_fast_naive_bayes_class_is_certified_exact(stream):
     st = m.engine_.state(0)
     Xe = np.ascontiguousarray(m.features_.encode_array(X[4000:], learn=False), dtype=np.float64)
     out = np.zeros((Xe.shape[0], 2), np.int64)
-    _nb_fast_vs_exact(st, Xe, out)
+    _nb_fast_vs_exact(m.engine_.arena, Xe, out)
     answered = out[:, 0] >= 0
     assert answered.mean() > 0.95
     assert np.array_equal(out[answered, 0], out[answered, 1])
@@ -271,7 +273,7 @@ def test_fast_naive_bayes_class_is_certified_exact(stream):
     st.lf_gs[:, :, 3:6] = st.lf_gs[:, :, 0:3]
     for c in range(st.lf_ncc.shape[2] // K):
         st.lf_ncc[:, :, c * K + 1] = st.lf_ncc[:, :, c * K]
-    _nb_fast_vs_exact(st, Xe, out)
+    _nb_fast_vs_exact(m.engine_.arena, Xe, out)
     tied = out[:, 1] == 0  # classes 0 and 1 share the best score: the loop keeps the first
     assert tied.any() and np.all(out[tied, 0] == -1)
 

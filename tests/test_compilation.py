@@ -81,8 +81,8 @@ _SCRIPT = textwrap.dedent(
     import logging, sys
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(name)s|%(message)s")
     import numpy as np
-    from streamforest import rng, stats
-    rng.next_float(np.zeros(1, np.uint64))  # two small kernels of the package
+    from streamforest import stats
+    stats.welford_update(0.0, 0.0, 0.0, 0.0, 1.0, 1.0)  # two small kernels of the package
     stats.chan_merge(1.0, 1.0, 0.0, 0.0, 1.0, 2.0, 0.0, 0.0)
     print("done")
     """

@@ -28,3 +28,66 @@ def test_falls_back_to_a_temp_folder_only_when_no_default_place_is_writable(monk
 
     monkeypatch.setattr(config, "CACHE_DIR", os.path.join(tempfile.gettempdir(), "mine"))
     assert NC.ensure_cache_dir() is None  # NUMBA_CACHE_DIR set by the user: left alone
+
+
+_CALLEE = """
+from ..compiled import kernel
+
+
+@kernel
+def offset():
+    return {value}
+"""
+_CALLER = """
+from ..compiled import entry
+from .callee import offset
+
+
+@entry
+def shifted(x):
+    return x + offset()
+"""
+_RUN = """
+import sys
+import streamforest
+from streamforest.compilation import stats
+from streamforest.probe.caller import shifted
+print(shifted(1.0), stats()["compiled"])
+"""
+
+
+def _probe_run(root, cache):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(cache)}
+    out = subprocess.run([sys.executable, "-c", _RUN], env=env, capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    value, compiled = out.stdout.split()
+    return float(value), int(compiled)
+
+
+def test_an_edit_of_a_called_module_recompiles_its_callers(tmp_path):
+    """numba checks a cached function against its own file only: a kernel that calls a kernel
+    of another module would load stale code after an edit of that module.  The package stamp
+    (:mod:`streamforest._numba_cache`) makes every kernel of the package compile again after
+    any change of its sources: a copy of the package with a probe caller in one module and its
+    callee in another, the callee's constant edited between two runs on one cache."""
+    import shutil
+
+    import streamforest
+
+    root = tmp_path / "src"
+    pkg = root / "streamforest"
+    shutil.copytree(os.path.dirname(streamforest.__file__), pkg,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))  # fmt: skip
+    (pkg / "probe").mkdir()
+    (pkg / "probe" / "__init__.py").write_text("")
+    (pkg / "probe" / "callee.py").write_text(_CALLEE.format(value="1.0"))
+    (pkg / "probe" / "caller.py").write_text(_CALLER)
+    cache = tmp_path / "cache"
+    assert _probe_run(root, cache) == (2.0, 2)  # compiled: the entry and its callee
+    assert _probe_run(root, cache) == (2.0, 0)  # loaded from the cache
+    (pkg / "probe" / "callee.py").write_text(_CALLEE.format(value="5.0"))  # the caller unchanged
+    value, compiled = _probe_run(root, cache)
+    assert value == 6.0 and compiled > 0  # numba alone would load the caller's stale 2.0

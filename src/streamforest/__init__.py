@@ -3,9 +3,10 @@
 # first: a writable place for numba's cache (before any kernel is defined), then the listener
 # that logs the first compilation of a kernel
 from . import _numba_cache  # noqa: F401  # isort: skip
-from .compilation import warmup  # isort: skip
+from . import compile_events  # noqa: F401  # isort: skip
 from ._version import __version__
 from .batch import HDIForestRegressor, QuantileForestRegressor
+from .compilation import warmup
 from .concurrency import ThreadSafe
 from .forests import (
     ABORFRegressor,

@@ -195,7 +195,7 @@ def _compile_status(show: bool, text: str = COMPILING, summary: bool = True):
     long it took."""
     Console = need("rich.console", "the streamforest command").Console
 
-    from .compilation import watch
+    from .compile_events import watch
 
     console = Console(stderr=True)
     shown = []

@@ -19,8 +19,8 @@ and an ``<name>_update(state, ...)`` kernel.)
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .compiled import entry, kernel
 from .stats import welford_update
 
 # ------------------------------------------------------------------------------------------------
@@ -53,7 +53,7 @@ def page_hinkley_init(state: np.ndarray, warning: float = 0.0) -> None:
     state[PH_WARN] = warning
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _ph_restart(state):
     w = state[PH_WARN]
     for k in range(state.shape[0]):
@@ -61,7 +61,7 @@ def _ph_restart(state):
     state[PH_WARN] = w
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def page_hinkley_update(state, y, pred, alpha, lam, warmup):
     """One step of the Page-Hinkley test on the prediction error of target ``y``.
 
@@ -116,7 +116,7 @@ def page_hinkley_update(state, y, pred, alpha, lam, warmup):
     return PH_NONE
 
 
-@njit(cache=True)
+@entry
 def page_hinkley_scan(state, y, pred, alpha, lam, warmup, out):
     """Run :func:`page_hinkley_update` over a stream: ``out[i]`` the signal after row ``i``
     (tests and benchmarks)."""
@@ -130,7 +130,7 @@ SPH_M, SPH_MMIN, SPH_W, SPH_HI, SPH_LO, SPH_M2 = range(6)
 N_SPH = 6
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def page_hinkley_standardised_update(state, e, delta, lam, min_n):
     """Page-Hinkley test (Page 1954; Hinkley 1971) for an increase of the mean of ``e``, on
     values standardised by their own running mean and sd since the detector started:
@@ -159,7 +159,7 @@ PHN_N, PHN_EBAR, PHN_SUM, PHN_MIN, PHN_SD0 = range(5)
 N_PHN = 5
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def page_hinkley_row_update(state, r, e, alpha, lam):
     """Feed absolute error ``e`` to the detector in row ``r`` of ``state``: with ``e`` divided by
     the row's normaliser, ``ebar_t`` the running mean of the errors, ``m_t = m_{t-1} + e_t -

@@ -726,7 +726,7 @@ def _progress(total: int, label: str):
 
 def _compile_note(progress, task, label: str):
     """While a streamforest kernel compiles, the bar's label says so."""
-    from .compilation import watch
+    from .compile_events import watch
 
     return watch(
         on_start=lambda: progress.update(task, description=f"{label} (compiling…)"),

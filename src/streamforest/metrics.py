@@ -31,7 +31,8 @@ import math
 import numbers
 
 import numpy as np
-from numba import njit
+
+from .compiled import entry
 
 # block columns: point part, then K columns per alpha
 N, SAE, SSE, YMEAN, YM2, YMIN, YMAX, BAE, BSE = range(9)
@@ -50,7 +51,7 @@ def new_carry() -> np.ndarray:
     return np.array([0.0, 0.0, np.inf, -np.inf])
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def accumulate(y, pred, lo, hi, first_row, step, blocks, carry):  # pragma: no cover - compiled
     """Add rows ``first_row ..`` (targets ``y``, predictions ``pred``, intervals ``lo``/``hi`` of
     shape (n, A)) to ``blocks`` (row ``b`` holds rows ``[b*step, (b+1)*step)``), updating the

@@ -140,6 +140,26 @@ def _in_package(module) -> bool:
     return isinstance(module, str) and (module == _PKG or module.startswith(_PKG + "."))
 
 
+def _stored_fields(cls, value) -> int:
+    """How many of a named tuple's fields are written: all but the trailing ones that hold their
+    default (None), so that a field appended with a default changes no file."""
+    n = len(cls._fields)
+    while n and cls._fields[n - 1] in cls._field_defaults and value[n - 1] is None:
+        n -= 1
+    return n
+
+
+def _appended_with_defaults(cls, fields) -> bool:
+    """Whether ``fields`` (a file's) are the class's first fields, the rest having defaults."""
+    n = len(fields) if isinstance(fields, list) else -1
+    names = list(cls._fields)
+    return (
+        0 <= n <= len(names)
+        and fields == names[:n]
+        and all(f in cls._field_defaults for f in names[n:])
+    )
+
+
 def _is_namedtuple_class(cls) -> bool:
     return (
         isinstance(cls, type)
@@ -338,9 +358,9 @@ class _Encoder:
             spec = _class_spec(t, path)
             nid = self._new_id(v)
             self.busy.add(id(v))
-            items = [self.encode(x, (path, "." + f)) for f, x in zip(t._fields, v, strict=True)]
+            fields = list(t._fields[: _stored_fields(t, v)])
+            items = [self.encode(x, (path, "." + f)) for f, x in zip(fields, v, strict=False)]
             self.busy.discard(id(v))
-            fields = list(t._fields)
             return {"$t": "namedtuple", "id": nid, "class": spec, "fields": fields, "items": items}
         if _is_object_class(t):
             return self._object(v, path)
@@ -568,7 +588,7 @@ class _Decoder:
         if not _is_namedtuple_class(cls):
             raise ValueError(f"refusing to load {node.get('class')!r}: not a NamedTuple class")
         fields = node.get("fields")
-        if fields != list(cls._fields):
+        if fields != list(cls._fields) and not _appended_with_defaults(cls, fields):
             raise self.bad(
                 f"{_class_name(cls)} has fields {list(cls._fields)} in this library but "
                 f"{fields} in the file (a state layout change without a format version bump?)"
@@ -577,6 +597,7 @@ class _Decoder:
         items = [self.decode(x) for x in self._items(node)]
         if len(items) != len(fields):
             raise self.bad(f"{_class_name(cls)} with {len(items)} values for {len(fields)} fields")
+        items += [cls._field_defaults[f] for f in cls._fields[len(items) :]]
         return self._register(node, tuple.__new__(cls, items))
 
     def _object(self, node):

@@ -20,10 +20,11 @@ Every function is a numba kernel usable inside compiled loops; none mutates its 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .compiled import entry, kernel
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _add_to_mean(hi, lo, inc):
     """``(hi + lo) + inc`` as a renormalised pair, exact up to the rounding of ``inc`` itself."""
     s = hi + inc
@@ -35,7 +36,7 @@ def _add_to_mean(hi, lo, inc):
     return t, lo
 
 
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def welford_update(w, hi, lo, m2, x, wx):
     """Add value ``x`` with weight ``wx`` (> 0) to the statistic ``(w, hi, lo, m2)``."""
     w_new = w + wx
@@ -45,7 +46,7 @@ def welford_update(w, hi, lo, m2, x, wx):
     return w_new, hi_new, lo_new, m2_new
 
 
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def chan_merge(wa, ha, la, m2a, wb, hb, lb, m2b):
     """Statistic of the union of two disjoint samples A and B."""
     if wb <= 0.0:
@@ -59,7 +60,7 @@ def chan_merge(wa, ha, la, m2a, wb, hb, lb, m2b):
     return w, hi, lo, m2
 
 
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def chan_subtract(wab, hab, lab, m2ab, wb, hb, lb, m2b):
     """Statistic of A, given those of A ∪ B and of its part B.
 
@@ -81,7 +82,7 @@ def chan_subtract(wab, hab, lab, m2ab, wb, hb, lb, m2b):
     return wa, ha, la, m2a
 
 
-@njit(cache=True)
+@entry
 def stats_of(values, weights):
     """Statistic ``(w, hi, lo, m2)`` of ``values``; ``weights`` may be empty (unit weights).
 

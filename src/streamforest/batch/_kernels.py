@@ -15,12 +15,12 @@ same kernels OnlineQRF uses on its leaf sketches
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry
 from ..sketches.kll import runs_quantile_many, runs_sorted, shortest_interval
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def forest_apply(left, right, feature, threshold, X, out):
     """``out[i, t]``: the leaf of tree ``t`` that row ``X[i]`` reaches (``x[f] <= c`` goes left)."""
     T = left.shape[0]
@@ -35,7 +35,7 @@ def forest_apply(left, right, feature, threshold, X, out):
             out[i, t] = node
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def forest_mean(value, leaves, out):
     """``out[i]``: the mean over trees of the value of the leaves ``leaves[i]``."""
     T = leaves.shape[1]
@@ -46,7 +46,7 @@ def forest_mean(value, leaves, out):
         out[i] = s / T
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def leaf_mixture_query(buf, start, stop, leaves, qs, masses, out_q, out_lo, out_hi):
     """For every row ``i`` of ``leaves`` (its leaf in each tree): the quantiles ``qs`` (into
     ``out_q[i]``) and the highest-density intervals of the masses ``masses`` (into ``out_lo[i]``,

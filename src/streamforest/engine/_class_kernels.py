@@ -12,8 +12,8 @@ probability: :func:`vote` (one row) and :func:`vote_rows` (a chunk) compute the 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ..trees._arena import tree_at
 from ..trees._class_kernels import (
     argmax,
@@ -28,21 +28,21 @@ from ..trees._state import I_NFEAT, I_NSEEN
 from ._kernels import DONE, FRESH, bagging_weight
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def learn_rows(A, t, X, y, W, start):
     """Tree ``t`` learns rows ``start..`` of ``X`` (class indices ``y``) with weights ``W[t]``."""
     st, prm = tree_at(A, t)
     return learn_batch(st, prm, X, y, W[t], start)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def predict_proba_rows(A, t, X, P):
     """Tree ``t``'s class probabilities of the rows of ``X``, into ``P[t]`` (``(n, K)``)."""
     st, prm = tree_at(A, t)
     predict_proba_batch(st, prm, X, P[t])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M):
     """Every tree learns ``(x, y)`` (``y`` a class index) with its bagging weight ``wt[t]``
     (drawn on a new row, ``t0 = FRESH``), as :func:`streamforest.engine._kernels.learn_one`
@@ -72,7 +72,7 @@ def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M):
     return DONE, 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _vote_row(PT, i, K, mean, out):
     """``out[:K]``: votes of the trees' classes for row ``i`` of ``PT`` (``(T, n, K)``) plus
     half their mean probability (ties of votes go to the more probable class); ``mean[:K]``
@@ -90,7 +90,7 @@ def _vote_row(PT, i, K, mean, out):
     return argmax(out, K)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def vote_rows(PT, mean, votes, cls):
     """For each row ``i`` of the trees' probabilities ``PT`` (``(T, n, K)``): ``mean[i]`` the
     mean probabilities, ``cls[i]`` the majority class (see the module docstring); ``votes`` is
@@ -100,7 +100,7 @@ def vote_rows(PT, mean, votes, cls):
         cls[i] = _vote_row(PT, i, K, mean[i], votes)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def predict_proba_one(A, x, PT, mean, votes, M):
     """The forest's answer for row ``x``: ``mean`` gets the mean class probabilities, the
     majority class is returned (``PT``: ``(T, 1, K)`` scratch, ``votes``: ``(K,)`` scratch).
@@ -115,4 +115,4 @@ def predict_proba_one(A, x, PT, mean, votes, M):
         M[1, t] = st.ints[I_NSEEN]
         M[2, t] = mc
         M[3, t] = nb
-    return _vote_row(PT, 0, K, mean, votes)
+    return _vote_row(PT, np.int64(0), K, mean, votes)

@@ -18,11 +18,13 @@ copied with its owner (an engine drops it in ``__getstate__``; a copy builds its
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
+
+from ..compiled import kernel
 
 _SLOT_OF = {np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.int8)}
 
@@ -68,19 +70,19 @@ def _addr_view(typingctx, addr, shape, dtype):
     return retty(addr, shape, dtype), codegen
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def h1(H, i, dtype):
     """The 1-d array whose address is ``H[i]`` (shape ``H[i + 1]``)."""
     return _addr_view(H[i], (H[i + 1],), dtype)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def h2(H, i, dtype):
     """The 2-d array whose address is ``H[i]`` (shape ``H[i + 1], H[i + 2]``)."""
     return _addr_view(H[i], (H[i + 1], H[i + 2]), dtype)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def h3(H, i, dtype):
     """The 3-d array whose address is ``H[i]`` (shape ``H[i + 1 : i + 4]``)."""
     return _addr_view(H[i], (H[i + 1], H[i + 2], H[i + 3]), dtype)

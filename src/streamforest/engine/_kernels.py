@@ -37,13 +37,15 @@ its own generator, one draw per row it sees, so the per-example kernel
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ..rng import next_float
 from ..trees._arena import Arena, tree_at
+from ..trees._class_kernels import init_root_class
 from ..trees._kernels import apply_batch as _apply_batch
 from ..trees._kernels import (
     has_room,
+    init_root,
     learn_at,
     learn_batch,
     learn_step,
@@ -55,6 +57,7 @@ from ..trees._kernels import (
     route_predict,
     rows_seen,
 )
+from ..trees.observers import rebuild_hash
 from ..trees.pregrown import log_weights, weighted_mean, weighted_mean_at
 from ._handle import h1, h2, h3
 
@@ -66,7 +69,7 @@ DRIFTED = -2  # ... and some tree's drift detector signalled (a drift or a warni
 FRESH = -1  # learn_one's t0 for a new row
 
 
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def poisson(rng, lam):
     limit = np.exp(-lam)
     k = 0
@@ -77,7 +80,7 @@ def poisson(rng, lam):
     return k
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def bagging_weight(frng, lam, w):
     """Weight of one (row, tree): ``Poisson(lam) * w``, or ``w`` without bagging (``lam = 0``)."""
     if lam > 0.0:
@@ -85,7 +88,7 @@ def bagging_weight(frng, lam, w):
     return w
 
 
-@njit(cache=True)
+@entry
 def draw_weights(frng, lam, w, out):
     """``out[t, i]``: bagging weight of row i for tree t, drawn row by row, tree by tree."""
     for i in range(w.shape[0]):
@@ -96,21 +99,21 @@ def draw_weights(frng, lam, w, out):
 # ------------------------------------------------------------------------------------------------
 # batch passes of one tree (tree-major); each returns the row it stopped before, as the tree
 # kernels do (the engine grows the tree, or replaces it after a drift, and calls again)
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def learn_rows(A, t, X, y, W, start):
     """Tree ``t`` learns rows ``start..`` of ``X`` with weights ``W[t]``."""
     st, prm = tree_at(A, t)
     return learn_batch(st, prm, X, y, W[t], start)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def predict_learn_rows(A, t, X, y, W, start, P):
     """Tree ``t`` predicts each row (into ``P[t]``), then learns it with weight ``W[t]``."""
     st, prm = tree_at(A, t)
     return predict_learn_batch(st, prm, X, y, W[t], start, P[t])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def predict_learn_rows_lw(A, t, X, y, W, start, P, LW):
     """:func:`predict_learn_rows` that also records tree t's log weight before each row in
     ``LW[t]`` (weighted aggregation)."""
@@ -118,21 +121,21 @@ def predict_learn_rows_lw(A, t, X, y, W, start, P, LW):
     return predict_learn_batch_lw(st, prm, X, y, W[t], start, P[t], LW[t])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def predict_rows(A, t, X, P):
     """Tree ``t``'s predictions for the rows of ``X``, into ``P[t]``."""
     st, prm = tree_at(A, t)
     predict_batch(st, prm, X, P[t])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def apply_rows(A, t, X, out):
     """Leaf node of tree ``t`` reached by each row of ``X``."""
     st, _ = tree_at(A, t)
     _apply_batch(st, X, out)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def background_rows(B, t, X, y, w, start):
     """Background tree ``t`` (row t of arena ``B``) learns rows ``start..`` of ``X`` with the
     weights ``w`` (drawn by :func:`draw_background`)."""
@@ -140,7 +143,7 @@ def background_rows(B, t, X, y, w, start):
     return learn_batch(st, prm, X, y, w, start)
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def draw_background(brng, lam, w, out, start, stop):
     """``out[i]``, ``start <= i < stop``: a background tree's bagging weights of rows i (sample
     weights ``w``), drawn in row order from its generator ``brng``."""
@@ -148,7 +151,24 @@ def draw_background(brng, lam, w, out, start, stop):
         out[i] = bagging_weight(brng, lam, w[i])
 
 
-@njit(cache=True, _nrt=False)
+@entry
+def init_tree(A, t, classify):
+    """A new tree in row ``t``: its root leaf (or the whole pre-grown tree), and for a classifier
+    the root's class fields."""
+    st, prm = tree_at(A, t)
+    init_root(st, prm)
+    if classify:
+        init_root_class(st)
+
+
+@entry(_nrt=False)
+def rebuild_hash_at(A, t):
+    """Re-insert every live observer bin of tree ``t`` into its hash table (after it grew)."""
+    st, _ = tree_at(A, t)
+    rebuild_hash(st)
+
+
+@entry(_nrt=False)
 def lacks_room(A, t):
     st, prm = tree_at(A, t)
     return not has_room(st, prm)
@@ -156,7 +176,7 @@ def lacks_room(A, t):
 
 # ------------------------------------------------------------------------------------------------
 # one example through every tree
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def remember(M, t, st, node, pred):
     """Keep tree ``t``'s leaf node and prediction of a row in the memo ``M``."""
     M[0, t] = node
@@ -164,7 +184,7 @@ def remember(M, t, st, node, pred):
     M[2, t] = pred
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False, inline="always")
 def predict_trees_memo(A, x, P, M):
     """Every tree's prediction for row ``x``, into ``P``; leaf nodes and predictions also into
     the memo ``M`` (see the module docstring)."""
@@ -175,7 +195,7 @@ def predict_trees_memo(A, x, P, M):
         remember(M, t, st, node, p)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False, inline="always")
 def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M):
     """Every tree learns ``(x, y)``: tree t with the bagging weight ``wt[t]`` after predicting
     ``x`` into ``P[t]``; ``drifted[t]`` is set when tree t's drift detector signalled.  A new row
@@ -210,7 +230,7 @@ def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M):
     return DONE
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def learn_background_one(B, on, brng, lam, x, y, w, bw, t0):
     """Every background tree (``on[t]``, row t of arena ``B``) learns ``(x, y)`` with its own
     bagging weight ``bw[t]``, drawn from ``brng[t]`` on a new row (``t0 = FRESH``).  Returns
@@ -231,7 +251,7 @@ def learn_background_one(B, on, brng, lam, x, y, w, bw, t0):
     return DONE
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def aggregate(P, agg):
     """Mean (``AGG_MEAN``) or median (``AGG_MEDIAN``, sorting ``P`` in place) of ``P``."""
     T = P.shape[0]
@@ -251,7 +271,7 @@ def aggregate(P, agg):
     return s / T
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def aggregate_at(A, P, agg):
     """:func:`aggregate`, or with ``AGG_WEIGHTED`` the mean of ``P`` weighted by the trees'
     current evidence weights (the softmax of their log weights, read from ``A``)."""
@@ -260,7 +280,7 @@ def aggregate_at(A, P, agg):
     return aggregate(P, agg)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def mean_columns(P, out):
     """``out[i]``: the mean of ``P[:, i]``, summed over the trees in order (the arithmetic of
     :func:`aggregate`, so that a one-row batch gives what the per-example call gives)."""
@@ -274,7 +294,7 @@ def mean_columns(P, out):
         out[i] /= T
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def weighted_columns(LW, P, out):
     """``out[i]``: the mean of ``P[:, i]`` weighted by the softmax of ``LW[:, i]`` (the same
     arithmetic as :func:`aggregate_at`); ``LW`` may have one column, for every row."""
@@ -282,12 +302,12 @@ def weighted_columns(LW, P, out):
         out[i] = weighted_mean(LW[:, min(i, LW.shape[1] - 1)], P[:, i])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def tree_log_weights(A, out):
     log_weights(A, out)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def predict_trees(A, x, P):
     """Every tree's prediction for row ``x``, into ``P``."""
     for t in range(A.lay.shape[0]):
@@ -295,7 +315,7 @@ def predict_trees(A, x, P):
         P[t] = predict_row(st, prm, x)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False, inline="always")
 def predict_one(A, x, agg, P, M):
     """The forest's prediction for row ``x`` (tree predictions left in ``P``, sorted for a
     median; leaf nodes and predictions in the memo ``M``)."""
@@ -310,25 +330,26 @@ H_SIZE = 32  # entries of an engine handle
 H_ROW = 18  # where the row's address is (the only array a caller may change between calls)
 
 
-@njit(cache=True, inline="always")
-def engine_views(H):
-    """``(arena, rng, row, weights, predictions, drifted, memo, empty memo)`` of a handle."""
+@kernel(inline="always")
+def engine_views(H, kind):
+    """``(arena, rng, row, weights, predictions, drifted, memo, empty memo)`` of a handle (the
+    arena of trees of ``kind``, a :class:`~streamforest.trees.tree_kind.KindTag`)."""
     A = Arena(h2(H, 0, np.float64), h2(H, 3, np.int64), h2(H, 6, np.int8),
-              h3(H, 9, np.int64), h2(H, 13, np.float64))  # fmt: skip
+              h3(H, 9, np.int64), h2(H, 13, np.float64), kind)  # fmt: skip
     return (A, h1(H, 16, np.uint64), h1(H, 18, np.float64), h1(H, 20, np.float64),
             h1(H, 22, np.float64), h1(H, 24, np.int8), h2(H, 26, np.float64),
             h2(H, 29, np.float64))  # fmt: skip
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def learn_one_h(H, lam, y, w, t0, memo):
+@entry(nogil=True, _nrt=False)
+def learn_one_h(H, kind, lam, y, w, t0, memo):
     """:func:`learn_one` of the handle's arrays (``memo``: whether the memo holds this row)."""
-    A, frng, x, wt, P, drifted, M, M0 = engine_views(H)
+    A, frng, x, wt, P, drifted, M, M0 = engine_views(H, kind)
     return learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M if memo else M0)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def predict_one_h(H, agg):
+@entry(nogil=True, _nrt=False)
+def predict_one_h(H, kind, agg):
     """:func:`predict_one` of the handle's arrays."""
-    A, _, x, _, P, _, M, _ = engine_views(H)
+    A, _, x, _, P, _, M, _ = engine_views(H, kind)
     return predict_one(A, x, agg, P, M)

@@ -56,21 +56,19 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import rng as _rng
-from ..compilation import entry_point
+from ..compiled import entry_point
 from ..drift import N_PH, PH_DRIFT, PH_WARNING, PH_WITHDRAWN, page_hinkley_init
 from ..features import kernel_array
 from ..trees import _arena as AR
-from ..trees import _class_kernels as CTK
-from ..trees import _kernels as TK
 from ..trees import _state as S
-from ..trees.observers import rebuild_hash
 from ..trees.pregrown import pregrown_size
+from ..trees.tree_kind import KindTag, TreeKind, kind_of
 from . import _handle as H
 from . import _kernels as FK
 from . import budget
 
 AGGREGATIONS = {"mean": FK.AGG_MEAN, "median": FK.AGG_MEDIAN, "weighted": FK.AGG_WEIGHTED}
-_ENTRY_POINTS: dict = {}  # kernel -> its compiled entry point (see Engine.call)
+_ENTRY_POINTS: dict = {}  # (kernel, tree kind) -> its compiled entry point (see Engine.call)
 _FRESH, _DONE = FK.FRESH, FK.DONE  # module constants: the per-example paths read them often
 _LEARN_ONE_H, _PREDICT_ONE_H = FK.learn_one_h, FK.predict_one_h
 
@@ -78,6 +76,26 @@ _LEARN_ONE_H, _PREDICT_ONE_H = FK.learn_one_h, FK.predict_one_h
 DS_WARNINGS, DS_DRIFTS, DS_STARTED, DS_SWAPPED, DS_DISCARDED = range(5)
 DRIFT_STATS = ("warnings", "drifts", "background_started", "background_swapped",
                "background_discarded")  # fmt: skip
+
+
+def _with_kind(A: AR.Arena, kind: TreeKind) -> AR.Arena:
+    """``A`` whose kernels serve trees of ``kind`` too (the union of its kind and ``kind``: see
+    :mod:`streamforest.trees.tree_kind`)."""
+    if A.kind is not None:
+        kind = A.kind.kind.union(kind)
+        if kind == A.kind.kind:
+            return A
+    return A._replace(kind=KindTag(kind))
+
+
+def _arena_kind(A: AR.Arena, created) -> AR.Arena:
+    """``A`` with the kind of its created trees (``created[t]``), read from their parameters
+    (a loaded arena: the kind is not saved)."""
+    A = A._replace(kind=None)
+    for t in range(A.lay.shape[0]):
+        if created is None or created[t]:
+            A = _with_kind(A, kind_of(AR.params_at(A, t)))
+    return A
 
 
 class _Lock:
@@ -230,19 +248,22 @@ class Engine:
             "_h_row",
         ):
             d.pop(k, None)
-        d["arena"] = AR.trimmed(self.arena, self.created)  # the rows' fields, not their reserve
-        d["bg"] = AR.trimmed(self.bg, self.bg_on)
+        # the rows' fields, not their reserve; not the kind (read from the trees' parameters)
+        d["arena"] = AR.trimmed(self.arena, self.created)._replace(kind=None)
+        d["bg"] = AR.trimmed(self.bg, self.bg_on)._replace(kind=None)
         return d
 
     def __setstate__(self, d):
         A = d.get("arena")
         if not isinstance(A, AR.Arena):
             raise ValueError("malformed engine state (no tree arena)")
-        A = d["arena"] = AR.upgrade(A, d.get("created"))  # an earlier layout: today's
+        A = AR.upgrade(A, d.get("created"))  # an earlier layout: today's
         AR.check(A, d.get("created"))
+        d["arena"] = _arena_kind(A, d.get("created"))
         if isinstance(d.get("bg"), AR.Arena):
             d["bg"] = AR.upgrade(d["bg"], d.get("bg_on"))
             AR.check(d["bg"], d.get("bg_on"))
+            d["bg"] = _arena_kind(d["bg"], d.get("bg_on"))
         d.setdefault("n_classes", 0)  # saved before classification trees
         d.setdefault("_synced_classes", 0)
         self.__dict__.update(d)
@@ -427,12 +448,11 @@ class Engine:
             nig=prm.leaf_model == S.LEAF_BAYES,  # ABORF's Bayesian leaves
         )
         st.ft_nominal[:p] = self.features.nominal
-        TK.init_root(st, prm)
-        if classify:
-            CTK.init_root_class(st)
         st.ints[S.I_MAXCAT] = self.features.max_categories
         page_hinkley_init(st.dd, self.warning)
-        self._put(bg, AR.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st)))
+        A = AR.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st))
+        self._put(bg, _with_kind(A, kind_of(prm)))
+        FK.init_tree(self._arena_of(bg), t, classify)
 
     def _create(self, t: int, p: int) -> None:
         self._new_tree(t, p, self._tree_seed(t))
@@ -612,13 +632,13 @@ class Engine:
                 raise RuntimeError("internal error: the tree asked for room it does not need")
             old = st
             st = S.grow(st, **kw)
-            if "bins" in kw:
-                rebuild_hash(st)
             # the row laid out afresh (no hole where a grown field was): what the process holds
             # for the tree is then what memory_bytes counts; the fields growth left alone are
             # the loaded views of the row
             views = [a is b for a, b in zip(st, old, strict=True)]
             self._put(bg, AR.store(self._arena_of(bg), t, st, views=views))
+            if "bins" in kw:
+                self.call(FK.rebuild_hash_at, (self._arena_of(bg), t), self._arena_of(bg).kind)
         budget.release_free_memory()  # the old arrays and the row's assembly
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
@@ -640,7 +660,7 @@ class Engine:
         not pay for them; rehashing the observer bins in place changes nothing."""
         if self.fitted:
             with self._lock:
-                rebuild_hash(self.state(0))
+                FK.rebuild_hash_at(self.arena, 0)
 
     # --- bagging and aggregation ------------------------------------------------------------------
     def bagging_weights(self, wa: np.ndarray) -> np.ndarray:
@@ -828,17 +848,24 @@ class Engine:
         return H.build((A.fa, A.ia, A.ba, A.lay, A.pa, self.rng, row, self._wt, self._p,
                         self._drifted, self._memo, self._no_memo), out)  # fmt: skip
 
-    def call(self, kernel, args: tuple):
+    def call(self, kernel, args: tuple, kind=None):
         """``kernel(*args)`` through its compiled entry point (see
         :func:`streamforest.compilation.entry_point`): the per-example calls skip numba's type
         dispatch, about 0.8 us for an Arena argument.  Only for the engine's own argument types
         (its arena, row buffer and scratch, converted floats), the same for every engine, so the
         entry points are kept once per process (outside the engine: nothing of numba's hangs on
         a model, e.g. for River's memory walk)."""
-        ep = _ENTRY_POINTS.get(kernel)
+        key = (kernel, self.arena.kind if kind is None else kind)
+        ep = _ENTRY_POINTS.get(key)
         if ep is None:
-            ep = _ENTRY_POINTS[kernel] = entry_point(kernel, args)
+            ep = _ENTRY_POINTS[key] = entry_point(kernel, args)
         return ep(*args)
+
+    @property
+    def kind(self):
+        """The :class:`~streamforest.trees.tree_kind.KindTag` of the trees (``None`` before any
+        tree exists): the per-example kernels that take a handle take it too."""
+        return self.arena.kind
 
     def encode_one(self, x, learn: bool) -> np.ndarray:
         """The encoded row of dict ``x`` (see :meth:`FeatureSpace.encode_dict`), written into the
@@ -892,10 +919,11 @@ class Engine:
         if self._h_arena is not self.arena or self._h_row is not self._row:
             Hd = self._handle()
         use_memo = h is not None and h is self.features._memo
-        ep = _ENTRY_POINTS.get(_LEARN_ONE_H)
+        kind = self.arena.kind
+        ep = _ENTRY_POINTS.get((_LEARN_ONE_H, kind))
         if ep is None:
             return self._learn_loop(self._row, y, w, None, (), False, None, True, use_memo, None)
-        status = ep(Hd, self.bagging, y, w, _FRESH, use_memo)
+        status = ep(Hd, kind, self.bagging, y, w, _FRESH, use_memo)
         if status == _DONE and not self._bg_live:  # the common case
             return self._p
         return self._learn_loop(self._row, y, w, None, (), False, None, True, use_memo,
@@ -910,11 +938,12 @@ class Engine:
         if self._h_arena is not self.arena or self._h_row is not self._row:
             Hd = self._handle()
         use_memo = h is not None and h is self.features._memo
-        ep = _ENTRY_POINTS.get(kernel)
+        kind = self.arena.kind
+        ep = _ENTRY_POINTS.get((kernel, kind))
         if ep is None:
             return self._learn_loop(self._row, y, w, kernel, (s,), False, handle, True, use_memo,
                                     None)  # fmt: skip
-        status, out = ep(Hd, handle, self.bagging, y, w, _FRESH, use_memo, s)
+        status, out = ep(Hd, kind, handle, self.bagging, y, w, _FRESH, use_memo, s)
         if status == _DONE and not self._bg_live:  # the common case
             return out
         return self._learn_loop(self._row, y, w, kernel, (s,), False, handle, True, use_memo,
@@ -936,11 +965,8 @@ class Engine:
                 first = None
             elif kernel is None and own:
                 Hd = self._handle()
-                ep = _ENTRY_POINTS.get(_LEARN_ONE_H)
-                if ep is None:
-                    args = (Hd, self.bagging, y, w, t0, use_memo)
-                    ep = _ENTRY_POINTS[_LEARN_ONE_H] = entry_point(_LEARN_ONE_H, args)
-                status = ep(Hd, self.bagging, y, w, t0, use_memo)
+                status = self.call(_LEARN_ONE_H, (Hd, self.arena.kind, self.bagging, y, w, t0,
+                                                  use_memo))  # fmt: skip
                 out = self._p
             elif kernel is None:
                 M = self._memo if use_memo else self._no_memo
@@ -950,8 +976,8 @@ class Engine:
                 out = self._p
             elif handle is not None:
                 Hd = self._handle() if own else self._handle_of(row)
-                status, out = self.call(kernel, (Hd, handle, self.bagging, y, w, t0, use_memo,
-                                                 *extra))  # fmt: skip
+                status, out = self.call(kernel, (Hd, self.arena.kind, handle, self.bagging, y, w,
+                                                 t0, use_memo, *extra))  # fmt: skip
             else:
                 if memo:
                     M = self._memo if use_memo else self._no_memo
@@ -980,7 +1006,7 @@ class Engine:
         k = FK.learn_background_one
         while True:
             args = (self.bg, self.bg_on, self.bg_rng, self.bagging, row, y, w, self._bw, t0)
-            status = self.call(k, args)
+            status = self.call(k, args, self.bg.kind)
             if status == FK.DONE:
                 return
             self.make_room(status, bg=True)
@@ -992,12 +1018,13 @@ class Engine:
             Hd = self._h  # self._handle(), inline
             if self._h_arena is not self.arena or self._h_row is not row:
                 Hd = self._handle()
-            ep = _ENTRY_POINTS.get(_PREDICT_ONE_H)
+            kind = self.arena.kind
+            ep = _ENTRY_POINTS.get((_PREDICT_ONE_H, kind))
             if ep is None:
-                ep = _ENTRY_POINTS[_PREDICT_ONE_H] = entry_point(
-                    _PREDICT_ONE_H, (Hd, self.aggregation)
+                ep = _ENTRY_POINTS[(_PREDICT_ONE_H, kind)] = entry_point(
+                    _PREDICT_ONE_H, (Hd, kind, self.aggregation)
                 )
-            y = ep(Hd, self.aggregation)
+            y = ep(Hd, kind, self.aggregation)
             m = self.features._memo  # remember(row), inline
             self._hint = m if m[1] is row else None
             return y

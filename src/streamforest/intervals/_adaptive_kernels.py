@@ -9,15 +9,16 @@ is carried as ``(+inf, -inf)`` while nesting and reported as the point ``(pred, 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..compiled import entry, kernel
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _logit(a):
     return np.log(a / (1.0 - a))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _blend(a, b, w, low):
     """Endpoint at weight ``w`` between ``a`` (w = 0) and ``b`` (w = 1): linear when both are
     finite, else the outer one (``low``: the smaller) unless ``w`` is 0."""
@@ -28,7 +29,7 @@ def _blend(a, b, w, low):
     return min(a, b) if low else max(a, b)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _nest(order, own_lo, own_hi, pred, out_lo, out_hi, i):
     """Row i's reported intervals: level ``order[k]`` (ascending levels) gets the hull of its own
     interval and those of every larger level; an empty hull is reported as ``(pred, pred)``."""
@@ -47,7 +48,7 @@ def _nest(order, own_lo, own_hi, pred, out_lo, out_hi, i):
             out_hi[i, r] = hi
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def aci_pass(
     blo, bhi, pred, y, learn, lad_idx, lad_logit, alphas, learns, gamma, alpha_t, order,
     out_lo, out_hi, own_lo, own_hi,
@@ -96,7 +97,7 @@ def aci_pass(
                 alpha_t[r] += gamma * (alphas[r] - (1.0 if miss else 0.0))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _scale(win, m):
     """Range (max - min) of the first ``m`` recent scores (0 for fewer than two)."""
     if m < 2:
@@ -109,7 +110,7 @@ def _scale(win, m):
     return hi - lo
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _integrator(s, t, ki, csat, scale):
     """``ki * scale * tan(s log(t + 1) / (csat (t + 1)))``, +-inf once the argument leaves
     ``(-pi/2, pi/2)`` (the saturation that bounds the long-run error)."""
@@ -121,7 +122,7 @@ def _integrator(s, t, ki, csat, scale):
     return ki * scale * np.tan(x)
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def pid_pass(
     blo, bhi, pred, y, learn, alphas, learns, lr, ki, csat, p, isum, steps, win, win_n, win_pos,
     order, out_lo, out_hi, own_lo, own_hi,

@@ -11,8 +11,8 @@ given their bagging weights, so this is exactly the row-by-row result.  :func:`c
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ..engine._handle import h1, h2
 from ..engine._kernels import aggregate_at, engine_views, learn_one, predict_trees_memo
 from ..trees._arena import tree_at
@@ -29,7 +29,7 @@ from ._scores import conformal_rank, sorted_half_width, ss_insert, ss_update
 TOP_MARGIN = 16  # members kept in the top part beyond what the ranks need
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _top_remove(tord, nts, tpos, tn, s):
     p = tpos[s]
     for k in range(p, tn - 1):
@@ -40,7 +40,7 @@ def _top_remove(tord, nts, tpos, tn, s):
     return tn - 1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _needed(size, alphas):
     """How many of the largest scores the levels' ranks reach into."""
     need = 0
@@ -51,7 +51,7 @@ def _needed(size, alphas):
     return need
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def _refill(tord, nts, tpos, tn, present, score, c, target, scr_s, scr_o):
     """Bring the top part up to ``target`` members with the largest scores of the rest."""
     m = 0
@@ -73,7 +73,7 @@ def _refill(tord, nts, tpos, tn, present, score, c, target, scr_s, scr_o):
     return tn
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, W, y, slots,
                    ev_t, ev_s, ev_v, ev_n, alphas, half):  # fmt: skip
     """Rows in order: ``half[i, a]`` from the scores before row i, then row i enters the
@@ -216,7 +216,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
     return size
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def copy_entrants(slots, X, cx):
     """The features of the rows that entered the calibration set, into their slots of ``cx``."""
     for i in range(X.shape[0]):
@@ -227,13 +227,13 @@ def copy_entrants(slots, X, cx):
 
 # ------------------------------------------------------------------------------------------------
 # CPExact tree pass: keep each tree's out-of-bag predictions of the calibration members current
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _member_x(X, cx, cbirth, g0, m):
     b = cbirth[m]
     return X[b - g0] if b >= g0 else cx[m]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _link(st, cleaf, cnext, cprev, m, leaf):
     h = st.lf_aux[leaf]
     cnext[m] = h
@@ -244,7 +244,7 @@ def _link(st, cleaf, cnext, cprev, m, leaf):
     cleaf[m] = leaf
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _unlink(st, cleaf, cnext, cprev, m):
     p = cprev[m]
     nx = cnext[m]
@@ -257,7 +257,7 @@ def _unlink(st, cleaf, cnext, cprev, m):
     cleaf[m] = -1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _refresh(st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n):
     """Recompute the tree's prediction for the calibration members at ``leaf``; append an
     event for each that changed."""
@@ -291,7 +291,7 @@ def _refresh(st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v,
     ev_n[0] = k
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def exact_tree_pass(A, t, X, y, w, slots, g0, start, P, cx, cleaf, cnext, cprev, cbirth, ccur,
                     ev_t, ev_s, ev_v, ev_n):  # fmt: skip
     """Tree ``t`` through the rows (prediction into ``P``, then learning with weights ``w``),
@@ -340,7 +340,7 @@ def exact_tree_pass(A, t, X, y, w, slots, g0, start, P, cx, cleaf, cnext, cprev,
     return X.shape[0]
 
 
-@njit(cache=True)
+@entry
 def exact_tree_reset(i, cleaf, ev_t, ev_s, ev_v, ev_n):
     """Tree t was replaced by a fresh tree after row i (drift).  The calibration members it was
     out of bag for drop it from their out-of-bag sets (event value NaN); a member left with no
@@ -358,7 +358,7 @@ def exact_tree_reset(i, cleaf, ev_t, ev_s, ev_v, ev_n):
 
 # ------------------------------------------------------------------------------------------------
 # one row (the per-example API of CPApproximate)
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _enter(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, wt, y, s):
     """The row enters slot ``s`` (replacing its occupant) with the predictions ``P`` of the trees
     for which it is out of bag (``wt[t] == 0``); the sorted order is updated in place.  Returns
@@ -384,7 +384,7 @@ def _enter(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, wt, y, s
     return size + 1
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False, inline="always")
 def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M, ring, cy, coob, cpred, csum,
                  ccnt, score, order, pos, ss, cx, size):  # fmt: skip
     """CPApproximate, one example: every tree learns ``(x, y)`` (see
@@ -408,11 +408,11 @@ def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M, ring, cy, coob, c
     return status, size
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def cp_learn_one_h(H, C, lam, y, w, t0, memo, size):
+@entry(nogil=True, _nrt=False)
+def cp_learn_one_h(H, kind, C, lam, y, w, t0, memo, size):
     """:func:`cp_learn_one` of an engine handle ``H`` and a calibration handle ``C`` (the
     arrays of :meth:`CPApproximate._calibration_handle`, in that order)."""
-    A, frng, x, wt, P, drifted, M, M0 = engine_views(H)
+    A, frng, x, wt, P, drifted, M, M0 = engine_views(H, kind)
     return cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M if memo else M0,
                         h1(C, 0, np.int64), h1(C, 2, np.float64), h2(C, 4, np.int8),
                         h2(C, 7, np.float64), h1(C, 10, np.float64), h1(C, 12, np.int64),
@@ -420,25 +420,25 @@ def cp_learn_one_h(H, C, lam, y, w, t0, memo, size):
                         h1(C, 20, np.float64), h2(C, 22, np.float64), size)  # fmt: skip
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def cp_predict_one_h(H, C, agg, size, alphas, lo, hi):
+@entry(nogil=True, _nrt=False)
+def cp_predict_one_h(H, kind, C, agg, size, alphas, lo, hi):
     """:func:`cp_predict_one` of an engine handle ``H`` and a calibration handle ``C``."""
-    A, _, x, _, P, _, M, _ = engine_views(H)
+    A, _, x, _, P, _, M, _ = engine_views(H, kind)
     return cp_predict_one(A, x, agg, P, M, h1(C, 20, np.float64), size, alphas, lo, hi)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def cp_interval_one_h(H, C, agg, size, alpha):
+@entry(nogil=True, _nrt=False)
+def cp_interval_one_h(H, kind, C, agg, size, alpha):
     """``(lower, upper)`` of :func:`cp_predict_one_h` at one level ``alpha`` (the same
     arithmetic), returned instead of written."""
-    A, _, x, _, P, _, M, _ = engine_views(H)
+    A, _, x, _, P, _, M, _ = engine_views(H, kind)
     predict_trees_memo(A, x, P, M)
     yhat = aggregate_at(A, P, agg)
     half = sorted_half_width(h1(C, 20, np.float64), size, alpha)
     return yhat - half, yhat + half
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False, inline="always")
 def cp_predict_one(A, x, agg, P, M, ss, size, alphas, lo, hi):
     """The forest's prediction for row ``x`` and its conformal interval at each level (leaf
     nodes and tree predictions also in the engine's memo ``M``)."""

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry
 from ._scores import sorted_half_width, ss_insert, ss_update
 
 
 # ------------------------------------------------------------------------------------------------
 # conformalized QRF method pass
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def cqr_levels_pass(
     size,
     ring,

@@ -5,8 +5,8 @@ the row (so the chunked pass gives exactly the row-by-row, prequential result)."
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ..engine._kernels import FRESH, learn_one
 from ..trees._arena import tree_at
 from ..trees._kernels import has_room, learn_at, needs_step, route
@@ -14,7 +14,7 @@ from ..trees._state import I_NFEAT, LEAF_ADAPTIVE, S_M2, S_W
 from ..trees.leaf_models import predict_leaf
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _leaf_variance(st, prm, leaf, residual):
     """Variance of the targets that reached ``leaf`` (their weighted M2 / weight); with
     ``residual``, an adaptive leaf that predicts with its linear model scales it by the squared
@@ -33,7 +33,7 @@ def _leaf_variance(st, prm, leaf, residual):
     return v
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def gaussian_tree_pass(A, t, X, y, w, start, learn, residual, P, V, N):
     """Tree ``t``: ``P[i]`` its prediction for row i, ``V[i]`` the variance of the targets in the
     leaf row i reaches (see :func:`_leaf_variance`), ``N[i]`` that leaf's weight of targets, all
@@ -58,7 +58,7 @@ def gaussian_tree_pass(A, t, X, y, w, start, learn, residual, P, V, N):
 TREES, MIXTURE, CALIBRATED = 0, 1, 2
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def gaussian_pass(P, V, N, y, learn, min_weight, mode, fading, z, scale, mean, lo, hi):
     """Rows in order.  Per row i, from the trees' predictions ``P[:, i]``, leaf variances
     ``V[:, i]`` and leaf weights ``N[:, i]``: ``mean[i]`` the mean of the predictions, ``b`` their
@@ -117,7 +117,7 @@ def gaussian_pass(P, V, N, y, learn, min_weight, mode, fading, z, scale, mean, l
 
 # ------------------------------------------------------------------------------------------------
 # one example, one compiled call
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def gaussian_trees_one(A, x, residual, P, V, N):
     """For row ``x``, every tree's prediction, leaf variance and leaf weight into column 0 of
     ``P``, ``V``, ``N`` (``(n_trees, 1)``), as :func:`gaussian_tree_pass` takes them."""
@@ -130,7 +130,7 @@ def gaussian_trees_one(A, x, residual, P, V, N):
         N[t, 0] = st.lf_stat[leaf, S_W]
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def gaussian_predict_one(A, x, residual, P, V, N, min_weight, mode, z, scale, mean, lo, hi):
     """The interval of row ``x`` at the levels of ``z`` (into ``lo``, ``hi``: ``(1, levels)``);
     returns the forest's mean prediction."""
@@ -139,7 +139,7 @@ def gaussian_predict_one(A, x, residual, P, V, N, min_weight, mode, z, scale, me
     return mean[0]
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def gaussian_learn_one(A, frng, lam, x, y, w, wt, Pt, drifted, t0, M, residual, P, V, N,
                        min_weight, mode, fading, z0, scale, mean, lo, hi, yb):  # fmt: skip
     """The engine's per-example step for GaussianInterval (see ``Engine.learn_one``): the

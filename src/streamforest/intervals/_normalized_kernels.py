@@ -4,8 +4,8 @@ prequential, spread-normalised conformal scores in a FIFO calibration ring kept 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ._scores import sorted_half_width, ss_insert, ss_update
 
 #: While the error level has seen fewer rows than this, a learnt row's score is scaled by the
@@ -27,7 +27,7 @@ GUARD_RHO = 0.99
 GUARD_MIN = 20
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def scale_of(spread, mean, offset, normalize):
     """The scale of a score: ``spread / mean + offset`` when normalising (``mean`` the mean spread
     of the calibration members; 1 while it is 0, i.e. no spread is known yet), else 1.  The
@@ -38,7 +38,7 @@ def scale_of(spread, mean, offset, normalize):
     return spread / mean + offset
 
 
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def weighted_half_width(ss, order, size, head, cap, rho, alpha):
     """The weighted conformal quantile of the sorted scores ``ss[:size]`` (``order[k]`` the
     ring slot of the k-th smallest; the slot written last is ``head - 1``): the smallest score
@@ -59,7 +59,7 @@ def weighted_half_width(ss, order, size, head, cap, rho, alpha):
     return ss[size - 1] if size >= cap else np.inf
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def score_rank(ss, size, v):
     """The mid-rank of ``v`` among the sorted scores ``ss[:size]``, in (0, 1)."""
     lo = np.searchsorted(ss[:size], v, side="left")
@@ -67,7 +67,7 @@ def score_rank(ss, size, v):
     return (0.5 * (lo + hi) + 0.5) / (size + 1.0)
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def normalized_pass(size, ring, score, order, pos, ss, cspread, level, span, yhat, spread, y, learn,
                     normalize, offset, alphas, half, guard):  # fmt: skip
     """Rows in order.  Row i's scale is ``L * g``: ``L = level[0]`` the running mean of the
@@ -135,7 +135,7 @@ def normalized_pass(size, ring, score, order, pos, ss, cspread, level, span, yha
     return size
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def tree_spread(P, out):
     """``out[i]``: the standard deviation of the trees' predictions ``P[:, i]``."""
     T, n = P.shape
@@ -151,7 +151,7 @@ def tree_spread(P, out):
         out[i] = np.sqrt(v / T)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def tree_mean(P):
     """The mean of the trees' predictions ``P`` (one row), in the order of the forest's
     aggregation (:func:`streamforest.engine._kernels.aggregate`)."""

@@ -7,8 +7,8 @@ trees are independent, so the chunked passes give exactly the row-by-row (preque
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ..engine._handle import h1
 from ..engine._kernels import engine_views
 from ..sketches.kll import (
@@ -30,7 +30,7 @@ _LF_SK = TreeState._fields.index("lf_sk")  # the leaf sketches' field (a float o
 
 # ------------------------------------------------------------------------------------------------
 # OnlineQRF: copy each row's leaf sketch, then query the mixture of the trees' leaf sketches
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def sketch_tree_pass(A, t, X, y, w, start, learn, P, gbuf, gpos, goff, glv):
     """Tree ``t``: ``P[i]`` its prediction for row i; a copy of the sketch of the leaf row i
     reaches (its retained items appended to ``gbuf`` at ``goff[i]``, its level row in
@@ -63,7 +63,7 @@ def sketch_tree_pass(A, t, X, y, w, start, learn, P, gbuf, gpos, goff, glv):
     return X.shape[0]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw):
     """Copy row i's leaf sketches of the trees with ``mask[t, i]`` into ``buf`` as sorted runs
     (one per level, weights as chosen); returns ``(runs, total weight)``."""
@@ -86,7 +86,7 @@ def _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw):
     return nr, total
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo, out_hi, r0, r1):
     """For rows ``r0..r1``: quantiles ``qs`` (into ``out_q``) and highest-density intervals of
     the masses ``masses`` (into ``out_lo``, ``out_hi``) of the trees' leaf-sketch mixture.
@@ -119,7 +119,7 @@ def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo,
 
 # ------------------------------------------------------------------------------------------------
 # one row, read in place from the leaves
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _gather_leaf_runs(A, x, meinshausen, leaves, rs, re, rw):
     """As :func:`_gather_runs` for row ``x``, the runs read in place: ``rs``, ``re`` index
     :func:`~streamforest.trees._arena.flat_floats` (the leaf sketches' items are not copied)."""
@@ -145,23 +145,23 @@ def _gather_leaf_runs(A, x, meinshausen, leaves, rs, re, rw):
     return nr, total
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def query_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
+@entry(nogil=True, _nrt=False)
+def query_one_h(H, kind, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
     """:func:`query_one` of an engine handle ``H`` (its arena and row) and a handle ``Q`` of the
     scratch arrays (``leaves`` to ``sw``, in that order; see :mod:`streamforest.engine._handle`)."""
-    A, _, x, _, _, _, _, _ = engine_views(H)
+    A, _, x, _, _, _, _, _ = engine_views(H, kind)
     query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, h1(Q, 0, np.int64),
               h1(Q, 2, np.int64), h1(Q, 4, np.int64), h1(Q, 6, np.float64), h1(Q, 8, np.int64),
               h1(Q, 10, np.float64), h1(Q, 12, np.int64), h1(Q, 14, np.float64),
               h1(Q, 16, np.float64))  # fmt: skip
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def interval_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
+@entry(nogil=True, _nrt=False)
+def interval_one_h(H, kind, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
     """``(lower, upper)`` of one level: :func:`query_one_h` with two quantiles ``qs`` (an
     equal-tailed interval) or one mass (a highest-density one), a missing bound (NaN: no data)
     made infinite."""
-    query_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi)
+    query_one_h(H, kind, Q, meinshausen, qs, masses, out_q, out_lo, out_hi)
     if qs.shape[0]:
         lo, hi = out_q[0], out_q[1]
     else:
@@ -173,18 +173,18 @@ def interval_one_h(H, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
     return lo, hi
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def interval_one_hp(H, Q, P, meinshausen):
+@entry(nogil=True, _nrt=False)
+def interval_one_hp(H, kind, Q, P, meinshausen):
     """:func:`interval_one_h` with the arrays of its level packed in a third handle ``P``
     (``qs``, ``masses``, ``out_q``, ``out_lo``, ``out_hi``, in that order): OnlineQRF's
     per-example interval, whose level arrays are packed once per level (a call then unboxes
     three arrays, not eight)."""
     f = np.float64
-    return interval_one_h(H, Q, meinshausen, h1(P, 0, f), h1(P, 2, f), h1(P, 4, f), h1(P, 6, f),
-                          h1(P, 8, f))  # fmt: skip
+    return interval_one_h(H, kind, Q, meinshausen, h1(P, 0, f), h1(P, 2, f), h1(P, 4, f),
+                          h1(P, 6, f), h1(P, 8, f))  # fmt: skip
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, leaves, rs, re, rw, heap, hv,
               cur, sv, sw):  # fmt: skip
     """For one row ``x``: quantiles ``qs`` (into ``out_q``) and highest-density intervals of the

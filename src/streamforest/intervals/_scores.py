@@ -6,13 +6,14 @@ conformal rank of a half-width."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..compiled import entry, kernel
 
 
 # ------------------------------------------------------------------------------------------------
 # calibration set: FIFO ring of slots, scores kept sorted: order[k] is the slot of the k-th
 # smallest score, ss[k] that score (contiguous, for fast scans), pos[slot] its rank (-1: empty)
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def ss_insert(order, pos, ss, n, v, s):
     lo = 0
     hi = n
@@ -32,7 +33,7 @@ def ss_insert(order, pos, ss, n, v, s):
     return n + 1
 
 
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def ss_update(order, pos, ss, n, v, s):
     p = pos[s]
     while p > 0 and ss[p - 1] > v:
@@ -50,14 +51,14 @@ def ss_update(order, pos, ss, n, v, s):
     pos[s] = p
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def conformal_rank(n, alpha):
     """``ceil((n + 1)(1 - alpha))``: the rank (1-based, ascending) of the half-width among ``n``
     scores; above ``n`` the interval is infinite."""
     return np.int64(np.ceil((n + 1) * (1.0 - alpha) - 1e-9))
 
 
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def sorted_half_width(ss, n, alpha):
     """The :func:`conformal_rank`-th smallest of the sorted scores ``ss[:n]`` (``inf`` when that
     exceeds ``n``)."""
@@ -69,7 +70,7 @@ def sorted_half_width(ss, n, alpha):
     return ss[r - 1]
 
 
-@njit(cache=True)
+@entry
 def ring_slots(ring, W, slots):
     """Slot of each row that enters the calibration set (out-of-bag for some tree), else -1.
     ``ring = [head, capacity]``; advances the head."""

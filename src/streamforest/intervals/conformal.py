@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 from numba import typed
 
-from ..compilation import entry_point
+from ..compiled import entry_point
 from ..engine._handle import build as build_handle
 from ..features import check_target, weight_of
 from . import _conformal_kernels as CK
@@ -143,12 +143,12 @@ class CPApproximate(IntervalRegressor):
                 row = e.features.encode_dict_into(x, False, e._row)  # e.encode_one(x, False)
                 if row is not e._row:
                     row = e._row = row.reshape(-1)
-                Hd, C = e._handle(), self._calibration_handle()
-                ep = _PREDICT_ONE.get("one")
+                Hd, C, kind = e._handle(), self._calibration_handle(), e.kind
+                ep = _PREDICT_ONE.get(("one", kind))
                 if ep is None:
-                    args = (Hd, C, e.aggregation, self.size_, alpha)
-                    ep = _PREDICT_ONE["one"] = entry_point(CK.cp_interval_one_h, args)
-                out = ep(Hd, C, e.aggregation, self.size_, alpha)
+                    args = (Hd, kind, C, e.aggregation, self.size_, alpha)
+                    ep = _PREDICT_ONE[("one", kind)] = entry_point(CK.cp_interval_one_h, args)
+                out = ep(Hd, kind, C, e.aggregation, self.size_, alpha)
                 m = e.features._memo  # e.remember(row), inline
                 e._hint = m if m[1] is row else None
                 return out
@@ -174,11 +174,12 @@ class CPApproximate(IntervalRegressor):
             return
         Hd = e._handle()
         C = self._calibration_handle()
-        ep = _PREDICT_ONE.get("ep")
+        kind = e.kind
+        ep = _PREDICT_ONE.get(("ep", kind))
         if ep is None:
-            args = (Hd, C, e.aggregation, self.size_, alphas, lo, hi)
-            ep = _PREDICT_ONE["ep"] = entry_point(CK.cp_predict_one_h, args)
-        ep(Hd, C, e.aggregation, self.size_, alphas, lo, hi)
+            args = (Hd, kind, C, e.aggregation, self.size_, alphas, lo, hi)
+            ep = _PREDICT_ONE[("ep", kind)] = entry_point(CK.cp_predict_one_h, args)
+        ep(Hd, kind, C, e.aggregation, self.size_, alphas, lo, hi)
         e.remember(row)
 
     def _tree_stage(self, Xa, ya, wa, parity: int):

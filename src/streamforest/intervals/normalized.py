@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from ..compilation import entry_point
+from ..compiled import entry_point
 from ..features import check_target, weight_of
 from ..forests import OnlineForestRegressor
 from . import _normalized_kernels as NK

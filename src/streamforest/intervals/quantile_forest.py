@@ -284,7 +284,7 @@ class OnlineQRF(IntervalRegressor):
                 p = s[1].get(alpha)  # this level's arrays, packed
                 if p is None or p[2] is not self.interval:
                     p = self._level_pack(s[1], alpha)
-                return e.call(QK.interval_one_hp, (e._handle(), s[2], p[0],
+                return e.call(QK.interval_one_hp, (e._handle(), e.kind, s[2], p[0],
                                                    self.weighting == "meinshausen"))  # fmt: skip
         return super().predict_interval_one(x, alpha)
 
@@ -325,7 +325,7 @@ class OnlineQRF(IntervalRegressor):
         e = self.forest_.engine_
         s = self._qone_scratch()
         if row is e._row:  # the per-example path: the engine's row buffer, handles
-            e.call(QK.query_one_h, (e._handle(), s[2], self.weighting == "meinshausen",
+            e.call(QK.query_one_h, (e._handle(), e.kind, s[2], self.weighting == "meinshausen",
                                     qs, masses, out_q, out_lo, out_hi))  # fmt: skip
             return
         args = (e.arena, row, self.weighting == "meinshausen", qs, masses, out_q, out_lo, out_hi,

@@ -10,7 +10,8 @@ held, the ring slot of the next score).  Adding a score to a full set first remo
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ..compiled import entry, kernel
 
 LAC, APS, RAPS = 0, 1, 2
 
@@ -19,7 +20,7 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _splitmix(z):
     """SplitMix64's finaliser of the unsigned 64-bit ``z``."""
     z = (z ^ (z >> np.uint64(30))) * _M1
@@ -27,7 +28,7 @@ def _splitmix(z):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@entry
 def row_uniforms(seed, start, out):
     """``out[i]`` = a uniform in [0, 1) that depends only on ``seed`` and the row's position
     ``start + i`` in the stream (so chunking never changes it): SplitMix64 of
@@ -38,7 +39,7 @@ def row_uniforms(seed, start, out):
         out[i] = np.float64(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True)
+@entry
 def class_scores(P, U, known, kind, penalty, k_reg, out):
     """Conformity score of every class (column) of every row; a larger score is less conforming.
 
@@ -85,7 +86,7 @@ def class_scores(P, U, known, kind, penalty, k_reg, out):
             out[i, K] = cum + penalty * max(0, kn + 1 - k_reg)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _quantile(srt, m, alpha):
     """The conformal threshold at level ``alpha`` of ``m`` sorted scores: the
     ``ceil((m + 1)(1 - alpha))``-th smallest, ``+inf`` if that exceeds ``m``."""
@@ -97,14 +98,14 @@ def _quantile(srt, m, alpha):
     return srt[k - 1]
 
 
-@njit(cache=True)
+@entry
 def thresholds(srt, state, levels, out):
     """``out[l]``: the current threshold at ``levels[l]``."""
     for j in range(levels.shape[0]):
         out[j] = _quantile(srt, state[0], levels[j])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _push(ring, srt, state, s):
     C = ring.shape[0]
     m = state[0]
@@ -124,7 +125,7 @@ def _push(ring, srt, state, s):
     state[1] = (pos + 1) % C
 
 
-@njit(cache=True)
+@entry
 def calibration_pass(scores, use, levels, ring, srt, state, thr):
     """Rows in order: ``thr[i, l]`` = the threshold at ``levels[l]`` from the calibration set as
     it is before row i, then row i's score ``scores[i]`` joins the set if ``use[i]`` (the oldest

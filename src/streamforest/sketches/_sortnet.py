@@ -36,7 +36,7 @@ def source(sizes=(16, 32)) -> str:
     """The compiled networks' text: ``sort<n>(x)`` sorts ``x[:n]`` in place."""
     out = []
     for n in sizes:
-        out += ["", "", '@njit(cache=True, inline="always")', f"def sort{n}(x):"]
+        out += ["", "", "@njit(cache=True)", f"def sort{n}(x):"]
         out += [f"    x{i} = x[{i}]" for i in range(n)]
         out += [f"    x{a}, x{b} = min(x{a}, x{b}), max(x{a}, x{b})" for a, b in network(n)]
         out += [f"    x[{i}] = x{i}" for i in range(n)]
@@ -44,7 +44,7 @@ def source(sizes=(16, 32)) -> str:
 
 
 # ---- written by source(); do not edit below ----
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def sort16(x):
     x0 = x[0]
     x1 = x[1]
@@ -143,7 +143,7 @@ def sort16(x):
     x[15] = x15
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def sort32(x):
     x0 = x[0]
     x1 = x[1]

@@ -35,8 +35,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ..rng import next_u64
 
 MAX_LEVELS = 32
@@ -125,7 +125,7 @@ def _leaf_table(k: int, width: int) -> np.ndarray:
     return t
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _level_capacity(capt, H, d):
     """Capacity of the level at depth ``d`` (0: the top) of a sketch with ``H`` levels:
     :func:`capacity_table`'s (2 rows) or :func:`leaf_capacity_table`'s."""
@@ -136,7 +136,7 @@ def _level_capacity(capt, H, d):
 
 # ------------------------------------------------------------------------------------------------
 # one sketch (a row of shared arrays)
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def kll_reset(items, lv, r):
     cap = items.shape[1]
     lv[r, LV_H] = 1
@@ -145,7 +145,7 @@ def kll_reset(items, lv, r):
     lv[r, LV_N] = 0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def kll_copy(items, lv, src, dst):
     cap = items.shape[1]
     for i in range(lv[src, 1], cap):
@@ -154,24 +154,24 @@ def kll_copy(items, lv, src, dst):
         lv[dst, j] = lv[src, j]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def kll_n(lv, r):
     return lv[r, LV_N]
 
 
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def kll_retained(items, lv, r):
     return items.shape[1] - lv[r, 1]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _add_level(items, lv, r):
     h = lv[r, LV_H]
     lv[r, h + 2] = items.shape[1]  # the new top level starts (and ends) at the array's end
     lv[r, LV_H] = h + 1
 
 
-@njit(cache=True)
+@kernel
 def _compress(items, lv, r, capt, rng):
     """Compact the lowest level at or over its capacity into the level above."""
     H = lv[r, LV_H]
@@ -227,7 +227,7 @@ def _compress(items, lv, r, capt, rng):
             lv[r, g + 1] += shift
 
 
-@njit(cache=True)
+@kernel
 def _insert_level(items, lv, r, h, v, capt, rng):
     while lv[r, LV_H] <= h:
         _add_level(items, lv, r)
@@ -252,7 +252,7 @@ def _insert_level(items, lv, r, h, v, capt, rng):
     lv[r, LV_N] += np.int64(1) << h
 
 
-@njit(cache=True)
+@kernel
 def kll_update(items, lv, r, v, w, capt, rng):
     """Add value ``v`` with integer weight ``w >= 1`` (one insertion per set bit of ``w``)."""
     j = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
@@ -265,7 +265,7 @@ def kll_update(items, lv, r, v, w, capt, rng):
 
 # ------------------------------------------------------------------------------------------------
 # queries over sorted runs (one sketch, or the union of several)
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def level_runs(lv, start, mult, rs, re, rw, nruns):
     """Append the levels of one sketch (level row ``lv``) as runs read in place: level h is
     ``[start + lv[h + 1], start + lv[h + 2])`` of the array holding the sketch's items (``start``:
@@ -283,7 +283,7 @@ def level_runs(lv, start, mult, rs, re, rw, nruns):
     return nruns
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def append_runs(items, off, lv, mult, buf, nbuf, rs, re, rw, nruns):
     """Append the levels of one sketch (level row ``lv``: count and boundaries; its items in
     ``items`` from ``off``, e.g. a copy made elsewhere) as runs of ``buf`` (values copied), each
@@ -295,13 +295,13 @@ def append_runs(items, off, lv, mult, buf, nbuf, rs, re, rw, nruns):
     return nbuf + max(b - a, 0), level_runs(lv, nbuf - a, mult, rs, re, rw, nruns)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def add_runs(items, lv, r, mult, buf, nbuf, rs, re, rw, nruns):
     """Append sketch row ``r``'s levels as runs of ``buf``; see :func:`append_runs`."""
     return append_runs(items[r], 0, lv[r], mult, buf, nbuf, rs, re, rw, nruns)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _sift_down(heap, hn, cur, buf, i, sign):
     # min-heap on sign * buf[cur[run]]
     while True:
@@ -319,7 +319,7 @@ def _sift_down(heap, hn, cur, buf, i, sign):
             return
 
 
-@njit(cache=True)
+@entry
 def runs_quantile(buf, rs, re, rw, nruns, total, q, hv, cur):
     """Inclusive ``q``-quantile of the weighted union of sorted runs (NaN if empty).
 
@@ -376,7 +376,7 @@ def runs_quantile(buf, rs, re, rw, nruns, total, q, hv, cur):
 SCAN_RUNS = 16  # up to this many runs a linear scan of their heads beats a heap
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _head_down(hv, heap, hn, i):
     """Sift heap node ``i`` down: node ``j`` holds run ``heap[j]``'s head as key ``hv[j]``, and
     a node comes before another by key, then by the lower run index (the scan's order)."""
@@ -398,7 +398,7 @@ def _head_down(hv, heap, hn, i):
     heap[i] = run
 
 
-@njit(cache=True)
+@entry
 def runs_quantile_many(buf, rs, re, rw, nruns, total, q, hv, cur, heap):
     """:func:`runs_quantile` of many runs (non-empty, as :func:`append_runs` makes them): the
     next item is taken from a heap of the runs' heads, ``O(min(q, 1 - q) * items * log(runs))``
@@ -443,7 +443,7 @@ def runs_quantile_many(buf, rs, re, rw, nruns, total, q, hv, cur, heap):
     return v
 
 
-@njit(cache=True)
+@kernel
 def runs_sorted(buf, rs, re, rw, nruns, heap, cur, out_v, out_w):
     """Merge the runs into ascending ``out_v`` with weights ``out_w``; returns the count."""
     hn = 0
@@ -468,7 +468,7 @@ def runs_sorted(buf, rs, re, rw, nruns, heap, cur, out_v, out_w):
     return m
 
 
-@njit(cache=True)
+@kernel
 def shortest_interval(v, w, m, mass):
     """Highest-density interval of a discrete distribution (``v`` ascending, weights ``w``):
     the shortest ``[v[i], v[j]]`` holding at least ``mass`` of the total weight (HDI-Forest,

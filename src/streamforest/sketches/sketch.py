@@ -10,9 +10,9 @@ from bisect import bisect_left, bisect_right
 from functools import cache
 
 import numpy as np
-from numba import njit
 
 from .. import rng as _rng
+from ..compiled import entry, kernel
 from . import _sortnet as _net
 from . import kll as _k
 
@@ -28,7 +28,7 @@ FORMAT_VERSION = 1
 _HEADER = struct.Struct("<5sBHBQddQ")  # magic, version, k, levels, n, min, max, rng state
 
 
-@njit(cache=True)
+@entry
 def _update_many(items, lv, values, weights, capt, rng):
     for i in range(values.shape[0]):
         _k.kll_update(items, lv, np.int64(0), values[i], weights[i], capt, rng)
@@ -42,7 +42,7 @@ UNIT_BATCH_MIN = 32
 UNSORTED_MAX = 32
 
 
-@njit(cache=True)
+@kernel
 def _compress_row(it, lv, capt, rng):
     """``kll._compress`` of one sketch (its row of items ``it`` and level row ``lv``, 1-d): the
     same level compacted with the same random draw, to the same items.  The level above's
@@ -119,7 +119,7 @@ def _compress_row(it, lv, capt, rng):
             lv[g + 1] += shift
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _settle(it, lv, u, x):
     """Sort the ``u`` unsorted items at the front of level 0 (``1 <= u <=`` :data:`UNSORTED_MAX`,
     no zero among them) into the sorted rest of the level: a sorting network in registers
@@ -152,7 +152,7 @@ def _settle(it, lv, u, x):
         d += 1
 
 
-@njit(cache=True)
+@kernel
 def _insert_unit_row(it, lv, values, capt, rng):
     """Add each of ``values`` with weight 1, in order, to one sketch (rows ``it``, ``lv``): the
     same sketch, item for item and draw for draw, as one ``kll.kll_update(..., v, 1, ...)`` per
@@ -255,7 +255,7 @@ def _insert_unit_row(it, lv, values, capt, rng):
         _settle(it, lv, u, x)
 
 
-@njit(cache=True)
+@entry
 def _update_unit(items, lv, values, capt, rng, bounds):
     """Add ``values`` (weight 1 each) to sketch row 0 and widen ``bounds`` (min, max); False,
     and nothing added, if one of them is not finite."""
@@ -283,7 +283,7 @@ def _tables(k: int):
     return t, int(t[1, _k.MAX_LEVELS])
 
 
-@njit(cache=True)
+@kernel
 def _merge_into(it, lv, o_it, o_lv, capt, rng):
     """Insert every retained item of the other sketch (rows ``o_it``, ``o_lv``) at its own level
     (weight preserved) into this one (rows ``it``, ``lv``): the same sketch as one
@@ -338,7 +338,7 @@ def _merge_into(it, lv, o_it, o_lv, capt, rng):
             i += m
 
 
-@njit(cache=True)
+@entry
 def _merge_sketch(items, lv, bounds, o_items, o_lv, o_bounds, capt, rng):
     """:func:`_merge_into` (sketch row 0 of each), and the bounds (min, max) widened to the
     other sketch's."""
@@ -347,7 +347,7 @@ def _merge_sketch(items, lv, bounds, o_items, o_lv, o_bounds, capt, rng):
     bounds[1] = max(bounds[1], o_bounds[1])
 
 
-@njit(cache=True)
+@entry
 def _quantiles(items, lv, qs, out):
     cap = items.shape[1]
     buf = np.empty(cap)
@@ -362,7 +362,7 @@ def _quantiles(items, lv, qs, out):
         out[i] = _k.runs_quantile(buf, rs, re, rw, nr, total, qs[i], hv, cur)
 
 
-@njit(cache=True)
+@entry
 def _sorted_view(items, lv, values, cumulative):
     """The retained items ascending (``values``) and their cumulative weights; returns the count."""
     cap = items.shape[1]

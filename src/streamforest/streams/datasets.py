@@ -13,24 +13,8 @@ from __future__ import annotations
 import json
 import os
 
+from .data_folder import data_root
 from .files import FileStream
-
-_CANDIDATES = ("../shared/data", "shared/data")
-
-
-def data_root(root=None) -> str:
-    """The datasets folder (see the module docstring); ``FileNotFoundError`` if none is found."""
-    tried = [root] if root is not None else []
-    if root is None:
-        env = os.environ.get("STREAMFOREST_DATA")
-        tried += ([env] if env else []) + list(_CANDIDATES)
-    for path in tried:
-        if path and os.path.isfile(os.path.join(path, "manifest.json")):
-            return os.fspath(path)
-    raise FileNotFoundError(
-        f"no datasets folder with a manifest.json (tried {', '.join(map(str, tried))}); "
-        f"pass root= or set STREAMFOREST_DATA"
-    )
 
 
 def manifest(root=None) -> dict:

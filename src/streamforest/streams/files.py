@@ -335,7 +335,7 @@ def classification_datasets(root=None) -> dict:
     datasets folder of :func:`streamforest.streams.data_root`): name -> rows, classes, ..."""
     import json
 
-    from .datasets import data_root
+    from .data_folder import data_root
 
     folder = os.path.join(data_root(root), "classification")
     path = os.path.join(folder, "manifest.json")

@@ -32,13 +32,15 @@ import sys
 from typing import NamedTuple, get_type_hints
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
+from ..compiled import kernel
 from ._state import TreeParams, TreeState
+from .tree_ref import param_ref, tree_ref
 
 F64, I64, I8 = 0, 1, 2
 _ARENA_OF = {np.dtype(np.float64): F64, np.dtype(np.int64): I64, np.dtype(np.uint64): I64,
@@ -55,6 +57,7 @@ class Arena(NamedTuple):
     ba: np.ndarray  # (T, Cb) int8
     lay: np.ndarray  # (T, N_FIELDS, 4) int64: offset, shape
     pa: np.ndarray  # (T, N_PARAMS) float64
+    kind: object = None  # the trees' KindTag (see .tree_kind), None before any tree exists
 
 
 def empty(n_trees: int) -> Arena:
@@ -205,7 +208,7 @@ def _write(row: np.ndarray, off: int, a: np.ndarray) -> None:
 
 
 def _finish(A: Arena, t: int, arrays, lay, prm) -> Arena:
-    A = Arena(arrays[0], arrays[1], arrays[2], A.lay, A.pa)
+    A = Arena(arrays[0], arrays[1], arrays[2], A.lay, A.pa, A.kind)
     A.lay[t] = lay
     if prm is not None:
         A.pa[t] = params_row(prm)
@@ -432,7 +435,7 @@ def trimmed(A: Arena, created=None) -> Arena:
             if e:
                 new[t, :e] = arrays[w][t, :e]
         arrays[w] = new
-    return Arena(arrays[0], arrays[1], arrays[2], A.lay, A.pa)
+    return Arena(arrays[0], arrays[1], arrays[2], A.lay, A.pa, A.kind)
 
 
 def _field_kinds():
@@ -483,7 +486,7 @@ def _row_view(typingctx, a, t, o, shape, dtype):
     return retty(a, t, o, shape, dtype), codegen
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def flat_floats(A):
     """The arena's float array ``A.fa`` as one 1-d view (no copy): item ``j`` of the float field
     ``k`` of tree ``t`` is ``flat_floats(A)[float_start(A, t, k) + j]`` (C order within the
@@ -491,144 +494,42 @@ def flat_floats(A):
     return _row_view(A.fa, 0, 0, (A.fa.shape[0] * A.fa.shape[1],), np.float64)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def float_start(A, t, k):
     """Index in :func:`flat_floats` of the first item of tree ``t``'s float field ``k``."""
     return t * A.fa.shape[1] + A.lay[t, k, 0]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _v1(a, lay, t, k):
     return _row_view(a, t, lay[t, k, 0], (lay[t, k, 1],), a.dtype)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _v2(a, lay, t, k):
     return _row_view(a, t, lay[t, k, 0], (lay[t, k, 1], lay[t, k, 2]), a.dtype)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _v3(a, lay, t, k):
     return _row_view(a, t, lay[t, k, 0], (lay[t, k, 1], lay[t, k, 2], lay[t, k, 3]), a.dtype)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def tree_state(A, t):
-    """Tree ``t``'s :class:`TreeState` as views of the arena (no allocation)."""
-    return TreeState(
-        ints=_v1(A.ia, A.lay, t, 0),
-        rng=_row_view(A.ia, t, A.lay[t, 1, 0], (A.lay[t, 1, 1],), np.uint64),
-        dd=_v1(A.fa, A.lay, t, 2),
-        ft_nominal=_v1(A.ba, A.lay, t, 3),
-        nd_feat=_v1(A.ia, A.lay, t, 4),
-        nd_thr=_v1(A.fa, A.lay, t, 5),
-        nd_left=_v1(A.ia, A.lay, t, 6),
-        nd_right=_v1(A.ia, A.lay, t, 7),
-        nd_miss_left=_v1(A.ba, A.lay, t, 8),
-        nd_leaf=_v1(A.ia, A.lay, t, 9),
-        nd_cat_off=_v1(A.ia, A.lay, t, 10),
-        nd_cat_len=_v1(A.ia, A.lay, t, 11),
-        nd_cat_nr=_v1(A.ia, A.lay, t, 12),
-        nd_depth=_v1(A.ia, A.lay, t, 13),
-        nd_born=_v1(A.ia, A.lay, t, 14),
-        lf_node=_v1(A.ia, A.lay, t, 15),
-        lf_stat=_v2(A.fa, A.lay, t, 16),
-        lf_inh=_v2(A.fa, A.lay, t, 17),
-        lf_last=_v1(A.fa, A.lay, t, 18),
-        lf_active=_v1(A.ba, A.lay, t, 19),
-        lf_err=_v2(A.fa, A.lay, t, 20),
-        lf_coef=_v2(A.fa, A.lay, t, 21),
-        lf_rms=_v2(A.fa, A.lay, t, 22),
-        lf_x=_v3(A.fa, A.lay, t, 23),
-        lf_scale=_v2(A.fa, A.lay, t, 24),
-        lf_head=_v2(A.ia, A.lay, t, 25),
-        lf_nb=_v2(A.ia, A.lay, t, 26),
-        lf_mask=_v2(A.ba, A.lay, t, 27),
-        lf_free=_v1(A.ia, A.lay, t, 28),
-        lf_sk=_v2(A.fa, A.lay, t, 29),
-        lf_skl=_v2(A.ia, A.lay, t, 30),
-        lf_aux=_v1(A.ia, A.lay, t, 31),
-        sk_cap=_v2(A.ia, A.lay, t, 32),
-        bn=_v2(A.fa, A.lay, t, 33),
-        ht=_v1(A.ia, A.lay, t, 34),
-        sc_idx=_v1(A.ia, A.lay, t, 35),
-        sc_key=_v1(A.fa, A.lay, t, 36),
-        ft_perm=_v1(A.ia, A.lay, t, 37),
-        ft_spread=_v1(A.fa, A.lay, t, 38),
-        ft_lin=_v2(A.fa, A.lay, t, 39),
-        cats=_v1(A.fa, A.lay, t, 40),
-        lf_nex=_v1(A.ia, A.lay, t, 41),
-        lf_xc=_v3(A.fa, A.lay, t, 42),
-        lf_buf=_v3(A.fa, A.lay, t, 43),
-        nd_alt=_v1(A.ia, A.lay, t, 44),
-        nd_isalt=_v1(A.ba, A.lay, t, 45),
-        nd_ph=_v2(A.fa, A.lay, t, 46),
-        nd_q=_v2(A.fa, A.lay, t, 47),
-        nd_path=_v1(A.ia, A.lay, t, 48),
-        nd_proj=_v2(A.fa, A.lay, t, 49),
-        nd_ctr=_v2(A.fa, A.lay, t, 50),
-        ft_mm=_v2(A.fa, A.lay, t, 51),
-        lf_ev=_v2(A.fa, A.lay, t, 52),
-        ev=_v1(A.fa, A.lay, t, 53),
-        lf_cc=_v2(A.fa, A.lay, t, 54),
-        lf_gs=_v3(A.fa, A.lay, t, 55),
-        lf_ncc=_v3(A.fa, A.lay, t, 56),
-        lf_xcc=_v3(A.fa, A.lay, t, 57),
-        lf_rng=_v3(A.fa, A.lay, t, 58),
-        lf_nig=_v3(A.fa, A.lay, t, 59),
-        ft_nig=_v2(A.fa, A.lay, t, 60),
-    )
+    """Tree ``t``'s state: a :data:`~.tree_ref.TreeRef` whose attributes are the fields of
+    :class:`TreeState`, as views of the arena (no allocation)."""
+    return tree_ref(A.fa, A.ia, A.ba, A.lay, t, A.kind)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def tree_params(A, t):
-    """Tree ``t``'s :class:`TreeParams`."""
-    p = A.pa[t]
-    return TreeParams(
-        grace=p[0],
-        delta=p[1],
-        tau=p[2],
-        max_depth=np.int64(p[3]),
-        min_branch=p[4],
-        leaf_model=np.int64(p[5]),
-        lr=p[6],
-        rms_decay=p[7],
-        rms_eps=p[8],
-        fading=p[9],
-        observer=np.int64(p[10]),
-        tebst_scale=p[11],
-        qo_sigma=p[12],
-        qo_radius=p[13],
-        max_features=np.int64(p[14]),
-        max_leaves=np.int64(p[15]),
-        max_bins=np.int64(p[16]),
-        drift_lambda=p[17],
-        drift_delta=p[18],
-        drift_min=np.int64(p[19]),
-        sketch_k=np.int64(p[20]),
-        sketch_split=np.int64(p[21]),
-        split_rule=np.int64(p[22]),
-        m_min=np.int64(p[23]),
-        alt_lambda=p[24],
-        alt_alpha=p[25],
-        alt_fade=p[26],
-        alt_period=np.int64(p[27]),
-        oblique=np.int64(p[28]),
-        mc_points=np.int64(p[29]),
-        coef_decay=p[30],
-        ev_fade=p[31],
-        ev_decay=p[32],
-        task=np.int64(p[33]),
-        ph_gamma=np.int64(p[34]),
-        alt_chi2=p[35],
-        nig_c=p[36],
-        nig_a0=p[37],
-        nig_b0=p[38],
-        nig_decay=p[39],
-    )
+    """Tree ``t``'s parameters: a :data:`~.tree_ref.ParamRef` whose attributes are those of
+    :class:`TreeParams`."""
+    return param_ref(A.pa, t)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def tree_at(A, t):
     """``(state, params)`` of tree ``t``."""
     return tree_state(A, t), tree_params(A, t)

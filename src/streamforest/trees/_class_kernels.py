@@ -54,8 +54,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ..rng import next_below
 from ..stats import welford_update
 from ._kernels import (
@@ -89,13 +89,13 @@ from ._state import (
     MC_SEEN,
     S_M2,
     S_W,
-    SPLIT_EXTRA,
     SPLIT_GAUSS,
     XB_W,
     XB_Y,
     XC_THR,
 )
 from .extra_split import cat_goes_left, extra_observe
+from .tree_kind import kind_hook
 
 LOG_2PI = math.log(2.0 * math.pi)
 N_THRESHOLDS = 10  # SPLIT_GAUSS: candidate thresholds per numeric feature (River's n_splits)
@@ -108,13 +108,13 @@ GS_NCATS = 1
 
 # ------------------------------------------------------------------------------------------------
 # leaf models
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _n_cats(st):
     K = st.lf_cc.shape[1]
     return st.lf_ncc.shape[2] // K if K > 0 else 0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def nominal_slot(st, j):
     """The row of nominal feature ``j`` in ``lf_ncc``: the nominal features before it.  The
     feature loops count it as they go; a row past ``lf_ncc``'s (a feature the tree has not been
@@ -125,13 +125,13 @@ def nominal_slot(st, j):
     return s
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _ncc(st, leaf, slot, i):
     """``lf_ncc[leaf, slot, i]``, 0 for a slot the tree does not hold."""
     return st.lf_ncc[leaf, slot, i] if slot < st.lf_ncc.shape[1] else 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _nb_score(st, leaf, x, nfeat, k, total):
     """``log p(k) + sum_j log p(x_j | k)`` at ``leaf`` (``-inf`` for a class without weight)."""
     ck = st.lf_cc[leaf, k]
@@ -161,7 +161,7 @@ def _nb_score(st, leaf, x, nfeat, k, total):
     return s
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _class_counts(st, leaf):
     """``(total weight, majority class, classes present)`` of ``leaf``'s class weights (the
     first of the largest weights: ties go to the lower class)."""
@@ -179,7 +179,7 @@ def _class_counts(st, leaf):
     return total, mc, present
 
 
-@njit(cache=True, inline="always")
+@kernel
 def leaf_votes(st, prm, leaf, x, nfeat):
     """``(majority class, naive Bayes class)`` at ``leaf`` (the majority class twice for
     majority-class leaves; class 0 at an empty leaf)."""
@@ -192,7 +192,7 @@ def leaf_votes(st, prm, leaf, x, nfeat):
     return mc, _nb_class(st, leaf, x, nfeat, total, mc)
 
 
-@njit(cache=True, inline="always")
+@kernel
 def _nb_class(st, leaf, x, nfeat, total, mc):
     """The naive Bayes class at ``leaf``: the first class of largest :func:`_nb_score` (``mc``
     when every class has weight 0)."""
@@ -206,7 +206,7 @@ def _nb_class(st, leaf, x, nfeat, total, mc):
     return nb
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _nb_score_fast(st, leaf, x, nfeat, k, lc):
     """``(score, margin)``: :func:`_nb_score` of class ``k`` (``lc = log p(k)``) with three or
     four logarithms instead of one per feature, and a bound on its rounding difference from
@@ -263,7 +263,7 @@ def _nb_score_fast(st, leaf, x, nfeat, k, lc):
     return f, (nnum + nnom + 8) * 1e-13 * mag
 
 
-@njit(cache=True, inline="always")
+@kernel
 def _nb_class_fast(st, leaf, x, nfeat, total):
     """:func:`_nb_class` with three or four logarithms per class instead of one per feature, or
     -1 when it cannot certify the answer.
@@ -300,7 +300,7 @@ def _nb_class_fast(st, leaf, x, nfeat, total):
     return best if _certified(best, best_lo, u1, u2, u1k) else -1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _normalise_scores(out, K, top):
     """``out[:K]``, log scores whose largest is ``top``, turned into probabilities in place."""
     s = 0.0
@@ -311,7 +311,7 @@ def _normalise_scores(out, K, top):
         out[k] /= s
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _certify_step(k, f, tol, best, best_f, best_lo, u1, u2, u1k):
     """Class ``k``'s score ``f`` (margin ``tol``) into the running state of the certification
     (:func:`_nb_class_fast`): the best class so far, its score and its score minus margin, the
@@ -330,26 +330,26 @@ def _certify_step(k, f, tol, best, best_f, best_lo, u1, u2, u1k):
     return best, best_f, best_lo, u1, u2, u1k
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _certified(best, best_lo, u1, u2, u1k):
     """The best class's score minus margin beats every other class's score plus margin."""
     other = u2 if u1k == best else u1
     return best_lo > other
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _uses_nb(st, prm, leaf):
     lm = prm.leaf_model
     return lm == LEAF_NB or (lm == LEAF_NBA and st.lf_err[leaf, 1] > st.lf_err[leaf, 0])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def choose(st, prm, leaf, mc, nb):
     """The leaf model's class from the two votes."""
     return nb if _uses_nb(st, prm, leaf) else mc
 
 
-@njit(cache=True, inline="always")
+@kernel
 def leaf_proba(st, prm, leaf, x, nfeat, out):
     """Class probabilities at ``leaf`` for row ``x`` into ``out[:K]`` (uniform at an empty
     leaf).  Naive Bayes scores come from :func:`_nb_score_fast` (within about 1e-13 of
@@ -380,7 +380,7 @@ def leaf_proba(st, prm, leaf, x, nfeat, out):
     _normalise_scores(out, K, top)
 
 
-@njit(cache=True, inline="always")
+@kernel
 def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
     """:func:`leaf_proba` into ``out[:K]`` and ``(majority class, naive Bayes class or -1)``:
     the naive Bayes class is :func:`leaf_votes`' when the leaf answers with naive Bayes (its
@@ -429,7 +429,7 @@ def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
     return mc, nb
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def argmax(p, K):
     best = 0
     for k in range(1, K):
@@ -438,7 +438,7 @@ def argmax(p, K):
     return best
 
 
-@njit(cache=True)
+@kernel
 def reset_class_leaf(st, leaf):
     """Empty naive Bayes statistics, ranges and adaptive counts of a new leaf (its class weights
     are set by its creator)."""
@@ -455,7 +455,7 @@ def reset_class_leaf(st, leaf):
     st.lf_err[leaf, 1] = 0.0
 
 
-@njit(cache=True)
+@kernel
 def init_root_class(st):
     """The class fields of a new tree's root leaf (after :func:`~._kernels.init_root`)."""
     leaf = st.nd_leaf[0]
@@ -464,7 +464,7 @@ def init_root_class(st):
     reset_class_leaf(st, leaf)
 
 
-@njit(cache=True, inline="always")
+@kernel
 def _observe_leaf(st, prm, leaf, x, y, w, nfeat, mc, nb):
     """The leaf's class weight, statistics and adaptive counts learn ``(x, y, w)``."""
     k = np.int64(y)
@@ -523,7 +523,7 @@ XLX_N = 4096
 XLX = np.array([0.0] + [float(i) * math.log2(float(i)) for i in range(1, XLX_N)])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _xlx(v):
     """``v log2 v`` (0 for ``v <= 0``): from the table :data:`XLX` for whole ``v < XLX_N``,
     the same value bit for bit."""
@@ -534,14 +534,14 @@ def _xlx(v):
     return v * np.log2(v) if v > 0.0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _gain(pw, lw, rw, sp, sl, sr):
     """Information gain of a split from the side weights and the sums ``sum c log2 c`` of the
     class weights of the parent (``P = L + R``) and of each side."""
     return (_xlx(pw) - _xlx(lw) - _xlx(rw) - sp + sl + sr) / pw
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _bound(st, prm, leaf):
     """The Hoeffding bound ``eps`` on information gains at ``leaf``."""
     n_seen = 0
@@ -553,7 +553,7 @@ def _bound(st, prm, leaf):
     return np.sqrt(r * r * np.log(1.0 / prm.delta) / (2.0 * n))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _candidate_gain(st, leaf, j, K, min_branch):
     """IG of ACTSER's candidate on feature ``j`` (``-1`` when a side is lighter than
     ``min_branch``)."""
@@ -576,7 +576,7 @@ def _candidate_gain(st, leaf, j, K, min_branch):
     return _gain(lw + rw, lw, rw, sp, sl, sr)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _side_stat(w, s1, s2):
     """``(w, mean, m2)`` of the class index from ``w``, ``sum k c_k`` and ``sum k^2 c_k``."""
     if w <= 0.0:
@@ -587,14 +587,14 @@ def _side_stat(w, s1, s2):
 
 # ------------------------------------------------------------------------------------------------
 # ACTSER's split (SPLIT_EXTRA)
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _goes_left(st, j, thr, v):
     if st.ft_nominal[j]:
         return cat_goes_left(thr, v)
     return v <= thr
 
 
-@njit(cache=True)
+@kernel
 def _replay_candidates(st, leaf, nfeat):
     """The candidates just drawn from the buffered examples get their class weights."""
     xcc = st.lf_xcc
@@ -613,7 +613,7 @@ def _replay_candidates(st, leaf, nfeat):
                 xcc[leaf, j, 2 * k + side] += buf[leaf, XB_W, i]
 
 
-@njit(cache=True, inline="always")
+@kernel
 def _extra_observe(st, prm, leaf, x, y, w, nfeat):
     n = st.lf_nex[leaf]
     if n < prm.m_min:
@@ -631,7 +631,7 @@ def _extra_observe(st, prm, leaf, x, y, w, nfeat):
         st.lf_xcc[leaf, j, 2 * k + side] += w
 
 
-@njit(cache=True, inline="always")
+@kernel
 def _choose_extra(st, prm, leaf):
     """The feature of ACTSER's split at ``leaf``, or -1 (see the module docstring).  Each
     candidate's gain is computed once (into the ``ft_spread`` scratch, zeroed again after)."""
@@ -680,7 +680,7 @@ def _choose_extra(st, prm, leaf):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _split_extra(st, prm, leaf, f):
     """Split ``leaf`` on its candidate of feature ``f``; the children start with its sides'
     class weights."""
@@ -712,7 +712,7 @@ def _split_extra(st, prm, leaf, f):
     _children_start(st, node, leaf, right)
 
 
-@njit(cache=True)
+@kernel
 def _children_start(st, node, left, right):
     reset_class_leaf(st, left)
     reset_class_leaf(st, right)
@@ -722,7 +722,7 @@ def _children_start(st, node, left, right):
 
 # ------------------------------------------------------------------------------------------------
 # VFDT's split (SPLIT_GAUSS), from the naive Bayes statistics
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _gauss_left(st, leaf, j, k, thr):
     """The weight of class ``k`` at or below ``thr`` on feature ``j`` under its Gaussian."""
     gs = st.lf_gs
@@ -736,7 +736,7 @@ def _gauss_left(st, leaf, j, k, thr):
     return w * 0.5 * (1.0 + math.erf((thr - mean) / (sd * math.sqrt(2.0))))
 
 
-@njit(cache=True)
+@kernel
 def _threshold_gain(st, leaf, j, K, thr, min_branch):
     lw = rw = sp = sl = sr = 0.0
     for k in range(K):
@@ -753,7 +753,7 @@ def _threshold_gain(st, leaf, j, K, thr, min_branch):
     return _gain(lw + rw, lw, rw, sp, sl, sr)
 
 
-@njit(cache=True)
+@kernel
 def _category_gain(st, leaf, j, slot, K, code, min_branch):
     """IG of the split sending category ``code`` of nominal feature ``j`` (row ``slot`` of
     ``lf_ncc``) left, the rest right."""
@@ -772,7 +772,7 @@ def _category_gain(st, leaf, j, slot, K, code, min_branch):
     return _gain(lw + rw, lw, rw, sp, sl, sr)
 
 
-@njit(cache=True)
+@kernel
 def _best_of_feature(st, prm, leaf, j, K):
     """``(IG, threshold or category code)`` of the best split of feature ``j`` at ``leaf``."""
     best = -1.0
@@ -798,7 +798,7 @@ def _best_of_feature(st, prm, leaf, j, K):
     return best, arg
 
 
-@njit(cache=True)
+@kernel
 def _attempt_gauss(st, prm, leaf):
     st.ints[I_NATTEMPTS] += 1
     st.lf_last[leaf] = st.lf_stat[leaf, S_W]
@@ -828,7 +828,7 @@ def _attempt_gauss(st, prm, leaf):
         _split_gauss(st, prm, leaf, f1, arg1)
 
 
-@njit(cache=True)
+@kernel
 def _split_gauss(st, prm, leaf, f, arg):
     K = st.lf_cc.shape[1]
     node = st.lf_node[leaf]
@@ -881,7 +881,7 @@ def _split_gauss(st, prm, leaf, f, arg):
 
 # ------------------------------------------------------------------------------------------------
 # learning
-@njit(cache=True, inline="always")
+@kernel
 def _learn_row(st, prm, node, x, y, w, mc, nb):
     """Learn ``(x, y, w)`` at leaf ``node`` (``mc``, ``nb``: the leaf's votes for ``x``)."""
     nfeat = st.ints[I_NFEAT]
@@ -889,21 +889,36 @@ def _learn_row(st, prm, node, x, y, w, mc, nb):
     _observe_leaf(st, prm, leaf, x, y, w, nfeat, mc, nb)
     if st.lf_active[leaf] == 0:
         return
-    if prm.split_rule == SPLIT_EXTRA:
-        _extra_observe(st, prm, leaf, x, y, w, nfeat)
+    _split_rule_learns(st, prm, leaf, x, y, w, nfeat)
+
+
+@kernel
+def _extra_learns(st, prm, leaf, x, y, w, nfeat):
+    """The extremely randomised split's part of learning a row at an active leaf (ACTSER)."""
+    _extra_observe(st, prm, leaf, x, y, w, nfeat)
     if st.lf_stat[leaf, S_W] - st.lf_last[leaf] >= prm.grace and st.lf_stat[leaf, S_M2] > 0.0:
-        if prm.split_rule == SPLIT_EXTRA:
-            f = _choose_extra(st, prm, leaf)
-            if f >= 0:
-                if st.ints[I_NLEAVES] >= prm.max_leaves:
-                    _freeze(st)
-                    return
-                _split_extra(st, prm, leaf, f)
-        else:
-            _attempt_gauss(st, prm, leaf)
+        f = _choose_extra(st, prm, leaf)
+        if f >= 0:
+            if st.ints[I_NLEAVES] >= prm.max_leaves:
+                _freeze(st)
+                return
+            _split_extra(st, prm, leaf, f)
 
 
-@njit(cache=True, inline="always")
+@kernel
+def _gauss_learns(st, prm, leaf, x, y, w, nfeat):
+    """The Gaussian split rule's part of learning a row at an active leaf (VFDT): its
+    statistics are the naive Bayes ones, so only the split attempt."""
+    if st.lf_stat[leaf, S_W] - st.lf_last[leaf] >= prm.grace and st.lf_stat[leaf, S_M2] > 0.0:
+        _attempt_gauss(st, prm, leaf)
+
+
+@kind_hook(lambda kind: _extra_learns if kind.rule == "extra" else _gauss_learns)
+def _split_rule_learns(st, prm, leaf, x, y, w, nfeat):
+    """What the classification tree's split rule does with a row its active leaf learnt."""
+
+
+@kernel(inline="always")
 def page_hinkley_01(st, prm, n, err):
     """The thesis' Algorithm 5.2 at split node ``n`` for a 0/1 error; True when it fires."""
     ph = st.nd_ph
@@ -922,7 +937,7 @@ def page_hinkley_01(st, prm, n, err):
     return ph[n, CPH_SUM] - ph[n, CPH_MIN] > prm.alt_lambda
 
 
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def mcnemar_verdict(b, c, seen, period, crit):
     """What a node does with its alternate after ``seen`` examples, ``b`` of them right only by
     the alternate and ``c`` only by the original subtree: 1 adopt, -1 discard, 0 wait (decisions
@@ -937,7 +952,7 @@ def mcnemar_verdict(b, c, seen, period, crit):
     return 0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _restart(st, n):
     for c in range(st.nd_ph.shape[1]):
         st.nd_ph[n, c] = 0.0
@@ -945,7 +960,7 @@ def _restart(st, n):
         st.nd_q[n, c] = 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel
 def _adapt(st, prm, x, y, w, pred):
     """Change detection and adaptation along the path of ``x`` (Algorithms 5.1-5.3; see the
     module docstring).  Returns True when an adoption took the example's leaf away (the adopted
@@ -991,7 +1006,17 @@ def _adapt(st, prm, x, y, w, pred):
     return False
 
 
-@njit(cache=True, inline="always")
+@kernel
+def _never_adapts(st, prm, x, y, w, pred):
+    return False
+
+
+@kind_hook(lambda kind: _adapt if kind.alternates else _never_adapts)
+def _adapts(st, prm, x, y, w, pred):
+    """:func:`_adapt` (kinds with alternate subtrees)."""
+
+
+@kernel
 def learn_step(st, prm, x, y, w):
     """The tree's step for one example (room already checked): predict ``x`` (for the adaptive
     leaves' counts and the node detectors), learn ``(x, y, w)`` when ``w > 0``.  Returns the
@@ -1002,12 +1027,12 @@ def learn_step(st, prm, x, y, w):
     pred = choose(st, prm, leaf, mc, nb)
     st.ints[I_NSEEN] += 1
     if w > 0.0:
-        if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapt(st, prm, x, y, w, pred)):
+        if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapts(st, prm, x, y, w, pred)):
             _learn_row(st, prm, node, x, y, w, mc, nb)
     return pred
 
 
-@njit(cache=True, inline="always")
+@kernel
 def learn_step_at(st, prm, node, x, y, w, mc, nb):
     """:func:`learn_step` for a row a prediction just routed to leaf node ``node`` (the tree
     unchanged since), whose votes there it kept (``nb = -1``: not computed, see
@@ -1018,19 +1043,19 @@ def learn_step_at(st, prm, node, x, y, w, mc, nb):
     pred = choose(st, prm, leaf, mc, nb)
     st.ints[I_NSEEN] += 1
     if w > 0.0:
-        if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapt(st, prm, x, y, w, pred)):
+        if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapts(st, prm, x, y, w, pred)):
             _learn_row(st, prm, node, x, y, w, mc, nb)
     return pred
 
 
-@njit(cache=True, inline="always")
+@kernel
 def predict_proba_row(st, prm, x, out):
     """The tree's class probabilities for row ``x`` into ``out[:K]``."""
     node = route(st, x)
     leaf_proba(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT], out)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def learn_batch(st, prm, X, y, w, start):
     """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all)."""
     for i in range(start, X.shape[0]):
@@ -1043,7 +1068,7 @@ def learn_batch(st, prm, X, y, w, start):
     return X.shape[0]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def predict_proba_batch(st, prm, X, out):
     """``out[i, :K]``: the class probabilities of row ``i``."""
     for i in range(X.shape[0]):

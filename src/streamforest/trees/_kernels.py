@@ -33,8 +33,8 @@ A kernel that needs more room than the state has returns the index of the exampl
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ..drift import PHN_SD0, page_hinkley_row_update, page_hinkley_update
 from ..rng import next_below, next_float
 from ..sketches.kll import kll_copy, kll_reset, kll_update
@@ -72,9 +72,6 @@ from ._state import (
     S_LO,
     S_M2,
     S_W,
-    SPLIT_EXTRA,
-    SPLIT_OBSERVERS,
-    SPLIT_PREGROWN,
 )
 from .extra_split import cat_goes_left, choose_extra_split, extra_observe, extra_sides
 from .leaf_models import inherit_linear, learn_leaf_model, predict_leaf, target_mean_sd
@@ -90,6 +87,7 @@ from .observers import (
     sorted_bins,
 )
 from .pregrown import build_pregrown, child_pregrown, evidence_update, update_scaling
+from .tree_kind import kind_hook
 
 # ------------------------------------------------------------------------------------------------
 # Literal constants: a kernel that calls another (non-inlined) kernel with an integer constant,
@@ -101,7 +99,7 @@ from .pregrown import build_pregrown, child_pregrown, evidence_update, update_sc
 
 # ------------------------------------------------------------------------------------------------
 # routing
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _in_cats(cats, off, n, v):
     lo = off
     hi = off + n
@@ -114,13 +112,13 @@ def _in_cats(cats, off, n, v):
     return lo < off + n and cats[lo] == v
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def route(st, x):
     """Node id of the leaf that row ``x`` reaches."""
     return route_from(st, 0, x)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def route_from(st, node, x):
     """Node id of the leaf that row ``x`` reaches from ``node`` (the root, or an alternate
     subtree's root)."""
@@ -129,11 +127,15 @@ def route_from(st, node, x):
     return node
 
 
-@njit(cache=True, inline="always")
+@kind_hook(lambda kind: child_pregrown if kind.rule == "pregrown" else _child_axis)
 def _child(st, node, x):
-    """The child of split node ``node`` that row ``x`` goes to."""
-    if st.nd_proj.shape[1] > 0:  # a pre-grown tree (scaled values, projections)
-        return child_pregrown(st, node, x)
+    """The child of split node ``node`` that row ``x`` goes to (a pre-grown tree's: scaled
+    values, projections)."""
+
+
+@kernel
+def _child_axis(st, node, x):
+    """The child of split node ``node`` that row ``x`` goes to: a test of one feature."""
     f = st.nd_feat[node]
     v = x[f] if f < x.shape[0] else np.nan
     if np.isnan(v):
@@ -156,7 +158,7 @@ def _child(st, node, x):
 
 # ------------------------------------------------------------------------------------------------
 # leaves
-@njit(cache=True)
+@kernel
 def _new_node(st):
     """A node id: from the free list (nodes of discarded subtrees), else the next unused."""
     ints = st.ints
@@ -170,7 +172,7 @@ def _new_node(st):
     return n
 
 
-@njit(cache=True)
+@kernel
 def _new_leaf_slot(st):
     ints = st.ints
     if ints[I_LEAF_NFREE] > 0:
@@ -181,7 +183,7 @@ def _new_leaf_slot(st):
     return s
 
 
-@njit(cache=True)
+@kernel
 def _choose_features(st, prm, leaf):
     """Feature mask of a new leaf: all features, or a random subspace of ``max_features``."""
     p = st.ints[I_NFEAT]
@@ -203,7 +205,7 @@ def _choose_features(st, prm, leaf):
     st.lf_mask[leaf, p:] = 1
 
 
-@njit(cache=True)
+@kernel
 def _set_scale(st, prm, leaf, spread):
     """Key scale of each observer of ``leaf``, fixed for the observer's life: ``10**d`` for
     TE-BST; for QO ``1 / radius`` with the fixed radius, or with ``spread[j] / k`` (the parent's
@@ -219,7 +221,7 @@ def _set_scale(st, prm, leaf, spread):
         st.lf_scale[leaf, j] = 1.0 / r
 
 
-@njit(cache=True)
+@kernel
 def _init_leaf(st, prm, leaf, node, depth, spread):
     st.lf_node[leaf] = node
     st.nd_leaf[node] = leaf
@@ -238,12 +240,14 @@ def _init_leaf(st, prm, leaf, node, depth, spread):
     _set_scale(st, prm, leaf, spread)
 
 
-@njit(cache=True)
+@kind_hook(lambda kind: build_pregrown if kind.rule == "pregrown" else _init_root_leaf)
 def init_root(st, prm):
-    """A new tree: one empty root leaf, or for ``SPLIT_PREGROWN`` the whole pre-grown tree."""
-    if prm.split_rule == SPLIT_PREGROWN:
-        build_pregrown(st, prm)
-        return
+    """A new tree: one empty root leaf, or for a pre-grown tree the whole tree."""
+
+
+@kernel
+def _init_root_leaf(st, prm):
+    """A new tree's one empty root leaf."""
     st.ints[I_NNODES] = 1
     st.ints[I_NLEAVES] = 1
     leaf = _new_leaf_slot(st)
@@ -255,18 +259,17 @@ def init_root(st, prm):
     st.lf_err[leaf, :] = 0.0
     st.ft_spread[:] = 0.0
     _init_leaf(st, prm, leaf, np.int64(0), np.int64(0), st.ft_spread)
-    if prm.sketch_k > 0:
-        kll_reset(st.lf_sk, st.lf_skl, leaf)
+    sketch_reset(st, prm, leaf)
 
 
-@njit(cache=True)
+@kernel
 def _deactivate(st, leaf):
     free_observers(st, leaf)
     st.lf_active[leaf] = 0
     st.ints[I_NDEACT] += 1
 
 
-@njit(cache=True)
+@kernel
 def _enforce_bin_budget(st, need):
     """Deactivate the least promising active leaves until ``need`` bins (or 1/8 of the pool) are
     free.  Returns False if that is impossible (no active leaf left to deactivate)."""
@@ -285,7 +288,7 @@ def _enforce_bin_budget(st, need):
     return True
 
 
-@njit(cache=True)
+@kernel
 def _reactivate(st, prm):
     """After a split freed bins: if a quarter of a full pool is free again, the most promising
     leaf deactivated for lack of bins (largest sum of squared target deviations) observes again,
@@ -310,7 +313,7 @@ def _reactivate(st, prm):
         st.lf_inh[best, c] = st.lf_stat[best, c]
 
 
-@njit(cache=True)
+@kernel
 def _freeze(st):
     st.ints[I_FROZEN] = 1
     for s in range(st.ints[I_LEAF_HW]):
@@ -321,16 +324,20 @@ def _freeze(st):
 
 # ------------------------------------------------------------------------------------------------
 # splitting
-@njit(cache=True)
-def _attempt_split(st, prm, leaf):
-    if prm.split_rule == SPLIT_EXTRA:
-        f = choose_extra_split(st, prm, leaf)
-        if f >= 0:
-            if st.ints[I_NLEAVES] >= prm.max_leaves:
-                _freeze(st)
-                return
-            _split_extra(st, prm, leaf, f)
-        return
+@kernel
+def _attempt_extra_split(st, prm, leaf):
+    """The extremely randomised split's attempt (see :mod:`.extra_split`)."""
+    f = choose_extra_split(st, prm, leaf)
+    if f >= 0:
+        if st.ints[I_NLEAVES] >= prm.max_leaves:
+            _freeze(st)
+            return
+        _split_extra(st, prm, leaf, f)
+
+
+@kernel
+def _attempt_observer_split(st, prm, leaf):
+    """The Hoeffding bound's test on the observers' best cuts (see the module docstring)."""
     st.ints[I_NATTEMPTS] += 1
     st.lf_last[leaf] = st.lf_stat[leaf, S_W]
     nfeat = st.ints[I_NFEAT]
@@ -361,7 +368,7 @@ def _attempt_split(st, prm, leaf):
         _split(st, prm, leaf, f1)
 
 
-@njit(cache=True)
+@kernel
 def _insertion_sort(a, lo, hi):
     for i in range(lo + 1, hi):
         v = a[i]
@@ -372,7 +379,7 @@ def _insertion_sort(a, lo, hi):
         a[j + 1] = v
 
 
-@njit(cache=True)
+@kernel
 def _split(st, prm, leaf, f):
     """Split ``leaf`` on feature ``f`` at its observer's best cut."""
     nominal = st.ft_nominal[f] == 1
@@ -409,7 +416,7 @@ def _split(st, prm, leaf, f):
     _reactivate(st, prm)
 
 
-@njit(cache=True)
+@kernel
 def _split_extra(st, prm, leaf, f):
     """Split ``leaf`` on its random candidate of feature ``f`` (see :mod:`.extra_split`)."""
     thr, lw, lh, ll, lm2, rw, rh, rl, rm2 = extra_sides(st, leaf, f)
@@ -423,7 +430,7 @@ def _split_extra(st, prm, leaf, f):
     _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2)
 
 
-@njit(cache=True)
+@kernel
 def _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2):
     """Turn ``leaf``'s node into a split on feature ``f`` (its threshold or categories already
     set) with two new leaves holding the sides' target statistics ``(w, hi, lo, m2)``.
@@ -485,17 +492,12 @@ def _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2):
     spread = st.ft_spread
     _init_leaf(st, prm, lslot, left, depth + 1, spread)
     _init_leaf(st, prm, rslot, right, depth + 1, spread)
-    if prm.sketch_k > 0:  # the left child keeps the parent's slot, hence its sketch
-        if prm.sketch_split == 1:
-            kll_copy(st.lf_sk, st.lf_skl, lslot, rslot)
-        else:
-            kll_reset(st.lf_sk, st.lf_skl, lslot)
-            kll_reset(st.lf_sk, st.lf_skl, rslot)
+    sketch_children(st, prm, lslot, rslot)
 
 
 # ------------------------------------------------------------------------------------------------
 # drift detection
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def drift_step(st, prm, y, pred):
     """The tree's drift detector (a component, :mod:`streamforest.drift`): the thesis'
     Page-Hinkley test on the tree's prequential absolute error ``|y - pred|``, normalised by the
@@ -512,11 +514,42 @@ def drift_step(st, prm, y, pred):
 
 # ------------------------------------------------------------------------------------------------
 # learning and prediction loops
-@njit(cache=True, inline="always")
+@kernel
+def _room_pregrown(st, prm):
+    """A pre-grown tree (grown before data, no observers) never needs room."""
+    return True
+
+
+@kind_hook(lambda kind: _room_pregrown if kind.rule == "pregrown" else _room_growing)
 def _room(st, prm):
     """True if one more example can be learnt without growing any array."""
-    if prm.split_rule == SPLIT_PREGROWN:  # grown before data, no observers
-        return True
+
+
+@kernel
+def _observer_bin_room(st, prm, nfeat):
+    """Whether the observers have a bin free for each feature (may free bins of the least
+    promising leaves under the memory budget)."""
+    if free_bins(st) < nfeat:
+        if st.bn.shape[0] < prm.max_bins:
+            return False
+        _enforce_bin_budget(st, nfeat)
+    return True
+
+
+@kernel
+def _no_bins_needed(st, prm, nfeat):
+    return True
+
+
+@kind_hook(lambda kind: _observer_bin_room if kind.rule == "observers" else _no_bins_needed)
+def _bin_room(st, prm, nfeat):
+    """Whether the split rule's statistics have room for a row (attribute observers' bins)."""
+
+
+@kernel
+def _room_growing(st, prm):
+    """True if one more example can be learnt without growing any array (a tree that grows:
+    nodes, leaf slots and category room for a split, observer bins)."""
     nfeat = st.ints[I_NFEAT]
     # an example may split its leaf, start an alternate and split a leaf of each alternate
     k = st.ints[I_NALTS] + 2 if prm.alt_lambda > 0.0 else 1
@@ -526,18 +559,16 @@ def _room(st, prm):
         return False
     if st.ints[I_CAT_USED] + st.ints[I_MAXCAT] > st.cats.shape[0]:
         return False
-    if prm.split_rule == SPLIT_OBSERVERS and free_bins(st) < nfeat:
-        if st.bn.shape[0] < prm.max_bins:
-            return False
-        _enforce_bin_budget(st, nfeat)
-    return True
+    return _bin_room(st, prm, nfeat)
 
 
-@njit(cache=True, inline="always")
-def _sketch_target(st, leaf, y, w):
+@kernel
+def _sketch_target(st, prm, leaf, y, w):
     """Add ``y`` to the leaf's KLL sketch with an integer weight: ``w`` rounded stochastically
     (``floor(w)`` plus one with probability ``frac(w)``, unbiased; Poisson bagging weights are
     integers already)."""
+    if prm.sketch_k <= 0:
+        return
     wi = np.int64(w)
     frac = w - wi
     if frac > 0.0 and next_float(st.rng) < frac:
@@ -546,7 +577,39 @@ def _sketch_target(st, leaf, y, w):
         kll_update(st.lf_sk, st.lf_skl, leaf, y, wi, st.sk_cap, st.rng)
 
 
-@njit(cache=True, inline="always")
+@kernel
+def _reset_sketch(st, prm, leaf):
+    if prm.sketch_k > 0:
+        kll_reset(st.lf_sk, st.lf_skl, leaf)
+
+
+@kernel
+def _split_sketch(st, prm, lslot, rslot):
+    """The children's sketches: the left child keeps the parent's slot, hence its sketch."""
+    if prm.sketch_k > 0:
+        if prm.sketch_split == 1:
+            kll_copy(st.lf_sk, st.lf_skl, lslot, rslot)
+        else:
+            kll_reset(st.lf_sk, st.lf_skl, lslot)
+            kll_reset(st.lf_sk, st.lf_skl, rslot)
+
+
+@kind_hook(lambda kind: _reset_sketch if kind.sketch else None)
+def sketch_reset(st, prm, leaf):
+    """A new leaf's sketch starts empty (kinds with sketches)."""
+
+
+@kind_hook(lambda kind: _split_sketch if kind.sketch else None)
+def sketch_children(st, prm, lslot, rslot):
+    """A split leaf's children's sketches (kinds with sketches)."""
+
+
+@kind_hook(lambda kind: _sketch_target if kind.sketch else None)
+def sketch_learn(st, prm, leaf, y, w):
+    """The leaf's sketch learns ``y`` (kinds with sketches)."""
+
+
+@kernel
 def _learn_row(st, prm, node, x, y, w):
     """Learn ``(x, y, w)`` at the leaf ``node`` that ``x`` routes to."""
     nfeat = st.ints[I_NFEAT]
@@ -556,15 +619,25 @@ def _learn_row(st, prm, node, x, y, w):
     s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3] = welford_update(
         s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3], y, w
     )
-    if prm.sketch_k > 0:
-        _sketch_target(st, leaf, y, w)
+    sketch_learn(st, prm, leaf, y, w)
     if st.lf_active[leaf] == 0:
         return
-    if prm.split_rule == SPLIT_EXTRA:
-        extra_observe(st, prm, leaf, x, y, w, nfeat)
-        if s[leaf, S_W] - st.lf_last[leaf] >= prm.grace and s[leaf, S_M2] > 0.0:
-            _attempt_split(st, prm, leaf)
-        return
+    _split_rule_learns(st, prm, leaf, x, y, w, nfeat)
+
+
+@kernel
+def _extra_learns(st, prm, leaf, x, y, w, nfeat):
+    """The extremely randomised split's part of learning a row at an active leaf."""
+    s = st.lf_stat
+    extra_observe(st, prm, leaf, x, y, w, nfeat)
+    if s[leaf, S_W] - st.lf_last[leaf] >= prm.grace and s[leaf, S_M2] > 0.0:
+        _attempt_extra_split(st, prm, leaf)
+
+
+@kernel
+def _observers_learn(st, prm, leaf, x, y, w, nfeat):
+    """The attribute observers' part of learning a row at an active leaf."""
+    s = st.lf_stat
     if free_bins(st) < nfeat:  # budget reached, nothing else to deactivate: stop observing here
         _deactivate(st, leaf)
         return
@@ -575,12 +648,27 @@ def _learn_row(st, prm, node, x, y, w):
             key = bin_key(xj, prm.observer, st.lf_scale[leaf, j], nominal)
             observe(st, leaf, j, key, xj, y, w)
     if s[leaf, S_W] - st.lf_last[leaf] >= prm.grace and s[leaf, S_M2] > 0.0:
-        _attempt_split(st, prm, leaf)
+        _attempt_observer_split(st, prm, leaf)
+
+
+@kernel
+def _nothing_to_learn(st, prm, leaf, x, y, w, nfeat):
+    return None
+
+
+def _split_rule_part(kind):
+    return {"extra": _extra_learns, "observers": _observers_learn}.get(kind.rule, _nothing_to_learn)
+
+
+@kind_hook(_split_rule_part)
+def _split_rule_learns(st, prm, leaf, x, y, w, nfeat):
+    """What the tree's split rule does with a row its active leaf learnt: observe it, and try
+    a split every grace period (a pre-grown tree's leaves are never active)."""
 
 
 # ------------------------------------------------------------------------------------------------
 # change adaptation at split nodes: alternate subtrees (FIMT-DD; thesis §4.2.2-4.2.3)
-@njit(cache=True)
+@kernel
 def _free_leaf(st, leaf):
     free_observers(st, leaf)
     st.lf_node[leaf] = -1
@@ -590,7 +678,7 @@ def _free_leaf(st, leaf):
     st.ints[I_NLEAVES] -= 1
 
 
-@njit(cache=True)
+@kernel
 def _free_node(st, node):
     st.nd_feat[node] = -1
     st.nd_leaf[node] = -1
@@ -602,7 +690,7 @@ def _free_node(st, node):
     st.ints[I_NODE_NFREE] += 1
 
 
-@njit(cache=True)
+@kernel
 def _free_subtree(st, root):
     """Free the nodes and leaves of the subtree at ``root`` (and of their alternates)."""
     stack = st.nd_path
@@ -625,7 +713,7 @@ def _free_subtree(st, root):
         _free_node(st, n)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _restart_detector(st, n):
     for c in range(PHN_SD0):  # keeps the normaliser
         st.nd_ph[n, c] = 0.0
@@ -633,7 +721,7 @@ def _restart_detector(st, n):
         st.nd_q[n, c] = 0.0
 
 
-@njit(cache=True)
+@kernel
 def _start_alternate(st, prm, n):
     """Node ``n``'s detector fired: grow an alternate subtree for it, from an empty leaf."""
     _restart_detector(st, n)
@@ -649,8 +737,7 @@ def _start_alternate(st, prm, n):
     st.lf_err[leaf, :] = 0.0
     st.ft_spread[:] = 0.0
     _init_leaf(st, prm, leaf, a, st.nd_depth[n], st.ft_spread)
-    if prm.sketch_k > 0:
-        kll_reset(st.lf_sk, st.lf_skl, leaf)
+    sketch_reset(st, prm, leaf)
     st.nd_isalt[a] = 1
     st.nd_alt[n] = a
     st.ints[I_NLEAVES] += 1
@@ -658,7 +745,7 @@ def _start_alternate(st, prm, n):
     st.ints[I_ALT_STARTED] += 1
 
 
-@njit(cache=True)
+@kernel
 def _adopt_alternate(st, n):
     """Node ``n``'s alternate replaces its subtree (which is freed)."""
     a = st.nd_alt[n]
@@ -700,7 +787,7 @@ def _adopt_alternate(st, n):
     st.ints[I_ALT_SWAPPED] += 1
 
 
-@njit(cache=True)
+@kernel
 def _discard_alternate(st, n):
     a = st.nd_alt[n]
     st.nd_alt[n] = -1
@@ -710,7 +797,7 @@ def _discard_alternate(st, n):
     st.ints[I_ALT_DISCARDED] += 1
 
 
-@njit(cache=True)
+@kernel
 def _adapt(st, prm, x, y, w, pred):
     """Change detection and adaptation along the path of ``x`` (bottom-up: every split node
     on it judges the tree's prediction ``pred``, made at the leaf).  A node without an
@@ -748,7 +835,37 @@ def _adapt(st, prm, x, y, w, pred):
     return False
 
 
-@njit(cache=True, inline="always")
+@kernel
+def _never_adapts(st, prm, x, y, w, pred):
+    return False
+
+
+@kind_hook(lambda kind: _adapt if kind.alternates else _never_adapts)
+def _adapts(st, prm, x, y, w, pred):
+    """:func:`_adapt` (kinds with alternate subtrees)."""
+
+
+@kernel
+def _no_evidence(st, prm, leaf, y, w, pred, nfeat):
+    return None
+
+
+@kind_hook(lambda kind: evidence_update if kind.evidence else _no_evidence)
+def _evidence_update(st, prm, leaf, y, w, pred, nfeat):
+    """The evidence weights learn the row (kinds with evidence weights)."""
+
+
+@kernel
+def _nothing_after(st, x, nfeat):
+    return None
+
+
+@kind_hook(lambda kind: update_scaling if kind.rule == "pregrown" else _nothing_after)
+def _after_learning(st, x, nfeat):
+    """What a tree does once it learnt a row: a pre-grown tree's feature ranges grow."""
+
+
+@kernel
 def learn_at(st, prm, node, x, y, w, pred):
     """Learn ``(x, y, w)`` at leaf ``node`` (where ``x`` routes; ``pred`` the tree's prediction
     for it, made before, which feeds the drift detectors).  Returns whether the tree's own
@@ -756,18 +873,17 @@ def learn_at(st, prm, node, x, y, w, pred):
     place (:func:`_adapt`)."""
     st.ints[I_NSEEN] += 1
     if w > 0.0:
-        if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapt(st, prm, x, y, w, pred)):
+        if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapts(st, prm, x, y, w, pred)):
             _learn_row(st, prm, node, x, y, w)
         if prm.ev_fade > 0.0:
-            evidence_update(st, prm, st.nd_leaf[node], y, w, pred, st.ints[I_NFEAT])
-        if prm.split_rule == SPLIT_PREGROWN:  # the range grows after the row is learnt
-            update_scaling(st, x, st.ints[I_NFEAT])
+            _evidence_update(st, prm, st.nd_leaf[node], y, w, pred, st.ints[I_NFEAT])
+        _after_learning(st, x, st.ints[I_NFEAT])
     if prm.drift_lambda > 0.0:
         return drift_step(st, prm, y, pred)
     return False
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def learn_step(st, prm, x, y, w, predict):
     """The tree's step for one example (room already checked, see :func:`has_room`): route
     ``x``, predict it (when ``predict`` or for the drift detector), learn ``(x, y, w)`` (when
@@ -779,27 +895,27 @@ def learn_step(st, prm, x, y, w, predict):
     return pred, learn_at(st, prm, node, x, y, w, pred)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def needs_step(prm, w):
     """Whether an example of weight ``w`` changes the tree beyond its row count."""
     return w > 0.0 or prm.drift_lambda > 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def has_room(st, prm):
     """True if one more example can be learnt without growing any array (may free observer
     bins under the memory budget)."""
     return _room(st, prm)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def predict_row(st, prm, x):
     """The tree's prediction for row ``x``."""
     node = route(st, x)
     return predict_leaf(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def route_predict(st, prm, x):
     """``(leaf node, prediction)`` of row ``x``: what :func:`learn_at` takes (a caller that
     keeps them while the tree is unchanged, i.e. while ``st.ints[I_NSEEN]`` is, can learn the
@@ -808,14 +924,14 @@ def route_predict(st, prm, x):
     return node, predict_leaf(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def rows_seen(st):
     """Rows the tree was given to learn (weight-0 rows included): any change of the tree's
     structure or leaves comes with a change of this count."""
     return st.ints[I_NSEEN]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def learn_batch(st, prm, X, y, w, start):
     """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all).
 
@@ -833,13 +949,13 @@ def learn_batch(st, prm, X, y, w, start):
     return X.shape[0]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def predict_batch(st, prm, X, out):
     for i in range(X.shape[0]):
         out[i] = predict_row(st, prm, X[i])
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def predict_learn_batch(st, prm, X, y, w, start, out):
     """Prequential loop: ``out[i]`` is the prediction for row i made before learning it."""
     for i in range(start, X.shape[0]):
@@ -851,7 +967,7 @@ def predict_learn_batch(st, prm, X, y, w, start, out):
     return X.shape[0]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def predict_learn_batch_lw(st, prm, X, y, w, start, out, lw):
     """:func:`predict_learn_batch` that also records the tree's log evidence weight before
     each row (``lw[i]``: the weight its prediction ``out[i]`` is aggregated with)."""
@@ -865,18 +981,8 @@ def predict_learn_batch_lw(st, prm, X, y, w, start, out, lw):
     return X.shape[0]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def apply_batch(st, X, out):
     """Leaf node id reached by each row."""
     for i in range(X.shape[0]):
         out[i] = route(st, X[i])
-
-
-@njit(cache=True)
-def leaf_target_stats(st, node):
-    leaf = st.nd_leaf[node]
-    return (
-        st.lf_stat[leaf, S_W],
-        st.lf_stat[leaf, S_HI] + st.lf_stat[leaf, S_LO],
-        st.lf_stat[leaf, S_M2],
-    )

@@ -26,8 +26,8 @@ observer rule.  Each side needs ``min_branch`` weight for a candidate to count.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ..rng import mix64, next_below, next_float
 from ..stats import chan_merge, welford_update
 from ._state import (
@@ -51,7 +51,7 @@ _SALT_RANGE = 1 << 52  # salts are integers stored exactly in a float64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-@njit(cache=True, inline="always")
+@entry(inline="always")
 def cat_goes_left(salt, code):
     """The fixed random side of category ``code`` (a float code, -1 for unseen) under a
     candidate's (or split node's) ``salt``: a hash of both, so no per-category storage."""
@@ -59,14 +59,14 @@ def cat_goes_left(salt, code):
     return (mix64(z) & np.uint64(1)) == np.uint64(0)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _goes_left(nominal, thr, v):
     if nominal:
         return cat_goes_left(thr, v)
     return v <= thr
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _add_to_side(xc, leaf, j, left, y, w):
     if left:
         xc[leaf, j, XC_LW], xc[leaf, j, XC_LHI], xc[leaf, j, XC_LLO], xc[leaf, j, XC_LM2] = (
@@ -92,7 +92,7 @@ def _add_to_side(xc, leaf, j, left, y, w):
         )
 
 
-@njit(cache=True)
+@kernel
 def _draw_candidates(st, leaf, nfeat):
     """Stage 1: one random candidate per allowed feature from the buffered examples, which are
     then replayed into the candidates' side statistics."""
@@ -129,7 +129,7 @@ def _draw_candidates(st, leaf, nfeat):
                              buf[leaf, XB_W, i])  # fmt: skip
 
 
-@njit(cache=True, inline="always")
+@kernel
 def extra_observe(st, prm, leaf, x, y, w, nfeat):
     """Stage 1 or 2 for example ``(x, y, w)`` at ``leaf`` (``w > 0``)."""
     n = st.lf_nex[leaf]
@@ -152,7 +152,7 @@ def extra_observe(st, prm, leaf, x, y, w, nfeat):
         _add_to_side(xc, leaf, j, _goes_left(st.ft_nominal[j] == 1, thr, v), y, w)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _variance_reduction(xc, leaf, j, min_branch):
     """VR of candidate j (``-1`` when a side has less than ``min_branch`` weight)."""
     lw, lm2 = xc[leaf, j, XC_LW], xc[leaf, j, XC_LM2]
@@ -165,7 +165,7 @@ def _variance_reduction(xc, leaf, j, min_branch):
     return (pm2 - lm2 - rm2) / pw
 
 
-@njit(cache=True)
+@kernel
 def choose_extra_split(st, prm, leaf):
     """Stage 3: the feature to split ``leaf`` on, or -1 (see the module docstring)."""
     st.ints[I_NATTEMPTS] += 1
@@ -210,7 +210,7 @@ def choose_extra_split(st, prm, leaf):
     return f1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def extra_sides(st, leaf, j):
     """``(threshold or salt, left statistic, right statistic)`` of candidate j of ``leaf``."""
     xc = st.lf_xc

@@ -8,7 +8,6 @@ own engine) and :class:`TreeView` (tree ``t`` of a forest, as listed by
 
 from __future__ import annotations
 
-from . import _kernels as K
 from . import _state as S
 from .extra_split import cat_goes_left
 
@@ -68,7 +67,10 @@ class TreeInspection:
     def leaf_stats(self, node: int) -> tuple[float, float, float]:
         """``(weight, mean, variance)`` of the targets that reached leaf ``node``."""
         st = self._tree_engine().state(self._tree_index)
-        w, mean, m2 = K.leaf_target_stats(st, node)
+        leaf = st.nd_leaf[node]
+        w = float(st.lf_stat[leaf, S.S_W])
+        mean = float(st.lf_stat[leaf, S.S_HI] + st.lf_stat[leaf, S.S_LO])
+        m2 = float(st.lf_stat[leaf, S.S_M2])
         return w, mean, (m2 / w if w > 0 else 0.0)
 
     def splits(self) -> list[dict]:

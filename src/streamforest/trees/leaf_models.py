@@ -58,13 +58,47 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from ..compiled import kernel
 from ..stats import _add_to_mean, welford_update
 from ._state import LEAF_ADAPTIVE, LEAF_BAYES, LEAF_MEAN, LEV_TERM, S_HI, S_LO, S_M2, S_W
+from .tree_kind import kind_hook
 
 
-@njit(cache=True, inline="always")
+# ------------------------------------------------------------------------------------------------
+# the Bayesian leaves' steps, compiled only for kinds with Bayesian leaves (``TreeKind.bayes``);
+# other kinds never take them (their leaf_model is not LEAF_BAYES)
+@kernel
+def _no_bayes_value(st, leaf, x, nfeat):
+    return np.nan
+
+
+@kernel
+def _no_bayes_fold(st, leaf, nfeat):
+    return np.nan
+
+
+@kernel
+def _no_bayes_learning(st, prm, leaf, x, y, w, nfeat):
+    return None
+
+
+@kind_hook(lambda kind: bayes_predict if kind.bayes else _no_bayes_value)
+def bayes_predict_step(st, leaf, x, nfeat):
+    """:func:`bayes_predict` (kinds with Bayesian leaves)."""
+
+
+@kind_hook(lambda kind: bayes_fold if kind.bayes else _no_bayes_fold)
+def bayes_fold_step(st, leaf, nfeat):
+    """:func:`bayes_fold` (kinds with Bayesian leaves)."""
+
+
+@kind_hook(lambda kind: bayes_learn if kind.bayes else _no_bayes_learning)
+def bayes_learn_step(st, prm, leaf, x, y, w, nfeat):
+    """:func:`bayes_learn` (kinds with Bayesian leaves)."""
+
+
+@kernel(inline="always")
 def target_mean_sd(st, leaf):
     w = st.lf_stat[leaf, S_W]
     if w <= 0.0:
@@ -74,7 +108,7 @@ def target_mean_sd(st, leaf):
     return mean, np.sqrt(m2 / w) if m2 > 0.0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def standardised(st, leaf, j, x):
     """FIMT standardisation of feature ``j`` at ``leaf``; 0 for missing or unknown spread."""
     if np.isnan(x) or st.ft_nominal[j]:
@@ -86,7 +120,7 @@ def standardised(st, leaf, j, x):
     return (x - (st.lf_x[leaf, j, S_HI] + st.lf_x[leaf, j, S_LO])) / (3.0 * np.sqrt(m2 / w))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def linear_raw(st, leaf, x, nfeat):
     """``b + sum_j w_j x'_j`` (the standardised residual) at ``leaf`` for row ``x``."""
     c = st.lf_coef
@@ -97,11 +131,11 @@ def linear_raw(st, leaf, x, nfeat):
     return z
 
 
-@njit(cache=True, inline="always")
+@kernel
 def predict_leaf(st, prm, leaf, x, nfeat):
     lm = prm.leaf_model
     if lm == LEAF_BAYES:
-        return bayes_predict(st, leaf, x, nfeat)
+        return bayes_predict_step(st, leaf, x, nfeat)
     mean, sd = target_mean_sd(st, leaf)
     if lm == LEAF_MEAN or sd == 0.0:
         return mean
@@ -110,7 +144,7 @@ def predict_leaf(st, prm, leaf, x, nfeat):
     return mean + sd * linear_raw(st, leaf, x, nfeat)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _spread_after(st, leaf, y, w):
     """The leaf's target spread once ``(y, w)`` has entered its statistic."""
     s = st.lf_stat
@@ -118,12 +152,12 @@ def _spread_after(st, leaf, y, w):
     return np.sqrt(m2 / w1) if m2 > 0.0 and w1 > 0.0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel
 def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
     """Update the leaf's model(s) with ``(x, y, w)``; the target statistic is updated elsewhere."""
     lm = prm.leaf_model
     if lm == LEAF_BAYES:
-        bayes_learn(st, prm, leaf, x, y, w, nfeat)
+        bayes_learn_step(st, prm, leaf, x, y, w, nfeat)
         return
     if lm != LEAF_MEAN:
         mean, sd = target_mean_sd(st, leaf)
@@ -167,7 +201,7 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
     _feature_stats(st, leaf, x, w, nfeat)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _feature_stats(st, leaf, x, w, nfeat):
     """Add ``(x_j, w)`` to each numeric feature's statistic at ``leaf`` (missing values skipped):
     :func:`~streamforest.stats.welford_update` written out so that the step ``w / (w_j + w)``
@@ -198,7 +232,7 @@ def _feature_stats(st, leaf, x, w, nfeat):
 MAX_INHERIT_RATIO = 5.0  # a child with less than 1/5 of its parent's spread starts afresh
 
 
-@njit(cache=True)
+@kernel
 def inherit_linear(st, parent, child, p_mean, p_sd):
     """Copy the parent's model state into ``child`` (whose target statistic is already set).
 
@@ -230,7 +264,7 @@ def inherit_linear(st, parent, child, p_mean, p_sd):
         st.lf_coef[child, :] = 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel
 def fold_leaf_model(st, prm, leaf, nfeat):
     """Fold the leaf's model into ``y = a + sum_j ft_lin[j, 0] * (x_j - ft_lin[j, 1])`` (terms
     with a missing ``x_j`` or a zero coefficient skipped): the same function as
@@ -238,7 +272,7 @@ def fold_leaf_model(st, prm, leaf, nfeat):
     with ``linear`` False the prediction is ``a`` for every row."""
     lm = prm.leaf_model
     if lm == LEAF_BAYES:
-        return bayes_fold(st, leaf, nfeat), True
+        return bayes_fold_step(st, leaf, nfeat), True
     mean, sd = target_mean_sd(st, leaf)
     if (
         lm == LEAF_MEAN
@@ -258,7 +292,7 @@ def fold_leaf_model(st, prm, leaf, nfeat):
     return mean + sd * c[leaf, 0], True
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def folded_predict(st, a, x, nfeat):
     fl = st.ft_lin
     z = a
@@ -280,7 +314,7 @@ NIG_SD_RTOL = 1e-7  # a feature's sd at a leaf below this times its mean's magni
 NIG_MIN_W = 5.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _nig_coords(st, leaf, j):
     """``(mean, 1 / sd)`` of feature ``j`` at ``leaf``; ``1 / sd`` is 0 (``z_j = 0``) for a
     nominal feature, one without spread at the leaf (an ``sd`` below ``NIG_SD_RTOL`` times the
@@ -299,7 +333,7 @@ def _nig_coords(st, leaf, j):
     return mean, 1.0 / sd
 
 
-@njit(cache=True, inline="always")
+@kernel
 def bayes_predict(st, leaf, x, nfeat):
     """The posterior mean ``(1, z) . beta`` of ``x`` at ``leaf`` (``beta`` in ``lf_coef``, solved
     after the leaf's last example in the coordinates it still has)."""
@@ -315,7 +349,7 @@ def bayes_predict(st, leaf, x, nfeat):
     return z
 
 
-@njit(cache=True, inline="always")
+@kernel
 def bayes_fold(st, leaf, nfeat):
     """:func:`fold_leaf_model` of a Bayesian leaf: ``beta_0 + sum_j (beta_j / sd_j) (x_j -
     mean_j)``."""
@@ -328,7 +362,7 @@ def bayes_fold(st, leaf, nfeat):
     return c[leaf, 0]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _forward_solve(A, P, col):
     """``u = L^-1 A[:P, col]`` in place (``L`` the lower Cholesky factor in ``A[:P, :P]``);
     returns ``|u|^2``."""
@@ -343,7 +377,7 @@ def _forward_solve(A, P, col):
     return uu
 
 
-@njit(cache=True)
+@kernel
 def nig_solve(st, prm, leaf, nfeat):
     """The leaf's posterior in its current standardised coordinates, from its scatter
     ``lf_nig[leaf]``: ``Lambda = c I + T S T^T`` (``S`` the scatter of ``(1, x)``, ``T`` the
@@ -407,7 +441,7 @@ def nig_solve(st, prm, leaf, nfeat):
     return a, b
 
 
-@njit(cache=True)
+@kernel
 def nig_log_predictive(st, prm, leaf, x, y, nfeat):
     """Log density at ``y`` of the leaf's posterior predictive for ``x`` (before it learns
     them): Student t, ``2 a`` degrees of freedom, location ``(1, z) . beta``, squared scale
@@ -438,7 +472,7 @@ def nig_log_predictive(st, prm, leaf, x, y, nfeat):
     )
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _nig_shift(M, leaf, k, r, n):
     """Move feature column ``k`` of every row in the scatter from 0 to ``r``: ``M <- E M E^T``
     with ``E = I + r e_k e_1^T`` (the intercept is column 1)."""
@@ -448,7 +482,7 @@ def _nig_shift(M, leaf, k, r, n):
         M[leaf, i, k] += r * M[leaf, i, 1]
 
 
-@njit(cache=True)
+@kernel
 def bayes_learn(st, prm, leaf, x, y, w, nfeat):
     """Learn ``(x, y, w)`` at a Bayesian leaf: (the log predictive density first, with the
     evidence on), the feature statistics, the faded scatter, then the posterior's

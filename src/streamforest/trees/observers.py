@@ -34,12 +34,13 @@ with linear probing and backward-shift deletion, so freeing an observer leaves n
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
+from ..compiled import entry, kernel
 from ..rng import mix64
 from ..stats import chan_merge, chan_subtract, welford_update
+from ._arena import tree_state
 from ._state import (
     B_FEAT,
     B_HI,
@@ -73,7 +74,7 @@ def _float_bits(typingctx, x):
     return sig, codegen
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def bin_key(x, observer, scale, nominal):
     """Key of value ``x`` for an observer (see module docstring); ``scale`` is ``10**d`` for
     TE-BST and ``1 / radius`` for QO."""
@@ -87,13 +88,13 @@ def bin_key(x, observer, scale, nominal):
     return np.floor(k) + 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _home(leaf, feat, key, mask):
     owner = np.uint64(leaf) * np.uint64(1 << 20) + np.uint64(feat)
     return np.int64(mix64(_float_bits(key) ^ (owner * _GOLDEN)) & mask)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def observe(st, leaf, feat, key, x, y, w):
     """Add ``(x, y)`` with weight ``w`` to the bin ``key`` of observer (leaf, feat).
 
@@ -145,20 +146,20 @@ def observe(st, leaf, feat, key, x, y, w):
     st.lf_nb[leaf, feat] += 1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def free_bins(st):
     """Bins that can still be allocated without growing the pool."""
     return st.bn.shape[0] - st.ints[I_BINS_LIVE]
 
 
-@njit(cache=True)
+@kernel
 def _bin_home(st, b, m):
     return _home(
         np.int64(st.bn[b, B_LEAF]), np.int64(st.bn[b, B_FEAT]), st.bn[b, B_KEY], np.uint64(m)
     )
 
 
-@njit(cache=True)
+@kernel
 def _hash_delete(st, b):
     ht = st.ht
     m = ht.shape[0] - 1
@@ -184,7 +185,7 @@ def _hash_delete(st, b):
     ht[i] = -1
 
 
-@njit(cache=True)
+@kernel
 def free_observers(st, leaf):
     """Release every bin of every observer of ``leaf``."""
     ints = st.ints
@@ -203,7 +204,7 @@ def free_observers(st, leaf):
         st.lf_nb[leaf, f] = 0
 
 
-@njit(cache=True)
+@kernel
 def rebuild_hash(st):
     """Re-insert every live bin (after the table was resized)."""
     st.ht[:] = -1
@@ -216,7 +217,7 @@ def rebuild_hash(st):
             st.ht[i] = b
 
 
-@njit(cache=True)
+@kernel
 def _heapsort_by_key(keys, vals, n):
     """Sort ``keys[:n]`` ascending in place, permuting ``vals[:n]`` alongside (no allocation)."""
     for start in range(n // 2 - 1, -1, -1):
@@ -231,7 +232,7 @@ def _heapsort_by_key(keys, vals, n):
         _sift_down(keys, vals, 0, end)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _sift_down(keys, vals, root, n):
     while True:
         child = 2 * root + 1
@@ -250,7 +251,7 @@ def _sift_down(keys, vals, root, n):
         root = child
 
 
-@njit(cache=True)
+@kernel
 def sorted_bins(st, leaf, feat, nominal):
     """Sort the bin ids of observer (leaf, feat) into ``st.sc_idx[:n]`` (by x for numeric, by mean
     target for nominal) and return ``n``; valid until the next call."""
@@ -269,7 +270,7 @@ def sorted_bins(st, leaf, feat, nominal):
     return nb
 
 
-@njit(cache=True)
+@kernel
 def merged_stat(st, idx, lo, hi):
     """Chan merge of the target statistics of bins ``idx[lo:hi]``."""
     w = 0.0
@@ -283,7 +284,7 @@ def merged_stat(st, idx, lo, hi):
     return w, mh, ml, m2
 
 
-@njit(cache=True)
+@kernel
 def best_cut(st, idx, n, min_branch):
     """Best partition ``idx[:k+1] | idx[k+1:n]`` by variance reduction.
 
@@ -315,7 +316,7 @@ def best_cut(st, idx, n, min_branch):
     return best, best_k
 
 
-@njit(cache=True)
+@kernel
 def cut_threshold(st, idx, k):
     """Threshold ``c`` of the numeric split after ``idx[k]``: ``max_k <= c < min_{k+1}``."""
     bn = st.bn
@@ -327,7 +328,7 @@ def cut_threshold(st, idx, k):
     return c
 
 
-@njit(cache=True)
+@kernel
 def feature_spread(st, leaf, feat):
     """Standard deviation of feature ``feat`` at ``leaf`` estimated from its observer's bins:
     between-bin spread of the prototypes plus the within-bin spread of a uniform bin
@@ -351,3 +352,17 @@ def feature_spread(st, leaf, feat):
         v += bn[b, B_W] * (d * d + r * r / 12.0)
         b = np.int64(bn[b, B_NEXT])
     return np.sqrt(v / w)
+
+
+@entry
+def leaf_best_cut(A, t, leaf, j, min_branch):
+    """``(variance reduction, bins)`` of the best cut of feature ``j``'s observer at leaf slot
+    ``leaf`` of tree ``t`` of the arena ``A`` (a query for inspection and benchmarks: the
+    observer's bins are sorted, its best cut found and its threshold computed, as a split
+    attempt does)."""
+    st = tree_state(A, t)
+    k = sorted_bins(st, leaf, j, st.ft_nominal[j] == 1)
+    vr, cut = best_cut(st, st.sc_idx, k, min_branch)
+    if cut >= 0:
+        cut_threshold(st, st.sc_idx, cut)
+    return vr, k

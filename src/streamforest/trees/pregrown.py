@@ -60,8 +60,8 @@ does).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ..rng import next_below, next_float
 from ..sketches.kll import kll_reset
 from ._arena import tree_state
@@ -113,7 +113,7 @@ def pregrown_size(depth: int) -> tuple[int, int]:
 
 # ------------------------------------------------------------------------------------------------
 # building
-@njit(cache=True)
+@entry
 def draw_points(rng, m, d):
     """The ``(m, d)`` Monte Carlo points, uniform in ``[0, 1]^d``, drawn row by row from ``rng``
     (advanced): the first draws of a pre-grown tree's generator."""
@@ -124,7 +124,7 @@ def draw_points(rng, m, d):
     return pts
 
 
-@njit(cache=True)
+@kernel
 def _point_goes_left(st, node, pts, i):
     kind = st.nd_cat_len[node]
     if kind == NODE_PROJ:
@@ -137,7 +137,7 @@ def _point_goes_left(st, node, pts, i):
     return pts[i, st.nd_feat[node]] <= st.nd_thr[node]
 
 
-@njit(cache=True)
+@kernel
 def _draw_split(st, prm, node, d):
     """Node ``node``'s split through its centre ``nd_ctr[node]``."""
     rng = st.rng
@@ -173,7 +173,7 @@ def _draw_split(st, prm, node, d):
     st.nd_thr[node] = thr
 
 
-@njit(cache=True)
+@kernel
 def build_pregrown(st, prm):
     """Grow the balanced tree of depth ``prm.max_depth`` in heap order (node k's children are
     ``2k + 1`` and ``2k + 2``; leaf slot ``s`` is node ``2**Q - 1 + s``), its leaves empty."""
@@ -238,7 +238,7 @@ def build_pregrown(st, prm):
 
 # ------------------------------------------------------------------------------------------------
 # routing and learning
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _scaled(st, j, v):
     """Feature j's value ``v`` min-max scaled, NaN when missing or its range is unknown."""
     inv = st.ft_mm[j, MM_INV]
@@ -247,7 +247,7 @@ def _scaled(st, j, v):
     return (v - st.ft_mm[j, MM_MIN]) * inv
 
 
-@njit(cache=True, inline="always")
+@kernel
 def child_pregrown(st, node, x):
     """The child of split node ``node`` of a pre-grown tree that row ``x`` goes to."""
     kind = st.nd_cat_len[node]
@@ -276,7 +276,7 @@ def child_pregrown(st, node, x):
     return st.nd_left[node] if go_left else st.nd_right[node]
 
 
-@njit(cache=True, inline="always")
+@kernel
 def update_scaling(st, x, nfeat):
     """Extend each numeric feature's range with row ``x`` (after the tree learnt it)."""
     mm = st.ft_mm
@@ -297,7 +297,7 @@ def update_scaling(st, x, nfeat):
         mm[j, MM_INV] = 1.0 / (hi - lo) if hi > lo else 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel
 def evidence_update(st, prm, leaf, y, w, pred, nfeat):
     """Algorithm 6.3 for an example ``(y, w)`` that reached ``leaf``, ``pred`` the tree's
     prediction for it before learning (see the module docstring).  Bayesian leaves: the tree's
@@ -324,14 +324,14 @@ def evidence_update(st, prm, leaf, y, w, pred, nfeat):
 
 # ------------------------------------------------------------------------------------------------
 # the forest's weights
-@njit(cache=True, nogil=True, _nrt=False)
+@entry(nogil=True, _nrt=False)
 def log_weights(A, out):
     """Each tree's log evidence weight (``0`` for trees without evidence), into ``out``."""
     for t in range(A.lay.shape[0]):
         out[t] = tree_state(A, t).ev[EV_LOGW]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def weighted_mean(lw, p):
     """``sum_t w_t p_t`` with ``w = softmax(lw)`` (``lw`` and ``p`` of the same length)."""
     top = lw[0]
@@ -346,7 +346,7 @@ def weighted_mean(lw, p):
     return num / den
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def weighted_mean_at(A, p):
     """:func:`weighted_mean` of the tree predictions ``p`` with the log weights of the trees of
     arena ``A`` (read twice, no scratch: compiled callers may not allocate)."""

@@ -1,0 +1,74 @@
+"""How streamforest compiles its functions with numba: :func:`kernel` and :func:`entry`.
+
+- :func:`kernel`: a function that runs only inside other compiled code (the trees' steps, the
+  sketches' updates ...).  numba makes no Python wrapper for it (a wrapper per function was a
+  fifth of every cold start), and calling it from Python raises ``TypeError``: its compiled
+  code has no Python calling convention to run.
+- :func:`entry`: a function that Python calls (a pass over a chunk, a per-example step); the
+  rest of its options are numba's (``nogil=True``, ``_nrt=False`` ...).
+
+Both are cached on disk (see :mod:`streamforest._numba_cache`: a cached kernel is valid only for
+the very sources of the package that compiled it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from numba.core.registry import CPUDispatcher
+
+from . import _numba_cache  # noqa: F401  (the cache's place and its validity, before any kernel)
+
+__all__ = ["entry", "entry_point", "kernel"]
+
+
+class _KernelDispatcher(CPUDispatcher):
+    """A dispatcher whose compiled versions serve compiled callers only: they are never
+    registered for calls from Python (they have no Python wrapper), and a call from Python
+    raises instead of compiling."""
+
+    def add_overload(self, cres):
+        self.overloads[tuple(cres.signature.args)] = cres
+
+    def _compile_for_args(self, *args, **kws):
+        raise TypeError(
+            f"{self.py_func.__module__}.{self.py_func.__qualname__} is a compiled kernel that runs "
+            "only inside other compiled code; it cannot be called from Python"
+        )
+
+
+def _decorate(fn, options: dict, dispatcher):
+    def wrap(func):
+        disp = dispatcher(py_func=func, locals={}, targetoptions=options)
+        disp.enable_caching()
+        return disp
+
+    return wrap if fn is None else wrap(fn)
+
+
+def kernel(fn=None, **options):
+    """Compile ``fn`` for compiled callers only (``@kernel`` or ``@kernel(inline="always")``;
+    ``options`` are numba's)."""
+    options = {"nopython": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True, **options}
+    return _decorate(fn, options, _KernelDispatcher)
+
+
+def entry(fn=None, **options):
+    """Compile ``fn`` as a function Python calls (``@entry`` or ``@entry(nogil=True)``;
+    ``options`` are numba's)."""
+    return _decorate(fn, {"nopython": True, **options}, CPUDispatcher)
+
+
+def entry_point(dispatcher, args: tuple) -> Callable:
+    """The compiled entry point of ``dispatcher`` for the types of ``args`` (loaded from the
+    cache or compiled now, as a first call would).
+
+    Calling it does what calling the dispatcher does minus the dispatch: numba types every
+    argument on every call to pick a signature, which for a named tuple of arrays (an
+    :class:`~streamforest.trees._arena.Arena`) costs about 0.8 us, more than a tree's whole
+    prediction.  The entry point only unboxes.  It does **not** check types: use it only where
+    every later call passes arguments of exactly these types (arrays the caller made itself,
+    floats it converted), as the per-example paths of the engine do.
+    """
+    types = tuple(dispatcher.typeof_pyval(a) for a in args)
+    return dispatcher.compile(types)
