@@ -729,16 +729,17 @@ def dict_floor(model, data) -> float:
 
     e = model.engine_
     fs = e.features
-    pep = core._ENTRY_POINTS[core._PREDICT_ONE_H]
-    lep = core._ENTRY_POINTS[core._LEARN_ONE_H]
+    kind = e.kind
+    pep = core._ENTRY_POINTS[(core._PREDICT_ONE_H, kind)]
+    lep = core._ENTRY_POINTS[(core._LEARN_ONE_H, kind)]
     agg, lam, fresh, done = e.aggregation, e.bagging, core._FRESH, core._DONE
     c0 = time.process_time()
     for x, y in data:
         fs.encode_dict_into(x, False, e._row)
         hd = e._handle()
-        pep(hd, agg)
+        pep(hd, kind, agg)
         fs.encode_dict_into(x, True, e._row)
-        s = lep(hd, lam, y, 1.0, fresh, True)
+        s = lep(hd, kind, lam, y, 1.0, fresh, True)
         if s != done:  # a tree lacks room (or signalled): the engine's own steps
             e._learn_loop(e._row, y, 1.0, None, (), False, None, True, False, (s, e._p))
     return time.process_time() - c0

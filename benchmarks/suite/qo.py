@@ -80,13 +80,9 @@ def ours(label, x, y):
     t0 = time.perf_counter()
     m.learn_many(X, y)
     t1 = time.perf_counter()
-    st = m.engine_.state(0)
-    leaf = st.nd_leaf[0]
+    leaf = m.engine_.state(0).nd_leaf[0]
     t2 = time.perf_counter()
-    k = O.sorted_bins(st, leaf, 0, False)
-    vr, cut = O.best_cut(st, st.sc_idx, k, 0.0)
-    if cut >= 0:
-        O.cut_threshold(st, st.sc_idx, cut)
+    vr, k = O.leaf_best_cut(m.engine_.arena, 0, leaf, 0, 0.0)
     t3 = time.perf_counter()
     return float(vr), int(k), t1 - t0, t3 - t2
 
