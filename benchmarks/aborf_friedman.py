@@ -19,11 +19,19 @@ import numpy as np
 import streamforest as sf
 from streamforest import streams
 
+THESIS = sf.ABORFRegressor.THESIS  # the thesis' settings (Table 6.2): the variants start there
 MODELS = {
-    "ABORFRegressor()": lambda: sf.ABORFRegressor(seed=1),
-    "ABORFRegressor(oblique=False)": lambda: sf.ABORFRegressor(oblique=False, seed=1),
-    "ABORFRegressor(weighting='equal')": lambda: sf.ABORFRegressor(weighting="equal", seed=1),
-    "ABORFRegressor(coef_decay=0.96)": lambda: sf.ABORFRegressor(coef_decay=0.96, seed=1),
+    "ABORFRegressor(**THESIS)": lambda: sf.ABORFRegressor(**THESIS, seed=1),
+    "ABORFRegressor(**THESIS, oblique=False)": lambda: sf.ABORFRegressor(
+        **{**THESIS, "oblique": False}, seed=1
+    ),
+    "ABORFRegressor(**THESIS, weighting='equal')": lambda: sf.ABORFRegressor(
+        **{**THESIS, "weighting": "equal"}, seed=1
+    ),
+    "ABORFRegressor(**THESIS, coef_decay=0.96)": lambda: sf.ABORFRegressor(
+        **THESIS, coef_decay=0.96, seed=1
+    ),
+    "ABORFRegressor() (defaults)": lambda: sf.ABORFRegressor(seed=1),
     "ATSEREnsembleRegressor(mode='seeds')": lambda: sf.ATSEREnsembleRegressor(mode="seeds", seed=1),
     "OnlineForestRegressor()": lambda: sf.OnlineForestRegressor(seed=1),
 }

@@ -44,11 +44,13 @@ import time
 import numpy as np
 
 STREAMS = ("sea", "agrawal", "randomrbf-drift", "wisdm", "kdd")
+# label: (class, preset (a class attribute of settings, e.g. the thesis'), or None, parameters)
 OURS = {
-    "ACTSER": ("ACTSERClassifier", {}),
-    "ACTSER-Seeds": ("ACTSEREnsembleClassifier", {"mode": "seeds"}),
-    "ACTSER-RForest": ("ACTSEREnsembleClassifier", {"mode": "rforest"}),
-    "HT (ours)": ("HoeffdingTreeClassifier", {}),
+    "ACTSER": ("ACTSERClassifier", "THESIS", {}),  # the thesis' tree, as in its Table 5.4
+    "ACTSER (defaults)": ("ACTSERClassifier", None, {}),
+    "ACTSER-Seeds": ("ACTSEREnsembleClassifier", None, {"mode": "seeds"}),
+    "ACTSER-RForest": ("ACTSEREnsembleClassifier", None, {"mode": "rforest"}),
+    "HT (ours)": ("HoeffdingTreeClassifier", None, {}),
 }
 ALPHAS = (0.1, 0.05)
 
@@ -191,11 +193,13 @@ def our_models(seed: int) -> tuple[dict, list[str]]:
     import streamforest as sf
 
     found, missing = {}, []
-    for label, (cls_name, kw) in OURS.items():
+    for label, (cls_name, preset, kw) in OURS.items():
         cls = getattr(sf, cls_name, None)
-        if cls is None:
-            missing.append(f"{label} (streamforest.{cls_name})")
+        if cls is None or (preset is not None and not hasattr(cls, preset)):
+            missing.append(f"{label} (streamforest.{cls_name}{'.' + preset if preset else ''})")
             continue
+        if preset is not None:
+            kw = {**getattr(cls, preset), **kw}
         if "seed" in inspect.signature(cls.__init__).parameters:
             kw = {**kw, "seed": seed}
         found[label] = lambda cls=cls, kw=kw: cls(**kw)

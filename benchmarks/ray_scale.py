@@ -81,7 +81,7 @@ def keyed(args, ray) -> None:
           f"{1e6 * c_local / args.rows:6.1f} CPU us/row")  # fmt: skip
     busy1 = None
     for W in (1, 2):
-        km = KeyedModels(template, n_workers=W, checkpoint_every=None)
+        km = KeyedModels(template, n_workers=W, checkpoint_every=None, num_cpus=1)  # a core each
         km.warmup()  # actors up, kernels loaded
         s0 = sum(p["busy_cpu_seconds"] for p in km.stats()["per_worker"])
         c0, t0 = cpu(), time.perf_counter()
@@ -144,7 +144,7 @@ def sharded(args, ray) -> None:
           f"{1e6 * c_local / n:6.1f} CPU us/row")  # fmt: skip
     expect = local.predict(X[:500])
     for W in (1, 2):
-        sf = ShardedForest(model, n_workers=W, checkpoint_every=None)
+        sf = ShardedForest(model, n_workers=W, checkpoint_every=None, num_cpus=1)
         sf.warmup()  # actors up, kernels loaded
         sf.learn_many(Xw, yw).flush()
         b0 = [p["busy_cpu_seconds"] for p in sf.stats()["per_worker"]]

@@ -13,7 +13,8 @@ Run from the repository root::
 
 Writes ``out/report/report.md`` (tables and PNG figures beside it) and ``results.json``; prints
 our / paper and our / peer ratios.  ``--sections jmlr hdi qo thesis peers`` runs a subset;
-``--readme out/report/results.json`` prints the README's Results section of a run;
+``--readme out/report/results.json`` prints the Results section of a run (the page
+``docs/benchmarks/results.md``; the README's short table quotes it);
 ``--jmlr-rows N --jmlr-seeds K`` override the profile's JMLR rows per set and seeds; ``--data``
 points at the datasets (default ``$STREAMFOREST_DATA``, else
 ``../shared/data``).  The first run compiles the
@@ -73,7 +74,9 @@ def main(argv=None) -> dict:
     )
     ap.add_argument("--jmlr-seeds", type=int, metavar="K", help="seeds 0..K-1 of the JMLR sets")
     ap.add_argument(
-        "--readme", metavar="RESULTS_JSON", help="print the README's Results section of a run"
+        "--readme",
+        metavar="RESULTS_JSON",
+        help="print the Results section of a run (docs/benchmarks/results.md)",
     )
     args = ap.parse_args(argv)
     if args.readme:

@@ -159,21 +159,24 @@ RIVER = ["River HTR", "River OXT", "River ARF"]
 def make_ours(label: str, seed: int):
     import streamforest as sf
 
+    # the thesis' learners with the thesis' settings (their THESIS presets), not the defaults
     if label == "ATSER":
-        return sf.ATSERRegressor(seed=seed)
+        return sf.ATSERRegressor(**sf.ATSERRegressor.THESIS, seed=seed)
     if label == "ATSER +PH":
-        return sf.ATSERRegressor(drift_threshold=50.0, seed=seed)
+        return sf.ATSERRegressor(**sf.ATSERRegressor.THESIS, drift_threshold=50.0, seed=seed)
     if label == "FIMT-style +PH":
         return sf.HoeffdingTreeRegressor(drift_threshold=50.0, seed=seed)
     if label.startswith("ATSER-"):
         mode = label.removeprefix("ATSER-").lower()
-        return sf.ATSEREnsembleRegressor(mode=mode, n_members=10, n_jobs=1, seed=seed)
+        preset = sf.ATSEREnsembleRegressor.THESIS
+        return sf.ATSEREnsembleRegressor(mode=mode, **preset, n_jobs=1, seed=seed)
     if label == "FIMT-style tree":
         return sf.HoeffdingTreeRegressor(seed=seed)
     if label == "ABORF":
-        return sf.ABORFRegressor(n_jobs=1, seed=seed)
+        return sf.ABORFRegressor(**sf.ABORFRegressor.THESIS, n_jobs=1, seed=seed)
     if label == "ABORF-Bayes":
-        return sf.ABORFRegressor(leaf_model="bayesian", n_jobs=1, seed=seed)
+        preset = sf.ABORFRegressor.THESIS
+        return sf.ABORFRegressor(**preset, leaf_model="bayesian", n_jobs=1, seed=seed)
     return sf.OnlineForestRegressor(n_trees=10, n_jobs=1, seed=seed)
 
 

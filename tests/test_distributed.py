@@ -231,6 +231,57 @@ def test_keyed_worker_killed_mid_stream_loses_nothing(local_ray):
     np.testing.assert_array_equal(pred, expect)
 
 
+# --- placement: no silent waits -----------------------------------------------------------------
+@needs_ray
+def test_a_keyed_group_is_placed_beside_an_open_sharded_forest(local_ray):
+    """Issue 32: on a 2-CPU Ray, a ShardedForest of 2 workers left open and then KeyedModels of
+    2 workers waited for ever in learn_many (each actor held a whole CPU).  With the default
+    num_cpus both groups are placed, and the keyed models still equal the local ones."""
+    from streamforest.distributed import KeyedModels, ShardedForest
+
+    assert ray.cluster_resources().get("CPU") == 2
+    X, y = data(1200, seed=4)
+    keys = np.arange(1200) % 5
+    sharded = ShardedForest(forest(), n_workers=2)
+    try:
+        sharded.learn_many(X, y)
+        with KeyedModels(forest(), n_workers=2) as km:
+            km.learn_many(keys, X, y)
+            pred = km.predict(keys[:200], X[:200])
+        np.testing.assert_array_equal(
+            sharded.predict(X[:50]), forest().learn_many(X, y).predict(X[:50])
+        )
+    finally:
+        sharded.close()
+    for k in range(5):
+        local = forest().learn_many(X[keys == k], y[keys == k])
+        rows = keys[:200] == k
+        np.testing.assert_array_equal(pred[rows], local.predict(X[:200][rows]))
+
+
+def _live_placement_groups():
+    return sum(g["state"] != "REMOVED" for g in ray.util.placement_group_table().values())
+
+
+@needs_ray
+@pytest.mark.parametrize("kind", ["keyed", "sharded"])
+def test_workers_that_cannot_be_placed_raise_a_clear_error(local_ray, kind):
+    """More CPUs than the 2-CPU Ray has: the constructor raises within placement_timeout,
+    naming what is missing and what to do, and keeps no reservation behind."""
+    from streamforest.distributed import KeyedModels, ShardedForest, WorkerPlacementError
+
+    make = KeyedModels if kind == "keyed" else ShardedForest
+    before = _live_placement_groups()
+    with pytest.raises(WorkerPlacementError, match=r"could not place 2 worker.*2 CPUs in all"):
+        make(forest(), n_workers=2, num_cpus=1.5, placement_timeout=2)
+    with pytest.raises(WorkerPlacementError, match=r"no node has 3 CPUs.*num_cpus=0.25"):
+        make(forest(), n_workers=1, num_cpus=3, placement_timeout=2)
+    assert _live_placement_groups() == before
+    for bad in ({"num_cpus": 0}, {"num_cpus": "1"}, {"placement_timeout": -1.0}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            make(forest(), n_workers=1, **bad)
+
+
 # --- sharded forest -----------------------------------------------------------------------------
 @needs_ray
 @pytest.mark.parametrize("kind", ["forest", "qrf", "cp"])

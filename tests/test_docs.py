@@ -15,17 +15,37 @@ DOCS = os.path.join(ROOT, "docs")
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
+README = os.path.join(ROOT, "README.md")
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def doc_pages():
+    """Every Markdown page of the site, relative to ``docs/`` (subfolders included)."""
+    for folder, _, files in sorted(os.walk(DOCS)):
+        for name in sorted(files):
+            if name.endswith(".md"):
+                yield os.path.relpath(os.path.join(folder, name), DOCS)
+
+
 def examples():
-    for name in sorted(os.listdir(DOCS)):
-        if name.endswith(".md"):
-            with open(os.path.join(DOCS, name)) as fh:
-                for i, code in enumerate(BLOCK.findall(fh.read())):
-                    yield pytest.param(code, id=f"{name}[{i}]")
+    for name in doc_pages():
+        with open(os.path.join(DOCS, name)) as fh:
+            for i, code in enumerate(BLOCK.findall(fh.read())):
+                yield pytest.param(code, id=f"{name}[{i}]")
 
 
-@pytest.mark.parametrize("code", list(examples()))
+def readme_blocks():
+    with open(README) as fh:
+        text = fh.read()
+    for i, code in enumerate(BLOCK.findall(text)):
+        line = text[: text.index(code)].count("\n") + 1
+        yield pytest.param(code, id=f"README.md[{i}]@{line}")
+
+
+@pytest.mark.parametrize("code", list(readme_blocks()) + list(examples()))
 def test_docs_examples_run(code, tmp_path, monkeypatch):
-    """Each block runs on its own (no block relies on another) and prints no False."""
+    """Each block of the README and the docs runs on its own (no block relies on another) and
+    prints no False."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("STREAMFOREST_DATA", str(tmp_path / "data"))  # no download needed
     for module in re.findall(r"^(?:from|import) (\w+)", code, re.M):
@@ -113,14 +133,6 @@ def _free_names(code: str) -> set[str]:
     return free
 
 
-def readme_blocks():
-    with open(os.path.join(ROOT, "README.md")) as fh:
-        text = fh.read()
-    for i, code in enumerate(BLOCK.findall(text)):
-        line = text[: text.index(code)].count("\n") + 1
-        yield pytest.param(code, id=f"README.md[{i}]@{line}")
-
-
 @pytest.mark.parametrize("code", list(readme_blocks()) + list(examples()))
 def test_every_example_block_stands_alone(code):
     """No README or docs block relies on names from another (a reader copies one block)."""
@@ -131,3 +143,49 @@ def test_free_names_finds_a_borrowed_variable():
     assert _free_names("import numpy as np\nm = f(X, y)\n") == {"f", "X", "y"}
     assert _free_names("import numpy as np\nX = np.ones(3)\nprint([x for x in X])\n") == set()
     assert _free_names("import pickle\nprint(m)\nm = pickle.loads(b)\n") == {"m", "b"}
+
+
+# --- the README: short, its links alive, its commands the CI's ------------------------------------
+def readme_links(text: str) -> list[str]:
+    """The targets of the Markdown links and images of ``text`` that point into the repository
+    (not to a web address or an anchor of the same page), without their anchors."""
+    targets = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            continue
+        targets.append(target.split("#")[0])
+    return targets
+
+
+def test_readme_links_find_every_link_and_skip_web_addresses():
+    text = "[a](docs/a.md#x) ![p](docs/p.png) [w](https://x.org/y.md) [s](#set-up) [b](b.md)"
+    assert readme_links(text) == ["docs/a.md", "docs/p.png", "b.md"]
+
+
+def test_readme_is_short_and_every_page_it_links_exists_on_the_site():
+    """Issue 32: the README fits in 12,000 bytes and sends the reader to the docs; each file it
+    links exists, and each docs page it links is in the site's navigation (so it is built)."""
+    assert os.path.getsize(README) <= 12_000
+    with open(README) as fh:
+        links = readme_links(fh.read())
+    assert len(links) >= 10  # the docs are linked, not only mentioned
+    missing = [t for t in links if not os.path.exists(os.path.join(ROOT, t))]
+    assert not missing, f"README links to files that do not exist: {missing}"
+    with open(os.path.join(ROOT, "mkdocs.yml")) as fh:
+        nav = set(re.findall(r":\s+(\S+\.md)\s*$", fh.read(), re.M))
+    pages = {t.removeprefix("docs/") for t in links if t.startswith("docs/") and t.endswith(".md")}
+    assert pages and not pages - nav, (
+        f"README links to pages not in mkdocs.yml's nav: {pages - nav}"
+    )
+    assert set(doc_pages()) - {"index.md"} <= nav | {"index.md"}  # no page built but unreachable
+
+
+def test_readme_set_up_commands_are_the_ones_ci_runs():
+    """The README's two set-up commands are exactly these, and ``.ci/run`` runs the test one."""
+    with open(README) as fh:
+        readme = fh.read()
+    run = "python -m pip install -e '.[cli]' && streamforest run"
+    test = "python -m pip install -e '.[dev]' && python -m pytest -q -n 2 --dist loadfile"
+    assert f"```bash\n{run}\n```" in readme and f"```bash\n{test}\n```" in readme
+    with open(os.path.join(ROOT, ".ci", "run")) as fh:
+        assert test in fh.read().splitlines()

@@ -94,8 +94,8 @@ def _run_load(h: dict, report_text: str) -> str:
 
 
 def readme_results(results: dict, report_text: str = "") -> str:
-    """The README's "Results" section from a run's ``results.json`` (and its ``report.md``,
-    for the machine's load)."""
+    """The "Results" section (``docs/benchmarks/results.md``; the README quotes a few rows) from
+    a run's ``results.json`` (and its ``report.md``, for the machine's load)."""
     h, T = results["headline"], results["tables"]
     prof = h.get("profile", "?")
     out = [

@@ -19,7 +19,7 @@ Every call through the wrapper holds one lock for its whole duration, so calls n
 each sees the model between two whole calls: results are exactly those of some sequential order
 of the calls (a thread that learns a sequence leaves the model it would leave alone).  The lock
 serialises predictions too, which is what makes them safe; it costs little next to the model's
-own work (about 0.25 µs per call where a per-example prediction took 3 to 6 µs).  Batch calls
+own work (measured in the docs: user guide, persistence and threads).  Batch calls
 release the GIL in compiled code, but under the wrapper they still run one at a time; their
 ``n_jobs`` threads are the way to use several cores.
 

@@ -6,11 +6,15 @@
 
 Both checkpoint periodically (:func:`streamforest.save`, to a directory or fsspec URL) and
 restore a worker that died from its last checkpoint plus the rows since then, which they keep
-themselves.  See ``docs/distributed.md``.  Importing this package does not import Ray; making
-one of these objects does (``ray.init()`` when Ray is not initialised yet).
+themselves.  Each worker reserves ``num_cpus`` (0.25 by default); when Ray cannot place the
+workers within ``placement_timeout`` seconds the constructor raises
+:class:`WorkerPlacementError` instead of waiting.  See ``docs/distributed.md``.  Importing this
+package does not import Ray; making one of these objects does (``ray.init()`` when Ray is not
+initialised yet).
 """
 
 from .keyed import KeyedModels, key_hash
+from .runtime import WorkerPlacementError
 from .sharded import ShardedForest
 
-__all__ = ["KeyedModels", "ShardedForest", "key_hash"]
+__all__ = ["KeyedModels", "ShardedForest", "WorkerPlacementError", "key_hash"]

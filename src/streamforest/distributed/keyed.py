@@ -10,7 +10,7 @@ import numpy as np
 from ..base import Estimator
 from ..features import check_targets, check_weights, n_rows
 from ..intervals.base import check_alphas
-from .runtime import GroupFront, WorkerGroup
+from .runtime import DEFAULT_NUM_CPUS, DEFAULT_PLACEMENT_TIMEOUT, GroupFront, WorkerGroup
 from .storage import CheckpointStore, model_bytes, read_model
 from .workers import KeyedWorker
 
@@ -111,11 +111,18 @@ class KeyedModels(GroupFront):
     address
         Ray address when Ray is not initialised yet (None: a local Ray).
     num_cpus
-        CPUs Ray reserves per actor.
+        CPUs Ray reserves per actor (a fraction is allowed): the default, 0.25, lets several
+        groups share a small machine; give 1 to reserve a core per worker.
+    placement_timeout
+        Seconds to wait for Ray to reserve ``num_cpus`` for every worker; when it cannot (the
+        CPUs are held by other actors, or no node is big enough) the constructor raises
+        :class:`~streamforest.distributed.WorkerPlacementError` saying what is missing.
+        ``None``: wait without a limit (a cluster that adds nodes on demand).
     """
 
     def __init__(self, model, n_workers=2, checkpoint_dir=None, checkpoint_every=100_000, *,
-                 max_in_flight=4, address=None, num_cpus=1):  # fmt: skip
+                 max_in_flight=4, address=None, num_cpus=DEFAULT_NUM_CPUS,
+                 placement_timeout=DEFAULT_PLACEMENT_TIMEOUT):  # fmt: skip
         if not isinstance(model, Estimator):
             raise TypeError(f"model must be a streamforest estimator, got {type(model).__name__}")
         self.model = model.clone()
@@ -124,7 +131,7 @@ class KeyedModels(GroupFront):
         self._interval = callable(getattr(self.model, "predict_interval", None))
         self._group = _KeyedGroup(self)
         self._group._setup(n_workers, checkpoint_dir, checkpoint_every, max_in_flight, address,
-                           num_cpus)  # fmt: skip
+                           num_cpus, placement_timeout)  # fmt: skip
         self._group._spawn_all()
 
     # --- routing ----------------------------------------------------------------------------------
@@ -211,7 +218,8 @@ class KeyedModels(GroupFront):
 
     @classmethod
     def restore(cls, checkpoint_dir, *, checkpoint_every=100_000, max_in_flight=4, address=None,
-                num_cpus=1):  # fmt: skip
+                num_cpus=DEFAULT_NUM_CPUS,
+                placement_timeout=DEFAULT_PLACEMENT_TIMEOUT):  # fmt: skip
         """The keyed models of the last checkpoint in ``checkpoint_dir`` (new actors, same number
         of workers, so keys keep their worker), checkpointing there from then on."""
         store = CheckpointStore(checkpoint_dir)
@@ -225,9 +233,9 @@ class KeyedModels(GroupFront):
         self._interval = callable(getattr(self.model, "predict_interval", None))
         g = self._group = _KeyedGroup(self)
         g._setup(int(m["n_workers"]), checkpoint_dir, checkpoint_every, max_in_flight, address,
-                 num_cpus)  # fmt: skip
+                 num_cpus, placement_timeout)  # fmt: skip
         g._ckpt_state = list(m["workers"])
-        g.workers = [g._make_actor(s) for s in g._ckpt_state]
+        g._spawn_all(g._ckpt_state)
         return self
 
 

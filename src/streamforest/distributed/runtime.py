@@ -12,6 +12,12 @@
 - **checkpoints**: every ``checkpoint_every`` rows, all actors write their state (through
   :func:`streamforest.save`) to ``checkpoint_dir`` or, without one, into Ray's object store
   (which survives a worker process, not its node);
+- **placement**: the actors' resources (``num_cpus`` each, a fraction of a CPU by default so
+  that several groups share a small machine) are reserved together in a Ray placement group
+  before any actor starts; when Ray cannot reserve them within ``placement_timeout`` seconds
+  (other actors hold the CPUs, or no node is big enough) the constructor raises
+  :class:`WorkerPlacementError` saying what is missing and what to do, instead of waiting for
+  ever on the first call;
 - **faults**: a call that finds its actor dead (:class:`ray.exceptions.RayActorError`, e.g. after
   ``ray.kill``) starts a new actor from that worker's last checkpoint, relearns the batches
   since then from the :class:`~.storage.ReplayBuffer` and calls again: the result is that of an
@@ -29,6 +35,12 @@ from collections import deque
 from .storage import CheckpointStore, ReplayBuffer
 
 MAX_RESTARTS = 3  # restarts of one worker in one call before giving up
+DEFAULT_NUM_CPUS = 0.25  # per worker: four groups of one worker per CPU share a machine
+DEFAULT_PLACEMENT_TIMEOUT = 60.0  # seconds to reserve the workers' resources
+
+
+class WorkerPlacementError(RuntimeError):
+    """Ray could not reserve the workers' resources within ``placement_timeout`` seconds."""
 
 
 def ray_module():
@@ -69,6 +81,28 @@ def check_workers(n_workers) -> int:
     return n_workers
 
 
+def check_num_cpus(num_cpus) -> float:
+    if (
+        isinstance(num_cpus, bool)
+        or not isinstance(num_cpus, (int, float))
+        or not 0 < num_cpus < float("inf")
+    ):
+        raise ValueError(
+            f"num_cpus must be a positive number of CPUs per worker (e.g. 0.25), got {num_cpus!r}"
+        )
+    return float(num_cpus)
+
+
+def check_placement_timeout(timeout):
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout:
+        raise ValueError(
+            f"placement_timeout must be a positive number of seconds or None, got {timeout!r}"
+        )
+    return float(timeout)
+
+
 def check_every(checkpoint_every):
     if checkpoint_every is None:
         return None
@@ -94,8 +128,10 @@ class WorkerGroup:
 
     _actor_class: type
 
+    _placement = None  # the placement group reserving the workers' resources
+
     def _setup(self, n_workers, checkpoint_dir, checkpoint_every, max_in_flight, address,
-               num_cpus):  # fmt: skip
+               num_cpus, placement_timeout=DEFAULT_PLACEMENT_TIMEOUT):  # fmt: skip
         self.n_workers = check_workers(n_workers)
         self.checkpoint_every = check_every(checkpoint_every)
         if (
@@ -105,7 +141,8 @@ class WorkerGroup:
         ):
             raise ValueError(f"max_in_flight must be a positive integer, got {max_in_flight!r}")
         self.max_in_flight = max_in_flight
-        self.num_cpus = num_cpus
+        self.num_cpus = check_num_cpus(num_cpus)
+        self.placement_timeout = check_placement_timeout(placement_timeout)
         self._ray = connect(address)
         self._store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
         self._buffer = ReplayBuffer()
@@ -116,12 +153,66 @@ class WorkerGroup:
         self.restarts = 0  # workers restored after a fault
         self.checkpoints = 0
 
-    def _make_actor(self, state):
-        cls = self._ray.remote(num_cpus=self.num_cpus, max_restarts=0)(self._actor_class)
-        return cls.remote(state)
+    def _reserve(self) -> None:
+        """Reserve ``num_cpus`` for each worker in a placement group, or raise
+        :class:`WorkerPlacementError` when Ray cannot within ``placement_timeout`` seconds."""
+        from ray.util import placement_group, remove_placement_group
 
-    def _spawn_all(self) -> None:
-        self.workers = [self._make_actor(self._initial_state(j)) for j in range(self.n_workers)]
+        bundles = [{"CPU": self.num_cpus} for _ in range(self.n_workers)]
+        group = placement_group(bundles, strategy="SPREAD")
+        timeout = self.placement_timeout
+        if timeout is None:
+            self._ray.get(group.ready())
+        elif not group.wait(timeout_seconds=timeout):
+            remove_placement_group(group)
+            raise WorkerPlacementError(self._placement_message())
+        self._placement = group
+
+    def _placement_message(self) -> str:
+        """Why the workers could not be placed, and what to do."""
+        ray = self._ray
+        total = ray.cluster_resources().get("CPU", 0.0)
+        free = ray.available_resources().get("CPU", 0.0)
+        largest = max(
+            (n.get("Resources", {}).get("CPU", 0.0) for n in ray.nodes() if n.get("Alive")),
+            default=0.0,
+        )
+        need = self.n_workers * self.num_cpus
+        if self.num_cpus > largest:
+            why = f"no node has {self.num_cpus:g} CPUs (the largest has {largest:g})"
+        elif need > total:
+            why = f"the cluster has {total:g} CPUs in all"
+        else:
+            why = (
+                f"the cluster has {total:g} CPUs and {free:g} free: other actors hold the "
+                "rest (e.g. a KeyedModels or ShardedForest that was not closed)"
+            )
+        return (
+            f"Ray could not place {self.n_workers} worker(s) of num_cpus={self.num_cpus:g} "
+            f"({need:g} CPUs) within placement_timeout={self.placement_timeout:g} s: {why}. "
+            "Close the groups you no longer use (.close(), or a with block), give each worker "
+            f"less (num_cpus={DEFAULT_NUM_CPUS:g}, the default, or smaller), use fewer workers "
+            "(n_workers), or give Ray more CPUs (ray.init(num_cpus=...), more nodes); on a "
+            "cluster that adds nodes on demand, wait longer (placement_timeout=..., None: no "
+            "limit)."
+        )
+
+    def _make_actor(self, j: int, state):
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        strategy = PlacementGroupSchedulingStrategy(
+            placement_group=self._placement, placement_group_bundle_index=j
+        )
+        cls = self._ray.remote(num_cpus=self.num_cpus, max_restarts=0)(self._actor_class)
+        return cls.options(scheduling_strategy=strategy).remote(state)
+
+    def _spawn_all(self, states=None) -> None:
+        """Reserve the workers' resources, then start worker ``j`` from ``states[j]`` (None:
+        from :meth:`_initial_state`)."""
+        self._reserve()
+        if states is None:
+            states = [self._initial_state(j) for j in range(self.n_workers)]
+        self.workers = [self._make_actor(j, s) for j, s in enumerate(states)]
 
     def _initial_state(self, j: int):
         raise NotImplementedError
@@ -210,7 +301,7 @@ class WorkerGroup:
         except Exception:  # noqa: BLE001 - it is dead already
             pass
         state = self._ckpt_state[j]
-        actor = self._make_actor(self._initial_state(j) if state is None else state)
+        actor = self._make_actor(j, self._initial_state(j) if state is None else state)
         self.workers[j] = actor
         pending = {s: refs for s, refs, _ in self._pending}
         for s, payloads in replay:
@@ -281,8 +372,10 @@ class WorkerGroup:
         return self._buffer.rows
 
     def close(self) -> None:
-        """Finish learning in flight and end the actors (the object is unusable afterwards)."""
+        """Finish learning in flight, end the actors and free their resources (the object is
+        unusable afterwards)."""
         if getattr(self, "workers", None) is None:
+            self._release()
             return
         try:
             self._drain()
@@ -293,6 +386,23 @@ class WorkerGroup:
                 except Exception:  # noqa: BLE001 - already gone
                     pass
             self.workers = None
+            self._release()
+
+    def _release(self) -> None:
+        """Give the reserved resources back to Ray (once)."""
+        group, self._placement = self._placement, None
+        if group is not None:
+            try:
+                from ray.util import remove_placement_group
+
+                remove_placement_group(group)
+            except Exception:  # noqa: BLE001 - Ray already shut down
+                pass
+
+    def __del__(self):
+        # a group dropped without close() frees its reservation, as its actors end with their
+        # last handle
+        self._release()
 
     def __enter__(self):
         return self

@@ -29,7 +29,7 @@ from ..intervals import _scores as SC
 from ..intervals import conformal as _conformal
 from ..intervals.base import IntervalRegressor, _shape, check_alphas
 from .keyed import check_matrix
-from .runtime import GroupFront, WorkerGroup
+from .runtime import DEFAULT_NUM_CPUS, DEFAULT_PLACEMENT_TIMEOUT, GroupFront, WorkerGroup
 from .storage import CheckpointStore, model_bytes, read_model, write_model
 from .workers import ShardWorker, forest_of, model_kind
 
@@ -68,11 +68,18 @@ class ShardedForest(GroupFront):
     address
         Ray address when Ray is not initialised yet (None: a local Ray).
     num_cpus
-        CPUs Ray reserves per actor.
+        CPUs Ray reserves per actor (a fraction is allowed): the default, 0.25, lets several
+        groups share a small machine; give 1 to reserve a core per worker.
+    placement_timeout
+        Seconds to wait for Ray to reserve ``num_cpus`` for every worker; when it cannot (the
+        CPUs are held by other actors, or no node is big enough) the constructor raises
+        :class:`~streamforest.distributed.WorkerPlacementError` saying what is missing.
+        ``None``: wait without a limit (a cluster that adds nodes on demand).
     """
 
     def __init__(self, model, n_workers=2, checkpoint_dir=None, checkpoint_every=100_000, *,
-                 max_in_flight=2, address=None, num_cpus=1):  # fmt: skip
+                 max_in_flight=2, address=None, num_cpus=DEFAULT_NUM_CPUS,
+                 placement_timeout=DEFAULT_PLACEMENT_TIMEOUT):  # fmt: skip
         self.kind = model_kind(model)
         if (
             forest_of(model.clone()).aggregation == "weighted"
@@ -88,7 +95,8 @@ class ShardedForest(GroupFront):
         self._template = model_bytes(self.model)
         self._n_learnt = 0
         self._group = _ShardGroup(self)
-        self._group._setup(n, checkpoint_dir, checkpoint_every, max_in_flight, address, num_cpus)
+        self._group._setup(n, checkpoint_dir, checkpoint_every, max_in_flight, address, num_cpus,
+                           placement_timeout)  # fmt: skip
         self._group._spawn_all()
 
     @property
@@ -194,7 +202,8 @@ class ShardedForest(GroupFront):
 
     @classmethod
     def restore(cls, checkpoint_dir, *, checkpoint_every=100_000, max_in_flight=2, address=None,
-                num_cpus=1):  # fmt: skip
+                num_cpus=DEFAULT_NUM_CPUS,
+                placement_timeout=DEFAULT_PLACEMENT_TIMEOUT):  # fmt: skip
         """The sharded forest of the last checkpoint in ``checkpoint_dir`` (new actors, the same
         tree blocks), checkpointing there from then on."""
         store = CheckpointStore(checkpoint_dir)
@@ -210,9 +219,9 @@ class ShardedForest(GroupFront):
         self._n_learnt = int(m["n_learnt"])
         g = self._group = _ShardGroup(self)
         g._setup(int(m["n_workers"]), checkpoint_dir, checkpoint_every, max_in_flight, address,
-                 num_cpus)  # fmt: skip
+                 num_cpus, placement_timeout)  # fmt: skip
         g._ckpt_state = list(m["workers"])
-        g.workers = [g._make_actor(s) for s in g._ckpt_state]
+        g._spawn_all(g._ckpt_state)
         return self
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from types import MappingProxyType
 
 import numpy as np
 
@@ -44,8 +45,8 @@ class ACTSEREnsembleClassifier(EngineClassifier):
     | both (the defaults) | .8936 | .9433 | .8622 | .8435 | .9985 |
     | River's ARF(10) | .8875 | .7921 | .8219 | .8368 | .9956 |
 
-    ``lambda_value=0, delta=1e-7`` gives the thesis' ensembles.  The members' own defaults
-    (:class:`~streamforest.ACTSERClassifier`, Table 5.3) are unchanged.
+    ``ACTSEREnsembleClassifier(**ACTSEREnsembleClassifier.THESIS)`` (``lambda_value=0,
+    delta=1e-7``) gives the thesis' ensembles.
 
     Parameters
     ----------
@@ -95,6 +96,21 @@ class ACTSEREnsembleClassifier(EngineClassifier):
     >>> model.predict([[0.9, 0.5, 0.5], [0.1, 0.5, 0.5]]).tolist()
     ['a', 'b']
     """
+
+    #: The thesis' ensembles (§5.3, Table 5.3): ``ACTSEREnsembleClassifier(**THESIS)``.
+    THESIS = MappingProxyType(
+        {
+            "n_members": 25,
+            "grace_period": 25,
+            "m_min": 10,
+            "delta": 1e-7,
+            "tau": 0.05,
+            "leaf_prediction": "nba",
+            "drift_detection": True,
+            "ph_threshold": 50.0,
+            "lambda_value": 0.0,
+        }
+    )
 
     def __init__(
         self,

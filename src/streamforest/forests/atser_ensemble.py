@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from types import MappingProxyType
 
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..trees import ATSERRegressor
@@ -66,6 +67,20 @@ class ATSEREnsembleRegressor(OnlineForestRegressor):
     >>> [round(float(v)) for v in model.predict([[0.9, 0.5, 0.5], [0.1, 0.5, 0.5]])]
     [10, 0]
     """
+
+    #: The thesis' ensembles (§4.3, Table 4.2; today's defaults): ``ATSEREnsembleRegressor(
+    #: mode=..., **ATSEREnsembleRegressor.THESIS)``.
+    THESIS = MappingProxyType(
+        {
+            "n_members": 10,
+            "grace_period": 200,
+            "m_min": 10,
+            "delta": 1e-6,
+            "tau": 0.05,
+            "leaf_model": "linear",
+            "learning_rate": 0.025,
+        }
+    )
 
     def __init__(
         self,

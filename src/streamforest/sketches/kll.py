@@ -66,11 +66,8 @@ def row_capacity(k: int) -> int:
 
 # a leaf sketch's row (trees' leaves, OnlineQRF): LEAF_WIDTH * k items, at least LEAF_MIN_ROW.
 # OnlineQRF's point predictions do not read the sketches (they are the leaf models'), so the
-# bytes a narrower row saves are leaves under a budget: measured with the memory soak
-# benchmark (default OnlineQRF, 224 MiB, 3M rows, MAE of the last 500k rows against the
-# unbounded forest with the same rows), 1.28 k (256 items) 0.9402 (+2.7%, 30,280 leaves),
-# 0.8 k (160 items) 0.9338 (+2.3%, 38,851 leaves), with the same coverage (0.986 at
-# alpha = 0.1) and narrower intervals (6.85 against 6.98)
+# bytes a narrower row saves are leaves under a budget: chosen with the memory soak benchmark
+# (docs/benchmarks/index.md, "Within 2% of the unbounded forest")
 LEAF_WIDTH = 0.8
 LEAF_MIN_ROW = 2 * (MAX_LEVELS + 1)
 
@@ -402,7 +399,7 @@ def _head_down(hv, heap, hn, i):
 def runs_quantile_many(buf, rs, re, rw, nruns, total, q, hv, cur, heap):
     """:func:`runs_quantile` of many runs (non-empty, as :func:`append_runs` makes them): the
     next item is taken from a heap of the runs' heads, ``O(min(q, 1 - q) * items * log(runs))``
-    (the scan's ``* runs`` cost 3-4x more at the 20-80 runs of a forest's leaves), in the very
+    (the scan's ``* runs`` costs more beyond ``SCAN_RUNS`` runs), in the very
     order of the scan (ties to the lower run), so the result is the same bit for bit.  The heap
     keeps each node's key (the head's value, negated when walking down from the high end) beside
     its run (``hv``, ``heap``: ``nruns`` scratch each, ``cur``: each run's position), so a

@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import math
 import numbers
+from types import MappingProxyType
 
 from . import _state as S
 from .hoeffding_classifier import HoeffdingTreeClassifier
 
 
 class ACTSERClassifier(HoeffdingTreeClassifier):
-    """Online extremely randomised classification tree (ACTSER, Seah 2021, ch. 5; Table 5.3
-    defaults), a tree kind of the compiled forest engine.
+    """Online extremely randomised classification tree (ACTSER, Seah 2021, ch. 5), a tree kind
+    of the compiled forest engine.
+
+    **Defaults and the thesis' settings.**  The defaults split sooner than the thesis' Table 5.3
+    (``grace_period=25, delta=0.01``, the members' settings of
+    :class:`~streamforest.ACTSEREnsembleClassifier`): with ``delta=1e-7`` a leaf waits about
+    3,200 examples to break a tie between two classes, so a single tree can stall on a simple
+    nominal concept.  ``ACTSERClassifier(**ACTSERClassifier.THESIS)`` is the thesis' tree
+    (Table 5.3), used by the reproduction benchmarks; the figures are in the docs' user guide
+    (classification).
 
     - **Split** (thesis §5.2.1): a leaf buffers its first ``m_min`` examples, then draws one
       random candidate per feature (numeric: a threshold uniform between the smallest and
@@ -36,11 +45,11 @@ class ACTSERClassifier(HoeffdingTreeClassifier):
     Parameters
     ----------
     grace_period
-        ``n_min`` (200 alone; the ensembles use 25).
+        ``n_min`` (25; the thesis' single tree: 200).
     m_min
         Examples a leaf sees before drawing its random candidates (10).
     delta, tau
-        Confidence of the Hoeffding bound (1e-7) and tie threshold (0.05).
+        Confidence of the Hoeffding bound (0.01; the thesis': 1e-7) and tie threshold (0.05).
     leaf_prediction
         ``"nba"`` (the thesis), ``"nb"`` or ``"mc"``.
     drift_detection
@@ -68,11 +77,28 @@ class ACTSERClassifier(HoeffdingTreeClassifier):
 
     _split_rule = S.SPLIT_EXTRA
 
+    #: The thesis' settings (Table 5.3): ``ACTSERClassifier(**ACTSERClassifier.THESIS)``.
+    THESIS = MappingProxyType(
+        {
+            "grace_period": 200,
+            "m_min": 10,
+            "delta": 1e-7,
+            "tau": 0.05,
+            "leaf_prediction": "nba",
+            "drift_detection": True,
+            "ph_threshold": 50.0,
+            "ph_alpha": 0.005,
+            "ph_gamma": 250,
+            "alt_period": 150,
+            "alt_chi2": 3.841,
+        }
+    )
+
     def __init__(
         self,
-        grace_period: int = 200,
+        grace_period: int = 25,
         m_min: int = 10,
-        delta: float = 1e-7,
+        delta: float = 0.01,
         tau: float = 0.05,
         leaf_prediction: str = "nba",
         drift_detection: bool = True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from types import MappingProxyType
 
 from . import _state as S
 from .hoeffding import HoeffdingTreeRegressor
@@ -74,6 +75,25 @@ class ATSERRegressor(HoeffdingTreeRegressor):
     tebst_decimals = 3
     max_observer_bins = 1_000_000
     adaptive_fading = 0.995
+
+    #: The thesis' settings (Table 4.2; today's defaults): ``ATSERRegressor(**THESIS)``.
+    THESIS = MappingProxyType(
+        {
+            "grace_period": 200,
+            "m_min": 10,
+            "delta": 1e-6,
+            "tau": 0.05,
+            "leaf_model": "linear",
+            "learning_rate": 0.01,
+            "rms_decay": 0.9,
+            "rms_eps": 1e-8,
+            "drift_detection": True,
+            "ph_threshold": 50.0,
+            "ph_alpha": 0.005,
+            "alt_fading": 0.995,
+            "alt_period": 150,
+        }
+    )
 
     def __init__(
         self,
