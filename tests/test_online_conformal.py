@@ -111,7 +111,8 @@ def test_late_and_unmatched_labels_are_counted_and_handled(rng):
     with pytest.warns(RuntimeWarning, match="log_size"):
         run_protocol(m, X, y, 1, 50)
     st = m.log_stats
-    assert st["late"] == 350 and st["matched"] == 50 and st["unmatched"] == 0
+    # rows 0..379 were learnt after 20 newer rows were served (evicted: late); the last 20 not
+    assert st["late"] == 380 and st["matched"] == 20 and st["unmatched"] == 0
     # a row learnt without being served: unmatched (the interval it would get now)
     m.learn_many(X[:3] + 1.0, y[:3])
     assert m.log_stats["unmatched"] == 3
@@ -257,19 +258,3 @@ def test_agaci_aggregates_its_experts(rng):
     got = run_kernel(OK.AGACI, s, 0.1)
     assert np.all(np.isfinite(got))
     assert abs(np.mean(s > got) - 0.1) < 0.03
-
-
-@pytest.mark.parametrize("method", ["dtaci", "agaci", "sfogd", "saocp", "nexcp"])
-def test_classifier_twin_runs_the_methods(method, rng):
-    from .conftest import friedman1
-
-    X, yr = friedman1(3000, rng)
-    y = np.digitize(yr, np.quantile(yr, [0.33, 0.66]))
-    y[1500:] = (y[1500:] + 1) % 3  # the labels change meaning half way
-    m = sf.AdaptiveConformalClassifier(
-        sf.ConformalClassifier(sf.HoeffdingTreeClassifier(grace_period=50)), method=method
-    )
-    _, _, sets = m.predict_learn_many(X, list(y), alpha=0.1)
-    cls = list(m.classes_)
-    covered = sets[np.arange(3000), [cls.index(v) for v in y]]
-    assert abs((1 - covered[500:].mean()) - 0.1) < 0.03, method

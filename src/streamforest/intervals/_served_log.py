@@ -10,7 +10,6 @@ row is *late*)."""
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
 from collections.abc import Mapping
 
 import numpy as np
@@ -60,8 +59,9 @@ class ServedLog:
         self.slot_key: list = [None] * self.size
         self.version = np.zeros(self.size, np.int64)
         self.call = np.zeros(self.size, np.int64)
-        self.by_key: dict = {}  # key -> deque of serials, oldest first
-        self.evicted: OrderedDict = OrderedDict()  # key -> evicted unmatched records
+        self.by_key: dict = {}  # key -> list of serials, oldest first
+        self.evicted: dict = {}  # key -> evicted unmatched records (oldest evicted first)
+        self.memory = max(10 * self.size, 10_000)  # keys of evicted records remembered
         self.serial = 0
         self.calls = 0
         self.n_matched = 0
@@ -99,7 +99,7 @@ class ServedLog:
             self.version[slot] = version
             self.call[slot] = self.calls
             if q is None:
-                q = self.by_key[key] = deque()
+                q = self.by_key[key] = []
             q.append(self.serial)
             self.serial += 1
 
@@ -107,13 +107,12 @@ class ServedLog:
         key = self.slot_key[slot]
         q = self.by_key.get(key)
         if q:
-            q.popleft()  # (the globally oldest record is its key's oldest)
+            q.pop(0)  # (the globally oldest record is its key's oldest)
             if not q:
                 del self.by_key[key]
-        self.evicted[key] = self.evicted.get(key, 0) + 1
-        self.evicted.move_to_end(key)
-        while len(self.evicted) > self.size:
-            self.evicted.popitem(last=False)
+        self.evicted[key] = self.evicted.pop(key, 0) + 1
+        while len(self.evicted) > self.memory:
+            del self.evicted[next(iter(self.evicted))]
         self.live[slot] = False
         self.slot_key[slot] = None
 
@@ -141,7 +140,7 @@ class ServedLog:
         for key, slot, lt in zip(keys, slots, late, strict=True):
             if slot >= 0:
                 q = self.by_key[key]
-                q.popleft()
+                q.pop(0)
                 if not q:
                     del self.by_key[key]
                 self.live[slot] = False
