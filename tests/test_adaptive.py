@@ -73,12 +73,15 @@ def test_batch_equals_row_by_row_and_chunks(method, base, rng):
     assert np.array_equal(
         d.predict_interval(X[:40], alpha=alphas), a.predict_interval(X[:40], alphas)
     )
-    # prediction-only calls change nothing, also at a level that is not tracked
+    # prediction-only calls that do not serve change nothing, also at a level that is not
+    # tracked; serving logs the rows and changes nothing else
     before = pickle.dumps(a)
-    a.predict_interval(X[:50], alpha=[0.05, 0.1])
-    a.predict_interval_one(dict(enumerate(X[0])), alpha=0.2)
+    a.predict_interval(X[:50], alpha=[0.05, 0.1], log=False)
+    a.predict_interval_one(dict(enumerate(X[0])), alpha=0.2, log=False)
     a.predict(X[:5])
     assert pickle.dumps(a) == before
+    a.predict_interval(X[:50], alpha=[0.05, 0.1])
+    assert a.log_stats["logged"] == 50 and a.alpha_t == d.alpha_t
 
 
 @pytest.mark.parametrize("gamma", [0.005, 0.05])
@@ -211,7 +214,10 @@ def test_valid_base_on_iid_data_stays_near_alpha(method, rng):
 def test_parameters_are_checked(rng):
     X, y = friedman1(30, rng)
     for bad, err, match in [
-        (dict(method="saocp"), ValueError, "method must be one of"),
+        (dict(method="faci"), ValueError, "method must be one of"),
+        (dict(unmatched="drop"), ValueError, "unmatched must be one of"),
+        (dict(log_size=-1), ValueError, "log_size"),
+        (dict(rho=0), ValueError, "rho"),
         (dict(gamma=0), ValueError, "gamma"),
         (dict(gamma=1.5), ValueError, "gamma"),
         (dict(alphas=[0.1, 1.0]), ValueError, "alpha"),

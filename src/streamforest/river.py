@@ -16,7 +16,11 @@ MAE: ...
 Interval models (:class:`~streamforest.CPApproximate`, :class:`~streamforest.OnlineQRF`, ...)
 follow River's ``conf`` convention: ``predict_one(x, with_interval=True)`` returns a
 ``river.conf.Interval`` at the adapter's ``confidence_level`` (the model's
-``predict_interval_one(x, alpha=1 - confidence_level)``).
+``predict_interval_one(x, alpha=1 - confidence_level)``).  With ``interval=True`` that is what
+``predict_one(x)`` returns, so River's evaluation sees the intervals.  An
+:class:`~streamforest.AdaptiveConformal` model is served its interval at every ``predict_one``,
+so that when the label comes (``learn_one``, at once or after ``progressive_val_score(...,
+delay=d)``'s delay) its controllers learn from the interval served for that row.
 """
 
 from __future__ import annotations
@@ -44,12 +48,16 @@ class RiverRegressor(base.MiniBatchRegressor):
         Coverage of the intervals of ``predict_one(x, with_interval=True)`` (their significance
         level ``alpha`` is ``1 - confidence_level``), as in River's ``conf`` regressors.  Only
         used with an interval model (one with ``predict_interval_one``).
+    interval
+        ``predict_one(x)`` returns the ``river.conf.Interval`` (``with_interval=True``) by
+        default.
 
     """
 
-    def __init__(self, model=None, confidence_level: float = 0.9):
+    def __init__(self, model=None, confidence_level: float = 0.9, interval: bool = False):
         self.model = model if model is not None else HoeffdingTreeRegressor()
         self.confidence_level = confidence_level
+        self.interval = interval
 
     @property
     def _supervised(self):
@@ -63,11 +71,16 @@ class RiverRegressor(base.MiniBatchRegressor):
         """Whether the wrapped model gives prediction intervals (``with_interval=True``)."""
         return hasattr(self.model, "predict_interval_one")
 
-    def predict_one(self, x, with_interval: bool = False, **kwargs):
-        """The prediction for ``x``; with ``with_interval``, a ``river.conf.Interval`` at
-        ``confidence_level`` instead (River's ``conf`` convention), from the wrapped model's
-        ``predict_interval_one``."""
+    def predict_one(self, x, with_interval: bool | None = None, **kwargs):
+        """The prediction for ``x``; with ``with_interval`` (default: ``interval``), a
+        ``river.conf.Interval`` at ``confidence_level`` instead (River's ``conf`` convention),
+        from the wrapped model's ``predict_interval_one``.  An adaptive model (one with a log of
+        served intervals) is served its interval either way."""
+        if with_interval is None:
+            with_interval = bool(self.interval)
         if not with_interval:
+            if hasattr(self.model, "log_stats"):  # (AdaptiveConformal: log what is served)
+                self.model.predict_interval_one(x, alpha=self._alpha())
             return self.model.predict_one(x, **kwargs)
         interval_one = getattr(self.model, "predict_interval_one", None)
         if interval_one is None:
@@ -76,12 +89,15 @@ class RiverRegressor(base.MiniBatchRegressor):
                 "with_interval=True needs an interval model (CPApproximate, CPExact, "
                 "ConformalQRF, OnlineQRF, GaussianInterval)"
             )
+        lower, upper = interval_one(x, alpha=self._alpha(), **kwargs)
+        return conf.Interval(lower=lower, upper=upper)
+
+    def _alpha(self) -> float:
         cl = self.confidence_level
         if isinstance(cl, bool) or not isinstance(cl, (int, float)) or not 0.0 < cl < 1.0:
             raise ValueError(f"confidence_level must be a number in (0, 1), got {cl!r}")
         # rounded so that confidence_level=0.9 asks for alpha=0.1 exactly (not 0.09999999999999998)
-        lower, upper = interval_one(x, alpha=round(1.0 - float(cl), 12), **kwargs)
-        return conf.Interval(lower=lower, upper=upper)
+        return round(1.0 - float(cl), 12)
 
     def learn_many(self, X: pd.DataFrame, y: pd.Series):
         self.model.learn_many(X, np.asarray(y, dtype=float))

@@ -4,7 +4,13 @@ and conformal PID control over the intervals of a base model, rows in order.
 Both take the base model's intervals for the rows (computed before the base learnt each row) and,
 per tracked level ``r``, produce the wrapper's own interval, the reported (nested) interval and,
 when learning, update the level's controller with the error of its own interval.  An empty set
-is carried as ``(+inf, -inf)`` while nesting and reported as the point ``(pred, pred)``."""
+is carried as ``(+inf, -inf)`` while nesting and reported as the point ``(pred, pred)``.
+
+Each row has a ``mode``: 0 serve (own interval from the current state, written to ``rec``), 1
+serve then learn (prequential), 2 learn from ``rec``, the record of the interval served for the
+row earlier (``[own_lo, own_hi, base_lo, base_hi]`` per level; ACI reads only the own interval),
+3 skip.  So the controllers learn from the intervals that were served, whenever the label
+comes."""
 
 from __future__ import annotations
 
@@ -50,7 +56,7 @@ def _nest(order, own_lo, own_hi, pred, out_lo, out_hi, i):
 
 @entry(nogil=True)
 def aci_pass(
-    blo, bhi, pred, y, learn, lad_idx, lad_logit, alphas, learns, gamma, alpha_t, order,
+    blo, bhi, pred, y, mode, rec, lad_idx, lad_logit, alphas, learns, gamma, alpha_t, order,
     out_lo, out_hi, own_lo, own_hi,
 ):  # fmt: skip
     """ACI (Gibbs & Candes 2021).  ``blo/bhi[i, j]``: the base interval of row i at the j-th
@@ -61,13 +67,20 @@ def aci_pass(
     - else the base interval interpolated between the two ladder levels around ``alpha_t``
       (linearly in logit(level); clamped to the ladder's end levels outside it).
 
-    When ``learn`` and ``learns[r]``: ``alpha_t[r] += gamma * (alphas[r] - err)``, ``err`` the
-    miss of the own interval."""
+    When learning and ``learns[r]``: ``alpha_t[r] += gamma * (alphas[r] - err)``, ``err`` the
+    miss of the own interval that was served (an empty one always misses)."""
     n = y.shape[0]
     R = alphas.shape[0]
     K = lad_idx.shape[1]
     for i in range(n):
+        md = mode[i]
+        if md == 3:
+            continue
         for r in range(R):
+            if md == 2:
+                own_lo[r] = rec[i, r, 0]
+                own_hi[r] = rec[i, r, 1]
+                continue
             a = alpha_t[r]
             if a <= 0.0:
                 own_lo[r] = -np.inf
@@ -88,13 +101,16 @@ def aci_pass(
                 j1 = lad_idx[r, k + 1]
                 own_lo[r] = _blend(blo[i, j0], blo[i, j1], w, True)
                 own_hi[r] = _blend(bhi[i, j0], bhi[i, j1], w, False)
+            rec[i, r, 0] = own_lo[r]
+            rec[i, r, 1] = own_hi[r]
         _nest(order, own_lo, own_hi, pred, out_lo, out_hi, i)
-        if learn:
-            for r in range(R):
-                if not learns[r]:
-                    continue
-                miss = alpha_t[r] >= 1.0 or not (own_lo[r] <= y[i] <= own_hi[r])
-                alpha_t[r] += gamma * (alphas[r] - (1.0 if miss else 0.0))
+        if md == 0:
+            continue
+        for r in range(R):
+            if not learns[r]:
+                continue
+            miss = own_lo[r] > own_hi[r] or not (own_lo[r] <= y[i] <= own_hi[r])
+            alpha_t[r] += gamma * (alphas[r] - (1.0 if miss else 0.0))
 
 
 @kernel(inline="always")
@@ -124,8 +140,8 @@ def _integrator(s, t, ki, csat, scale):
 
 @entry(nogil=True)
 def pid_pass(
-    blo, bhi, pred, y, learn, alphas, learns, lr, ki, csat, p, isum, steps, win, win_n, win_pos,
-    order, out_lo, out_hi, own_lo, own_hi,
+    blo, bhi, pred, y, mode, rec, alphas, learns, lr, ki, csat, p, isum, steps, win, win_n,
+    win_pos, order, out_lo, out_hi, own_lo, own_hi,
 ):  # fmt: skip
     """Conformal PID control (Angelopoulos, Candes & Tibshirani 2023), quantile tracking plus
     a saturating integrator, no scorecaster.  ``blo/bhi[i, r]``: the base interval of row i at
@@ -134,29 +150,41 @@ def pid_pass(
     tracker, ``I`` the integrator of ``sum (err - alpha)`` (``q = inf``: the whole line;
     ``-inf``: empty).  Both gains are proportional to ``scale``, the range of the level's last
     ``win.shape[1]`` scores.  A row whose base interval is not finite leaves the level's state
-    alone (its score says nothing).  When ``learn`` and ``learns[r]``:
+    alone (its score says nothing).  When learning and ``learns[r]`` (``err``: the miss of the
+    own interval that was served, the score from the base interval it was served from):
     ``p += lr * scale * (err - alpha)``, ``isum += err - alpha``, ``steps += 1``, and the score
     enters the window."""
     n = y.shape[0]
     R = alphas.shape[0]
     W = win.shape[1]
     for i in range(n):
+        md = mode[i]
+        if md == 3:
+            continue
         for r in range(R):
+            if md == 2:
+                own_lo[r] = rec[i, r, 0]
+                own_hi[r] = rec[i, r, 1]
+                continue
             lo = blo[i, r]
             hi = bhi[i, r]
+            rec[i, r, 2] = lo
+            rec[i, r, 3] = hi
             if not (np.isfinite(lo) and np.isfinite(hi)):
                 own_lo[r] = lo
                 own_hi[r] = hi
-                continue
-            q = p[r] + _integrator(isum[r], steps[r], ki, csat, _scale(win[r], win_n[r]))
-            own_lo[r] = lo - q
-            own_hi[r] = hi + q
+            else:
+                q = p[r] + _integrator(isum[r], steps[r], ki, csat, _scale(win[r], win_n[r]))
+                own_lo[r] = lo - q
+                own_hi[r] = hi + q
+            rec[i, r, 0] = own_lo[r]
+            rec[i, r, 1] = own_hi[r]
         _nest(order, own_lo, own_hi, pred, out_lo, out_hi, i)
-        if not learn:
+        if md == 0:
             continue
         for r in range(R):
-            lo = blo[i, r]
-            hi = bhi[i, r]
+            lo = rec[i, r, 2]
+            hi = rec[i, r, 3]
             if not learns[r] or not (np.isfinite(lo) and np.isfinite(hi)):
                 continue
             miss = 1.0 if not (own_lo[r] <= y[i] <= own_hi[r]) else 0.0

@@ -1,10 +1,12 @@
 """AdaptiveConformal: online calibration of any interval method's intervals under drift and
-non-exchangeable data (adaptive conformal inference, conformal PID control)."""
+non-exchangeable data (ACI, DtACI, AgACI, SF-OGD, SAOCP, NExCP, conformal PID control), learning
+from the intervals it served however predictions and labels interleave."""
 
 from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Hashable, Mapping
 from contextlib import contextmanager
 
@@ -13,9 +15,20 @@ import numpy as np
 from ..base import Estimator
 from ..features import check_target, check_targets, check_weight, check_weights, n_rows
 from . import _adaptive_kernels as AK
+from . import _online_kernels as OK
+from ._served_log import ServedLog, row_keys
 from .base import check_alphas
 
-_METHODS = ("aci", "pid")
+_METHODS = ("aci", "pid", "dtaci", "agaci", "sfogd", "saocp", "nexcp")
+_SCORE_METHODS = {"sfogd": OK.SFOGD, "saocp": OK.SAOCP, "dtaci": OK.DTACI, "agaci": OK.AGACI,
+                  "nexcp": OK.NEXCP}  # fmt: skip
+_UNMATCHED = ("current", "skip", "raise")
+#: DtACI's and AgACI's experts: ACI steps 0.001 * 2**k, k = 0..7 (Gibbs & Candes 2022, the
+#: grid of the reference implementation of Bhatnagar et al. 2023); DtACI's ``I``.
+EXPERT_GAMMAS = 0.001 * 2.0 ** np.arange(8)
+DTACI_INTERVAL = 100
+#: SAOCP: most experts alive at once (about 4 log2(t) are).
+SAOCP_CAPACITY = 128
 
 #: ACI's ladder around a level ``a``: ``expit(logit(a) + LADDER_STEP * k)`` for ``k`` in
 #: ``LADDER_K``.  For a = 0.1 it spans 0.0099 .. 0.25 in 13 levels.
@@ -34,88 +47,127 @@ def _is_real(v) -> bool:
 
 class AdaptiveConformal(Estimator):
     """Online wrapper that keeps the long-run error rate of any interval method at ``alpha``,
-    whatever the sequence (drift, trends, adversarial order).
+    whatever the sequence (drift, trends, adversarial order), learning from the intervals it
+    actually served, however predictions and labels interleave.
 
-    It wraps an interval method of this library (:class:`CPApproximate`, :class:`CPExact`,
-    :class:`OnlineQRF`, :class:`ConformalQRF`, :class:`GaussianInterval`) and has the same API
-    (``learn_one``, ``learn_many``, ``predict_learn_many``, ``predict_one``, ``predict``,
-    ``predict_interval_one``, ``predict_interval``), so it runs in
-    :func:`streamforest.evaluate.prequential` and the command line like the others.
+    It wraps an interval method of this library (:class:`NormalizedConformal`,
+    :class:`CPApproximate`, :class:`CPExact`, :class:`OnlineQRF`, :class:`ConformalQRF`,
+    :class:`GaussianInterval`) and has the same API (``learn_one``, ``learn_many``,
+    ``predict_learn_many``, ``predict_one``, ``predict``, ``predict_interval_one``,
+    ``predict_interval``), so it runs in :func:`streamforest.evaluate.prequential` and the
+    command line like the others.
 
-    **Protocol.**  Each tracked level ``alpha`` has a controller whose state decides the
-    wrapper's interval for the next example.  ``learn_one(x, y)`` first computes the interval the
-    wrapper *would have predicted* for ``x`` now (the base model's intervals for ``x`` before it
-    learns ``x``, and the controller's current state), updates the controller with whether ``y``
-    fell outside it, then lets the base model learn ``(x, y)``.  So ``predict_interval_one(x)``
-    followed by ``learn_one(x, y)`` is the prequential protocol, and the interval the controller
-    learns from is the one that was reported.  ``learn_many`` and ``predict_learn_many`` do the
-    same for every row in order, and give exactly the row-by-row result.
+    **Feedback on what was served.**  ``predict_interval(X)`` and ``predict_interval_one(x)``
+    serve intervals: each served row's record (its own interval at every tracked level, the base
+    interval it came from and the method's served quantities) goes to a bounded log keyed by the
+    row's feature values.  When the row's label is learnt (``learn_one`` / ``learn_many``, now or
+    any number of rows later), the controllers learn from that record: the error of the interval
+    that was served, not of the one the wrapper would give now.  So the protocols users run all
+    hold: one row at a time, batches (predict ``b`` rows, then learn them), delayed labels (learn
+    row ``t`` after rows up to ``t + d`` were predicted; River's ``progressive_val_score(...,
+    delay=d)`` through :class:`streamforest.river.RiverRegressor`).  Rows are matched by their
+    features in the same form (an array row with an array row, a dict with a dict), first in,
+    first out among equal rows; asking again for a row's interval with nothing learnt in between
+    logs it once.  ``predict_learn_many`` serves and learns each row in turn (the prequential
+    protocol) and needs no log.  A learnt row with no record is handled by ``unmatched``:
+    ``"current"`` (default) learns from the interval the wrapper gives the row now, before the
+    base model learns it (what learning without predicting means); ``"skip"`` leaves the
+    controllers alone; ``"raise"`` refuses the call.  A *late* label (its record was evicted
+    from the log, which holds the last ``log_size`` served rows) is handled the same way and
+    warns once (raise ``log_size`` above the delay plus the batch size); :attr:`log_stats`
+    counts matched, late and unmatched rows.
 
-    **Methods.**
+    **Methods** (per tracked level; the score-based ones work on the base interval ``[lo, hi]``
+    at that level through the scaled score ``s = |y - m| / h``, ``m``, ``h`` its centre and
+    half-width, and serve ``m +- theta h``: ``theta = 1`` is the base interval, so widths stay
+    x-adaptive):
 
-    - ``"aci"``: adaptive conformal inference (Gibbs & Candes 2021).  The interval at level
-      ``alpha`` is the base model's interval at the level ``alpha_t``, updated after each example
-      by ``alpha_t <- alpha_t + gamma * (alpha - err_t)``.  ``alpha_t <= 0`` gives
-      ``(-inf, inf)`` and ``alpha_t >= 1`` the empty set (reported as the point
-      ``(pred, pred)``, an error).  Then ``alpha_t`` stays in ``[-gamma, 1 + gamma]`` and, on
-      *any* sequence of ``T`` examples (Gibbs & Candes, Prop. 4.1),
-
-      ``|MER_T - alpha| <= (max(alpha_1, 1 - alpha_1) + gamma) / (gamma T)``
-
-      (:meth:`long_run_bound`); with ``gamma = 0.005`` and ``alpha = 0.1`` that is
-      ``0.181 / T`` -- 0.0018 after 100 000 examples.  The base model is asked, for every
-      example, for its intervals at a fixed ladder of 13 levels around each tracked level
-      (``expit(logit(alpha) + 0.3 k)``, ``k = -8 .. 4``: 0.0099 .. 0.25 for 0.1), and the
-      interval at ``alpha_t`` is interpolated between the two ladder levels around it (linearly
-      in ``logit``; outside the ladder, its end level).  The guarantee does not depend on how
-      the interval family is built.  The ladder is cheap for the conformal and Gaussian methods;
-      :class:`OnlineQRF` computes each level separately (about 3x its single-level time).
-    - ``"pid"``: conformal PID control (Angelopoulos, Candes & Tibshirani 2023), quantile
-      tracking with a saturating integrator (no scorecaster).  The score of an example is how
-      far ``y`` falls outside the base interval at ``alpha`` itself, ``s = max(lo - y,
-      y - hi)``, and the interval is ``[lo - q_t, hi + q_t]`` with ``q_t = p_t + I_t``: the
-      tracker ``p_{t+1} = p_t + gamma * B_t * (err_t - alpha)`` (``B_t``: the range of the last
-      ``window`` scores, so ``gamma`` is scale-free) and the integrator
-      ``I_t = ki * B_t * tan(S_t log(t + 1) / (csat (t + 1)))``, ``S_t = sum (err - alpha)``,
-      which becomes infinite (whole line, or empty) once ``|S_t|`` reaches
-      ``(pi/2) csat (t + 1) / log(t + 1)``.  Hence on any sequence ``|MER_T - alpha| <=
-      ((pi/2) csat (T + 1) / log(T + 1) + 1) / T`` (:meth:`long_run_bound`), a weaker bound than
-      ACI's but reached with the base model's own interval as the starting point (``q = 0``),
-      one base level per tracked level (cheap for every base), and corrections in units of
-      ``y``.  Examples whose base interval is infinite (a conformal method's first examples)
-      do not move the controller; they are covered.
-      PID was chosen over SAOCP (Bhatnagar et al. 2023): one tracker and one integrator per
-      level instead of a growing set of experts, and a long-run coverage guarantee on any
-      sequence, which is what the evaluation asks for.
+    - ``"aci"``: adaptive conformal inference (Gibbs & Candes 2021, "Adaptive conformal
+      inference under distribution shift").  The interval at ``alpha`` is the base model's at
+      the level ``alpha_t``, ``alpha_t <- alpha_t + gamma (alpha - err_t)``; ``alpha_t <= 0``
+      gives ``(-inf, inf)``, ``alpha_t >= 1`` the empty set (reported as ``(pred, pred)``, an
+      error).  On *any* sequence of ``T`` labels (Prop. 4.1), ``|MER_T - alpha| <= (max(alpha_1,
+      1 - alpha_1) + gamma) / (gamma T)`` (:meth:`long_run_bound`); with labels learnt up to
+      ``d`` labels after their row was served, ``gamma (1 + d)`` replaces ``gamma`` in the
+      numerator.  The base model gives its intervals at a ladder of 13 levels around ``alpha``
+      (``expit(logit(alpha) + 0.3 k)``, ``k = -8 .. 4``), interpolated in ``logit``.
+    - ``"pid"``: conformal PID control (Angelopoulos, Candes & Tibshirani 2023, "Conformal PID
+      control for time series prediction"), quantile tracking plus a saturating integrator, no
+      scorecaster: the interval is ``[lo - q_t, hi + q_t]``, ``q_t = p_t + I_t``, the tracker
+      ``p += gamma * B_t * (err - alpha)`` (``B_t``: the range of the last ``window`` scores
+      ``max(lo - y, y - hi)``) and ``I_t = ki B_t tan(S_t log(t + 1) / (csat (t + 1)))``, ``S_t =
+      sum (err - alpha)``, infinite once ``|S_t| >= (pi/2) csat (t + 1) / log(t + 1)``; hence
+      ``|MER_T - alpha| <= ((pi/2) csat (T + 1) / log(T + 1) + 1) / T``.
+    - ``"dtaci"``: dynamically-tuned ACI (Gibbs & Candes 2022, "Conformal inference for online
+      prediction with arbitrary distribution shifts", Alg. 1 with the mean of the experts as in
+      the reference implementation of Bhatnagar et al. 2023): eight ACI experts with steps
+      ``0.001 * 2**k`` on the family ``theta(a)`` = the ``1 - a`` quantile of the last
+      ``score_window`` scores, exponentially reweighted by the pinball loss of ``beta_t`` (the
+      share of window scores ``>= s_t``), ``eta`` and ``sigma = 1 / (2 I)`` of the paper with ``I =
+      100``; a level ``<= 0`` serves the whole line and ``>= 1`` the empty set, as in the paper
+      (the reference implementation's clipping to the window's extremes cannot widen past the
+      largest recent score, and missed alpha by 0.2 in batches on a trending series).  Each
+      expert learns from the miss of the interval it served.
+    - ``"agaci"``: aggregated ACI (Zaffran, Feron, Goude, Josse & Dieuleveut 2022, "Adaptive
+      conformal predictions for time series"): the same eight ACI experts (each learning from the
+      interval it served), their lower and upper bounds aggregated separately by Bernstein online
+      aggregation (Wintenberger 2017; multiple learning rates, linearised pinball losses at
+      ``alpha / 2`` and ``1 - alpha / 2``); an expert's infinite bound (level <= 0) is replaced
+      by the window's largest score.
+    - ``"sfogd"``: scale-free online gradient descent on the pinball loss of ``theta``
+      (Bhatnagar, Wang, Xiong & Bai 2023, "Improved online conformal prediction via strongly
+      adaptive online learning", after Orabona & Pal 2018): ``theta <- max(0, theta - D g /
+      sqrt(sum g^2))``, ``g`` the gradient at the *served* ``theta`` (``alpha - err``), ``D``
+      the largest score seen (or ``scale / sqrt(3)``).
+    - ``"saocp"``: strongly adaptive online conformal prediction (Bhatnagar et al. 2023, Alg. 1):
+      SF-OGD experts started every step with lifetimes ``lifetime * 2**u`` (geometric covering),
+      combined by coin betting (CBCE); the experts take their losses at their current thresholds
+      when the label arrives (the reference implementation's order).
+    - ``"nexcp"``: non-exchangeable split conformal (Barber, Candes, Ramdas & Tibshirani 2023,
+      "Conformal prediction beyond exchangeability"): ``theta`` is the weighted ``1 - alpha``
+      quantile of the last ``score_window`` scores, weights ``rho ** age``, the test point's
+      weight 1 at ``+inf``.  This is the recency-weighted calibration as a wrapper option (over
+      any base method's scores); it has no controller.
 
     **Several levels.**  Each tracked level has its own controller.  Intervals are reported
-    nested: the interval at a level is the hull of its own and those of every larger tracked (or
-    requested) level, so a smaller ``alpha`` is never narrower.  The long-run bound above holds
-    for each level's *own* intervals; the reported ones can only cover more, so their MER is at
-    most ``alpha`` plus the bound (equal while the controllers keep the levels' order, the usual
-    case).
-
-    **Tracked levels** are those of ``alphas`` and every level asked for by
-    ``predict_learn_many`` (from then on).  ``predict_interval`` at a level that is not tracked
-    answers with the base model's interval at that level (a controller at its initial state).
+    nested (the hull of a level's own interval and those of every larger level); the bounds hold
+    for each level's own intervals.  **Tracked levels** are those of ``alphas`` and every level
+    asked for by ``predict_learn_many``; ``predict_interval`` at an untracked level answers from
+    a controller at its initial state.
 
     Parameters
     ----------
     model
-        The interval method to wrap (unfitted; it is cloned when learning starts, like a
-        method's forest).  Default ``CPApproximate()``.
+        The interval method to wrap (unfitted; cloned when learning starts).  Default
+        ``CPApproximate()``.
     alphas
         Levels tracked from the start (a number or a list).
     method
-        ``"aci"`` or ``"pid"``.
+        ``"aci"``, ``"pid"``, ``"dtaci"``, ``"agaci"``, ``"sfogd"``, ``"saocp"`` or ``"nexcp"``.
     gamma
-        ACI: the step of ``alpha_t`` (in units of the level; default 0.005).  PID: the quantile
-        tracker's step as a fraction of the recent score range (default 0.05).
-    ki, csat
-        PID's integrator: gain (a fraction of the recent score range) and saturation constant.
-    window
-        PID: number of recent scores whose range scales the steps.
+        ACI: the step of ``alpha_t`` (default 0.005).  PID: the tracker's step as a fraction of
+        the recent score range (default 0.05).
+    ki, csat, window
+        PID's integrator gain and saturation constant, and the number of recent scores whose
+        range scales its steps.
+    score_window
+        DtACI, AgACI, NExCP: the number of recent scores their quantiles are taken from.
+    lifetime
+        SAOCP: the experts' base lifetime ``g``.
+    rho
+        NExCP: the recency weight.
+    scale
+        SF-OGD, SAOCP: the scale of the steps, the reference implementation's ``max_scale``
+        (steps ``scale / sqrt(3 sum g^2)``; None: ``sqrt(3)`` times the largest score seen).
+    log_size
+        Served rows kept in the log (0: no log; every learnt row is then unmatched).
+    unmatched
+        A learnt row with no record of what was served: ``"current"``, ``"skip"`` or
+        ``"raise"`` (above).
     """
+
+    #: Score-based methods: scaled scores (regression) or additive ones (prediction sets).
+    _SCALED = True
 
     def __init__(
         self,
@@ -126,6 +178,12 @@ class AdaptiveConformal(Estimator):
         ki: float = 0.5,
         csat: float = 0.5,
         window: int = 100,
+        score_window: int = 1000,
+        lifetime: int = 8,
+        rho: float = 0.99,
+        scale: float | None = None,
+        log_size: int = 10_000,
+        unmatched: str = "current",
     ):
         self.model = model
         self.alphas = alphas
@@ -134,6 +192,27 @@ class AdaptiveConformal(Estimator):
         self.ki = ki
         self.csat = csat
         self.window = window
+        self.score_window = score_window
+        self.lifetime = lifetime
+        self.rho = rho
+        self.scale = scale
+        self.log_size = log_size
+        self.unmatched = unmatched
+
+    def __setstate__(self, d) -> None:
+        """A model saved before the served log and the methods after ACI keeps learning (with an
+        empty log, and the defaults of the new parameters)."""
+        self.__dict__.update(d)
+        for k, v in (("score_window", 1000), ("lifetime", 8), ("rho", 0.99), ("scale", None),
+                     ("log_size", 10_000), ("unmatched", "current")):  # fmt: skip
+            self.__dict__.setdefault(k, v)
+        if "_model" in d and "st_" not in d:
+            R = self.levels_.shape[0]
+            init = self._initial_rows(R, self.levels_)
+            for k in ("st_", "cal_", "ex_"):
+                self.__dict__[k] = init[k]
+            self._log = ServedLog(int(self.log_size), self._record_width())
+            self._version = 0
 
     # --- parameters and state ------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -150,8 +229,9 @@ class AdaptiveConformal(Estimator):
             for a in ("predict_interval", "predict_interval_one", "predict_learn_many", "clone")
         ):
             raise TypeError(
-                f"model must be an interval method of streamforest (CPApproximate, CPExact, "
-                f"OnlineQRF, ConformalQRF, GaussianInterval), got {type(self.model).__name__}"
+                f"model must be an interval method of streamforest (NormalizedConformal, "
+                f"CPApproximate, CPExact, OnlineQRF, ConformalQRF, GaussianInterval), got "
+                f"{type(self.model).__name__}"
             )
         if isinstance(self.model, AdaptiveConformal):
             raise TypeError("model must be an interval method, not another AdaptiveConformal")
@@ -164,16 +244,24 @@ class AdaptiveConformal(Estimator):
             raise ValueError(f"ki must be a number >= 0, got {self.ki!r}")
         if not _is_real(self.csat) or not 0 < self.csat < math.inf:
             raise ValueError(f"csat must be a positive number, got {self.csat!r}")
-        w = self.window
-        if isinstance(w, bool) or not isinstance(w, numbers.Integral) or not 2 <= w <= 10**6:
-            raise ValueError(f"window must be an integer >= 2, got {w!r}")
+        for name, lo in (("window", 2), ("score_window", 2), ("lifetime", 1), ("log_size", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not lo <= v <= 10**7:
+                raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+        if not _is_real(self.rho) or not 0 < self.rho <= 1:
+            raise ValueError(f"rho must be a number in (0, 1], got {self.rho!r}")
+        sc = self.scale
+        if sc is not None and (not _is_real(sc) or not 0 < sc < math.inf):
+            raise ValueError(f"scale must be None or a positive number, got {sc!r}")
+        if self.unmatched not in _UNMATCHED:
+            raise ValueError(f"unmatched must be one of {_UNMATCHED}, got {self.unmatched!r}")
 
     @property
     def gamma_(self) -> float:
         """The step in use: ``gamma``, or the method's default (ACI 0.005, PID 0.05)."""
         if self.gamma is not None:
             return float(self.gamma)
-        return 0.005 if self.method == "aci" else 0.05
+        return 0.05 if self.method == "pid" else 0.005
 
     @staticmethod
     def _levels_of(alpha) -> np.ndarray:
@@ -189,15 +277,12 @@ class AdaptiveConformal(Estimator):
             m = (self.model if self.model is not None else self._default_model()).clone()
             self._model = m
             self.levels_ = np.zeros(0)
-            self.alpha_t_ = np.zeros(0)
-            W = int(self.window)
-            self.p_ = np.zeros(0)
-            self.isum_ = np.zeros(0)
-            self.steps_ = np.zeros(0, np.int64)
-            self.win_ = np.zeros((0, W))
-            self.win_n_ = np.zeros(0, np.int64)
-            self.win_pos_ = np.zeros(0, np.int64)
+            for k, v in self._initial_rows(0, self.levels_).items():
+                self.__dict__[k] = v
             self._n_seen = 0
+            self._version = 0
+            self._log = ServedLog(int(self.log_size), self._record_width())
+            self._warned_late = False
             self._track(self._levels_of(self.alphas))
         return m
 
@@ -211,9 +296,45 @@ class AdaptiveConformal(Estimator):
     def _create_state(self) -> None:  # see Estimator._first_call
         _ = self.model_
 
-    # the controllers' state: restored when a learning call fails (the base model keeps itself)
-    _CONTROLLERS = ("levels_", "alpha_t_", "p_", "isum_", "steps_", "win_", "win_n_", "win_pos_",
-                    "_n_seen")  # fmt: skip
+    # the controllers' state (one row per tracked level): restored when a learning call fails
+    _CONTROLLERS = ("alpha_t_", "p_", "isum_", "steps_", "win_", "win_n_", "win_pos_", "st_",
+                    "cal_", "ex_")  # fmt: skip
+
+    def _expert_shape(self) -> tuple:
+        if self.method in ("dtaci", "agaci"):
+            return (EXPERT_GAMMAS.shape[0], 2 if self.method == "dtaci" else OK.N_AGACI_FIELDS)
+        if self.method == "saocp":
+            return (SAOCP_CAPACITY, OK.N_SAOCP_FIELDS)
+        return (1, 1)
+
+    def _record_width(self) -> int:
+        if self.method in ("dtaci", "agaci"):
+            return 4 + EXPERT_GAMMAS.shape[0] * (2 if self.method == "dtaci" else 1)
+        return 5
+
+    def _initial_rows(self, k: int, levels) -> dict:
+        """The controllers' initial state for ``k`` levels ``levels``."""
+        st = np.zeros((k, OK.N_SCALARS))
+        st[:, OK.TH] = 1.0 if self._SCALED else 0.0
+        st[:, OK.CLOCK] = 1.0
+        ex = np.zeros((k, *self._expert_shape()))
+        if self.method == "dtaci":
+            ex[:, :, 0] = np.asarray(levels, dtype=float)[:, None]
+        elif self.method == "agaci":
+            ex[:, :, OK.A_LEVEL] = np.asarray(levels, dtype=float)[:, None]
+        W = int(self.score_window) if self.method in ("dtaci", "agaci", "nexcp") else 1
+        return {
+            "alpha_t_": np.asarray(levels, dtype=float).copy(),
+            "p_": np.zeros(k),
+            "isum_": np.zeros(k),
+            "steps_": np.zeros(k, np.int64),
+            "win_": np.zeros((k, int(self.window))),
+            "win_n_": np.zeros(k, np.int64),
+            "win_pos_": np.zeros(k, np.int64),
+            "st_": st,
+            "cal_": np.zeros((k, W)),
+            "ex_": ex,
+        }
 
     @contextmanager
     def _atomic(self):
@@ -221,14 +342,14 @@ class AdaptiveConformal(Estimator):
         e.g. an ``x`` the base model refuses after the controllers learnt from its interval,
         changes nothing)."""
         d = self.__dict__
-        saved = {
-            k: d[k].copy() if isinstance(d[k], np.ndarray) else d[k] for k in self._CONTROLLERS
-        }
+        saved = {k: d[k].copy() for k in self._CONTROLLERS}
+        saved["levels_"], saved["_n_seen"] = d["levels_"].copy(), d["_n_seen"]
         try:
             yield
         except BaseException:
             d.update(saved)
             raise
+        self._version += 1
 
     def _track(self, levels: np.ndarray) -> None:
         """Start controllers for the levels not tracked yet (at their initial state)."""
@@ -236,15 +357,9 @@ class AdaptiveConformal(Estimator):
         new = list(dict.fromkeys(new))
         if not new:
             return
-        k = len(new)
         self.levels_ = np.concatenate([self.levels_, new])
-        self.alpha_t_ = np.concatenate([self.alpha_t_, new])
-        self.p_ = np.concatenate([self.p_, np.zeros(k)])
-        self.isum_ = np.concatenate([self.isum_, np.zeros(k)])
-        self.steps_ = np.concatenate([self.steps_, np.zeros(k, np.int64)])
-        self.win_ = np.concatenate([self.win_, np.zeros((k, self.win_.shape[1]))])
-        self.win_n_ = np.concatenate([self.win_n_, np.zeros(k, np.int64)])
-        self.win_pos_ = np.concatenate([self.win_pos_, np.zeros(k, np.int64)])
+        for k, v in self._initial_rows(len(new), new).items():
+            self.__dict__[k] = np.concatenate([self.__dict__[k], v])
 
     @property
     def n_seen(self) -> int:
@@ -256,20 +371,34 @@ class AdaptiveConformal(Estimator):
         _ = self.model_
         return {float(a): float(t) for a, t in zip(self.levels_, self.alpha_t_, strict=True)}
 
-    def long_run_bound(self, n: int) -> dict:
-        """The bound on ``|MER - alpha|`` after ``n`` examples that the method guarantees for each
-        tracked level's own intervals, on any sequence (see the class docstring)."""
+    @property
+    def log_stats(self) -> dict:
+        """Learnt rows by how they were fed back: ``matched`` (a served record), ``late`` (its
+        record was evicted), ``unmatched`` (never served, or in another form); ``logged``: the
+        served rows waiting for their labels."""
+        lg = self.__dict__.get("_log")
+        if lg is None:
+            return {"matched": 0, "late": 0, "unmatched": 0, "logged": 0}
+        return {"matched": lg.n_matched, "late": lg.n_late, "unmatched": lg.n_unmatched,
+                "logged": len(lg)}  # fmt: skip
+
+    def long_run_bound(self, n: int, delay: int = 0) -> dict:
+        """The bound on ``|MER - alpha|`` after ``n`` labels that ACI and PID guarantee for each
+        tracked level's own intervals on any sequence (ACI with labels learnt up to ``delay``
+        labels after their row was served; see the class docstring)."""
         _ = self.model_
         if self.method == "aci":
             g = self.gamma_
-            return {float(a): (max(a, 1 - a) + g) / (g * n) for a in self.levels_}
-        c = (math.pi / 2) * float(self.csat) * (n + 1) / math.log(n + 1)
-        return {float(a): (c + 1) / n for a in self.levels_}
+            return {float(a): (max(a, 1 - a) + g * (1 + delay)) / (g * n) for a in self.levels_}
+        if self.method == "pid":
+            c = (math.pi / 2) * float(self.csat) * (n + 1) / math.log(n + 1)
+            return {float(a): (c + 1) / n for a in self.levels_}
+        raise ValueError(f"method {self.method!r} has no finite-sample long-run bound here")
 
     # --- the passes ----------------------------------------------------------------------------
     def _plan(self, levels: np.ndarray):
         """The base levels to ask for and, for ACI, each level's ladder in them."""
-        if self.method == "pid":
+        if self.method != "aci":
             return levels, None, None
         ladders = [_ladder(float(a)) for a in levels]
         union = np.unique(np.concatenate(ladders))
@@ -277,8 +406,15 @@ class AdaptiveConformal(Estimator):
         logit = np.log(np.stack(ladders) / (1 - np.stack(ladders)))
         return union, idx, np.ascontiguousarray(logit)
 
-    def _pass(self, levels, learns, blo, bhi, pred, y, learn, alpha_t):
-        """Run the method's compiled pass; returns the reported ``(lo, hi)`` of shape (n, R)."""
+    def _dtaci_eta(self, alpha: float) -> float:
+        a, interval = alpha, DTACI_INTERVAL
+        denom = ((1 - a) ** 2 * a**3 + a**2 * (1 - a) ** 3) / 3
+        k = EXPERT_GAMMAS.shape[0]
+        return math.sqrt(3 / interval) * math.sqrt((math.log(interval * k) + 2) / denom)
+
+    def _pass(self, levels, learns, blo, bhi, pred, y, mode, rec, s):
+        """Run the method's compiled pass on the state ``s`` (a dict of the call's arrays);
+        returns the reported ``(lo, hi)`` of shape (n, R)."""
         n, R = y.shape[0], levels.shape[0]
         order = np.argsort(levels, kind="stable").astype(np.int64)
         out_lo, out_hi = np.empty((n, R)), np.empty((n, R))
@@ -288,15 +424,24 @@ class AdaptiveConformal(Estimator):
         pred = np.ascontiguousarray(pred, dtype=np.float64)
         if self.method == "aci":
             _, idx, logit = self._plan(levels)
-            AK.aci_pass(blo, bhi, pred, y, learn, idx, logit, levels, learns, self.gamma_,
-                        alpha_t, order, out_lo, out_hi, own_lo, own_hi)  # fmt: skip
-        else:
-            s = self._state_of(levels)
-            AK.pid_pass(blo, bhi, pred, y, learn, levels, learns, self.gamma_,
-                        float(self.ki), float(self.csat), *s, order, out_lo, out_hi, own_lo,
+            AK.aci_pass(blo, bhi, pred, y, mode, rec, idx, logit, levels, learns, self.gamma_,
+                        s["alpha_t_"], order, out_lo, out_hi, own_lo, own_hi)  # fmt: skip
+        elif self.method == "pid":
+            AK.pid_pass(blo, bhi, pred, y, mode, rec, levels, learns, self.gamma_,
+                        float(self.ki), float(self.csat), s["p_"], s["isum_"], s["steps_"],
+                        s["win_"], s["win_n_"], s["win_pos_"], order, out_lo, out_hi, own_lo,
                         own_hi)  # fmt: skip
-            if learn:
-                self._store_state(levels, s)
+        else:
+            gammas = EXPERT_GAMMAS
+            eta = np.array([self._dtaci_eta(float(a)) for a in levels])
+            W = s["cal_"].shape[1]
+            OK.online_pass(_SCORE_METHODS[self.method], self._SCALED,
+                           0.0 if self._SCALED else -np.inf, 1.0 if self._SCALED else 0.0,
+                           blo, bhi, pred, y, mode, rec, levels, learns, gammas, eta,
+                           1.0 / (2 * DTACI_INTERVAL), float(self.lifetime),
+                           float(self.scale) if self.scale is not None else 0.0, float(self.rho),
+                           False, s["st_"], s["cal_"], s["ex_"], order, out_lo, out_hi, own_lo,
+                           own_hi, np.empty(max(W, 1)), np.empty((2, gammas.shape[0])))  # fmt: skip
         return out_lo, out_hi
 
     def _index(self, levels) -> np.ndarray:
@@ -308,25 +453,22 @@ class AdaptiveConformal(Estimator):
                 out[i] = hit[0]
         return out
 
-    def _state_of(self, levels):
-        """PID state arrays for ``levels`` (copies; untracked levels at the initial state)."""
+    def _state_of(self, levels) -> dict:
+        """The controllers' state for ``levels`` (copies; untracked levels at the initial
+        state)."""
         idx = self._index(levels)
-        R, W = levels.shape[0], self.win_.shape[1]
-        p, isum = np.zeros(R), np.zeros(R)
-        steps, win = np.zeros(R, np.int64), np.zeros((R, W))
-        win_n, win_pos = np.zeros(R, np.int64), np.zeros(R, np.int64)
+        s = self._initial_rows(levels.shape[0], levels)
         for r, j in enumerate(idx):
             if j >= 0:
-                p[r], isum[r], steps[r] = self.p_[j], self.isum_[j], self.steps_[j]
-                win[r], win_n[r], win_pos[r] = self.win_[j], self.win_n_[j], self.win_pos_[j]
-        return p, isum, steps, win, win_n, win_pos
+                for k in self._CONTROLLERS:
+                    s[k][r] = self.__dict__[k][j]
+        return s
 
     def _store_state(self, levels, s) -> None:
-        p, isum, steps, win, win_n, win_pos = s
         for r, j in enumerate(self._index(levels)):
             if j >= 0:
-                self.p_[j], self.isum_[j], self.steps_[j] = p[r], isum[r], steps[r]
-                self.win_[j], self.win_n_[j], self.win_pos_[j] = win[r], win_n[r], win_pos[r]
+                for k in self._CONTROLLERS:
+                    self.__dict__[k][j] = s[k][r]
 
     def _levels_for(self, alphas: np.ndarray):
         """The levels a call works on: the tracked ones, then the requested ones not tracked;
@@ -337,29 +479,96 @@ class AdaptiveConformal(Estimator):
         pos = np.array([np.flatnonzero(np.abs(levels - a) <= 1e-12)[0] for a in alphas])
         learns = np.zeros(levels.shape[0], np.bool_)
         learns[: self.levels_.shape[0]] = True
-        alpha_t = np.concatenate([self.alpha_t_, extra]) if extra.size else self.alpha_t_.copy()
-        return levels, pos.astype(np.int64), learns, alpha_t
+        return levels, pos.astype(np.int64), learns
 
-    def _run(self, base_call, y, alphas, learn: bool):
+    def _feedback(self, keys, n: int):
+        """How each learnt row teaches the controllers: ``(mode, rec, slots, late)`` from the
+        served log (mode 2 with the record, else by ``unmatched``).  Changes nothing."""
+        R = self.levels_.shape[0]
+        mode = np.ones(n, np.int8)
+        rec = np.zeros((n, R, self._record_width()))
+        log = self._log
+        if keys is None or log.size == 0 or (not log.by_key and not log.evicted):
+            slots, late = np.full(n, -1, np.int64), np.zeros(n, np.bool_)
+        else:
+            slots, late = log.find(keys)
+            for i in np.flatnonzero(slots >= 0):
+                if log.n_levels[slots[i]] == R:  # (a level tracked since: learn as unmatched)
+                    mode[i] = 2
+                    rec[i] = log.rec[slots[i], :R]
+        if keys is not None:
+            none = mode != 2
+            if none.any():
+                if self.unmatched == "raise":
+                    what = (
+                        "late (its record was evicted: raise log_size)"
+                        if late[none].any()
+                        else "never served (predict its interval first, in the same form)"
+                    )
+                    raise ValueError(f"unmatched='raise': a learnt row was {what}")
+                if self.unmatched == "skip":
+                    mode[none] = 3
+            if late.any() and not self.__dict__.get("_warned_late"):
+                self._warned_late = True
+                warnings.warn(
+                    f"AdaptiveConformal: {int(late.sum())} label(s) came after their served "
+                    f"intervals left the log (log_size={self.log_size}); they are handled as "
+                    f"unmatched={self.unmatched!r}.  Raise log_size above the delay plus the "
+                    "batch size.",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
+        return mode, rec, slots, late
+
+    def _run(self, base_call, y, alphas, learn: bool, keys=None, serve: bool = False):
         """``base_call(levels) -> (pred, iv)`` gives the base model's predictions and intervals
-        (``(n, L, 2)``) at the base levels of the plan; returns ``(pred, lo, hi)`` at
-        ``alphas``."""
-        levels, pos, learns, alpha_t = self._levels_for(alphas)
-        base_levels = self._plan(levels)[0]
-        pred, iv = base_call(base_levels)
+        (``(n, L, 2)``) at the base levels of the plan (learning, the base learns the rows
+        there); returns ``(pred, lo, hi)`` at ``alphas``.  ``keys``: the learnt rows' keys, to
+        learn from what was served for them; ``serve``: log the served rows under ``keys``."""
+        levels, pos, learns = self._levels_for(alphas)
+        R = self.levels_.shape[0]
+        n = None if y is None else y.shape[0]
+        fb = self._feedback(keys, n) if learn else None
+        pred, iv = base_call(self._plan(levels)[0])
+        n = iv.shape[0]
         if y is None:  # prediction only
-            y = np.zeros(iv.shape[0])
-        lo, hi = self._pass(levels, learns, iv[:, :, 0], iv[:, :, 1], pred, y, learn, alpha_t)
+            y = np.zeros(n)
+        if fb is None:
+            mode, rec = np.zeros(n, np.int8), np.zeros((n, levels.shape[0], self._record_width()))
+        else:
+            mode, rec = fb[0], fb[1]
+            if levels.shape[0] > R:  # (untracked levels: records only for the tracked ones)
+                full = np.zeros((n, levels.shape[0], rec.shape[2]))
+                full[:, :R] = rec
+                rec = full
+        s = self._state_of(levels)
+        lo, hi = self._pass(levels, learns, iv[:, :, 0], iv[:, :, 1], pred, y, mode, rec, s)
         if learn:
-            self.alpha_t_[:] = alpha_t[: self.levels_.shape[0]]
+            self._store_state(levels, s)
+            if keys is not None:
+                self._log.commit(keys, fb[2], fb[3])
+        elif serve and keys is not None and R > 0:
+            self._log.add(keys, rec[:, :R], self._version)
         return pred, lo[:, pos], hi[:, pos]
+
+    def _drop_served(self, keys) -> None:
+        """Rows served earlier and learnt by ``predict_learn_many`` (which serves them again):
+        their records go, so they cannot answer for another row."""
+        log = self._log
+        if log.by_key:
+            slots, late = log.find(keys)
+            hit = slots >= 0
+            if hit.any():
+                log.commit([k for k, h in zip(keys, hit, strict=True) if h], slots[hit],
+                           late[hit])  # fmt: skip
+                log.n_matched -= int(hit.sum())
 
     # --- array API -------------------------------------------------------------------------------
     def predict_learn_many(self, X, y, alpha=0.1, w=None):
         """Prequential pass: for each row the prediction and interval the wrapper gives *before*
-        learning it, then it learns the row (controllers, then the base model).  The levels
-        asked for are tracked from now on.  Returns ``(predictions, intervals)``: ``(n, 2)`` for
-        one level, ``(n, len(alpha), 2)`` for a list."""
+        learning it, then it learns the row (controllers, from that interval, then the base
+        model).  The levels asked for are tracked from now on.  Returns ``(predictions,
+        intervals)``: ``(n, 2)`` for one level, ``(n, len(alpha), 2)`` for a list."""
         alphas, scalar = check_alphas(alpha)
         if "_model" not in self.__dict__:
             return self._first_call(AdaptiveConformal.predict_learn_many, X, y, alpha, w)
@@ -374,12 +583,14 @@ class AdaptiveConformal(Estimator):
             self._track(alphas)
             pred, lo, hi = self._run(base, ya, alphas, learn=True)
             self._n_seen += ya.shape[0]
+            if self._log.by_key:
+                self._drop_served(row_keys(X, False))
         out = np.stack([lo, hi], axis=-1)
         return pred, (out[:, 0, :] if scalar else out)
 
     def learn_many(self, X, y, w=None):
-        """Learn the rows of ``X`` in order (the tracked levels' controllers, then the base
-        model, row by row)."""
+        """Learn the rows of ``X`` in order: the controllers from the intervals served for them
+        (see "Feedback on what was served"), then the base model."""
         if "_model" not in self.__dict__:
             return self._first_call(AdaptiveConformal.learn_many, X, y, w)
         m = self.model_
@@ -390,7 +601,7 @@ class AdaptiveConformal(Estimator):
             return m.predict_learn_many(X, y, alpha=list(levels), w=w)
 
         with self._atomic():
-            self._run(base, ya, self.levels_.copy(), learn=True)
+            self._run(base, ya, self.levels_.copy(), learn=True, keys=row_keys(X, False))
             self._n_seen += ya.shape[0]
         return self
 
@@ -400,42 +611,62 @@ class AdaptiveConformal(Estimator):
             return self._first_call(AdaptiveConformal.predict, X, keep=False)
         return self.model_.predict(X)
 
-    def predict_interval(self, X, alpha=0.1) -> np.ndarray:
-        """The intervals the wrapper gives now at significance ``alpha`` (a number or a list):
-        ``(n, 2)`` or ``(n, len(alpha), 2)``.  Changes nothing."""
+    def predict_interval(self, X, alpha=0.1, log: bool = True) -> np.ndarray:
+        """The intervals the wrapper serves now at significance ``alpha`` (a number or a list):
+        ``(n, 2)`` or ``(n, len(alpha), 2)``.  Logs what was served for each row (``log=False``:
+        only look; then a later label of these rows is unmatched); changes nothing else."""
         alphas, scalar = check_alphas(alpha)
         if "_model" not in self.__dict__:
-            return self._first_call(AdaptiveConformal.predict_interval, X, alpha, keep=False)
+            return self._first_call(
+                AdaptiveConformal.predict_interval, X, alpha, log, keep=bool(log)
+            )
         m = self.model_
 
         def base(levels):
             return m.predict(X), m.predict_interval(X, alpha=list(levels))
 
-        pred, lo, hi = self._run(base, None, alphas, learn=False)
+        keys = row_keys(X, False) if log and self._log.size else None
+        pred, lo, hi = self._run(base, None, alphas, learn=False, keys=keys, serve=True)
         out = np.stack([lo, hi], axis=-1)
         return out[:, 0, :] if scalar else out
 
     # --- River-style API -------------------------------------------------------------------------
-    def _one(self, x, alphas, learn: bool, y: float = 0.0):
+    def _one(self, x, alphas, learn: bool, y: float = 0.0, keys=None, serve=False):
         m = self.model_
 
         def base(levels):
             iv = np.array(m.predict_interval_one(x, alpha=list(levels)), dtype=np.float64)
             return np.array([m.predict_one(x)], dtype=np.float64), iv[None]
 
-        return self._run(base, np.array([y]), alphas, learn)
+        return self._run(base, np.array([y]) if learn else None, alphas, learn, keys, serve)
 
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
-        """Learn one example: the tracked levels' controllers learn from the intervals the wrapper
-        gives for ``x`` now, then the base model learns ``(x, y)``."""
+        """Learn one example: the controllers from the interval served for ``x`` (see "Feedback
+        on what was served"), then the base model learns ``(x, y)``."""
         yf = check_target(y)
         check_weight(w)
         if "_model" not in self.__dict__:
             return self._first_call(AdaptiveConformal.learn_one, x, y, w)
         m = self.model_
         with self._atomic():
-            self._one(x, self.levels_.copy(), True, yf)
+            keys = row_keys(x, True)
+            fb = self._feedback(keys, 1)
+            # the controllers first (from the record, or from the interval given now), the
+            # base model after
+            levels = self.levels_.copy()
+            s = self._state_of(levels)
+            if fb[0][0] == 2:
+                iv = np.zeros((1, self._plan(levels)[0].shape[0], 2))
+                pred = np.zeros(1)
+            else:
+                iv = np.array(m.predict_interval_one(x, alpha=list(self._plan(levels)[0])),
+                              dtype=np.float64)[None]  # fmt: skip
+                pred = np.array([m.predict_one(x)], dtype=np.float64)
+            self._pass(levels, np.ones(levels.shape[0], np.bool_), iv[:, :, 0], iv[:, :, 1],
+                       pred, np.array([yf]), fb[0], fb[1], s)  # fmt: skip
             m.learn_one(x, yf, w)
+            self._store_state(levels, s)
+            self._log.commit(keys, fb[2], fb[3])
             self._n_seen += 1
 
     def predict_one(self, x: Mapping[Hashable, object]) -> float:
@@ -444,12 +675,16 @@ class AdaptiveConformal(Estimator):
             return self._first_call(AdaptiveConformal.predict_one, x, keep=False)
         return self.model_.predict_one(x)
 
-    def predict_interval_one(self, x: Mapping[Hashable, object], alpha=0.1):
-        """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
+    def predict_interval_one(self, x: Mapping[Hashable, object], alpha=0.1, log: bool = True):
+        """``(lower, upper)`` served for one example, or a list of them for a list of ``alpha``;
+        logged as :meth:`predict_interval`."""
         alphas, scalar = check_alphas(alpha)
         if "_model" not in self.__dict__:
-            return self._first_call(AdaptiveConformal.predict_interval_one, x, alpha, keep=False)
-        _, lo, hi = self._one(x, alphas, False)
+            return self._first_call(
+                AdaptiveConformal.predict_interval_one, x, alpha, log, keep=bool(log)
+            )
+        keys = row_keys(x, True) if log and self._log.size else None
+        _, lo, hi = self._one(x, alphas, False, keys=keys, serve=True)
         if scalar:
             return (float(lo[0, 0]), float(hi[0, 0]))
         return [(float(lo[0, r]), float(hi[0, r])) for r in range(alphas.shape[0])]
@@ -470,7 +705,7 @@ class AdaptiveConformal(Estimator):
         if "_model" not in self.__dict__:
             return 0
         own = sum(v.nbytes for k, v in self.__dict__.items() if isinstance(v, np.ndarray))
-        return self.model_.memory_bytes + own
+        return self.model_.memory_bytes + own + self._log.nbytes
 
     def _load_kernels(self) -> None:
         self.model_._load_kernels()

@@ -39,8 +39,15 @@ class AdaptiveConformalClassifier(ClassifierMixin, AdaptiveConformal):
       of the recent range of ``s(x, y) - q``; rows whose base threshold is infinite (too few
       calibration scores) are covered and do not move it.
 
+    - ``"dtaci"``, ``"agaci"``, ``"sfogd"``, ``"saocp"``, ``"nexcp"``: the methods of
+      :class:`~streamforest.AdaptiveConformal` on the additive score ``s(x, y) - q`` (the set's
+      threshold ``q + theta``).
+
     ``learn_one(x, y)``: the controllers learn from the set the wrapper would have given for
-    ``x`` now, then the base method learns ``(x, y)`` (its score of ``y`` computed before).  With
+    ``x`` now, then the base method learns ``(x, y)`` (its score of ``y`` computed before).  The
+    served log of :class:`~streamforest.AdaptiveConformal` is not used for sets yet (a set's miss
+    needs the label's score under the model that served it): in batches and with delayed labels
+    the controllers learn from the sets they would give when the label comes.  With
     several levels, sets are reported nested (a smaller ``alpha`` gets the union of its own set
     and those of the larger levels); the bound holds for each level's own sets.
 
@@ -52,6 +59,9 @@ class AdaptiveConformalClassifier(ClassifierMixin, AdaptiveConformal):
     alphas, method, gamma, ki, csat, window
         As in :class:`~streamforest.AdaptiveConformal`.
     """
+
+    #: The score-based methods take additive scores ``s(x, y) - q`` (a set is ``(-inf, q]``).
+    _SCALED = False
 
     # --- hooks of AdaptiveConformal ------------------------------------------------------------
     def _check_model(self) -> None:

@@ -1,0 +1,283 @@
+"""Online conformal controllers in the protocols users run, on the same base predictions.
+
+For each time-ordered series and protocol, the base model (``NormalizedConformal``, 10 trees)
+runs once: rows are served in batches of ``b`` (its intervals at every level a controller may
+ask for, from the state it has then) and learnt ``d`` rows later (``b = 1, 50, 1000`` with
+``d = 0``; ``d = 100, 1000`` with ``b = 1``).  Every controller then runs on those recorded
+base intervals in the same protocol, so only the controller differs:
+
+- ours: ``AdaptiveConformal(method=...)`` over a replay of the recorded base (the library's own
+  wrapper code: the served log, the compiled passes);
+- Salesforce's ``online-conformal`` (Bhatnagar et al. 2023: ``SAOCP``, ``ScaleFreeOGD``,
+  ``FACI`` = DtACI, ``NExConformal``), asked for its interval when a row is served and updated
+  when its label comes, on the residuals ``|y - m|`` of the base's centre (``resid``, the way
+  the package is used with a point forecaster) and on our normalised scores ``|y - m| / h``
+  (``scaled``, interval ``m +- delta h``); ``max_scale`` from the first 500 rows' scores;
+- River's ``conf.RegressionJackknife`` over a regressor that returns the base's centre.
+
+Reported per series, protocol, alpha and controller (rows after the first 500): long-run MER,
+the worst |MER - alpha| over tumbling windows of 500 rows, RIS (mean width over the range of y;
+an infinite interval counts as 1) and the controller's rows/s (the base's time excluded).
+
+    python benchmarks/online_conformal.py [--series wind,trump,friedman,elevators]
+        [--protocols b1,b50,b1000,d100,d1000] [--n 20000] [--out results/online_conformal.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+# (run as a script, this file's folder comes first on sys.path and its name hides the package)
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
+
+ALPHAS = (0.1, 0.05)
+WARMUP = 500
+WINDOW = 500
+OURS = ("aci", "pid", "dtaci", "agaci", "sfogd", "saocp", "nexcp")
+PROTOCOLS = {"b1": (1, 0), "b50": (50, 0), "b1000": (1000, 0), "d100": (1, 100), "d1000": (1, 1000)}
+
+
+def load_series(name: str, n: int):
+    import pandas as pd
+
+    import streamforest as sf
+
+    if name == "trump":
+        from river import datasets
+
+        rows = list(datasets.TrumpApproval())
+        X = np.array([[float(v) for v in x.values()] for x, _ in rows])
+        return X[:n], np.array([y for _, y in rows], dtype=float)[:n]
+    if name == "friedman":
+        st = sf.streams.make("friedman1", n=n, seed=42)
+        X, y = st.arrays() if hasattr(st, "arrays") else _take(st, n)
+        return np.asarray(X, float), np.asarray(y, float)
+    root = os.environ.get("STREAMFOREST_DATA", "/work/shared/data")
+    df = pd.read_csv(Path(root) / f"{name}.csv.gz")
+    y = df.iloc[:, -1].to_numpy(float)
+    X = df.iloc[:, :-1].apply(pd.to_numeric, errors="coerce").to_numpy(float)
+    return X[:n], y[:n]
+
+
+def _take(stream, n):
+    Xs, ys = [], []
+    for X, y in stream.chunks(1000) if hasattr(stream, "chunks") else stream:
+        Xs.append(X)
+        ys.append(y)
+    return np.concatenate(Xs)[:n], np.concatenate(ys)[:n]
+
+
+def base_levels():
+    from streamforest.intervals.adaptive import _ladder
+
+    return np.unique(np.concatenate([_ladder(a) for a in ALPHAS] + [np.array(ALPHAS)]))
+
+
+def run_base(X, y, batch, delay, levels):
+    """The base's centre and intervals at ``levels`` for every row, served in ``batch``es and
+    learnt ``delay`` rows later."""
+    import streamforest as sf
+
+    base = sf.NormalizedConformal(forest=sf.OnlineForestRegressor(n_trees=10, seed=42))
+    n = y.shape[0]
+    iv = np.empty((n, levels.shape[0], 2))
+    pred = np.empty(n)
+    learnt = 0
+    for s in range(0, n, batch):
+        e = min(n, s + batch)
+        iv[s:e] = base.predict_interval(X[s:e], alpha=list(levels))
+        pred[s:e] = base.predict(X[s:e])
+        upto = max(0, e - delay)
+        if upto > learnt:
+            base.learn_many(X[learnt:upto], y[learnt:upto])
+            learnt = upto
+    return pred, iv
+
+
+class Replay:
+    """A base interval method that answers from the recorded intervals (row index in column 0)
+    and learns nothing: the wrapper's controllers run on the same base predictions."""
+
+    def __init__(self, pred=None, iv=None, levels=None):
+        self.pred, self.iv, self.levels = pred, iv, levels
+
+    def clone(self):
+        return Replay(self.pred, self.iv, self.levels)
+
+    def _cols(self, alpha):
+        return [int(np.argmin(np.abs(self.levels - a))) for a in alpha]
+
+    def predict(self, X):
+        return self.pred[np.asarray(X)[:, 0].astype(int)]
+
+    def predict_interval(self, X, alpha):
+        return self.iv[np.asarray(X)[:, 0].astype(int)][:, self._cols(alpha)]
+
+    def predict_learn_many(self, X, y, alpha, w=None):
+        return self.predict(X), self.predict_interval(X, alpha)
+
+    def predict_interval_one(self, x, alpha):
+        return [tuple(v) for v in self.iv[int(x[0])][self._cols(alpha)]]
+
+    def predict_one(self, x):
+        return float(self.pred[int(x[0])])
+
+
+def protocol_events(n, batch, delay):
+    """``("serve", s, e)`` and ``("learn", s, e)`` in the protocol's order."""
+    learnt = 0
+    for s in range(0, n, batch):
+        e = min(n, s + batch)
+        yield "serve", s, e
+        upto = max(0, e - delay)
+        if upto > learnt:
+            yield "learn", learnt, upto
+            learnt = upto
+    if learnt < n:
+        yield "learn", learnt, n
+
+
+def run_ours(method, pred, iv, levels, y, alpha, batch, delay):
+    import streamforest as sf
+
+    n = y.shape[0]
+    idx = np.arange(n, dtype=float)[:, None]
+    m = sf.AdaptiveConformal(Replay(pred, iv, levels), alphas=alpha, method=method,
+                             log_size=max(10_000, 2 * (batch + delay)))  # fmt: skip
+    out = np.empty((n, 2))
+    for kind, s, e in protocol_events(n, batch, delay):
+        if kind == "serve":
+            out[s:e] = m.predict_interval(idx[s:e], alpha)
+        else:
+            m.learn_many(idx[s:e], y[s:e])
+    assert m.log_stats["matched"] == n, m.log_stats
+    return out
+
+
+def run_salesforce(name, mode, pred, iv, levels, y, alpha, batch, delay):
+    import importlib
+
+    import pandas as pd
+
+    mod, cls = {
+        "saocp": ("saocp", "SAOCP"),
+        "sfogd": ("ogd", "ScaleFreeOGD"),
+        "faci": ("faci", "FACI"),
+        "nexcp": ("nex_conformal", "NExConformal"),
+    }[name]
+    C = getattr(importlib.import_module(f"online_conformal.{mod}"), cls)
+    j = int(np.argmin(np.abs(levels - alpha)))
+    lo, hi = iv[:, j, 0], iv[:, j, 1]
+    m = 0.5 * (lo + hi) if mode == "scaled" else pred
+    h = 0.5 * (hi - lo) if mode == "scaled" else np.ones_like(pred)
+    ok = np.isfinite(m) & np.isfinite(h) & (h > 0)
+    score = np.where(ok, np.abs(y - np.where(ok, m, 0.0)) / np.where(ok, h, 1.0), np.nan)
+    kw = {}
+    if name in ("saocp", "sfogd"):
+        first = score[:WARMUP][np.isfinite(score[:WARMUP])]
+        kw["max_scale"] = float(np.max(first)) * math.sqrt(3) if first.size else 1.0
+    ctl = C(model=None, train_data=None, coverage=1 - alpha, **kw)
+    n = y.shape[0]
+    out = np.empty((n, 2))
+    zero = pd.Series([0.0])
+    for kind, s, e in protocol_events(n, batch, delay):
+        for i in range(s, e):
+            if kind == "serve":
+                d = ctl.predict(horizon=1)[1] if ok[i] else np.inf
+                out[i] = (m[i] - d * h[i], m[i] + d * h[i]) if ok[i] else (-np.inf, np.inf)
+            elif ok[i]:
+                ctl.update(pd.Series([score[i]]), zero, horizon=1)
+    return out
+
+
+def run_river_jackknife(pred, y, alpha, batch, delay):
+    from river import base, conf
+
+    class Centre(base.Regressor):
+        def learn_one(self, x, y):
+            pass
+
+        def predict_one(self, x):
+            return float(pred[int(x["i"])])
+
+    jk = conf.RegressionJackknife(Centre(), confidence_level=1 - alpha)
+    n = y.shape[0]
+    out = np.empty((n, 2))
+    for kind, s, e in protocol_events(n, batch, delay):
+        for i in range(s, e):
+            if kind == "serve":
+                itv = jk.predict_one({"i": i}, with_interval=True)
+                out[i] = itv.lower, itv.upper
+            else:
+                jk.learn_one({"i": i}, float(y[i]))
+    return out
+
+
+def metrics(y, out, alpha):
+    yy, o = y[WARMUP:], out[WARMUP:]
+    err = (yy < o[:, 0]) | (yy > o[:, 1])
+    width = o[:, 1] - o[:, 0]
+    rng = float(np.max(y) - np.min(y))
+    rel = np.where(np.isfinite(width), np.maximum(width, 0.0) / rng, 1.0)
+    k = err.shape[0] // WINDOW
+    win = err[: k * WINDOW].reshape(k, WINDOW).mean(axis=1) if k else err.mean()[None]
+    return {"mer": float(err.mean()), "worst_window": float(np.max(np.abs(win - alpha))),
+            "ris": float(rel.mean())}  # fmt: skip
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--series", default="wind,trump,friedman,elevators")
+    ap.add_argument("--protocols", default=",".join(PROTOCOLS))
+    ap.add_argument("--n", type=int, default=20_000)
+    ap.add_argument("--controllers", default="ours,salesforce,river")
+    ap.add_argument("--out", default="results/online_conformal.jsonl")
+    a = ap.parse_args(argv)
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    levels = base_levels()
+    which = a.controllers.split(",")
+    with open(a.out, "a") as fh:
+        for series in a.series.split(","):
+            X, y = load_series(series, a.n)
+            for proto in a.protocols.split(","):
+                batch, delay = PROTOCOLS[proto]
+                if delay >= y.shape[0] - WARMUP:
+                    continue
+                t0 = time.perf_counter()
+                pred, iv = run_base(X, y, batch, delay, levels)
+                base_s = time.perf_counter() - t0
+                for alpha in ALPHAS:
+                    runs = []
+                    if "ours" in which:
+                        runs += [(f"ours-{m}", run_ours, (m, pred, iv, levels)) for m in OURS]
+                    if "salesforce" in which:
+                        runs += [
+                            (f"sf-{c}-{mode}", run_salesforce, (c, mode, pred, iv, levels))
+                            for mode in ("resid", "scaled")
+                            for c in ("saocp", "sfogd", "faci", "nexcp")
+                        ]
+                    if "river" in which:
+                        runs.append(("river-jackknife", run_river_jackknife, (pred,)))
+                    for name, fn, args in runs:
+                        t = time.perf_counter()
+                        out = fn(*args, y, alpha, batch, delay)
+                        sec = time.perf_counter() - t
+                        row = {"series": series, "protocol": proto, "alpha": alpha,
+                               "controller": name, "n": int(y.shape[0]),
+                               **metrics(y, out, alpha), "rows_per_s": y.shape[0] / sec,
+                               "base_seconds": base_s}  # fmt: skip
+                        fh.write(json.dumps(row) + "\n")
+                        fh.flush()
+                        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
