@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from ..compiled import entry, kernel
 from ._adaptive_kernels import _nest
 
 SFOGD, SAOCP, DTACI, AGACI, NEXCP = 0, 1, 2, 3, 4
@@ -38,12 +38,12 @@ A_LEVEL, A_LLO, A_SQLO, A_MAXLO, A_ETALO, A_LHI, A_SQHI, A_MAXHI, A_ETAHI = rang
 N_AGACI_FIELDS = 9
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _pinball(y, q, tau):
     return max(tau * (y - q), (1.0 - tau) * (q - y))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _pinball_grad(y, q, tau):
     """d/dq of ``_pinball(y, q, tau)`` (0 at a tie), as the reference implementation."""
     if y > q:
@@ -53,7 +53,7 @@ def _pinball_grad(y, q, tau):
     return 0.0
 
 
-@njit(cache=True)
+@kernel
 def _sorted_window(cal, st, r, buf):
     """The level's window of scores, ascending, in ``buf[:n]``; returns ``n``."""
     n = int(st[r, CALN])
@@ -63,7 +63,7 @@ def _sorted_window(cal, st, r, buf):
     return n
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _quantile(sorted_, n, p):
     """``np.quantile(window, p, method="inverted_cdf")`` (``p`` clipped to [0, 1])."""
     p = min(max(p, 0.0), 1.0)
@@ -71,7 +71,7 @@ def _quantile(sorted_, n, p):
     return sorted_[min(max(k, 0), n - 1)]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _dtaci_threshold(sorted_, n, a, clip, theta0):
     """DtACI's family at level ``a``: the ``1 - a`` quantile of the window; outside ``(0, 1)``
     the paper's whole line (``a <= 0``) and empty set (``a >= 1``), or with ``clip`` the
@@ -85,7 +85,7 @@ def _dtaci_threshold(sorted_, n, a, clip, theta0):
     return _quantile(sorted_, n, 1.0 - a)
 
 
-@njit(cache=True)
+@kernel
 def _weighted_quantile(cal, st, r, rho, p, buf):
     """Non-exchangeable conformal quantile (Barber et al. 2023): the window's scores weighted
     ``rho ** age`` (age 0 the newest) and the test point's weight 1 at ``+inf``; the smallest
@@ -108,7 +108,7 @@ def _weighted_quantile(cal, st, r, rho, p, buf):
     return np.inf
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _push(cal, st, r, s):
     W = cal.shape[1]
     pos = int(st[r, CALPOS])
@@ -118,7 +118,7 @@ def _push(cal, st, r, s):
         st[r, CALN] += 1
 
 
-@njit(cache=True)
+@kernel
 def _saocp_theta(ex, r, theta0):
     """SAOCP's aggregate: experts weighted by the prior ``1 / (t^2 (1 + floor(log2 t)))`` of their
     start time times ``max(0, w)``, or by the prior alone when no weight is positive (the
@@ -156,7 +156,7 @@ def _saocp_theta(ex, r, theta0):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _saocp_update(ex, st, r, s, tau, alpha, lifetime, scale, floor, theta0):
     """One step of SAOCP (Bhatnagar et al. 2023, Alg. 1 with the reference implementation's
     order): retire expired experts, start one at the current aggregate, update the experts'
@@ -210,7 +210,7 @@ def _saocp_update(ex, st, r, s, tau, alpha, lifetime, scale, floor, theta0):
     st[r, CLOCK] = t + 1.0
 
 
-@njit(cache=True)
+@kernel
 def _boa(ex, r, k, K, side, loss):
     """Bernstein online aggregation (Wintenberger 2017, multiple learning rates, as R's opera)
     of expert ``k`` for one bound (``side`` 0 lower, 1 upper), linearised loss ``loss``."""
@@ -227,7 +227,7 @@ def _boa(ex, r, k, K, side, loss):
         ex[r, k, et] = 1.0 / Ev
 
 
-@njit(cache=True)
+@kernel
 def _boa_probs(ex, r, K, side, out):
     L = A_LLO if side == 0 else A_LHI
     et = L + 3
@@ -242,7 +242,7 @@ def _boa_probs(ex, r, K, side, out):
         out[k] = out[k] / tot if tot > 0.0 else 1.0 / K
 
 
-@njit(cache=True, nogil=True)
+@entry(nogil=True)
 def online_pass(
     method, scaled, floor, theta0, blo, bhi, pred, y, mode, rec, alphas, learns, gammas, eta,
     sigma, lifetime, scale, rho, clip, st, cal, ex, order, out_lo, out_hi, own_lo, own_hi, buf,
