@@ -44,7 +44,7 @@ def _numbers(out, h) -> None:
             _numbers(v, h)
         return
     a = np.asarray(out)
-    if a.dtype == object:
+    if a.dtype.kind in "OUS":  # labels
         h.update(repr(a.tolist()).encode())
     else:
         h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
