@@ -818,7 +818,8 @@ def test_format3_files_load_predict_as_saved_and_learn_on(name):
     expected = np.load(data / f"{name}.npy", allow_pickle=False)
     if name.startswith("aborf"):
         np.testing.assert_array_equal(model.predict(X[500:]), expected)
-        fresh = sf.ABORFRegressor(n_trees=3, depth=4, seed=0).learn_many(X[:500], y[:500])
+        params = {**sf.ABORFRegressor.THESIS, "n_trees": 3, "depth": 4, "seed": 0}  # as saved
+        fresh = sf.ABORFRegressor(**params).learn_many(X[:500], y[:500])
         target = y
     else:
         np.testing.assert_array_equal(model.predict_proba(X[500:]), expected)

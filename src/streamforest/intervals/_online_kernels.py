@@ -412,8 +412,8 @@ def online_pass(
                 g_hi = (1.0 if z_hi < b_hi else 0.0) - (1.0 - 0.5 * a)
                 for k in range(K):
                     qk = rec[i, r, 4 + k]
-                    _boa(ex, r, k, K, 0, g_lo * (-qk - b_lo))
-                    _boa(ex, r, k, K, 1, g_hi * (qk - b_hi))
+                    _boa(ex, r, k, K, np.int64(0), g_lo * (-qk - b_lo))
+                    _boa(ex, r, k, K, np.int64(1), g_hi * (qk - b_hi))
                     err = 1.0 if s > qk else 0.0
                     ex[r, k, A_LEVEL] += gammas[k] * (a - err)
             _push(cal, st, r, s)

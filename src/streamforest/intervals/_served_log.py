@@ -16,6 +16,8 @@ import numpy as np
 
 
 def _dict_key(x: Mapping):
+    if not isinstance(x, Mapping):
+        raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
     items = tuple(x.items())
     try:
         hash(items)
@@ -32,6 +34,8 @@ def row_keys(X, one: bool) -> list:
         A = np.ascontiguousarray(X, dtype=np.float64)
         if A.ndim == 1:
             A = A[:, None]
+        if A.shape[0] == 0:
+            return []
         return [bytes(row) for row in A.view(np.uint8).reshape(A.shape[0], -1)]
     to_numpy = getattr(X, "to_numpy", None)
     if to_numpy is not None and hasattr(X, "columns"):  # a DataFrame

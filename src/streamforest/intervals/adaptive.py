@@ -163,7 +163,11 @@ class AdaptiveConformal(Estimator):
         Served rows kept in the log (0: no log; every learnt row is then unmatched).
     unmatched
         A learnt row with no record of what was served: ``"current"``, ``"skip"`` or
-        ``"raise"`` (above).
+        ``"raise"`` (above).  Rows served before the wrapper learnt anything are not logged (an
+        unfitted model serves infinite intervals, and predicting creates no state): their labels
+        are unmatched and taught as ``"current"``, also under ``"raise"``.  The log is not
+        saved or pickled (it records what predictions served, not what the model learnt): a
+        loaded or copied wrapper starts with an empty one.
     """
 
     #: Score-based methods: scaled scores (regression) or additive ones (prediction sets).
@@ -199,9 +203,17 @@ class AdaptiveConformal(Estimator):
         self.log_size = log_size
         self.unmatched = unmatched
 
+    def __getstate__(self):
+        """The state without the served log: it is a record of what predictions served, not of
+        what the model learnt, so predicting changes no saved file or pickle; a loaded or
+        copied wrapper starts with an empty log (labels of rows served before are unmatched)."""
+        d = dict(self.__dict__)
+        d.pop("_log", None)
+        return d
+
     def __setstate__(self, d) -> None:
         """A model saved before the served log and the methods after ACI keeps learning (with an
-        empty log, and the defaults of the new parameters)."""
+        empty log, and the defaults of the new parameters); the served log starts empty."""
         self.__dict__.update(d)
         for k, v in (("score_window", 1000), ("lifetime", 8), ("rho", 0.99), ("scale", None),
                      ("log_size", 10_000), ("unmatched", "current")):  # fmt: skip
@@ -211,8 +223,9 @@ class AdaptiveConformal(Estimator):
             init = self._initial_rows(R, self.levels_)
             for k in ("st_", "cal_", "ex_"):
                 self.__dict__[k] = init[k]
-            self._log = ServedLog(int(self.log_size), self._record_width())
             self._version = 0
+        if "_model" in d:
+            self._log = ServedLog(int(self.log_size), self._record_width())
 
     # --- parameters and state ------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -499,7 +512,7 @@ class AdaptiveConformal(Estimator):
         if keys is not None:
             none = mode != 2
             if none.any():
-                if self.unmatched == "raise":
+                if self.unmatched == "raise" and self.__dict__.get("_n_seen", 0) > 0:
                     what = (
                         "late (its record was evicted: raise log_size)"
                         if late[none].any()
@@ -617,9 +630,7 @@ class AdaptiveConformal(Estimator):
         only look; then a later label of these rows is unmatched); changes nothing else."""
         alphas, scalar = check_alphas(alpha)
         if "_model" not in self.__dict__:
-            return self._first_call(
-                AdaptiveConformal.predict_interval, X, alpha, log, keep=bool(log)
-            )
+            return self._first_call(AdaptiveConformal.predict_interval, X, alpha, log, keep=False)
         m = self.model_
 
         def base(levels):
@@ -681,7 +692,7 @@ class AdaptiveConformal(Estimator):
         alphas, scalar = check_alphas(alpha)
         if "_model" not in self.__dict__:
             return self._first_call(
-                AdaptiveConformal.predict_interval_one, x, alpha, log, keep=bool(log)
+                AdaptiveConformal.predict_interval_one, x, alpha, log, keep=False
             )
         keys = row_keys(x, True) if log and self._log.size else None
         _, lo, hi = self._one(x, alphas, False, keys=keys, serve=True)

@@ -131,7 +131,7 @@ def linear_raw(st, leaf, x, nfeat):
     return z
 
 
-@kernel
+@kernel(inline="always")
 def predict_leaf(st, prm, leaf, x, nfeat):
     lm = prm.leaf_model
     if lm == LEAF_BAYES:
@@ -152,7 +152,7 @@ def _spread_after(st, leaf, y, w):
     return np.sqrt(m2 / w1) if m2 > 0.0 and w1 > 0.0 else 0.0
 
 
-@kernel
+@kernel(inline="always")
 def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
     """Update the leaf's model(s) with ``(x, y, w)``; the target statistic is updated elsewhere."""
     lm = prm.leaf_model
@@ -264,7 +264,7 @@ def inherit_linear(st, parent, child, p_mean, p_sd):
         st.lf_coef[child, :] = 0.0
 
 
-@kernel
+@kernel(inline="always")
 def fold_leaf_model(st, prm, leaf, nfeat):
     """Fold the leaf's model into ``y = a + sum_j ft_lin[j, 0] * (x_j - ft_lin[j, 1])`` (terms
     with a missing ``x_j`` or a zero coefficient skipped): the same function as
