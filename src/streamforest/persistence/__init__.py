@@ -145,32 +145,30 @@ def load(path):
     that are damaged: a bad checksum or archive, arrays that do not fit their headers, and any
     index, count or size in the model's arrays that does not fit the arrays it indexes
     (:mod:`streamforest.persistence._validation`), all checked before any compiled code runs.
-    Errors reading the file itself (``OSError``: no such file, no permission) pass as they
-    are."""
+    Errors opening the file (``OSError``: no such file, no permission) pass as they are."""
     where = _where(path)
+    zf = _open_zip(path, where)  # OSError (no such file, no permission) passes as it is
     try:
-        return _load(path, where)
-    except OSError:
-        raise
+        with zf:
+            return _load(zf, where)
     except ValueError as e:
         if str(e).startswith(where):
             raise
         raise ValueError(f"{where}: {e}") from e
-    except Exception as e:  # anything else a damaged file made a constructor or check raise
-        raise corrupt(where, e) from e
+    except Exception as e:  # anything else a damaged file made a reader, constructor or check
+        raise corrupt(where, e) from e  # raise (OSError too: a bz2 stream in a damaged entry)
 
 
-def _load(path, where: str):
-    with _open_zip(path, where) as zf:
-        manifest = _check_version(_read_manifest(zf, where), where)
-        cls = _resolve(manifest.get("class"))
-        dec = _Decoder(zf, where)
-        params = manifest.get("params")
-        if not isinstance(params, dict) or "state" not in manifest:
-            raise dec.bad("no params or state")
-        for v in params.values():
-            dec.decode(v)
-        model = dec.decode(manifest["state"])
+def _load(zf, where: str):
+    manifest = _check_version(_read_manifest(zf, where), where)
+    cls = _resolve(manifest.get("class"))
+    dec = _Decoder(zf, where)
+    params = manifest.get("params")
+    if not isinstance(params, dict) or "state" not in manifest:
+        raise dec.bad("no params or state")
+    for v in params.values():
+        dec.decode(v)
+    model = dec.decode(manifest["state"])
     if type(model) is not cls:
         raise dec.bad(f"the state is a {type(model).__name__}, not a {cls.__name__}")
     validate(model, where)

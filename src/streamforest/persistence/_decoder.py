@@ -216,6 +216,8 @@ def read_npy(zf: zipfile.ZipFile, name: str) -> np.ndarray:
     against the entry's size before any memory is taken for it (a corrupt header cannot ask
     for terabytes); ``ValueError`` for a header that does not describe the entry."""
     info = zf.getinfo(name)  # KeyError: no such entry
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise ValueError(f"compression method {info.compress_type} (saves store or deflate)")
     with zf.open(info) as f:
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
