@@ -73,10 +73,17 @@ def build(name: str):
         params["grace_period"] = 30
     model = registry.build(name, params, seed=0)
     X, y = data(600, nominal="nominal_features" in params)
+    if spec.task == "classification":
+        y = labels(y)
     model.learn_many(X[:500], y[:500])
     for i in range(500, 600):
-        model.learn_one(dict(enumerate(X[i])), float(y[i]))
+        model.learn_one(dict(enumerate(X[i])), y[i].item())
     return model
+
+
+def labels(y: np.ndarray) -> np.ndarray:
+    """Three classes from a regression target."""
+    return np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
 
 
 def workload(model, X, y) -> None:
@@ -91,8 +98,15 @@ def workload(model, X, y) -> None:
     if hasattr(model, "predict_quantiles"):
         model.predict_quantiles(X, [0.1, 0.5, 0.9])
         model.predict_quantiles_one(rows[0], 0.5)
+    if hasattr(model, "predict_proba"):
+        model.predict_proba(X)
+        model.predict_proba_one(rows[0])
+        y = labels(y)
+    if hasattr(model, "predict_sets"):
+        model.predict_sets(X, alpha=[0.1, 0.3])
+        model.predict_set_one(rows[0], alpha=0.1)
     for r, t in zip(rows, y[:5], strict=True):
-        model.learn_one(r, float(t))
+        model.learn_one(r, t.item())
     model.learn_many(X, y)
     model.predict(X)
     if hasattr(model, "predict_interval"):

@@ -38,6 +38,27 @@ Objects are rebuilt with ``cls.__new__(cls)`` and their state set as pickle does
 model (functions, arbitrary classes, locks, numba typed containers, ...) makes :func:`save`
 raise a ``TypeError`` naming the attribute path.
 
+Loading also validates (:mod:`._validation`, :mod:`._tree_validation`): compiled kernels read
+their arrays without bounds checks, so every index, count and size in the loaded arrays (tree
+nodes, leaf slots, bins, categories, sketch levels, calibration sets, CPExact's member lists)
+is checked against the arrays it indexes before :func:`load` returns.  Any damaged file (a bad
+checksum or deflate stream, a ``.npy`` header that does not fit its entry, an index out of its
+array) is a ``ValueError`` naming the file; only errors opening it are ``OSError``.
+
+Writing
+-------
+:func:`save` writes a temporary file beside the target and renames it over the target
+(:mod:`._atomic_file`): the target is always the old file or the whole new one; the temporary
+file is removed on any exception or interrupt, and those of earlier saves to the same path that
+were killed are removed by the next save; a new file gets the mode ``open`` gives (``0o666``
+less the umask), an existing file keeps its mode; a symbolic link's target is replaced (the
+link stays).
+
+Package layout: :mod:`._format` (the archive, the manifest, versions), :mod:`._classes` (which
+classes a file may name), :mod:`._encoder` / :mod:`._decoder` (the object graph as JSON and
+arrays), :mod:`._dtypes`, :mod:`._atomic_file`, :mod:`._validation` and
+:mod:`._tree_validation`.
+
 Versions
 --------
 ``format_version`` covers both the container described above and the layout of the estimators'

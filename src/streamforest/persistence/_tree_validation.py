@@ -299,45 +299,70 @@ def _check_nodes(st: S.TreeState, sh: dict) -> None:
 
 
 def _check_bins(st: S.TreeState, sh: dict) -> None:
+    """The observers' chains, vectorised (a tree may hold a million bins): each bin in use
+    (``B_LEAF >= 0``) belongs to a live leaf slot's observer whose chain holds it once, the
+    chains end (no cycle), hold ``lf_nb`` bins each and ``I_BINS_LIVE`` in all, and the hash
+    table holds exactly the bins in use."""
     bin_hw = int(st.ints[S.I_BIN_HW])
     width = st.lf_head.shape[1]
-    live = sh["live_slots"]
-    owner = np.full(bin_hw, -1, np.int64)
-    owner[sh["free_bins"]] = -2
-    nxt = st.bn[:bin_hw, S.B_NEXT].astype(np.int64)
-    total = 0
-    if width:
-        heads = st.lf_head[live]
-        _in_range(heads, -1, bin_hw, "first bin of an observer")
-        _need((st.lf_nb[live] >= 0).all() and (st.lf_nb[live] <= bin_hw).all(), "bin counts")
-        for i, s in enumerate(live.tolist()):
-            for f in np.flatnonzero(heads[i] != -1).tolist():
-                b, n = int(heads[i, f]), 0
-                while b != -1:
-                    _need(owner[b] == -1, f"bin {b} in two chains (or a cycle, or free)")
-                    owner[b] = s
-                    _need(
-                        st.bn[b, S.B_LEAF] == s and st.bn[b, S.B_FEAT] == f,
-                        f"bin {b} does not belong to leaf slot {s}, feature {f}",
-                    )
-                    n += 1
-                    b = int(nxt[b])
-                _need(
-                    n == st.lf_nb[s, f],
-                    f"leaf slot {s}, feature {f}: {n} bins, counted {int(st.lf_nb[s, f])}",
-                )
-                total += n
-            _need(st.lf_nb[s][heads[i] == -1].sum() == 0, "bins counted in an empty observer")
+    live_slots = sh["live_slots"]
+    bn = st.bn[:bin_hw]
+    leaf_of = _float_indices(bn[:, S.B_LEAF], -1, st.lf_node.shape[0], "bins' leaf slots")
+    used = np.flatnonzero(leaf_of >= 0)
+    free = sh["free_bins"]
+    _need(not (leaf_of[free] >= 0).any(), "a free bin owned by a leaf")
+    n_live = int(st.ints[S.I_BINS_LIVE])
+    _need(used.shape[0] == n_live, f"{used.shape[0]} bins owned, counted {n_live}")
+    is_live = np.zeros(st.lf_node.shape[0], bool)
+    is_live[live_slots] = True
+    owner = leaf_of[used]
+    _need(is_live[owner].all(), "a bin owned by a free leaf slot")
+    feat = _float_indices(bn[used, S.B_FEAT], 0, max(width, 1), "bins' features")
+    nxt = st.bn[:bin_hw, S.B_NEXT].astype(np.int64)  # (whole numbers in range: _check_counts)
+    link = nxt[used]
+    if width == 0:
+        _need(used.shape[0] == 0, "bins in a tree without observers")
+    heads = st.lf_head[live_slots]
+    _in_range(heads, -1, bin_hw, "first bin of an observer")
+    counts = st.lf_nb[live_slots]
+    _need((counts >= 0).all(), "negative bin counts")
+    _need(((heads == -1) == (counts == 0)).all(), "an observer's first bin and count disagree")
+    # each bin in use is pointed at once: by its observer's head or by a bin of its chain
+    h_slot, h_feat = np.nonzero(heads != -1)
+    targets = np.concatenate([heads[h_slot, h_feat], link[link != -1]])
+    _need(np.isin(targets, used).all(), "a chain reaches a bin not in use")
+    indegree = np.bincount(targets, minlength=bin_hw)
     _need(
-        total == int(st.ints[S.I_BINS_LIVE]),
-        f"{total} bins in chains, counted {int(st.ints[S.I_BINS_LIVE])}",
+        (indegree[used] == 1).all() and targets.shape[0] == used.shape[0],
+        "a bin in two chains, or in none",
     )
+    first = heads[h_slot, h_feat]
+    _need(
+        (leaf_of[first] == live_slots[h_slot]).all() and (bn[first, S.B_FEAT] == h_feat).all(),
+        "an observer's first bin is another's",
+    )
+    nb = link != -1  # a link stays in its observer
+    _need(
+        (leaf_of[link[nb]] == owner[nb]).all() and (bn[link[nb], S.B_FEAT] == feat[nb]).all(),
+        "a chain runs into another observer's bins",
+    )
+    per = np.zeros((st.lf_node.shape[0], max(width, 1)), np.int64)
+    np.add.at(per, (owner, feat), 1)
+    _need(np.array_equal(per[live_slots][:, :width], counts), "an observer's bin count")
+    # no cycle: with every in-degree 1, a cycle would hold no head; pointer doubling from every
+    # bin reaches the end (-1, the sentinel bin_hw) in log2(bins) rounds unless on a cycle
+    jump = np.full(bin_hw + 1, bin_hw, np.int64)
+    jump[used] = np.where(link == -1, bin_hw, link)
+    for _ in range(max(1, int(bin_hw).bit_length())):
+        jump = jump[jump]
+    _need((jump[used] == bin_hw).all(), "a cycle of bins")
     ht = st.ht
     _in_range(ht, -1, bin_hw, "hash table entry")
     entries = ht[ht != -1]
-    _need(np.unique(entries).shape[0] == entries.shape[0], "a bin twice in the hash table")
-    _need((owner[entries] >= 0).all() if entries.size else True, "a free bin in the hash table")
-    _need(entries.shape[0] == total, "the hash table does not hold every live bin")
+    _need(
+        entries.shape[0] == used.shape[0] and np.array_equal(np.sort(entries), used),
+        "the hash table does not hold exactly the bins in use",
+    )
     _need(entries.shape[0] < ht.shape[0], "a full hash table")
 
 
