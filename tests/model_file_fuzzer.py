@@ -33,6 +33,7 @@ import argparse
 import collections
 import io
 import os
+import signal
 import subprocess
 import sys
 
@@ -145,14 +146,14 @@ def _targets(model):
 def _value(rng, a: np.ndarray, flat: int):
     n = a.size
     ints = [-1, -2, 0, n, n + 1, 10**12, -(10**12), int(rng.integers(-3, n + 3))]
-    ints.append(int(a.flat[int(rng.integers(n))]))  # another entry's value
+    other = a.flat[int(rng.integers(n))]  # another entry's value
     if a.dtype.kind == "f":
-        choices = ints + [np.nan, np.inf, -np.inf, 1e300, float(a.flat[flat]) + 0.5]
+        choices = ints + [np.nan, np.inf, -np.inf, 1e300, float(a.flat[flat]) + 0.5, other]
     elif a.dtype.kind == "u":
         choices = [0, 1, 2**63, 2**64 - 1, int(rng.integers(2**62))]
     else:
         info = np.iinfo(a.dtype)
-        choices = [v for v in ints if info.min <= v <= info.max] + [info.max, info.min]
+        choices = [v for v in ints if info.min <= v <= info.max] + [info.max, info.min, other]
     return choices[int(rng.integers(len(choices)))]
 
 
@@ -204,6 +205,8 @@ def mutate(model, rng) -> str:
             return f"{label} (arena array, shape unchanged)"
         setattr(holder, key, np.ascontiguousarray(new))
         return f"{label} shape {a.shape} -> {new.shape}"
+    if not a.size:
+        return f"{label} (empty, unchanged)"
     if not a.flags.writeable:
         a = a.copy()
         setattr(holder, key, a)
@@ -213,7 +216,8 @@ def mutate(model, rng) -> str:
     return f"{label}.flat[{flat}] = {v}"
 
 
-def run_mutations(name: str, start: int, stop: int, seed: int, out=sys.stdout) -> None:
+def run_mutations(name: str, start: int, stop: int, seed: int, alarm: int = 0,
+                  out=sys.stdout) -> None:  # fmt: skip
     """Mutations ``start`` to ``stop - 1`` of model ``name``: one line each, ``i outcome what``,
     printed before (``i start``) and after, so a driver knows which one crashed."""
     import streamforest as sf
@@ -222,10 +226,13 @@ def run_mutations(name: str, start: int, stop: int, seed: int, out=sys.stdout) -
     base = persistence._dumps(build(name))
     X, y = data(40, seed=1, nominal=True)
     for i in range(start, stop):
+        signal.alarm(0)
         rng = np.random.default_rng([seed, i])
         model = persistence.load(io.BytesIO(base))
         what = mutate(model, rng)
         print(f"{i} start {what}", file=out, flush=True)
+        if alarm:  # SIGALRM's default action ends the process, even inside a compiled loop
+            signal.alarm(alarm)
         try:
             blob = persistence._dumps(model)
         except Exception as e:  # noqa: BLE001 - the mutation made the model unsaveable
@@ -245,25 +252,35 @@ def run_mutations(name: str, start: int, stop: int, seed: int, out=sys.stdout) -
             print(f"{i} error:{type(e).__name__} {what} | {e}"[:400], file=out, flush=True)
             continue
         print(f"{i} ran {what}", file=out, flush=True)
+    signal.alarm(0)
 
 
-def drive(name: str, n: int, seed: int = 0, per_child: int = 10**9) -> dict:
+HANG = -signal.SIGALRM  # the exit code of a child whose mutation ran longer than its alarm
+
+
+def drive(name: str, n: int, seed: int = 0, per_child: int = 10**9,
+          hang_seconds: int = 120) -> dict:  # fmt: skip
     """Run mutations 0..n-1 in child processes (restarting after a crash); returns the counts
-    of outcomes, crashes as ``crash:<exit code>``, and the lines of every finding."""
+    of outcomes, crashes as ``crash:<exit code>`` (``crash:hang`` for a mutation still running
+    after ``hang_seconds``: a kernel in an endless loop), and the lines of every finding."""
     counts: collections.Counter = collections.Counter()
     findings = []
     i = 0
     env = dict(os.environ)
     while i < n:
         stop = min(n, i + per_child)
-        proc = subprocess.run(
-            [sys.executable, __file__, "--model", name, "--start", str(i), "--stop", str(stop),
-             "--seed", str(seed), "--child"],
-            capture_output=True, text=True, env=env,
-        )  # fmt: skip
+        try:
+            proc = subprocess.run(
+                [sys.executable, __file__, "--model", name, "--start", str(i), "--stop",
+                 str(stop), "--seed", str(seed), "--child", "--alarm", str(hang_seconds)],
+                capture_output=True, text=True, env=env,
+            )  # fmt: skip
+            stdout, code = proc.stdout, proc.returncode
+        except subprocess.TimeoutExpired as e:  # (the child's alarm failed)
+            stdout, code = e.stdout or "", "hang"
         done = {}
         started = {}
-        for line in proc.stdout.splitlines():
+        for line in stdout.splitlines():
             idx, _, rest = line.partition(" ")
             outcome, _, what = rest.partition(" ")
             if outcome == "start":
@@ -274,12 +291,14 @@ def drive(name: str, n: int, seed: int = 0, per_child: int = 10**9) -> dict:
                     findings.append(line)
         for idx in sorted(done):
             counts[done[idx]] += 1
-        if proc.returncode != 0:
+        if code == HANG:
+            code = "hang"
+        if code != 0:
             crashed = max(started) if started else i
-            counts[f"crash:{proc.returncode}"] += 1
-            findings.append(f"{crashed} crash:{proc.returncode} {started.get(crashed, '')}")
+            counts[f"crash:{code}"] += 1
+            findings.append(f"{crashed} crash:{code} {started.get(crashed, '')}")
             if crashed not in started:  # the child died before any mutation: give up
-                findings.append(proc.stderr[-2000:])
+                findings.append(proc.stderr[-2000:] if code != "hang" else "")
                 break
             i = crashed + 1
         else:
@@ -295,9 +314,10 @@ def main() -> None:
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--stop", type=int, default=0)
     ap.add_argument("--child", action="store_true")
+    ap.add_argument("--alarm", type=int, default=0, help="seconds a mutation may run (child)")
     args = ap.parse_args()
     if args.child:
-        run_mutations(args.model, args.start, args.stop, args.seed)
+        run_mutations(args.model, args.start, args.stop, args.seed, args.alarm)
         return
     result = drive(args.model, args.mutations, args.seed)
     print(args.model, args.mutations, "mutations:", result["counts"])

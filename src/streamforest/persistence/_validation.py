@@ -48,6 +48,8 @@ def validate(model, where: str = "model") -> None:
                 _check_calibration(obj)
             if "_ring" in d and "_cal" in d:
                 _check_score_ring(obj)
+            if "engine_" in d:
+                _check_trees_count(obj, d["engine_"])
         except _Bad as e:
             raise ValueError(f"{where}: corrupt model file: {path}: {e}") from None
         except ValueError as e:
@@ -111,6 +113,8 @@ def _check_engine(e) -> None:
         _need(isinstance(A, AR.Arena) and A.lay.shape[0] == T, f"{name}: not one row per tree")
         _need(np.isin(live, (0, 1)).all(), f"{name}: flags not 0 or 1")
         check_arena(A, live, name)
+    fitted = e.__dict__.get("_fitted")
+    _need(fitted is None or fitted == bool(e.created.all()), "fitted, but a tree does not exist")
     _need(
         not (e.bg_on.astype(bool) & ~e.created.astype(bool)).any(),
         "a background tree without its tree",
@@ -144,6 +148,17 @@ def _check_features(fs) -> int:
     return n
 
 
+def _check_trees_count(model, engine) -> None:
+    """A forest's tree count (a parameter that code sizes arrays with) is its engine's."""
+    for name in ("n_trees", "n_members"):
+        n = model.__dict__.get(name)
+        if n is not None and hasattr(engine, "specs"):
+            _need(
+                isinstance(n, (int, np.integer)) and int(n) == engine.forest_trees,
+                f"{name} = {n!r} for an engine of {engine.forest_trees} trees",
+            )
+
+
 def _check_sorted_set(order, pos, size: int, c: int, what: str) -> None:
     """``order[:size]``: distinct slots in ``[0, c)``; ``pos`` their positions, -1 elsewhere."""
     members = order[:size]
@@ -168,6 +183,14 @@ def _check_calibration(m) -> None:
         f"ring_ {ring.tolist()} for a calibration set of {c}",
     )
     _need(0 <= ring[0] < c, f"ring slot {int(ring[0])} outside [0, {c})")
+    size_param = m.__dict__.get("calibration_size")
+    _need(
+        size_param is None or (isinstance(size_param, (int, np.integer)) and size_param == c),
+        f"calibration_size {size_param!r} for a calibration set of {c}",
+    )
+    if two_d and hasattr(m, "_levels"):
+        levels = m._levels().shape[0]
+        _need(order.shape[0] == levels, f"{order.shape[0]} calibration sets for {levels} levels")
     size = m.size_
     _need(
         isinstance(size, (int, np.integer)) and 0 <= size <= c, f"size_ {size!r} outside [0, {c}]"
