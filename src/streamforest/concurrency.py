@@ -19,8 +19,8 @@ row) or saves a model other threads use (``streamforest.save`` reads the model u
 inner model of a wrapper (``forest_``, ``model_``) is a model of its own, with its own lock: a
 call of the wrapper does not hold it for a call of the inner model made by another thread.
 
-The lock costs about 0.1 µs per call (measured by ``benchmarks/thread_lock.py``: the ratio of
-per-example calls with and without it).  It is not saved, pickled or copied: a loaded or copied
+The lock costs 0.15-0.3 µs per call, 4-16% of a per-example prediction (measured by
+``benchmarks/thread_lock.py``: per-example calls with and without it, alternating).  It is not saved, pickled or copied: a loaded or copied
 model has a lock of its own.
 
 :class:`ThreadSafe` (the wrapper that made models thread-safe before they were) still works: it
