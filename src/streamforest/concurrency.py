@@ -20,7 +20,8 @@ inner model of a wrapper (``forest_``, ``model_``) is a model of its own, with i
 call of the wrapper does not hold it for a call of the inner model made by another thread.
 
 The lock costs 0.15-0.3 µs per call, 4-16% of a per-example prediction (measured by
-``benchmarks/thread_lock.py``: per-example calls with and without it, alternating).  It is not saved, pickled or copied: a loaded or copied
+``benchmarks/thread_lock.py``: per-example calls with and without it, alternating).  It is
+not saved, pickled or copied: a loaded or copied
 model has a lock of its own.
 
 :class:`ThreadSafe` (the wrapper that made models thread-safe before they were) still works: it
