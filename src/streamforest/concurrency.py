@@ -21,8 +21,7 @@ call of the wrapper does not hold it for a call of the inner model made by anoth
 
 The lock costs 0.15-0.3 µs per call, 4-16% of a per-example prediction (measured by
 ``benchmarks/thread_lock.py``: per-example calls with and without it, alternating).  It is
-not saved, pickled or copied: a loaded or copied
-model has a lock of its own.
+not saved, pickled or copied: a loaded or copied model has a lock of its own.
 
 :class:`ThreadSafe` (the wrapper that made models thread-safe before they were) still works: it
 runs every call of the model under the model's own lock, the lock its ``lock`` attribute
