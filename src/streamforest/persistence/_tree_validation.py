@@ -296,6 +296,12 @@ def _check_nodes(st: S.TreeState, sh: dict) -> None:
     if (st.lf_aux[:hw] < -1).any():
         raise _Bad("lf_aux below -1")
     sh["live_slots"] = live
+    # weights the kernels divide by: finite and not negative (statistics, the feature
+    # normalisers' and the class weights)
+    for name, a in (("lf_stat", st.lf_stat[live, S.S_W]), ("lf_inh", st.lf_inh[live, S.S_W]),
+                    ("lf_x", st.lf_x[live, :, S.S_W]), ("lf_cc", st.lf_cc[live])):  # fmt: skip
+        _need(a.size == 0 or (np.isfinite(a).all() and a.min() >= 0.0),
+              f"{name}: a weight negative or not finite")  # fmt: skip
 
 
 def _check_bins(st: S.TreeState, sh: dict) -> None:
@@ -317,6 +323,8 @@ def _check_bins(st: S.TreeState, sh: dict) -> None:
     is_live[live_slots] = True
     owner = leaf_of[used]
     _need(is_live[owner].all(), "a bin owned by a free leaf slot")
+    w = bn[used, S.B_W]
+    _need(np.isfinite(w).all() and (w >= 0.0).all(), "a bin's weight negative or not finite")
     feat = _float_indices(bn[used, S.B_FEAT], 0, max(width, 1), "bins' features")
     nxt = st.bn[:bin_hw, S.B_NEXT].astype(np.int64)  # (whole numbers in range: _check_counts)
     link = nxt[used]
