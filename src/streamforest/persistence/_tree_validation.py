@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..drift import PH_N, PH_T
 from ..sketches import kll
 from ..trees import _arena as AR
 from ..trees import _state as S
@@ -114,6 +115,8 @@ def _check_shapes(st: S.TreeState, prm: S.TreeParams) -> dict:
     K = st.lf_cc.shape[1]
     _need(st.ints.shape == (S.N_INTS,), f"ints has shape {st.ints.shape}, not ({S.N_INTS},)")
     _need(st.dd.shape == (S.N_DD,), f"dd has shape {st.dd.shape}")
+    counts = st.dd[[PH_N, PH_T]]  # the drift detector's counts, which it divides by
+    _need(np.isfinite(counts).all() and (counts >= 0).all(), "drift detector counts")
     _need(st.ev.shape == (S.N_EV,), f"ev has shape {st.ev.shape}")
     _need(st.rng.shape[0] >= 1, "rng is empty")
     _need(N >= 1 and L >= 1 and P >= 1, f"empty pools (nodes {N}, leaves {L}, features {P})")
