@@ -299,6 +299,10 @@ def _check_nodes(st: S.TreeState, sh: dict) -> None:
     if (st.lf_aux[:hw] < -1).any():
         raise _Bad("lf_aux below -1")
     sh["live_slots"] = live
+    m_min = st.lf_buf.shape[2]  # examples a leaf buffers (SPLIT_EXTRA), an index into lf_buf
+    nex = st.lf_nex[live]
+    _need(nex.size == 0 or (nex.min() >= 0 and (m_min == 0 or nex.max() <= m_min)),
+          f"a leaf's example count outside [0, {m_min}]")  # fmt: skip
     # weights the kernels divide by: finite and not negative (statistics, the feature
     # normalisers' and the class weights)
     for name, a in (("lf_stat", st.lf_stat[live, S.S_W]), ("lf_inh", st.lf_inh[live, S.S_W]),
