@@ -203,3 +203,61 @@ def test_a_classifier_with_sets_under_four_predicting_threads_and_one_learner(rn
                                   alone.predict_sets(probe, [0.1, 0.3]))  # fmt: skip
     with model.lock:
         assert pickle.dumps(model.model) == pickle.dumps(alone)
+
+
+# --- models without a wrapper (issue #33) ---------------------------------------------------------
+@pytest.mark.parametrize("name", ["qrf", "cp-approx", "cp-exact", "normalized-cp", "tree"])
+def test_an_unwrapped_model_with_one_learner_and_three_predictors(name):
+    """Every model holds its own lock per public call: 1 thread learning (per example and in
+    batches) while 3 predict (per example and in batches) never crashes the process (each run
+    is a child process, its exit code checked), every prediction is well formed and the model
+    ends as the same pickle as one that learnt alone (tests/thread_hammer.py)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = (
+        f"import sys, json; sys.path.insert(0, {str(root / 'tests')!r}); import thread_hammer; "
+        f"print(json.dumps(thread_hammer.drive([{name!r}], runs=1, rows=1500)))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {name: {"ok": 1}}
+
+
+def test_the_lock_is_no_state_and_thread_safe_wraps_the_models_own_lock():
+    from streamforest.concurrency import lock_of
+
+    model = sf.HoeffdingTreeRegressor(grace_period=20, seed=0)
+    X = np.random.default_rng(0).random((100, 2))
+    model.learn_many(X, X[:, 0])
+    before = pickle.dumps(model)
+    lock = lock_of(model)
+    assert "_call_lock" not in model.__dict__ and lock_of(model) is lock
+    assert pickle.dumps(model) == before  # not pickled (nor saved, nor copied)
+    assert lock_of(copy.deepcopy(model)) is not lock
+    assert sf.ThreadSafe(model).lock is lock
+    held = threading.Event()
+    release = threading.Event()
+
+    def holder():
+        with lock:
+            held.set()
+            release.wait()
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    held.wait()
+    result = []
+    caller = threading.Thread(target=lambda: result.append(model.predict(X[:2])))
+    caller.start()
+    caller.join(timeout=0.5)
+    assert caller.is_alive() and not result  # a call waits while another thread holds the lock
+    release.set()
+    thread.join()
+    caller.join()
+    assert result[0].shape == (2,)

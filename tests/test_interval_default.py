@@ -69,7 +69,7 @@ def test_plain_scores_match_the_forests_prequential_residuals():
         calibration_size=c, batch_scores=False, guard=False,
     )  # fmt: skip
     pred, iv = m.predict_learn_many(X, y, alpha=[0.2, 0.05])
-    ref = small_forest(3).predict_learn_many(X, y)
+    ref = small_forest(3).predict_learn_many(X, y - y[0]) + y[0]  # (the target shift)
     np.testing.assert_allclose(pred, ref, rtol=0, atol=1e-12)
     res = np.abs(y - ref)
     for i in (1, 3, 50, 199, 200, 450, 699):
@@ -85,21 +85,28 @@ def test_plain_scores_match_the_forests_prequential_residuals():
 def test_boosted_centre_is_the_forest_plus_a_bias_forest_of_its_signed_residuals():
     """center='boosted': each row's centre (the point prediction, the middle of its interval) is
     the forest's prequential prediction plus that of a clone (seed + 2) learning the forest's
-    signed prequential residuals; it errs less than the forest alone on a target the coarse
-    leaves miss, and ``predict`` / ``predict_one`` return the same centres."""
+    signed prequential residuals (both learning the targets less the first one, added back);
+    it errs less than the forest alone on a target the coarse leaves miss, and ``predict`` /
+    ``predict_one`` return the same centres."""
     rng = np.random.default_rng(8)
     X, y = friedman1(3000, rng, p=5)
     m = sf.NormalizedConformal(forest=small_forest(3))
     pred, iv = m.predict_learn_many(X, y, alpha=0.1)
-    base = small_forest(3).predict_learn_many(X, y)
-    bias = small_forest(5).predict_learn_many(X, y - base)
-    np.testing.assert_allclose(pred, base + bias, rtol=0, atol=1e-9)
+    shift = y[0]
+    assert m.target_shift_ == shift
+    base = small_forest(3).predict_learn_many(X, y - shift)
+    first_out = np.ones(len(y))
+    first_out[0] = 0.0  # the first residual (0: the first target is the shift) is not learnt
+    bias = small_forest(5).predict_learn_many(X, (y - shift) - base, first_out)
+    np.testing.assert_allclose(pred, base + bias + shift, rtol=0, atol=1e-9)
+    base = base + shift
     np.testing.assert_allclose((iv[100:, 0] + iv[100:, 1]) / 2, pred[100:], rtol=1e-9)
     s = slice(1000, None)
     assert np.mean(np.abs(y - pred)[s]) < 0.95 * np.mean(np.abs(y - base)[s])
     Xt = rng.random((10, 5))
     p = m.predict(Xt)
-    np.testing.assert_allclose(p, m.forest_.predict(Xt) + m._bias.predict(Xt), rtol=1e-12)
+    centre = m.forest_.predict(Xt) + m._bias.predict(Xt) + shift
+    np.testing.assert_allclose(p, centre, rtol=1e-12)
     one = [m.predict_one({j: float(v) for j, v in enumerate(r)}) for r in Xt]
     np.testing.assert_allclose(one, p, rtol=1e-12)
     np.testing.assert_allclose(m.predict_interval(Xt, alpha=0.1).mean(axis=1), p, rtol=1e-9)
@@ -118,10 +125,31 @@ def test_a_model_saved_before_the_centre_existed_keeps_the_forests_centre():
     old.__setstate__(d)
     assert old.center == "forest"
     Xt = rng.random((20, 4))
-    np.testing.assert_allclose(old.predict(Xt), m.forest_.predict(Xt), rtol=0, atol=0)
+    np.testing.assert_allclose(
+        old.predict(Xt), m.forest_.predict(Xt) + m.target_shift_, rtol=0, atol=0
+    )
     np.testing.assert_allclose(
         old.predict_interval(Xt, alpha=0.1), m.predict_interval(Xt, alpha=0.1), rtol=0, atol=0
     )
+
+
+def test_a_model_saved_before_the_target_shift_keeps_its_forests_units():
+    """State without ``target_shift_`` (saved before the forests learnt the targets less the
+    first one) loads with a shift of 0: its forests' predictions are its centres, as before."""
+    rng = np.random.default_rng(12)
+    X, y = hetero(600, rng)
+    m = sf.NormalizedConformal(forest=small_forest(3), center="forest")
+    m.learn_many(X, y)
+    assert m.target_shift_ == y[0]
+    d = m.__getstate__()
+    del d["target_shift_"]
+    old = sf.NormalizedConformal.__new__(sf.NormalizedConformal)
+    old.__setstate__(d)
+    assert old.target_shift_ == 0.0
+    Xt = rng.random((20, 4))
+    np.testing.assert_array_equal(old.predict(Xt), m.forest_.predict(Xt))
+    old.learn_many(X[:100], y[:100])  # keeps learning in its units
+    assert old.target_shift_ == 0.0
 
 
 def test_young_error_level_includes_the_rows_own_residual():
@@ -141,7 +169,7 @@ def test_young_error_level_includes_the_rows_own_residual():
     want = np.empty(400)
     for k in range(400):
         lev = r[: k + 1].mean() if k < LEVEL_WARMUP else r[:k].mean()
-        want[k] = r[k] / lev
+        want[k] = r[k] / lev if r[k] else 0.0  # (row 0: its target is the shift, residual 0)
     np.testing.assert_allclose(m.cal_score_[:400], want, rtol=1e-9)
     assert np.all(want[:LEVEL_WARMUP] <= np.arange(1, LEVEL_WARMUP + 1) + 1e-9)
     assert r[3] / r[:3].mean() > 50  # what the old rule (the earlier residuals only) scored

@@ -12,6 +12,10 @@
 - scikit-learn: ``get_params(deep=...)``/``set_params`` (nested ``forest__n_trees`` keys), ``fit``
   (forget, then learn), ``partial_fit`` (keep learning), ``score`` (R²) and regressor tags, so the
   estimators work with ``sklearn.base.clone``, pipelines and ``GridSearchCV``.
+- Threads: every public call (:data:`streamforest.concurrency.LOCKED_CALLS`: learning,
+  predicting, ``fit``, ``set_params``, ...) holds the model's own re-entrant lock, so a model is
+  safe to share between threads (see :mod:`streamforest.concurrency`).  The lock lives in a slot
+  (``_call_lock``), not in ``__dict__``: it is no learnt state, and is not pickled, saved or copied.
 - One vocabulary (``n_trees``, ``n_members``, ``leaf_model``, ``alphas``, ``seed``); River's and
   scikit-learn's names for the same parameters (:data:`ALIASES`) are accepted by the constructor
   and ``set_params`` with a ``FutureWarning`` naming streamforest's, until the next release.
@@ -28,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .concurrency import LOCKED_CALLS, locked
 from .features import check_targets, check_weights
 
 # Other libraries' names for streamforest's parameters: an alias maps to the first of its
@@ -80,10 +85,21 @@ def _resolve_aliases(cls, params: dict, warn: bool = True, stacklevel: int = 3) 
 
 class Estimator:
     """Base class: parameter introspection, cloning, repr and the scikit-learn estimator API
-    (``get_params``/``set_params``, ``fit``/``partial_fit``/``score``, tags)."""
+    (``get_params``/``set_params``, ``fit``/``partial_fit``/``score``, tags) and the lock of
+    its public calls (see the module docstring)."""
+
+    # the lock of the public calls (streamforest.concurrency.lock_of), made on first use
+    __slots__ = ("_call_lock", "__dict__", "__weakref__")
+
+    def __getstate__(self):
+        """The state to pickle, copy or save: ``__dict__`` (the lock, a slot, is not state)."""
+        return self.__dict__
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        for name in LOCKED_CALLS.intersection(cls.__dict__):  # public calls hold the lock
+            if inspect.isfunction(cls.__dict__[name]):
+                setattr(cls, name, locked(cls.__dict__[name]))
         init = cls.__dict__.get("__init__")
         if init is None or getattr(init, "_accepts_aliases", False):
             return
@@ -327,6 +343,11 @@ class Estimator:
             if p.default is inspect.Parameter.empty or not _same(v, p.default):
                 parts.append(f"{name}={v!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+
+for _name in LOCKED_CALLS.intersection(vars(Estimator)):  # the base's own public calls
+    setattr(Estimator, _name, locked(vars(Estimator)[_name]))
+del _name
 
 
 def _same(a, b) -> bool:

@@ -1,44 +1,126 @@
-"""Sharing a model between threads: :class:`ThreadSafe`.
+"""Sharing a model between threads: every model is thread-safe.
 
-The contract: **a streamforest model is not thread-safe**, not even for predictions alone.  A
-per-example call reuses scratch buffers the model owns (the encoded row, the trees' predictions,
-the interval's bounds), so two threads predicting at once can read each other's half-written
-values, and a prediction that runs while another thread learns can see trees in the middle of an
-update (or arrays being reallocated), or even overwrite the encoded row being learnt, which
-corrupts the model.  Keeping the per-example calls lock-free keeps them fast;
-a model served by several threads (a web endpoint answering ``predict_*`` while a thread learns)
-is wrapped instead:
+**Every public call of a streamforest model holds the model's lock** (a re-entrant lock of its
+own), so calls never overlap: each sees the model between two whole calls, results are exactly
+those of some sequential order of the calls, and a thread that learns a sequence leaves the
+model it would leave alone, whatever other threads predict meanwhile.  The lock serialises
+predictions too (a per-example call reuses scratch buffers the model owns: the encoded row, the
+trees' predictions, the interval's bounds), which is what makes them safe.  Batch calls release
+the GIL in compiled code, but on one model they still run one at a time; their ``n_jobs``
+threads are the way to use several cores, and two models run in parallel.
 
->>> import streamforest as sf
->>> model = sf.ThreadSafe(sf.OnlineQRF(seed=0))
->>> model.learn_one({"x": 1.0}, 2.0)          # any method of the model, one call at a time
->>> model.predict_interval_one({"x": 1.0}, alpha=0.1)
-(2.0, 2.0)
+The calls that hold the lock are those named in :data:`LOCKED_CALLS` (learning, predicting,
+``fit``, ``set_params``, ...), wherever a model class defines them (see
+:class:`streamforest.base.Estimator`).  Attribute reads (``trees_``, ``state_``, ``n_seen``,
+...) do not take it: views of live state are only safe to read while no other thread calls the
+model, i.e. holding its lock: ``with streamforest.concurrency.lock_of(model): ...``, which is
+also how a thread makes several calls one whole (e.g. a prediction and the learning of the same
+row) or saves a model other threads use (``streamforest.save`` reads the model unlocked).  The
+inner model of a wrapper (``forest_``, ``model_``) is a model of its own, with its own lock: a
+call of the wrapper does not hold it for a call of the inner model made by another thread.
 
-Every call through the wrapper holds one lock for its whole duration, so calls never overlap and
-each sees the model between two whole calls: results are exactly those of some sequential order
-of the calls (a thread that learns a sequence leaves the model it would leave alone).  The lock
-serialises predictions too, which is what makes them safe; it costs little next to the model's
-own work (measured in the docs: user guide, persistence and threads).  Batch calls
-release the GIL in compiled code, but under the wrapper they still run one at a time; their
-``n_jobs`` threads are the way to use several cores.
+The lock's cost per call is measured by ``benchmarks/thread_lock.py`` (per-example calls with
+and without it, alternating; the figures are in the docs: user guide, persistence and threads).
+It is not saved, pickled or copied: a loaded or copied model has a lock of its own.
 
-To use the model directly (inspection, :func:`streamforest.save`), hold the lock:
-``with model.lock: streamforest.save(model.model, path)``.  Objects a call returns are the
-caller's, except views of live state (``trees_``, ``state_``), which are only safe to read under
-the lock.
+:class:`ThreadSafe` (the wrapper that made models thread-safe before they were) still works: it
+runs every call of the model under the model's own lock, the lock its ``lock`` attribute
+names, so it adds nothing but an indirection and can be dropped.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
-__all__ = ["ThreadSafe"]
+__all__ = ["LOCKED_CALLS", "ThreadSafe", "lock_of", "locked"]
+
+#: The methods whose calls hold the model's lock (when a model class defines them).
+LOCKED_CALLS = frozenset({
+    "learn_one", "learn_many", "learn", "predict_one", "predict", "predict_learn_many",
+    "predict_interval_one", "predict_interval", "predict_quantiles_one", "predict_quantiles",
+    "predict_proba_one", "predict_proba", "predict_set_one", "predict_sets", "predict_trees",
+    "tree_predictions", "apply", "fit", "partial_fit", "score", "set_params", "reset",
+})  # fmt: skip
+
+_CREATING = threading.Lock()  # held while a model's lock is made (once per model)
+
+
+def lock_of(model) -> threading.RLock:
+    """The re-entrant lock every public call of ``model`` holds (made on first use)."""
+    try:
+        return model._call_lock
+    except AttributeError:
+        with _CREATING:  # two threads calling a new model at once make one lock
+            try:
+                return model._call_lock
+            except AttributeError:
+                lock = model._call_lock = threading.RLock()
+                return lock
+
+
+def locked(method):
+    """``method`` (of a class whose instances have a ``_call_lock`` slot) made to run holding
+    the instance's lock, :func:`lock_of`.
+
+    The wrapper has ``method``'s own signature (generated), so a call forwards its arguments as
+    they came: forwarding ``*args, **kwargs`` cost ~0.4 µs a call, more than the lock itself."""
+    if getattr(method, "_holds_lock", False):
+        return method
+    params = list(inspect.signature(method).parameters.values())
+    defaults = {}
+    head, forward = [], []
+    star = False
+    for p in params:
+        text = p.name
+        if p.default is not p.empty:
+            defaults[f"_default_{p.name}"] = p.default
+            text += f"=_default_{p.name}"
+        if p.kind is p.VAR_POSITIONAL:
+            head.append("*" + p.name)
+            forward.append("*" + p.name)
+            star = True
+        elif p.kind is p.VAR_KEYWORD:
+            head.append("**" + p.name)
+            forward.append("**" + p.name)
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star:
+                head.append("*")
+                star = True
+            head.append(text)
+            forward.append(f"{p.name}={p.name}")
+        else:
+            head.append(text)
+            forward.append(p.name)
+        if p.kind is p.POSITIONAL_ONLY and (
+            params.index(p) == len(params) - 1 or params[params.index(p) + 1].kind is not p.kind
+        ):
+            head.append("/")  # fmt: skip
+    self_name = params[0].name
+    source = (
+        f"def call({', '.join(head)}):\n"
+        f"    try:\n"
+        f"        lock = {self_name}._call_lock\n"
+        f"    except AttributeError:\n"
+        f"        lock = lock_of({self_name})\n"
+        f"    lock.acquire()\n"
+        f"    try:\n"
+        f"        return method({', '.join(forward)})\n"
+        f"    finally:\n"
+        f"        lock.release()\n"
+    )
+    namespace = {"method": method, "lock_of": lock_of, **defaults}
+    exec(source, namespace)  # noqa: S102 - source built above from the method's signature
+    call = functools.update_wrapper(namespace["call"], method)
+    call._holds_lock = True
+    return call
 
 
 class ThreadSafe:
-    """A model whose every method call (and attribute read) runs under one re-entrant lock.
+    """A model whose every method call (and attribute read) runs under one re-entrant lock:
+    the model's own lock for a streamforest model (whose calls hold it anyway, see the module
+    docstring), a new one for any other object.
 
     Parameters
     ----------
@@ -52,7 +134,7 @@ class ThreadSafe:
     model
         The wrapped model: use it only while holding :attr:`lock`.
     lock
-        The ``threading.RLock`` every call holds.
+        The ``threading.RLock`` every call holds (:func:`lock_of` the model).
 
     Pickling (and ``copy.deepcopy``) copies the model under the lock; the copy has its own lock.
     """
@@ -62,7 +144,8 @@ class ThreadSafe:
     def __init__(self, model):
         if isinstance(model, ThreadSafe):
             model = model.model
-        lock = threading.RLock()
+        # a streamforest model's own lock (its calls hold it anyway); any other object's new one
+        lock = lock_of(model) if hasattr(type(model), "_call_lock") else threading.RLock()
         for k, v in (("model", model), ("lock", lock), ("_acquire", lock.acquire),
                      ("_release", lock.release)):  # fmt: skip
             object.__setattr__(self, k, v)

@@ -43,7 +43,7 @@ class _LeafWeightForest:
 
     _param_names = classmethod(Estimator._param_names.__func__)
     get_params = Estimator.get_params
-    set_params = Estimator.set_params
+    set_params = Estimator.set_params.__wrapped__  # (without the lock: a batch model has none)
     _check_param_names = Estimator._check_param_names
     _holds_state = Estimator._holds_state
     _SKLEARN_ATTRS = Estimator._SKLEARN_ATTRS

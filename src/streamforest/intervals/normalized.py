@@ -103,6 +103,14 @@ class NormalizedConformal(IntervalRegressor):
         misses (measured in docs/intervals.md).
     seed
         Overrides the forest's seed when given.
+
+    Scale: the three forests learn the targets less a fixed shift, the first target learnt
+    (``target_shift_``), and every prediction adds it back, so the intervals and centres of
+    ``y + c`` are those of ``y`` moved by ``c`` (up to the rounding of ``c + ...``).  Without
+    it a tree that has learnt nothing (the first rows, a tree reset after a drift) predicts 0,
+    so the first residuals were about ``c`` and the bias and residual forests learnt them:
+    ``y = 1e6 + f(x)`` had 3000 times the error of ``f(x)`` (and a constant target was
+    predicted 1% off).  ``forest_`` therefore predicts ``y - target_shift_``.
     """
 
     def __init__(
@@ -156,6 +164,8 @@ class NormalizedConformal(IntervalRegressor):
         self.__dict__.setdefault("guard", False)
         if "level_" in self.__dict__ and "guard_" not in self.__dict__:
             self.guard_ = np.zeros(2)
+        if "level_" in self.__dict__:  # saved before the shift: its forests learnt y itself
+            self.__dict__.setdefault("target_shift_", 0.0)
 
     def _init_state(self) -> None:
         c = int(self.calibration_size)
@@ -168,6 +178,7 @@ class NormalizedConformal(IntervalRegressor):
         self.cal_sorted_ = np.zeros(c)
         self.level_ = np.zeros(2)  # running mean absolute residual, rows it has seen
         self.guard_ = np.zeros(2)  # [on, CUSUM statistic of the scores' ranks]
+        self.target_shift_ = 0.0  # the first target learnt (set then): the forests learn y - it
 
     def _own_bytes(self) -> int:
         own = sum(v.nbytes for k, v in self.__dict__.items() if k.startswith("cal_"))
@@ -211,7 +222,7 @@ class NormalizedConformal(IntervalRegressor):
             return np.zeros(Xa.shape[0])
         return bf.predict(self._aux_rows(Xa))
 
-    def _spread(self, P, Xa, r=None) -> np.ndarray:
+    def _spread(self, P, Xa, r=None, first: bool = False) -> np.ndarray:
         """Row spreads: the trees' (``P``), or the residual forest's prediction of ``|y - y_hat|``
         (prequential, learning ``r`` when given)."""
         if self.normalize != "residuals":
@@ -221,7 +232,7 @@ class NormalizedConformal(IntervalRegressor):
         rf = self._aux("_resid", 1)
         Xr = self._aux_rows(Xa)
         if r is not None:
-            return np.maximum(rf.predict_learn_many(Xr, r), 0.0)
+            return np.maximum(rf.predict_learn_many(Xr, *_learnable(r, first)), 0.0)
         if not rf._fitted:
             return np.zeros(Xa.shape[0])
         return np.maximum(rf.predict(Xr), 0.0)
@@ -242,7 +253,12 @@ class NormalizedConformal(IntervalRegressor):
         e = self.forest_.engine_
         P = e.predict_trees(Xa)
         yhat = e.aggregate(P) + self._bias_at(Xa)
-        return self._pass(yhat, self._spread(P, Xa), ya, alphas, False)
+        return self._shifted_back(self._pass(yhat, self._spread(P, Xa), ya, alphas, False))
+
+    def _shifted_back(self, out):
+        """``(centres, lower, upper)`` in the targets' units (the forests' plus the shift)."""
+        c = self.target_shift_
+        return tuple(a + c for a in out) if c != 0.0 else out
 
     def _staged(self, alphas) -> bool:
         return True
@@ -254,6 +270,10 @@ class NormalizedConformal(IntervalRegressor):
         learnt), the rows are scored with the centre and spread the forests predict for the
         whole batch *before* learning it: the predictions a test batch met."""
         e = self.forest_.engine_
+        first = self._n_seen == 0 and ya.shape[0] > 0
+        if first:  # the first rows: the shift is the first target
+            self.target_shift_ = float(ya[0])
+        ya = ya - self.target_shift_  # (the forests' units)
         before = None
         if self.batch_scores and Xa.shape[0] > 1 and e.fitted and self._n_seen > 0:
             P0 = e.predict_trees(Xa)
@@ -261,8 +281,9 @@ class NormalizedConformal(IntervalRegressor):
         P = e.predict_learn(Xa, ya, e.bagging_weights(wa), wa)
         yhat = e.aggregate(P)
         if self.center == "boosted":
-            yhat = yhat + self._aux("_bias", 2).predict_learn_many(self._aux_rows(Xa), ya - yhat)
-        spread = self._spread(P, Xa, np.abs(ya - yhat))
+            r, rw = _learnable(ya - yhat, first)
+            yhat = yhat + self._aux("_bias", 2).predict_learn_many(self._aux_rows(Xa), r, rw)
+        spread = self._spread(P, Xa, np.abs(ya - yhat), first)
         return before if before is not None else (yhat, spread)
 
     def predict(self, X) -> np.ndarray:
@@ -271,7 +292,7 @@ class NormalizedConformal(IntervalRegressor):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(NormalizedConformal.predict, X, keep=False)
-        return f.predict(X) + self._bias_at(self._encode(X))
+        return f.predict(X) + self._bias_at(self._encode(X)) + self.target_shift_
 
     def predict_one(self, x) -> float:
         """Point prediction for one example: the interval's centre."""
@@ -281,11 +302,11 @@ class NormalizedConformal(IntervalRegressor):
         p = f.predict_one(x)
         if self.center == "boosted" and "_bias" in self.__dict__:
             p += float(self._bias_at(f._encode_one(x, learn=False))[0])
-        return p
+        return p + self.target_shift_
 
     def _score_stage(self, stage, ya, alphas, alone: bool):
         """Half-widths from the calibration set, row by row, each row entering it after."""
-        return self._pass(*stage, ya, alphas, True)
+        return self._shifted_back(self._pass(*stage, ya - self.target_shift_, alphas, True))
 
     # --- one example: the steps of a one-row chunk, each forest through its engine's
     # per-example call (a one-row chunk drives every tree of three forests through the batch
@@ -349,11 +370,14 @@ class NormalizedConformal(IntervalRegressor):
         if row.shape[0] < buf.shape[0]:  # (unreachable: a forest's width only grows)
             buf[row.shape[0] :] = np.nan
         mean = self._mean_ep(e._p)
+        yf = yf - self.target_shift_  # (the forests' units)
         yhat = mean(e.learn_row(yf, wf))  # the trees' predictions before learning, averaged
         self._fill_aux(buf, row)
+        finite = yhat - yhat == 0.0  # (else the residual forests learn nothing: _learnable)
         if be is not None:
-            yhat = yhat + mean(be.learn_row(yf - yhat, 1.0))
-        s = mean(re.learn_row(abs(yf - yhat), 1.0))
+            yhat = yhat + mean(be.learn_row(yf - yhat if finite else 0.0, 1.0 if finite else 0.0))
+        finite = yhat - yhat == 0.0
+        s = mean(re.learn_row(abs(yf - yhat) if finite else 0.0, 1.0 if finite else 0.0))
         yh[0], sp[0], ya[0] = yhat, _at_least_zero(s), yf
         self._pass_one(yh, sp, ya, True, _LEARN_LEVELS, half)
         self._n_seen += 1
@@ -374,7 +398,8 @@ class NormalizedConformal(IntervalRegressor):
         alphas = check_alphas(alpha)[0]  # (a shared one-element array)
         self._pass_one(yh, sp, ya, False, alphas, half)
         h = half[0, 0]
-        lo, hi = yhat - h, yhat + h
+        c = self.target_shift_
+        lo, hi = (yhat - h) + c, (yhat + h) + c
         return (-_INF if lo != lo else lo, _INF if hi != hi else hi)
 
     def _mean_ep(self, P):
@@ -394,6 +419,20 @@ class NormalizedConformal(IntervalRegressor):
         if ep is None:
             ep = _EP["pass"] = entry_point(NK.normalized_pass, args)
         self.size_ = ep(*args)
+
+
+def _learnable(r: np.ndarray, first: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(targets, weights)`` for a residual forest learning residuals ``r``: a residual that
+    is not finite (the centre was not: a forest fed values it cannot represent) is learnt with
+    weight 0, so the residual forests stay finite and the error, if any, is not reported as one
+    of the caller's targets; so is the model's very first residual (``first``: 0 by the choice
+    of the shift, not an error of a forest that had learnt anything)."""
+    bad = ~np.isfinite(r)
+    if first:
+        bad[0] = True
+    if not bad.any():
+        return r, None
+    return np.where(bad, 0.0, r), (~bad).astype(np.float64)
 
 
 def _at_least_zero(s: float) -> float:

@@ -8,7 +8,8 @@
   makes the model start from the mean model and keeps the RMSProp step size (about ``lr`` per
   update) meaningful whatever the scale of y; the thesis' raw-scale intercept would need
   ``mean_y / lr`` updates to reach the mean.  Missing values and nominal features contribute 0.
-  A sample weight ``w`` multiplies the step.  (Mean leaves keep no feature statistics.)
+  A sample weight ``w`` multiplies the step.  (Mean leaves keep no feature statistics.)  A
+  value beyond ``HUGE_X`` (1e100) is missing to the leaf models, as NaN is.
   The parameters live in units of the leaf's spread ``sd_y``, which moves as examples arrive:
   each time it does, the coefficients are rescaled by ``sd_old / sd_new`` so that the learnt
   term ``sd_y * (b + sum_j w_j x'_j)`` changes by the gradient step only (without it a young
@@ -64,6 +65,15 @@ from ..stats import _add_to_mean, welford_update
 from ._state import LEAF_ADAPTIVE, LEAF_BAYES, LEAF_MEAN, LEV_TERM, S_HI, S_LO, S_M2, S_W
 from .tree_kind import kind_hook
 
+# A feature value beyond this magnitude is missing to the leaf models (linear and Bayesian), as
+# NaN is: its square would overflow the feature statistics and the Bayesian scatter (one row
+# with a feature at 1e300 left inf - inf = NaN coefficients, then NaN predictions for good).
+# Routing still uses the value.  No ordinary value comes near it (results unchanged).
+HUGE_X = 1e100
+# While learning, a standardised input is clipped to this magnitude, so that the squared
+# gradient of RMSProp stays finite (a value just below HUGE_X at a leaf of tiny spread)
+MAX_LEARN_Z = 1e50
+
 
 # ------------------------------------------------------------------------------------------------
 # the Bayesian leaves' steps, compiled only for kinds with Bayesian leaves (``TreeKind.bayes``);
@@ -110,8 +120,9 @@ def target_mean_sd(st, leaf):
 
 @kernel(inline="always")
 def standardised(st, leaf, j, x):
-    """FIMT standardisation of feature ``j`` at ``leaf``; 0 for missing or unknown spread."""
-    if np.isnan(x) or st.ft_nominal[j]:
+    """FIMT standardisation of feature ``j`` at ``leaf``; 0 for missing (NaN or beyond
+    ``HUGE_X``) or unknown spread."""
+    if not abs(x) <= HUGE_X or st.ft_nominal[j]:
         return 0.0
     w = st.lf_x[leaf, j, S_W]
     m2 = st.lf_x[leaf, j, S_M2]
@@ -167,7 +178,7 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
             c = st.lf_coef
             z = c[leaf, 0]
             for j in range(nfeat):
-                xs_[j, 0] = standardised(st, leaf, j, x[j])
+                xs_[j, 0] = min(max(standardised(st, leaf, j, x[j]), -MAX_LEARN_Z), MAX_LEARN_Z)
                 if c[leaf, j + 1] != 0.0:
                     z += c[leaf, j + 1] * xs_[j, 0]
             if lm == LEAF_ADAPTIVE:
@@ -213,7 +224,7 @@ def _feature_stats(st, leaf, x, w, nfeat):
     step = 0.0
     for j in range(nfeat):
         xj = x[j]
-        if not np.isnan(xj) and not st.ft_nominal[j]:
+        if abs(xj) <= HUGE_X and not st.ft_nominal[j]:  # (not missing: NaN fails it)
             wj = s[leaf, j, 0]
             if wj != w_prev:
                 w_prev = wj
@@ -300,7 +311,7 @@ def folded_predict(st, a, x, nfeat):
         b = fl[j, 0]
         if b != 0.0:
             xj = x[j]
-            if not np.isnan(xj):
+            if abs(xj) <= HUGE_X:  # (not missing: NaN fails it)
                 z += b * (xj - fl[j, 1])
     return z
 
@@ -343,7 +354,7 @@ def bayes_predict(st, leaf, x, nfeat):
         b = c[leaf, j + 1]
         if b != 0.0:  # 0 for a feature without spread (exactly, see nig_solve)
             xj = x[j]
-            if not np.isnan(xj):
+            if abs(xj) <= HUGE_X:  # (not missing: NaN fails it)
                 mu, isd = _nig_coords(st, leaf, j)
                 z += b * ((xj - mu) * isd)
     return z
@@ -456,7 +467,7 @@ def nig_log_predictive(st, prm, leaf, x, y, nfeat):
     for j in range(nfeat):
         xj = x[j]
         isd = fl[j, 0]
-        A[j + 1, kz] = (xj - fl[j, 1]) * isd if (isd != 0.0 and not np.isnan(xj)) else 0.0
+        A[j + 1, kz] = (xj - fl[j, 1]) * isd if (isd != 0.0 and abs(xj) <= HUGE_X) else 0.0
     m = 0.0
     for i in range(P):
         m += A[i, kr] * A[i, kz]
@@ -493,7 +504,7 @@ def bayes_learn(st, prm, leaf, x, y, w, nfeat):
     M = st.lf_nig
     for j in range(nfeat):
         xj = x[j]
-        if not np.isnan(xj) and not st.ft_nominal[j]:
+        if abs(xj) <= HUGE_X and not st.ft_nominal[j]:  # (not missing: NaN fails it)
             if s[leaf, j, S_W] == 0.0:  # its first value here: the rows before sit at it
                 _nig_shift(M, leaf, 2 + j, xj, nfeat + 2)
             s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3] = welford_update(
@@ -507,7 +518,7 @@ def bayes_learn(st, prm, leaf, x, y, w, nfeat):
         xj = x[j]
         if st.ft_nominal[j]:
             xj = 0.0
-        elif np.isnan(xj):  # at the leaf's mean (0 before any value)
+        elif not abs(xj) <= HUGE_X:  # missing: at the leaf's mean (0 before any value)
             xj = s[leaf, j, S_HI] + s[leaf, j, S_LO]
         A[j + 2, kv] = xj
     g = prm.nig_decay

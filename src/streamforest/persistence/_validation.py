@@ -1,0 +1,292 @@
+"""``load`` as a validator: a loaded model's arrays checked before any compiled code reads them.
+
+Compiled kernels index their arrays without bounds checks, so a model file whose arrays hold an
+index outside what they index (damaged, or edited with valid checksums) could make the first
+prediction read or write outside an array.  :func:`validate` walks the loaded object graph and
+checks, for each object it knows, every index, count and size against the arrays they index:
+
+- an :class:`~streamforest.engine.core.Engine` (the trees of every forest and tree model): its
+  per-tree arrays one row per tree, and each tree of its arena and of its background arena
+  (:mod:`._tree_validation`);
+- a calibration set (the conformal methods' ``ring_``, ``size_``, ``cal_*`` arrays): the ring's
+  slot and capacity, the members' sorted order (``cal_order_``) and positions (``cal_pos_``)
+  inverse to each other, the per-tree columns one per tree, and CPExact's per-tree lists of
+  members by leaf (``lf_aux``, ``cal_leaf_``, ``cal_next_``, ``cal_prev_``) without cycles,
+  inside the set and pointing at live leaves;
+- the classification prediction sets' score ring (``_ring``, ``_sorted``, ``_cal``);
+- a :class:`~streamforest.sketches.KLLSketch`: its level boundaries and total weight.
+
+Each failure is a ``ValueError`` naming the object's attribute path and what is wrong; the
+caller (:func:`streamforest.load`) adds the file's name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..trees import _arena as AR
+from ..trees import _state as S
+from ._tree_validation import _Bad, _need, check_arena, check_tree
+
+__all__ = ["validate"]
+
+
+def validate(model, where: str = "model") -> None:
+    """Raise ``ValueError`` (naming ``where`` and the attribute path) unless every array of the
+    objects in ``model``'s graph that compiled code indexes is consistent (module docstring)."""
+    from ..engine.core import Engine
+    from ..sketches.sketch import KLLSketch
+
+    for path, obj in _objects(model, type(model).__name__):
+        try:
+            if isinstance(obj, Engine):
+                _check_engine(obj)
+            elif isinstance(obj, KLLSketch):
+                _check_kll_sketch(obj)
+            d = obj.__dict__
+            if "ring_" in d and "cal_order_" in d:
+                _check_calibration(obj)
+            if "_ring" in d and "_cal" in d:
+                _check_score_ring(obj)
+            if "engine_" in d:
+                _check_trees_count(obj, d["engine_"])
+        except _Bad as e:
+            raise ValueError(f"{where}: corrupt model file: {path}: {e}") from None
+        except ValueError as e:
+            raise ValueError(f"{where}: corrupt model file: {path}: {e}") from None
+
+
+def _objects(root, name: str):
+    """``(attribute path, object)`` of every streamforest object reachable from ``root``
+    (through attributes, lists, tuples and dicts), each once."""
+    seen: set[int] = set()
+    stack = [(name, root)]
+    while stack:
+        path, v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, (list, tuple)) and not isinstance(v, np.ndarray):
+            stack.extend((f"{path}[{i}]", x) for i, x in enumerate(v) if _container(x))
+        elif isinstance(v, dict):
+            stack.extend((f"{path}[{k!r}]", x) for k, x in v.items() if _container(x))
+        elif type(v).__module__.startswith("streamforest") and hasattr(v, "__dict__"):
+            yield path, v
+            stack.extend((f"{path}.{k}", x) for k, x in v.__dict__.items() if _container(x))
+
+
+def _container(v) -> bool:
+    return isinstance(v, (list, tuple, dict)) or (
+        type(v).__module__.startswith("streamforest") and hasattr(v, "__dict__")
+    )
+
+
+def _array(a, dtype, ndim: int, what: str) -> np.ndarray:
+    _need(
+        isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == ndim,
+        f"{what} is not a {ndim}-d {np.dtype(dtype)} array",
+    )
+    return a
+
+
+# ------------------------------------------------------------------------------------------------
+def _check_engine(e) -> None:
+    T = len(e.specs)
+    _need(T >= 1, "an engine without trees")
+    for name, dtype, shape in (
+        ("created", np.int8, (T,)),
+        ("bg_on", np.int8, (T,)),
+        ("n_resets", np.int64, (T,)),
+        ("bg_rng", np.uint64, None),
+        ("drift_counts", np.int64, None),
+    ):
+        a = e.__dict__.get(name)
+        _need(
+            isinstance(a, np.ndarray)
+            and a.dtype == dtype
+            and a.shape[0] == T
+            and (shape is None or a.shape == shape),
+            f"{name} is not one row per tree",
+        )
+    _need(e.bg_rng.ndim == 2 and e.bg_rng.shape[1] >= 1, "bg_rng is not (trees, state)")
+    for name, A, live in (("trees", e.arena, e.created), ("background trees", e.bg, e.bg_on)):
+        _need(isinstance(A, AR.Arena) and A.lay.shape[0] == T, f"{name}: not one row per tree")
+        _need(np.isin(live, (0, 1)).all(), f"{name}: flags not 0 or 1")
+        check_arena(A, live, name)
+    fitted = e.__dict__.get("_fitted")
+    _need(fitted is None or fitted == bool(e.created.all()), "fitted, but a tree does not exist")
+    _need(
+        not (e.bg_on.astype(bool) & ~e.created.astype(bool)).any(),
+        "a background tree without its tree",
+    )
+    n_features = _check_features(e.features)
+    for A, live in ((e.arena, e.created), (e.bg, e.bg_on)):
+        for t in np.flatnonzero(live).tolist():
+            known = int(AR.load(A, t).ints[S.I_NFEAT])
+            _need(
+                known <= n_features,
+                f"tree {t} knows more features than the model ({known} > {n_features})",
+            )
+
+
+def _check_features(fs) -> int:
+    """A feature space's names, kinds and category codes agree; returns the feature count."""
+    n = len(fs.names)
+    _need(
+        len(fs.nominal) == n and len(fs.categories) == n and len(fs.index) == n,
+        "feature names, kinds and categories of different lengths",
+    )
+    _need(
+        all(fs.index.get(name) == j for j, name in enumerate(fs.names)),
+        "the feature index does not match the names",
+    )
+    for j, cats in enumerate(fs.categories):
+        _need(
+            isinstance(cats, dict) and sorted(cats.values()) == list(range(len(cats))),
+            f"feature {j}'s category codes are not 0, 1, ...",
+        )
+    return n
+
+
+def _check_trees_count(model, engine) -> None:
+    """A forest's tree count (a parameter that code sizes arrays with) is its engine's."""
+    for name in ("n_trees", "n_members"):
+        n = model.__dict__.get(name)
+        if n is not None and hasattr(engine, "specs"):
+            _need(
+                isinstance(n, (int, np.integer)) and int(n) == engine.forest_trees,
+                f"{name} = {n!r} for an engine of {engine.forest_trees} trees",
+            )
+
+
+def _check_sorted_set(order, pos, size: int, c: int, what: str) -> None:
+    """``order[:size]``: distinct slots in ``[0, c)``; ``pos`` their positions, -1 elsewhere."""
+    members = order[:size]
+    _need(
+        members.size == 0 or (members.min() >= 0 and members.max() < c),
+        f"{what}: a member slot outside [0, {c})",
+    )
+    expect = np.full(c, -1, np.int64)
+    expect[members] = np.arange(size)
+    _need(np.array_equal(pos, expect), f"{what}: positions do not invert the sorted order")
+
+
+def _check_calibration(m) -> None:
+    ring = _array(m.ring_, np.int64, 1, "ring_")
+    order, pos = m.cal_order_, m.cal_pos_
+    two_d = isinstance(order, np.ndarray) and order.ndim == 2  # ConformalQRF: one set a level
+    order = _array(order, np.int64, 2 if two_d else 1, "cal_order_")
+    pos = _array(pos, np.int64, order.ndim, "cal_pos_")
+    c = order.shape[-1]
+    _need(
+        ring.shape == (2,) and int(ring[1]) == c and c >= 1,
+        f"ring_ {ring.tolist()} for a calibration set of {c}",
+    )
+    _need(0 <= ring[0] < c, f"ring slot {int(ring[0])} outside [0, {c})")
+    size_param = m.__dict__.get("calibration_size")
+    _need(
+        size_param is None or (isinstance(size_param, (int, np.integer)) and size_param == c),
+        f"calibration_size {size_param!r} for a calibration set of {c}",
+    )
+    if two_d and hasattr(m, "_levels"):
+        levels = m._levels().shape[0]
+        _need(order.shape[0] == levels, f"{order.shape[0]} calibration sets for {levels} levels")
+    size = m.size_
+    _need(
+        isinstance(size, (int, np.integer)) and 0 <= size <= c, f"size_ {size!r} outside [0, {c}]"
+    )
+    size = int(size)
+    _need(pos.shape == order.shape, "cal_pos_ is not the shape of cal_order_")
+    for k, v in m.__dict__.items():
+        if (
+            k.startswith("cal_")
+            and isinstance(v, np.ndarray)
+            and k not in ("cal_leaf_", "cal_next_", "cal_prev_", "cal_birth_", "cal_cur_")
+        ):
+            _need(
+                v.ndim >= 1 and v.shape[order.ndim - 1] == c if two_d else v.shape[0] == c,
+                f"{k} has shape {v.shape} for a calibration set of {c}",
+            )
+    for a in range(order.shape[0]) if two_d else (None,):
+        o, p = (order[a], pos[a]) if two_d else (order, pos)
+        _check_sorted_set(o, p, size, c, "calibration set" if a is None else f"level {a}")
+    forest = m.__dict__.get("_forest")
+    engine = getattr(forest, "__dict__", {}).get("engine_") if forest is not None else None
+    T = len(engine.specs) if engine is not None and hasattr(engine, "specs") else None
+    for k in ("cal_oob_", "cal_pred_"):
+        v = m.__dict__.get(k)
+        if v is not None and T is not None:
+            _need(v.ndim == 2 and v.shape[1] == T, f"{k} has {v.shape} for {T} trees")
+    cnt = m.__dict__.get("cal_cnt_")
+    if cnt is not None and T is not None:
+        _need(cnt.min(initial=0) >= 0 and cnt.max(initial=0) <= T, "cal_cnt_ outside [0, trees]")
+    if "cal_leaf_" in m.__dict__:
+        _check_exact_lists(m, engine, c, T)
+
+
+def _check_exact_lists(m, engine, c: int, T) -> None:
+    """CPExact: per tree, the members by leaf, a doubly linked list per leaf from ``lf_aux``."""
+    leaf = _array(m.cal_leaf_, np.int64, 2, "cal_leaf_")
+    nxt = _array(m.cal_next_, np.int64, 2, "cal_next_")
+    prv = _array(m.cal_prev_, np.int64, 2, "cal_prev_")
+    _need(T is not None, "CPExact lists without a forest")
+    for k in ("cal_leaf_", "cal_next_", "cal_prev_", "cal_birth_", "cal_cur_"):
+        _need(m.__dict__[k].shape == (T, c), f"{k} has shape {m.__dict__[k].shape}, not {(T, c)}")
+    for t in range(T):
+        if not engine.created[t]:
+            _need((leaf[t] == -1).all(), f"tree {t} does not exist but has members")
+            continue
+        st = AR.load(engine.arena, t)
+        hw = int(st.ints[S.I_LEAF_HW])
+        lt, nt, pt = leaf[t], nxt[t], prv[t]
+        _need(lt.min() >= -1 and lt.max() < hw, f"tree {t}: a member's leaf slot out of range")
+        _need(
+            nt.min() >= -1 and nt.max() < c and pt.min() >= -1 and pt.max() < c,
+            f"tree {t}: a member link outside the calibration set",
+        )
+        heads = st.lf_aux[:hw]
+        _need(
+            heads.min(initial=-1) >= -1 and heads.max(initial=-1) < c,
+            f"tree {t}: a leaf's first member outside the calibration set",
+        )
+        listed = np.zeros(c, bool)
+        for s in np.flatnonzero(heads != -1).tolist():
+            _need(st.lf_node[s] != -1, f"tree {t}: members listed at a free leaf slot {s}")
+            j, prev = int(heads[s]), -1
+            while j != -1:
+                _need(not listed[j], f"tree {t}: member {j} listed twice (or a cycle)")
+                _need(lt[j] == s and pt[j] == prev, f"tree {t}: member {j}'s links")
+                listed[j] = True
+                prev, j = j, int(nt[j])
+        _need(np.array_equal(listed, lt != -1), f"tree {t}: a member with a leaf is not listed")
+
+
+def _check_score_ring(m) -> None:
+    ring = _array(m._ring, np.float64, 1, "_ring")
+    srt = _array(m._sorted, np.float64, 1, "_sorted")
+    cal = _array(m._cal, np.int64, 1, "_cal")
+    C = ring.shape[0]
+    _need(C >= 1 and srt.shape == (C,) and cal.shape == (2,), "score ring shapes")
+    _need(0 <= cal[0] <= C and 0 <= cal[1] < C, f"score ring counts {cal.tolist()} for {C}")
+
+
+def _check_kll_sketch(sk) -> None:
+    from ..sketches import kll
+    from ..sketches.sketch import _tables
+
+    items = _array(sk._items, np.float64, 2, "_items")
+    lv = _array(sk._lv, np.int64, 2, "_lv")
+    _need(items.shape[0] == lv.shape[0] == 1 and lv.shape[1] == kll.LV_WIDTH, "sketch shapes")
+    k = sk.k
+    _need(isinstance(k, (int, np.integer)) and kll.MIN_WIDTH <= k <= 65535, f"k {k!r}")
+    table, cap = _tables(int(k))
+    _need(items.shape[1] == cap, "sketch row is not its k's")
+    # the checks of a tree's leaf sketches, on a one-leaf tree of this row
+    from ..rng import new_state
+
+    st = S.allocate(1, new_state(0), leaves=1, nodes=1, bins=1, cats=1)
+    st = st._replace(lf_sk=items, lf_skl=lv, sk_cap=table)
+    st.ints[S.I_NNODES] = st.ints[S.I_LEAF_HW] = 1
+    st.nd_leaf[0], st.lf_node[0] = 0, 0
+    prm = S.TreeParams(*[0] * 17)._replace(sketch_k=int(k), leaf_model=S.LEAF_MEAN)
+    check_tree(st, prm)
