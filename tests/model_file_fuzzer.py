@@ -132,9 +132,10 @@ def _targets(model):
                 out.append(("array", f"{path}.{k}", (obj, k)))
             elif type(v) is int and not k.startswith("__"):
                 out.append(("int", f"{path}.{k}", (obj, k)))
-            elif isinstance(v, AR.Arena):
+            elif isinstance(v, AR.Arena):  # its arrays (not its kind: read from the params)
                 for j, name in enumerate(v._fields):
-                    out.append(("array", f"{path}.{k}.{name}", (v, j)))
+                    if isinstance(v[j], np.ndarray):
+                        out.append(("array", f"{path}.{k}.{name}", (v, j)))
         if isinstance(obj, Engine):
             for arena, live in (("arena", obj.created), ("bg", obj.bg_on)):
                 for t in np.flatnonzero(live).tolist():

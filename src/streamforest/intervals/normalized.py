@@ -104,13 +104,15 @@ class NormalizedConformal(IntervalRegressor):
     seed
         Overrides the forest's seed when given.
 
-    Scale: the three forests learn the targets less a fixed shift, the first target learnt
+    Notes
+    -----
+    The three forests learn the targets less a fixed shift, the first target learnt
     (``target_shift_``), and every prediction adds it back, so the intervals and centres of
     ``y + c`` are those of ``y`` moved by ``c`` (up to the rounding of ``c + ...``).  Without
     it a tree that has learnt nothing (the first rows, a tree reset after a drift) predicts 0,
-    so the first residuals were about ``c`` and the bias and residual forests learnt them:
-    ``y = 1e6 + f(x)`` had 3000 times the error of ``f(x)`` (and a constant target was
-    predicted 1% off).  ``forest_`` therefore predicts ``y - target_shift_``.
+    so the first residuals were about ``c`` and the bias and residual forests learnt them (a
+    large offset multiplied the error; ``tests/test_scale.py``).  ``forest_`` therefore
+    predicts ``y - target_shift_``.
     """
 
     def __init__(

@@ -384,7 +384,7 @@ def _check_bins(st: S.TreeState, sh: dict) -> None:
 def _check_sketches(st: S.TreeState, prm: S.TreeParams, sh: dict) -> None:
     cap = st.lf_sk.shape[1]
     k = int(prm.sketch_k)
-    if cap == 0 and st.lf_skl.shape[1] == 0:
+    if cap == 0:  # no sketch items (files of formats 1-2 kept lf_skl's columns even then)
         _need(k == 0, f"sketch_k {k} without sketches")
         return
     _need(kll.MIN_WIDTH <= k <= 65535, f"sketch_k {k} out of range")

@@ -213,13 +213,16 @@ def _check_calibration(m) -> None:
     forest = m.__dict__.get("_forest")
     engine = getattr(forest, "__dict__", {}).get("engine_") if forest is not None else None
     T = len(engine.specs) if engine is not None and hasattr(engine, "specs") else None
+    # a shard of a forest (distributed.ShardedForest) keeps the whole forest's columns
+    whole = int(getattr(engine, "forest_trees", T)) if T is not None else None
     for k in ("cal_oob_", "cal_pred_"):
         v = m.__dict__.get(k)
         if v is not None and T is not None:
-            _need(v.ndim == 2 and v.shape[1] == T, f"{k} has {v.shape} for {T} trees")
+            _need(v.ndim == 2 and v.shape[1] in (T, whole), f"{k} has {v.shape} for {T} trees")
     cnt = m.__dict__.get("cal_cnt_")
     if cnt is not None and T is not None:
-        _need(cnt.min(initial=0) >= 0 and cnt.max(initial=0) <= T, "cal_cnt_ outside [0, trees]")
+        _need(cnt.min(initial=0) >= 0 and cnt.max(initial=0) <= whole,
+              "cal_cnt_ outside [0, trees]")  # fmt: skip
     if "cal_leaf_" in m.__dict__:
         _check_exact_lists(m, engine, c, T)
 
