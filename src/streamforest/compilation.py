@@ -257,18 +257,18 @@ def warmup(
     """Compile (or load from numba's on-disk cache) the kernels of streamforest's estimators
     ahead of time, so that no later call pauses to compile.
 
-    The first call of each model in a fresh environment compiles its numba kernels (a few
-    minutes; longer for all models).  numba caches them on disk (in ``NUMBA_CACHE_DIR`` if
-    set, else next to streamforest's sources), so later processes load them in a fraction of a
-    second.  Call this once where that cache is written, e.g. in a Docker build step (with the
-    same ``NUMBA_CACHE_DIR``, if any, as at run time)::
+    The first call of each model in a fresh environment compiles its numba kernels (seconds; longer
+    for all models: ``benchmarks/cold_start.py``).  numba caches them on disk (in
+    ``NUMBA_CACHE_DIR`` if set, else next to streamforest's sources), so later processes load them
+    in a fraction of a second.  Call this once where that cache is written, e.g. in a Docker build
+    step (with the same ``NUMBA_CACHE_DIR``, if any, as at run time)::
 
         RUN python -c "import streamforest; streamforest.warmup()"
 
-    or ``streamforest warmup``.  With a warm cache it only loads the kernels and runs the
-    workloads (a few seconds).  numba keys the cache on its version and the CPU, and recompiles
-    a kernel whose source file changed.  No kernel depends on the number of trees, features or
-    levels, so one warm-up serves every model size.
+    or ``streamforest warmup``.  With a warm cache it only loads the kernels and runs the workloads.
+    numba keys the cache on its version and the CPU, and every kernel compiles again after any
+    change of streamforest's sources (:mod:`streamforest._numba_cache`).  No kernel depends on the
+    number of trees, features or levels, so one warm-up serves every model size.
 
     It runs small workloads through the public API of each model of
     :mod:`streamforest.registry` (interval methods, forest, tree): ``learn_one`` /

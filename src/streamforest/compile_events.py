@@ -30,7 +30,7 @@ PREFIX = "streamforest."
 
 FIRST_COMPILE_MESSAGE = (
     "compiling streamforest's numba kernels: the first use of a model in a new environment "
-    "pauses a few minutes (longer for all models), then they are cached on disk (%s) "
+    "pauses seconds (longer for all models), then they are cached on disk (%s) "
     "and load in a fraction of a second; streamforest.warmup() or 'streamforest warmup' does "
     "this ahead of time"
 )

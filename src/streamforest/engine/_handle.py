@@ -1,8 +1,8 @@
 """Handles: the arrays of a per-example call packed into one ``int64`` array of addresses.
 
-A compiled call from Python unboxes each array argument (~55 ns each, measured: an empty kernel
-taking an :class:`~streamforest.trees._arena.Arena`, a row, the scratch and the memo cost
-318 ns a call, one taking a single array 94 ns).  The per-example calls of a forest take a dozen
+A compiled call from Python unboxes each array argument (an empty kernel taking an
+:class:`~streamforest.trees._arena.Arena`, a row, the scratch and the memo costs several times
+one taking a single array).  The per-example calls of a forest take a dozen
 arrays, and an interval method adds a dozen of its own, so unboxing alone cost about as much as
 the trees' work.  A *handle* packs the arrays once: for each, its address and its shape, in a
 fixed order that the kernel reading it knows.  The kernel rebuilds each array as a view of that

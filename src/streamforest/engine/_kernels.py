@@ -9,7 +9,7 @@ are drawn first (row by row, tree by tree, from the forest's generator, so the r
 depend on how a stream is cut into chunks), then each tree runs through the whole chunk in its
 own compiled loop.  Trees are independent given their weights, so this is exactly online bagging
 in stream order; running a tree's chunk at once keeps its state in cache (interleaving ten trees
-row by row was measured 3.4x slower) and lets trees run on several cores.
+row by row is several times slower) and lets trees run on several cores.
 
 The per-example kernels (:func:`learn_one`, :func:`predict_one`) run every tree for one row in
 one call, drawing the weights in the same order, so ``learn_one`` row by row gives exactly what

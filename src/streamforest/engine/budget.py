@@ -29,13 +29,13 @@ are freed; they keep predicting and learning their leaf models and sketches.  A 
 memory by itself (its slot), so when the leaf cap is reached the structure is final: every
 observer is freed and the leaves keep learning.
 
-What the process holds for the trees is what ``memory_bytes`` counts (measured: 0.96-1.00 of
-the growth of a default OnlineQRF's resident memory, 0.88-0.92 of CPApproximate's, whose rest
-is the interpreter's own heap), because the arena (:mod:`streamforest.trees._arena`) reserves
-address space, not memory: rows are lengthened into arrays of 4 kiB pages (numpy would ask for
-2 MiB pages, each tree's row then holding whole huge pages past its fields) copying only each
-row's fields, grown arrays are freed back to the system (:func:`release_free_memory`), and a
-saved, pickled or copied model keeps its rows cut to the fields.
+What the process holds for the trees is what ``memory_bytes`` counts (nearly all of the growth of a
+default model's resident memory, the rest the interpreter's own heap: the memory soak benchmark,
+``benchmarks/memory_soak.py``), because the arena (:mod:`streamforest.trees._arena`) reserves
+address space, not memory: rows are lengthened into arrays of 4 kiB pages (numpy would ask for 2 MiB
+pages, each tree's row then holding whole huge pages past its fields) copying only each row's
+fields, grown arrays are freed back to the system (:func:`release_free_memory`), and a saved,
+pickled or copied model keeps its rows cut to the fields.
 """
 
 from __future__ import annotations
@@ -50,13 +50,11 @@ from ..rng import new_state
 from ..trees import _state as S
 
 # the forests' default budget (MiB), per model: see OnlineForestRegressor's max_memory_mb.
-# Measured with the memory soak benchmark (Friedman #1, 3M rows, MAE of the last 500k rows
-# against the unbounded forest's, 0.9131 with leaf rows of 160 items): the default OnlineQRF
-# at 224 MiB +2.3%, at 256 MiB +2.0%, with bins counted exactly +1.75%, and with a sixteenth
-# for background trees +1.5% (RSS 464-483 MB from 1M to 3M rows); CPApproximate +0.8%
-# (0.9285 against 0.9210; RSS 437-455 MB).  The process holds ~205 MB before learning, then
-# the budget and OnlineQRF's scratch (~30 MiB), so even with every background tree grown it
-# stays below 512 MB; 288 MiB would not.
+# Chosen with the memory soak benchmark (benchmarks/memory_soak.py; figures in the docs'
+# benchmark pages): within it the default OnlineQRF and CPApproximate lose about 2% of MAE
+# against unbounded forests on a long Friedman #1 stream, and the process, with the
+# interpreter, the budget and OnlineQRF's scratch, stays below 512 MB even with every
+# background tree grown (a larger budget would not).
 DEFAULT_MEMORY_MB = 256.0
 # part of a tree's share kept for its background tree when warnings are armed (a background
 # tree that replaces its tree grows on to the tree's caps).  A background tree only lives
@@ -131,7 +129,7 @@ def unit_bytes(
 ) -> UnitBytes:
     """Bytes per node, leaf slot and observer bin of a tree with ``n_features`` features (and a
     leaf sketch of accuracy ``sketch_k``, an extremely randomised split's ``m_min`` buffer,
-    alternate subtrees, pre-grown fields, a classifier's class statistics), measured on the
+    alternate subtrees, pre-grown fields, a classifier's class statistics), read from the
     layout of
     :func:`streamforest.trees._state.allocate`.
 
@@ -250,11 +248,11 @@ _TRIM = []  # [malloc_trim or None], resolved on first use
 
 
 def release_free_memory() -> None:
-    """Hand the C heap's free pages back to the operating system (glibc's ``malloc_trim``;
-    nothing elsewhere).  Growing a tree frees its old arrays; glibc keeps freed blocks of up to
-    32 MB in its heap (its mmap threshold rises as large arrays are freed), so without this
-    the process would hold two to three times what the trees hold (measured: the memory soak
-    benchmark).  Called after a tree grows, i.e. O(log size) times per tree."""
+    """Hand the C heap's free pages back to the operating system (glibc's ``malloc_trim``; nothing
+    elsewhere).  Growing a tree frees its old arrays; glibc keeps freed blocks of up to 32 MB in its
+    heap (its mmap threshold rises as large arrays are freed), so without this the process would
+    hold several times what the trees hold (the memory soak benchmark).  Called after a tree grows,
+    i.e. O(log size) times per tree."""
     if not _TRIM:
         fn = None
         if sys.platform.startswith("linux"):

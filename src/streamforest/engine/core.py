@@ -850,11 +850,11 @@ class Engine:
 
     def call(self, kernel, args: tuple, kind=None):
         """``kernel(*args)`` through its compiled entry point (see
-        :func:`streamforest.compilation.entry_point`): the per-example calls skip numba's type
-        dispatch, about 0.8 us for an Arena argument.  Only for the engine's own argument types
-        (its arena, row buffer and scratch, converted floats), the same for every engine, so the
-        entry points are kept once per process (outside the engine: nothing of numba's hangs on
-        a model, e.g. for River's memory walk)."""
+        :func:`streamforest.compiled.entry_point`): the per-example calls skip numba's type
+        dispatch, which for an Arena argument costs more than a tree's prediction.  Only for the
+        engine's own argument types (its arena, row buffer and scratch, converted floats), the same
+        for every engine, so the entry points are kept once per process (outside the engine: nothing
+        of numba's hangs on a model, e.g. for River's memory walk)."""
         key = (kernel, self.arena.kind if kind is None else kind)
         ep = _ENTRY_POINTS.get(key)
         if ep is None:

@@ -55,7 +55,8 @@ class ABORFRegressor(OnlineForestRegressor):
       ``w_t ~ exp(-e_T / |leaves|)``, the power likelihood of eq. 6.27 (the thesis mixes the
       evidence itself with ``gamma_T / (1 + gamma_T)``, eq. 6.38, about 1/2 per example: we fade
       its log as Algorithm 6.3 does).  ``learning_rate`` and ``coef_decay`` do not apply.  It
-      is about 3-4 times slower than the default per row (measured, README) and each leaf keeps
+      is several times slower than the default per row (the docs' benchmark pages) and each
+      leaf keeps
       a ``(D + 2) x (D + 2)`` matrix (about ``2**depth * 8 (D + 2)**2`` more bytes per tree).
 
     It is an :class:`~streamforest.OnlineForestRegressor` (same engine, both APIs, threads), so
@@ -89,15 +90,15 @@ class ABORFRegressor(OnlineForestRegressor):
         6.2 uses ``gamma`` (0.96): its leaves are raw linear models, where the decay forgets
         towards the prior 0; this library's linear leaf predicts around the leaf's mean
         (:mod:`streamforest.trees.leaf_models`), where the decay pulls towards that
-        cumulative mean instead, and measured worse (Friedman #1, 100k rows: MAE 1.84 with
-        0.96, 1.69 without; with the thesis' drifts, 200k rows: 1.82 and 1.73).
+        cumulative mean instead, and was worse on Friedman #1, stationary and with the
+        thesis' drifts (``benchmarks/aborf_friedman.py``).
     evidence_fading
         ``gamma_T`` of the tree weights.
     weighting
         ``"evidence"`` (Algorithm 6.3) or ``"equal"``.  On stationary Friedman #1 both give
         about the same error (as in the thesis); with ``lambda_value > 0`` each tree's evidence
-        counts only its own examples and the evidence weights measured worse than equal ones
-        (``benchmarks/aborf_friedman.py``, README).
+        counts only its own examples and the evidence weights did worse than equal ones
+        (``benchmarks/aborf_friedman.py``).
     mc_points
         Monte Carlo points per tree (``None``: ``3 * 2**(D - 1)`` within bounds, see
         :func:`streamforest.trees.pregrown.mc_point_count`).

@@ -52,13 +52,13 @@ class OnlineForestRegressor(EngineRegressor):
         a *warning*: a background tree starts, learns the following examples with its own
         bagging weights, and replaces the tree at a drift (ARF-style); it is discarded if the
         statistic falls back to zero first (the rise of the error is cancelled).  ``None``: no
-        background trees (a drift resets the tree).  Counts: :attr:`drift_stats_`.  Measured
-        false alarms on shuffled real data sets: see the README (section Drift).
+        background trees (a drift resets the tree).  Counts: :attr:`drift_stats_`.  False alarms
+        on shuffled real data sets: the docs' drift guide.
     max_memory_mb
         Memory budget of the whole forest, in MiB (default 256: with it a default OnlineQRF
         or CPApproximate levels off below 512 MB of process memory on an unbounded stream,
-        483 and 455 MB measured at 3M rows, with an MAE within 2% of the unbounded forest's,
-        +1.5% and +0.8%; see the benchmarks page, "Memory soak").  ``None``: only each tree's
+        with an MAE within 2% of the unbounded forest's; see the benchmarks page, "Memory
+        soak").  ``None``: only each tree's
         own caps.  The budget is split evenly among the trees, and with warnings armed each
         tree keeps a sixteenth of its share for its background tree (one that replaces its
         tree grows on to the tree's caps).  A tree's part goes to observer bins (three

@@ -234,7 +234,7 @@ class CPApproximate(IntervalRegressor):
     @staticmethod
     def _empty_events(T):
         """No refresh events (CPApproximate): read-only, so made once per number of trees and
-        shared (three typed lists cost about 0.3 ms to build, a tenth of a chunk's trees)."""
+        shared (building three typed lists costs a noticeable share of a chunk's trees)."""
         ev = _NO_EVENTS.get(T)
         if ev is None:
             e = np.zeros(1, np.int32)

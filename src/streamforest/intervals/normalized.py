@@ -62,7 +62,7 @@ class NormalizedConformal(IntervalRegressor):
 
     Validity is that of split conformal prediction on exchangeable data up to the forest's
     change over the calibration window (scores are not exactly exchangeable with the test
-    score; measured in ``benchmarks/interval_sweep.py`` and docs/intervals.md).  For
+    score; see ``benchmarks/interval_sweep.py`` and docs/intervals.md).  For
     guarantees on any sequence wrap it in :class:`AdaptiveConformal`.
 
     Parameters
@@ -81,7 +81,7 @@ class NormalizedConformal(IntervalRegressor):
         prediction plus a bias forest's (a clone of ``forest``, its seed + 2) prediction of
         the signed prequential residual ``y - forest(x)``, which it learns row by row after
         predicting it; ``"forest"``: the forest's prediction.  The bias forest corrects what
-        the forest's coarse leaves miss (narrower intervals at every level, measured in
+        the forest's coarse leaves miss (narrower intervals at every level, see
         docs/intervals.md) at the cost of a third forest.
     offset
         Added to the relative spread (``> 0``): the larger, the less the widths vary with
@@ -100,7 +100,7 @@ class NormalizedConformal(IntervalRegressor):
         calibration scores (uniform on exchangeable data); while it fires, the quantile is the
         larger of the plain one and a recency-weighted one (weights ``0.99 ** age``, Barber et
         al. 2023).  Rarely fires on exchangeable streams; holds the error rate on runs of
-        misses (measured in docs/intervals.md).
+        misses (see docs/intervals.md).
     seed
         Overrides the forest's seed when given.
 
@@ -312,7 +312,7 @@ class NormalizedConformal(IntervalRegressor):
 
     # --- one example: the steps of a one-row chunk, each forest through its engine's
     # per-example call (a one-row chunk drives every tree of three forests through the batch
-    # machinery: about 300 us an example)
+    # machinery: many times slower an example)
     _scratch_keys = (*IntervalRegressor._scratch_keys, "_one")
 
     def _one_state(self):

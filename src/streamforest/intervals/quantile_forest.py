@@ -36,18 +36,18 @@ class OnlineQRF(IntervalRegressor):
     forest
         The forest (unfitted); default ``OnlineForestRegressor(n_trees=10)``.
     k
-        KLL accuracy parameter of the leaf sketches (200: about 1.65% rank error).  A leaf's
-        sketch keeps a row of ``0.8 k`` items (160 at ``k = 200``, 1.25 kB; see
-        :func:`streamforest.sketches.kll.leaf_capacity_table`): exact up to its row, then a
-        KLL sketch whose capacities shrink to fit the row as its levels grow (about ``0.26 k``
-        once a leaf saw ~20k weight; measured on 100k values: 2.5-3.1% worst rank error over
-        99 quantiles, against 0.7% with room for every level).  The point prediction is the
-        trees' leaf models', not a sketch's, and the memory the short rows save goes to
-        leaves: under a budget there is room for about 2.9 times as many leaves as with room
-        for every level, which is what keeps the default forest's MAE within 2% of an
-        unbounded one on a long stream (benchmarks page, "Memory soak").  The intervals merge
-        ten trees' sketches: on that stream their coverage was the same as with rows of
-        ``1.28 k`` and they were narrower (more, smaller leaves).
+        KLL accuracy parameter of the leaf sketches (200: about 1.65% rank error).  A leaf's sketch
+        keeps a row of ``0.8 k`` items (160 at ``k = 200``, 1.25 kB; see
+        :func:`streamforest.sketches.kll.leaf_capacity_table`): exact up to its row, then a KLL
+        sketch whose capacities shrink to fit the row as its levels grow (about ``0.26 k`` once a
+        leaf saw tens of thousands of weight; a few times the worst rank error of a sketch with room
+        for every level: ``benchmarks/kll_vs_datasketches.py``).  The point prediction is the trees'
+        leaf models', not a sketch's, and the memory the short rows save goes to leaves: under a
+        budget there is room for about 2.9 times as many leaves as with room for every level, which
+        is what keeps the default forest's MAE within 2% of an unbounded one on a long stream
+        (benchmarks page, "Memory soak").  The intervals merge ten trees' sketches: on that stream
+        their coverage was the same as with rows of ``1.28 k`` and they were narrower (more, smaller
+        leaves).
     weighting
         ``"meinshausen"``: every tree has weight ``1/T`` spread over its leaf's sample (QRF,
         Meinshausen 2006); ``"paper"``: all retained items merged with their KLL weights, so

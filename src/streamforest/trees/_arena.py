@@ -9,14 +9,16 @@ A forest (a single tree is a forest of one) keeps all its trees in one :class:`A
 - ``pa`` ``(n_trees, n_params)`` float64: each tree's
   :class:`~streamforest.trees._state.TreeParams`.
 
-Why: a numba kernel unboxes each array argument on every call from Python (~80 ns each), and the
-tree state has over forty arrays, the parameters two dozen scalars; a per-example call paid ~4 us
-for that alone, per tree. Passing the arena costs five arrays whatever the number of trees, and
-the kernels' types depend neither on the number of trees, nor on the number of features (a tuple
-of per-tree arrays did, so each new ``n_trees`` compiled everything again). Inside compiled code,
-:func:`tree_at` rebuilds the tree state as views of the arena (no allocation, no call, no
-reference count: a few loads and multiplications a field, and none for fields a kernel does not
-use), so the per-tree kernels are written against :class:`TreeState` as before.
+Why: a numba kernel unboxes each array argument on every call from Python, and the tree state has
+over sixty arrays, the parameters forty scalars; a per-example call paid for that alone, per tree,
+more than the tree's work. Passing the arena costs five arrays whatever the number of trees, and the
+kernels' types depend neither on the number of trees, nor on the number of features (a tuple of
+per-tree arrays did, so each new ``n_trees`` compiled everything again). Inside compiled code,
+:func:`tree_at` gives a tree's state and parameters as references into the arena
+(:mod:`streamforest.trees.tree_ref`: one small value whose attributes are the fields of
+:class:`TreeState` and :class:`TreeParams`, read where used: no allocation, no reference count,
+no arrays passed from call to call), so the per-tree kernels are written against the fields'
+names.
 
 Python changes a tree's state (creation, growth, replacement) through :func:`load` (numpy views
 of row ``t``) and :func:`store` (write a tree state into row ``t``, widening the arena when the
@@ -171,9 +173,9 @@ def small_page_zeros(shape: tuple, dtype) -> np.ndarray:
     """``np.zeros(shape, dtype)`` whose pages are never transparent huge pages (Linux).
 
     numpy asks the kernel for 2 MiB pages for arrays of 4 MiB or more (``madvise``): a tree's
-    row then holds whole 2 MiB pages wherever its fields end, i.e. up to 2 MiB per tree and
-    arena array more than its fields (measured: 40 MB of 175 MB resident for a default
-    CPApproximate), which no budget would see.  With 4 kiB pages what a row holds is its
+    row then holds whole 2 MiB pages wherever its fields end, i.e. up to 2 MiB per tree and arena
+    array more than its fields (a large share of a default CPApproximate's resident memory; the
+    memory soak benchmark), which no budget would see.  With 4 kiB pages what a row holds is its
     fields.  Elsewhere (or if the call fails) a plain ``np.zeros``."""
     a = np.zeros(shape, dtype)
     if a.nbytes < 2**22:  # numpy does not ask for huge pages below 4 MiB
@@ -224,8 +226,8 @@ def _store_apart(A, t, st, prm, lay, sizes, arena_of, views=None) -> Arena:
     grown field before it; the row was packed in field order, as this lays it out), the
     fields are written from the last to the first, so none overwrites a field still to be
     read, and a field already where it goes is not copied; otherwise the row is assembled
-    apart first.  (A tree's growth used to copy its whole row twice, through a fresh buffer:
-    46 of 201 ms of a 10-tree forest's first 20k rows.)"""
+    apart first.  (A tree's growth used to copy its whole row twice, through a fresh buffer: a
+    fifth of a 10-tree forest's first rows.)"""
     need = [0, 0, 0]
     for k in range(N_FIELDS):
         lay[k, 0] = need[arena_of[k]]
@@ -418,8 +420,8 @@ def trimmed(A: Arena, created=None) -> Arena:
     """``A`` with rows only as long as its longest tree's fields (trees ``created[t]``, default
     all; the others' rows are emptied), or ``A`` itself when they already are.  A saved,
     pickled or copied arena brings its rows' whole width back into memory, which a growing
-    arena only reserves (the rows of a CPApproximate at 1M rows: 408 MB wide, 137 MB of
-    fields); cut, a loaded model holds about what :func:`used_bytes` counts."""
+    arena only reserves (a long-running CPApproximate's rows are about three times as wide as
+    its fields); cut, a loaded model holds about what :func:`used_bytes` counts."""
     T = A.lay.shape[0]
     ext = np.maximum(_extents(A.lay), 0)
     if created is not None:

@@ -189,7 +189,7 @@ def leaf_votes(st, prm, leaf, x, nfeat):
     nb = _nb_class_fast(st, leaf, x, nfeat, total)
     if nb >= 0:
         return mc, nb
-    return mc, _nb_class(st, leaf, x, nfeat, total, mc)
+    return mc, _nb_class(st, leaf, x, nfeat, total, np.int64(mc))  # never a literal callee
 
 
 @kernel
@@ -425,7 +425,7 @@ def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
     if one:
         return mc, mc
     if not (certified and _certified(nb, best_lo, u1, u2, u1k)):
-        nb = _nb_class(st, leaf, x, nfeat, total, mc)
+        nb = _nb_class(st, leaf, x, nfeat, total, np.int64(mc))
     return mc, nb
 
 

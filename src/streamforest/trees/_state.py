@@ -6,7 +6,7 @@ happens in Python (:func:`grow`) when a kernel reports that it needs room; kerne
 state, so a whole stream can run inside one compiled call.
 
 The learning and prediction loops are compiled without numba's reference counting (NRT): it
-cost ~160 ns per row in the loop (measured), more than the tree's own work.  So nothing on those
+cost more per row than the tree's own work (docs: development, speed).  So nothing on those
 paths allocates; split search sorts in the preallocated scratch arrays ``sc_*`` and ``ft_*``.
 
 Three pools live in the state:
