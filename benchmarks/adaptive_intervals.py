@@ -92,7 +92,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import streamforest as sf
-    from streamforest import streams as S
+    from streamforest import streams
 
     bases = [b for b in args.methods.split(",") if b]
     wrappers = [None, "aci", "pid"]
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
               f"back (rows), peak wMER, windows over a+0.02 (of 10)   time")  # fmt: skip
         for base in bases:
             for w in wrappers:
-                stream = S.make(name, n=args.n, seed=42)
+                stream = streams.make(name, n=args.n, seed=42)
                 r, tot, wins, secs = run(make(base, w)(), stream)
                 dm = drift_metrics(wins, r.change_points)
                 cells = "   ".join(f"{d['back']!s:>5} {d['peak']:.3f} {d['over']:>2}" for d in dm)
@@ -117,12 +117,12 @@ def main(argv=None) -> int:
                                 "interval_score": tot["interval_score"], "changes": dm,
                                 "seconds": secs})  # fmt: skip
 
-    wind = S.dataset("wind", root=args.data)
+    wind = streams.dataset("wind", root=args.data)
     print(f"\nwind (time order, {wind.n} rows), alpha = {ALPHA}: MER (within +-0.01 of alpha?)")
     print(f"{'method':<16} {'wrapper':<6} {'MER':>7} {'RIS':>6} {'IS':>7}")
     for base in bases:
         for w in wrappers:
-            r, tot, _, secs = run(make(base, w)(), S.dataset("wind", root=args.data))
+            r, tot, _, secs = run(make(base, w)(), streams.dataset("wind", root=args.data))
             ok = "yes" if abs(tot["mer"] - ALPHA) <= 0.01 else "no"
             print(f"{base:<16} {label[w]:<6} {tot['mer']:7.4f} {tot['ris']:6.3f} "
                   f"{tot['interval_score']:7.3f}  {ok}")  # fmt: skip

@@ -57,14 +57,14 @@ def make_model(name: str, budget: str | None, seed: int):
 
 def tree_counts(model) -> tuple[int, int, int]:
     """Nodes, live leaves and deactivated leaves over all trees."""
-    from streamforest.trees import _state as S
+    from streamforest.tree_kinds import state
 
     e = model.forest_.engine_
     nodes = leaves = deact = 0
     for t in range(e.n_trees):
-        nodes += e.int_of(t, S.I_NNODES) - e.int_of(t, S.I_NODE_NFREE)
-        leaves += e.int_of(t, S.I_NLEAVES)
-        deact += e.int_of(t, S.I_NDEACT)
+        nodes += e.int_of(t, state.I_NNODES) - e.int_of(t, state.I_NODE_NFREE)
+        leaves += e.int_of(t, state.I_NLEAVES)
+        deact += e.int_of(t, state.I_NDEACT)
     return nodes, leaves, deact
 
 

@@ -682,7 +682,7 @@ def row_loop():
     if not _ROW_LOOP:
         from numba import njit
 
-        from streamforest.engine import _kernels as FK
+        from streamforest.engine import kernels as FK
 
         fresh = FK.FRESH
 
@@ -705,7 +705,7 @@ def row_loop():
 def compiled_rows(model, X, y) -> float:
     """Process seconds of ``model``'s engine stepping through ``X`` row by row in compiled code
     (:func:`row_loop`), the time of growing trees' arrays (``make_room``) left out."""
-    from streamforest.engine import _kernels as FK
+    from streamforest.engine import kernels as FK
 
     e = model.engine_
     loop = row_loop()
@@ -725,7 +725,7 @@ def compiled_rows(model, X, y) -> float:
 def dict_floor(model, data) -> float:
     """Process seconds of the dict path's floor over ``data`` for a fitted one-engine model: per
     example the encoding (prediction, then learning: the memo) and the two compiled calls."""
-    from streamforest.engine import core
+    from streamforest.engine import per_example as core
 
     e = model.engine_
     fs = e.features

@@ -13,7 +13,7 @@ more learning and predictions.  The outcome of a mutation is one of
 
 and a crash of the process (a segmentation fault) is what the file validator exists to prevent.
 
-What is mutated (by :class:`~streamforest.trees._state.TreeState` field name for the trees):
+What is mutated (by :class:`~streamforest.tree_kinds.state.TreeState` field name for the trees):
 any array reachable from the model (the tree arenas' ``fa``/``ia``/``ba``/``lay``/``pa``,
 calibration sets, sketches, ...), two times in three a tree's index-like field (node
 children, features, leaf slots, category offsets, counts in ``ints``, bin links and hash
@@ -122,8 +122,8 @@ def _targets(model):
     ``("int", path, (holder, key))`` for an int attribute."""
     from streamforest.engine.core import Engine
     from streamforest.persistence._validation import _objects
-    from streamforest.trees import _arena as AR
-    from streamforest.trees._state import TreeState
+    from streamforest.tree_kinds import arena as AR
+    from streamforest.tree_kinds.state import TreeState
 
     out = []
     for path, obj in _objects(model, "model"):
@@ -160,8 +160,8 @@ def _value(rng, a: np.ndarray, flat: int):
 
 def mutate(model, rng) -> str:
     """Change one thing of ``model`` in place; returns what was changed."""
-    from streamforest.trees import _arena as AR
-    from streamforest.trees._state import TreeState
+    from streamforest.tree_kinds import arena as AR
+    from streamforest.tree_kinds.state import TreeState
 
     targets = _targets(model)
     fields = [t for t in targets if t[0] == "field" and t[2][3] in INDEX_FIELDS]

@@ -12,10 +12,9 @@ import pytest
 import streamforest as sf
 from streamforest import rng as R
 from streamforest import streams
-from streamforest.trees import _arena as AR
-from streamforest.trees import _state as S
-from streamforest.trees import pregrown as PG
-from streamforest.trees.leaf_models import NIG_MIN_W
+from streamforest.tree_kinds import arena, pregrown
+from streamforest.tree_kinds import state as S
+from streamforest.tree_kinds.leaf_models import NIG_MIN_W
 
 
 def friedman(n, seed=0):
@@ -62,7 +61,7 @@ def test_balanced_tree_with_splits_through_the_monte_carlo_centres(oblique):
         assert np.all(st.nd_depth[:n_nodes][~split] == depth)  # balanced: every leaf at Q
         assert sorted(st.nd_leaf[:n_nodes][~split]) == list(range(n_leaves))
         # the same points, drawn from the tree's generator, passed down independently here
-        pts = PG.draw_points(R.new_state(model.engine_.specs[t].seed), m, d)
+        pts = pregrown.draw_points(R.new_state(model.engine_.specs[t].seed), m, d)
         node_of = np.zeros(m, np.int64)
         for node in range(n_nodes):
             at = pts[node_of == node]
@@ -89,11 +88,11 @@ def test_balanced_tree_with_splits_through_the_monte_carlo_centres(oblique):
 
 
 def test_monte_carlo_point_count():
-    assert PG.mc_point_count(10, 6) == 3 * 2**9  # the thesis' 3 * 2**(D - 1)
-    assert PG.mc_point_count(2, 10) == 2**11  # at least ~4 points per deepest split node
-    assert PG.mc_point_count(30, 10) == PG.MC_CAP  # capped for large D
-    assert PG.mc_point_count(1000, 10) == PG.MC_FLOATS // 1000
-    assert PG.mc_point_count(10_000, 10) == 2**11  # never below the floor
+    assert pregrown.mc_point_count(10, 6) == 3 * 2**9  # the thesis' 3 * 2**(D - 1)
+    assert pregrown.mc_point_count(2, 10) == 2**11  # at least ~4 points per deepest split node
+    assert pregrown.mc_point_count(30, 10) == pregrown.MC_CAP  # capped for large D
+    assert pregrown.mc_point_count(1000, 10) == pregrown.MC_FLOATS // 1000
+    assert pregrown.mc_point_count(10_000, 10) == 2**11  # never below the floor
 
 
 def test_min_max_scaling_is_exact_and_routes_the_scaled_values():
@@ -310,7 +309,7 @@ def test_files_saved_before_the_pregrown_fields_load_and_resume(name, commit):
         st = model.trees_[t].state_
         assert st.nd_proj.shape[1] == 0 and np.all(np.isnan(st.ft_mm[:, S.MM_MIN]))
         if e.bg_on[t]:
-            assert AR.load(e.bg, t).nd_proj.shape == (AR.load(e.bg, t).nd_feat.shape[0], 0)
+            assert arena.load(e.bg, t).nd_proj.shape == (arena.load(e.bg, t).nd_feat.shape[0], 0)
     before = np.abs(model.predict(X[500:]) - y[500:]).mean()
     model.learn_many(X[:500], y[:500])
     assert np.abs(model.predict(X[500:]) - y[500:]).mean() < before

@@ -11,18 +11,13 @@ import pytest
 from numba import njit
 
 import streamforest as sf
-from streamforest import streams as S
-from streamforest.trees import _state as TS
-from streamforest.trees._arena import tree_state
-from streamforest.trees._class_kernels import (
-    XLX,
-    XLX_N,
-    _nb_class,
-    _nb_class_fast,
-    _xlx,
-    page_hinkley_01,
-)
-from streamforest.trees._kernels import route
+from streamforest import streams
+from streamforest.tree_kinds import state as TS
+from streamforest.tree_kinds.arena import tree_state
+from streamforest.tree_kinds.class_kernels import page_hinkley_01
+from streamforest.tree_kinds.class_leaves import _nb_class, _nb_class_fast
+from streamforest.tree_kinds.class_splitting import XLX, XLX_N, _xlx
+from streamforest.tree_kinds.structure import route
 
 Z = 4.0  # binomial bounds at about 4 standard deviations
 
@@ -188,7 +183,7 @@ def test_ensembles_beat_the_single_tree_on_a_noisy_stream():
     over seeds: both ensembles above the single tree (as in the thesis' Table 5.4)."""
     single, seeds_, rforest = [], [], []
     for seed in range(3):
-        X, y = S.RandomRBF(seed=seed).arrays(6000)
+        X, y = streams.RandomRBF(seed=seed).arrays(6000)
         for out, model in (
             (single, sf.ACTSERClassifier(seed=seed)),
             (seeds_, sf.ACTSEREnsembleClassifier(mode="seeds", n_members=10, seed=seed)),
@@ -206,7 +201,7 @@ def test_ensembles_beat_the_single_tree_on_a_noisy_stream():
 
 def test_rforest_members_draw_feature_subsets():
     """ACTSER-RForest leaves draw candidates on floor(sqrt(F)) + 1 features, Seeds on all."""
-    X, y = S.SEA(function=1, seed=1).arrays(500)
+    X, y = streams.SEA(function=1, seed=1).arrays(500)
     X = np.hstack([X, X, X])  # 9 features
     for mode, k in (("seeds", 9), ("rforest", 4)):
         m = sf.ACTSEREnsembleClassifier(mode=mode, n_members=3, seed=1).learn_many(X, y)
@@ -220,7 +215,7 @@ def test_mcnemar_verdict_adopts_an_undecided_alternate_only_when_not_worse():
     """Algorithm 5.3 with the thesis' reading that an alternate "will only be adopted if it is
     not worse": decisions every T_min examples, McNemar's chi2 decides when significant, and an
     alternate undecided after 10 T_min is adopted when b >= c and discarded when b < c."""
-    from streamforest.trees._class_kernels import mcnemar_verdict
+    from streamforest.tree_kinds.class_kernels import mcnemar_verdict
 
     T, crit = 150, 3.841
     assert mcnemar_verdict(30.0, 5.0, 149.0, T, crit) == 0  # not a decision point
@@ -254,10 +249,10 @@ def test_fast_naive_bayes_class_is_certified_exact(stream):
     path answers it is the per-feature loop's class (so state and predictions are unchanged), it
     answers almost always, and it declines an exact tie."""
     if stream == "rbf":
-        X, y = S.RandomRBF(n_classes=5, n_features=8, speed=0.001, seed=3).arrays(6000)
+        X, y = streams.RandomRBF(n_classes=5, n_features=8, speed=0.001, seed=3).arrays(6000)
         X[np.random.default_rng(0).random(X.shape) < 0.05] = np.nan  # missing values are skipped
     else:
-        X, y = S.Agrawal(seed=3).arrays(6000)  # nominal and numeric features
+        X, y = streams.Agrawal(seed=3).arrays(6000)  # nominal and numeric features
     m = sf.ACTSERClassifier(grace_period=50, drift_detection=False, seed=1)
     m.learn_many(X[:4000], y[:4000])
     st = m.engine_.state(0)
@@ -281,7 +276,7 @@ def test_fast_naive_bayes_class_is_certified_exact(stream):
 def test_thesis_ensemble_members_are_actser_trees():
     """With ``lambda_value=0`` and ``delta=1e-7`` (the thesis' ensembles) member t is exactly the
     ACTSER tree of its seed with ``n_min = 25`` that learnt every row once."""
-    X, y = S.Agrawal(seed=4).arrays(5000)
+    X, y = streams.Agrawal(seed=4).arrays(5000)
     m = sf.ACTSEREnsembleClassifier(n_members=3, lambda_value=0, delta=1e-7, seed=5)
     m.learn_many(X, y)
     seeds = np.random.SeedSequence(5).generate_state(4, np.uint64)
@@ -299,7 +294,7 @@ def test_members_learn_poisson_bagging_weights(lam):
     """Each member's leaf holds the weight of its Poisson(lambda_value) draws: their mean over
     rows and members is lambda_value within 5 standard errors (exactly 1 without bagging)."""
     n, T = 2000, 5
-    X, y = S.SEA(seed=2).arrays(n)
+    X, y = streams.SEA(seed=2).arrays(n)
     m = sf.ACTSEREnsembleClassifier(n_members=T, lambda_value=lam, grace_period=10**6, seed=1)
     m.learn_many(X, y)
     w = [m.engine_.state(t).lf_cc[m.engine_.state(t).nd_leaf[0]].sum() for t in range(T)]
@@ -313,7 +308,7 @@ def test_members_learn_poisson_bagging_weights(lam):
 def test_bagged_ensemble_learns_the_same_one_by_one_and_in_chunks():
     """The bagging weights are drawn row by row, member by member, in both APIs: the same rows
     give the same ensemble."""
-    X, y = S.Agrawal(seed=3).arrays(1500)
+    X, y = streams.Agrawal(seed=3).arrays(1500)
     names = [f"x{j}" for j in range(X.shape[1])]
     a = sf.ACTSEREnsembleClassifier(n_members=4, seed=9)
     b = sf.ACTSEREnsembleClassifier(n_members=4, seed=9)
@@ -347,19 +342,18 @@ def test_a_nominal_feature_that_emerges_later_gets_its_category_weights():
     """A leaf keeps category weights per nominal feature (``lf_ncc``, one row each): a nominal
     feature first seen mid-stream gets its row, and naive Bayes leaves learn from it (a stump:
     only the leaf model can use it)."""
-    from streamforest.trees import _state as S
 
     rng = np.random.default_rng(0)
     m = sf.ACTSERClassifier(leaf_prediction="nb", grace_period=10**6, seed=0)
     for _ in range(300):
         m.learn_one({"a": float(rng.random())}, int(rng.random() < 0.5))
     st = m.engine_.state(0)
-    assert st.lf_ncc.shape[1] == 0 == S.n_nominal(st)
+    assert st.lf_ncc.shape[1] == 0 == TS.n_nominal(st)
     for _ in range(3000):
         c = rng.choice(["p", "q", "r"])
         m.learn_one({"a": float(rng.random()), "b": float(rng.random()), "c": c}, int(c == "q"))
     st = m.engine_.state(0)
-    assert S.n_nominal(st) == 1 and st.lf_ncc.shape[1] == 1 and st.lf_ncc.shape[2] >= 3 * 2
+    assert TS.n_nominal(st) == 1 and st.lf_ncc.shape[1] == 1 and st.lf_ncc.shape[2] >= 3 * 2
     assert [m.predict_one({"a": 0.5, "b": 0.5, "c": c}) for c in "pqr"] == [0, 1, 0]
 
 
@@ -389,7 +383,7 @@ def test_information_gain_terms_from_the_table_are_the_computed_ones():
 def test_learning_after_a_prediction_of_the_same_dict_is_unchanged(leaf):
     """predict_one(x) then learn_one(x) reuses the trees' leaves and votes of the prediction
     (a memo); with copies of x (no memo) the ensemble learns exactly the same."""
-    X, y = next(iter(S.Agrawal(n=3000, seed=3).chunks(3000)))
+    X, y = next(iter(streams.Agrawal(n=3000, seed=3).chunks(3000)))
     names = [f"f{j}" for j in range(X.shape[1])]
     rows = [dict(zip(names, r, strict=True)) for r in X.tolist()]
     kw = dict(mode="seeds", n_members=5, grace_period=10, leaf_prediction=leaf, seed=7)

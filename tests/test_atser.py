@@ -8,7 +8,7 @@ import pytest
 
 import streamforest as sf
 from streamforest import streams
-from streamforest.trees import _state as S
+from streamforest.tree_kinds import state
 
 
 def friedman(n, seed=0):
@@ -29,19 +29,19 @@ def test_candidates_and_side_statistics_match_a_direct_computation():
     y = rng.normal(size=n) * 3 + 2
     model = sf.ATSERRegressor(grace_period=10_000, m_min=m_min, seed=7).learn_many(X, y)
     st, leaf = root_leaf(model)
-    assert st.ints[S.I_NSPLITS] == 0 and st.lf_nex[leaf] == m_min
+    assert st.ints[state.I_NSPLITS] == 0 and st.lf_nex[leaf] == m_min
     for j in range(4):
         xj = X[:, j]
         first = xj[:m_min][~np.isnan(xj[:m_min])]
-        thr = st.lf_xc[leaf, j, S.XC_THR]
+        thr = st.lf_xc[leaf, j, state.XC_THR]
         # stage 1: uniform between the smallest and largest value of the first m_min examples
         assert first.min() <= thr < first.max()
         # stage 2: every example (buffered ones replayed) on the side its value falls
         left = ~np.isnan(xj) & (xj <= thr)
         right = ~np.isnan(xj) & (xj > thr)
         for side, (cw, chi, clo, cm2) in (
-            (left, (S.XC_LW, S.XC_LHI, S.XC_LLO, S.XC_LM2)),
-            (right, (S.XC_RW, S.XC_RHI, S.XC_RLO, S.XC_RM2)),
+            (left, (state.XC_LW, state.XC_LHI, state.XC_LLO, state.XC_LM2)),
+            (right, (state.XC_RW, state.XC_RHI, state.XC_RLO, state.XC_RM2)),
         ):
             ys = y[side]
             assert st.lf_xc[leaf, j, cw] == pytest.approx(side.sum())
@@ -55,7 +55,7 @@ def test_thresholds_are_random_across_seeds():
     thr = []
     for seed in range(20):
         st, leaf = root_leaf(sf.ATSERRegressor(grace_period=10_000, seed=seed).learn_many(X, y))
-        thr.append(st.lf_xc[leaf, 0, S.XC_THR])
+        thr.append(st.lf_xc[leaf, 0, state.XC_THR])
     assert len(set(thr)) == 20
     lo, hi = X[:10, 0].min(), X[:10, 0].max()
     # uniform on [lo, hi): the mean of 20 draws is within 4 standard errors of the centre
@@ -69,10 +69,10 @@ def test_splits_on_the_only_informative_feature():
     y = 10.0 * X[:, 3] + rng.normal(scale=0.1, size=n)
     model = sf.ATSERRegressor(seed=1).learn_many(X, y)
     st = model.state_
-    assert st.ints[S.I_NSPLITS] >= 3
+    assert st.ints[state.I_NSPLITS] >= 3
     assert st.nd_feat[0] == 3  # the root split: VR of x3 is far above the others'
-    split = st.nd_feat[: st.ints[S.I_NNODES]] >= 0
-    assert (st.nd_feat[: st.ints[S.I_NNODES]][split] == 3).mean() > 0.8
+    split = st.nd_feat[: st.ints[state.I_NNODES]] >= 0
+    assert (st.nd_feat[: st.ints[state.I_NNODES]][split] == 3).mean() > 0.8
 
 
 def test_learns_a_concept_of_a_nominal_feature_only():
@@ -117,7 +117,7 @@ def test_ensemble_members_see_the_weights_of_their_mode(mode, rate):
     model = sf.ATSEREnsembleRegressor(mode=mode, n_members=6, grace_period=10**9, seed=4)
     model.learn_many(X, y)
     e = model.engine_
-    weights = np.array([e.state(t).lf_stat[:, S.S_W].sum() for t in range(6)])
+    weights = np.array([e.state(t).lf_stat[:, state.S_W].sum() for t in range(6)])
     if rate == 1.0:  # every member learns every example with weight 1
         assert (weights == len(y)).all()
     else:  # Poisson(3): mean weight 3, sd sqrt(3 / n) per example
@@ -131,7 +131,7 @@ def test_rforest_draws_candidates_for_a_subset_of_features():
     for t in range(3):
         st = model.engine_.state(t)
         leaf = int(st.nd_leaf[0])
-        assert np.isfinite(st.lf_xc[leaf, :10, S.XC_THR]).sum() == 4
+        assert np.isfinite(st.lf_xc[leaf, :10, state.XC_THR]).sum() == 4
 
 
 def test_ensemble_beats_a_single_tree_and_members_differ():
@@ -222,16 +222,20 @@ def tree_invariants(model):
             live_leaves += 1
         else:
             stack += [(int(st.nd_left[n]), alt), (int(st.nd_right[n]), alt)]
-    assert len(seen) == st.ints[S.I_NNODES] - st.ints[S.I_NODE_NFREE]
-    assert live_leaves == st.ints[S.I_NLEAVES] == (st.lf_node[: st.ints[S.I_LEAF_HW]] >= 0).sum()
-    free, f = 0, st.ints[S.I_NODE_FREE]
+    assert len(seen) == st.ints[state.I_NNODES] - st.ints[state.I_NODE_NFREE]
+    assert (
+        live_leaves
+        == st.ints[state.I_NLEAVES]
+        == (st.lf_node[: st.ints[state.I_LEAF_HW]] >= 0).sum()
+    )
+    free, f = 0, st.ints[state.I_NODE_FREE]
     while f >= 0:
         assert f not in seen
         free += 1
         f = int(st.nd_left[f])
-    assert free == st.ints[S.I_NODE_NFREE]
+    assert free == st.ints[state.I_NODE_NFREE]
     alts = sum(1 for n in seen if st.nd_alt[n] >= 0)
-    assert alts == st.ints[S.I_NALTS] == model.alternate_stats["live"]
+    assert alts == st.ints[state.I_NALTS] == model.alternate_stats["live"]
 
 
 @pytest.mark.parametrize("cls", [sf.HoeffdingTreeRegressor, sf.ATSERRegressor])
@@ -301,4 +305,4 @@ def test_ensemble_default_budget_is_the_forests_and_binds():
         model.learn_many(X[i : i + 5000], y[i : i + 5000])
         assert model.memory_bytes <= 2**20
     e = model.engine_
-    assert all(e.state(t).ints[S.I_FROZEN] for t in range(3))  # the budget was binding
+    assert all(e.state(t).ints[state.I_FROZEN] for t in range(3))  # the budget was binding

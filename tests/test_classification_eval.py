@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import streamforest as sf
-from streamforest import classification_metrics as CM
-from streamforest import streams as S
+from streamforest import classification_metrics, streams
 from streamforest.evaluate import ClassificationResult, PrequentialResult, prequential
 
 from .test_prediction_sets import BayesOracle, RiverClassifier, gaussian_stream
@@ -20,7 +19,7 @@ from .test_prediction_sets import BayesOracle, RiverClassifier, gaussian_stream
 def test_river_classifier_row_by_row_matches_river_metrics():
     from river import metrics, tree
 
-    stream = S.SEA(n=3000, seed=3)
+    stream = streams.SEA(n=3000, seed=3)
     res = prequential(tree.HoeffdingTreeClassifier(grace_period=50), stream, window=500)
     assert isinstance(res, ClassificationResult) and res.task == "classification"
     model = tree.HoeffdingTreeClassifier(grace_period=50)
@@ -58,7 +57,7 @@ def test_array_classifier_in_chunks_matches_a_direct_loop():
         m.learn_many(X[s : s + 300], y[s : s + 300])
         probas.append(P)
         cols.append(c)
-    ref = CM.ClassificationMetrics(step=500)
+    ref = classification_metrics.ClassificationMetrics(step=500)
     for k, s in enumerate(range(0, 2500, 300)):
         P = np.pad(probas[k], ((0, 0), (0, len(cols[-1]) - probas[k].shape[1])))
         ref.update(y[s : s + 300], np.array(preds[s : s + 300], dtype=object), proba=P,
@@ -131,8 +130,9 @@ def test_regression_models_still_give_a_prequential_result():
 def test_classification_stream_with_nominal_features_runs_through_a_river_model():
     from river import tree
 
-    res = prequential(tree.HoeffdingTreeClassifier(grace_period=100), S.Agrawal(n=4000, seed=1),
-                      window=1000)  # fmt: skip
+    res = prequential(
+        tree.HoeffdingTreeClassifier(grace_period=100), streams.Agrawal(n=4000, seed=1), window=1000
+    )
     assert res.totals["accuracy"] > 0.8  # Agrawal function 1 is learnable from age alone
     assert res.totals["n_classes"] == 2
 
@@ -143,8 +143,12 @@ def test_streamforest_classifiers_are_evaluated_when_present(name):
     if cls is None:
         pytest.skip(f"streamforest.{name} is not in this build")
     # chunks of 200 rows: the first is predicted by a model that knows no class (counted wrong)
-    res = prequential(cls(), S.SEA(n=5000, seed=1), window=1000, chunk_size=200)
+    res = prequential(cls(), streams.SEA(n=5000, seed=1), window=1000, chunk_size=200)
     assert isinstance(res, ClassificationResult) and res.totals["accuracy"] > 0.8
-    res = prequential(sf.ConformalClassifier(cls(), seed=1), S.SEA(n=5000, seed=1), alphas=0.1,
-                      chunk_size=200)  # fmt: skip
+    res = prequential(
+        sf.ConformalClassifier(cls(), seed=1),
+        streams.SEA(n=5000, seed=1),
+        alphas=0.1,
+        chunk_size=200,
+    )
     assert res.totals["sets"]["0.1"]["coverage"] > 0.85

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import streamforest as sf
-from streamforest import streams as S
-from streamforest.trees import _state as TS
+from streamforest import streams
+from streamforest.tree_kinds import state as TS
 
 MAKERS = {
     "ht": lambda: sf.HoeffdingTreeClassifier(grace_period=40, seed=3),
@@ -195,7 +195,7 @@ def test_pickle_deepcopy_and_save_load_predict_identically(name, learnt):
 
 
 def test_sklearn_api():
-    X, y = S.SEA(function=1, noise=0.0, seed=2).arrays(3000)
+    X, y = streams.SEA(function=1, noise=0.0, seed=2).arrays(3000)
     m = sf.ACTSERClassifier(grace_period=50, seed=1)
     assert m.fit(X[:2000], y[:2000]) is m
     acc = m.score(X[2000:], y[2000:])
@@ -221,7 +221,7 @@ def test_progressive_val_score_in_river():
 
     from streamforest.river import RiverClassifier
 
-    data = list(S.Agrawal(function=1, seed=4).take(1500))
+    data = list(streams.Agrawal(function=1, seed=4).take(1500))
     makers = (
         lambda: sf.ACTSERClassifier(seed=1),
         lambda: sf.ACTSEREnsembleClassifier(n_members=5, seed=1),

@@ -292,10 +292,10 @@ def test_plot_title_is_whole_and_drift_legend_only_with_drift():
         fig.canvas.draw()
         box, page = fig._suptitle.get_window_extent(), fig.bbox
         assert page.x0 <= box.x0 and box.x1 <= page.x1 and box.y1 <= page.y1  # not clipped
-    from streamforest.plotting import _title
+    from streamforest.plotting import figure_title
 
     long = result.model + ", " + ", ".join(f"p{i}={i}" for i in range(40))
-    wrapped = _title(long, "s")
+    wrapped = figure_title(long, "s")
     assert wrapped.replace("\n", " ") == f"{long} on s" and len(wrapped.splitlines()) >= 3
 
 

@@ -10,7 +10,7 @@ import textwrap
 from numba.core import event
 
 import streamforest
-from streamforest import compilation as C
+from streamforest import compilation
 
 _FUNCS = """
 from numba import njit
@@ -35,7 +35,7 @@ def _module(name):
 
 def test_listener_logs_once_for_streamforest_kernels_only(caplog):
     log = logging.getLogger("streamforest.test-listener")
-    listener = C._CompileListener(log)
+    listener = compilation.CompileListener(log)
     caplog.set_level(logging.DEBUG, logger="streamforest")
     with event.install_listener("numba:compile", listener):
         other = _module("someone_else.kernels")
@@ -60,20 +60,22 @@ def test_listener_logs_once_for_streamforest_kernels_only(caplog):
 def test_watch_calls_back_around_each_outermost_compilation():
     calls = []
     ours = _module("streamforest._throwaway2")
-    with C.watch(lambda: calls.append("start"), lambda: calls.append("end")) as w:
+    with compilation.watch(lambda: calls.append("start"), lambda: calls.append("end")) as w:
         ours["twice"](3.5)
     assert calls == ["start", "end"] and w.compiled == 2
-    with C.watch(lambda: calls.append("again")) as w:
+    with compilation.watch(lambda: calls.append("again")) as w:
         ours["twice"](4.5)  # already compiled
     assert calls == ["start", "end"] and w.compiled == 0
 
 
 def test_one_listener_per_process():
-    C.install()
-    C.install()
-    ours = [x for x in event._registered["numba:compile"] if isinstance(x, C._CompileListener)]
-    assert ours == [C.install()]
-    assert streamforest.warmup is C.warmup
+    compilation.install()
+    compilation.install()
+    ours = [
+        x for x in event._registered["numba:compile"] if isinstance(x, compilation.CompileListener)
+    ]
+    assert ours == [compilation.install()]
+    assert streamforest.warmup is compilation.warmup
 
 
 _SCRIPT = textwrap.dedent(
@@ -114,11 +116,11 @@ _CLASSIFIER_WORKLOAD = """
 import numpy as np
 import pandas as pd
 import streamforest as sf
-from streamforest import compilation as C
+from streamforest import compilation
 
 if {warm}:
-    C.warmup(["conformal-actser-seeds", "ht-classifier", "adaptive-conformal-actser"])
-before = C._signatures()
+    compilation.warmup(["conformal-actser-seeds", "ht-classifier", "adaptive-conformal-actser"])
+before = compilation._signatures()
 rng = np.random.default_rng(5)
 X = rng.random((3000, 6))
 y = (X[:, 0] * 3).astype(int)  # int labels (the warm-up uses strings), other widths and sizes
@@ -142,7 +144,7 @@ for m in models:
     m.predict_proba(frame.iloc[1500:])
     if hasattr(m, "predict_sets"):
         m.predict_sets(frame.iloc[1500:], alpha=[0.2, 0.1])
-print(C._signatures() - before)
+print(compilation._signatures() - before)
 """
 
 
@@ -192,9 +194,9 @@ def test_read_only_and_strided_inputs_compile_nothing_more():
                     m.predict_interval(X[:10], alpha=alphas)
 
     run(models(), X, Y[:, 0].copy(), W[:, 1].copy(), alphas)  # every kernel compiled (or loaded)
-    before = C._signatures()
+    before = compilation._signatures()
     run(models(), ro, Y[:, 0], W[:, 1], ro_alphas)  # the same data, read-only and strided
-    assert C._signatures() == before
+    assert compilation._signatures() == before
 
 
 def test_warmup_in_two_processes_covers_every_model_asked():
@@ -202,10 +204,10 @@ def test_warmup_in_two_processes_covers_every_model_asked():
     the sketch) is reported once, and the kernels they ran load here from the shared cache
     (in fresh processes, nothing compiles the second time)."""
     asked = ["tree", "ht-classifier", "kll-sketch"]
-    r = C.warmup(asked, processes=2)
+    r = compilation.warmup(asked, processes=2)
     assert sorted(r.models) == sorted(asked)
     assert all(loaded + compiled > 0 for _, compiled, loaded in r.models.values())
-    again = C.warmup(asked, processes=2)
+    again = compilation.warmup(asked, processes=2)
     assert again.compiled == 0 and again.loaded > 0
 
 
@@ -216,7 +218,7 @@ def _literal_signatures() -> list[str]:
     from numba.core import types
 
     found = set()
-    for d in C._dispatchers():
+    for d in compilation._dispatchers():
         sigs = list(d.signatures)
         try:
             sigs += [key[0] for key in d._cache._cache_file._load_index()]

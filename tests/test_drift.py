@@ -8,9 +8,9 @@ import pytest
 from numba import njit
 
 import streamforest as sf
-from streamforest import drift as D
+from streamforest import drift
 from streamforest.streams import Friedman
-from streamforest.trees import _state as S
+from streamforest.tree_kinds import state as S
 
 from .conftest import friedman1
 
@@ -19,19 +19,20 @@ SEEDS = range(30)
 
 def scan(y, pred, warning=0.0, alpha=0.005, lam=50.0, warmup=30):
     """The detector's signal after each row (0 none, 1 drift, 2 warning, 3 withdrawn)."""
-    state = np.zeros(D.N_PH)
-    D.page_hinkley_init(state, warning)
+    state = np.zeros(drift.N_PH)
+    drift.page_hinkley_init(state, warning)
     out = np.zeros(len(y), np.int64)
-    D.page_hinkley_scan(state, np.asarray(y, float), np.asarray(pred, float), alpha, lam, warmup,
-                        out)  # fmt: skip
+    drift.page_hinkley_scan(
+        state, np.asarray(y, float), np.asarray(pred, float), alpha, lam, warmup, out
+    )
     return out
 
 
 @njit
 def _standardised_run(err, delta, lam, min_n, out):
-    st = np.zeros(D.N_SPH)
+    st = np.zeros(drift.N_SPH)
     for i in range(err.shape[0]):
-        out[i] = D.page_hinkley_standardised_update(st, err[i], delta, lam, min_n)
+        out[i] = drift.page_hinkley_standardised_update(st, err[i], delta, lam, min_n)
 
 
 def standardised_scan(err, delta=0.1, lam=50.0, min_n=30):
@@ -61,9 +62,9 @@ def test_page_hinkley_fires_on_a_mean_shift_and_stays_silent_when_stationary():
     false_alarms = 0
     for s in SEEDS:
         y, f = model_stream(s)
-        false_alarms += bool((scan(y, f) == D.PH_DRIFT).any())
+        false_alarms += bool((scan(y, f) == drift.PH_DRIFT).any())
         y[5000:] += 1.0
-        fired = np.flatnonzero(scan(y, f) == D.PH_DRIFT)
+        fired = np.flatnonzero(scan(y, f) == drift.PH_DRIFT)
         assert fired.size and fired[0] >= 5000, (s, fired[:3])
         assert fired[0] < 5300, (s, fired[0])
     assert false_alarms <= 3
@@ -76,12 +77,12 @@ def test_errors_are_normalised_by_the_targets_sd_when_the_detector_started():
     y[4000:] += 0.8
     k = 2.0**37
     a, b = scan(y, f, warning=15.0), scan(y * k, f * k, warning=15.0)
-    assert np.array_equal(a, b) and (a == D.PH_DRIFT).any()
+    assert np.array_equal(a, b) and (a == drift.PH_DRIFT).any()
     # the normaliser is frozen after the warm-up: a target scale that grows later counts as
     # larger errors (the thesis' reason: a gradual drift must not inflate it)
     y2 = y.copy()
     y2[6000:] = f[6000:] + 3.0 * (y[6000:] - f[6000:])
-    assert (np.flatnonzero(scan(y2, f) == D.PH_DRIFT) >= 6000).any()
+    assert (np.flatnonzero(scan(y2, f) == drift.PH_DRIFT) >= 6000).any()
 
 
 def test_one_outlier_cannot_fire_the_detector():
@@ -92,9 +93,9 @@ def test_one_outlier_cannot_fire_the_detector():
     y, f = model_stream(5, n=6000)
     y[3000] += 1e4
     assert standardised_scan(np.abs(y - f))[3000]
-    assert not (scan(y, f) == D.PH_DRIFT).any()
+    assert not (scan(y, f) == drift.PH_DRIFT).any()
     y[3001:3020] += 1e4
-    assert not (scan(y, f) == D.PH_DRIFT).any()
+    assert not (scan(y, f) == drift.PH_DRIFT).any()
 
 
 def test_warnings_precede_drifts_and_are_withdrawn_when_the_rise_ends():
@@ -106,11 +107,11 @@ def test_warnings_precede_drifts_and_are_withdrawn_when_the_rise_ends():
         y[15000:] += 1.0
         sig = scan(y, f, warning=15.0)
         events = sig[sig != 0]  # a warning, then its withdrawal or a drift, and so on
-        assert (events[0::2] == D.PH_WARNING).all(), events
-        assert np.isin(events[1::2], [D.PH_WITHDRAWN, D.PH_DRIFT]).all(), events
-        withdrawn += int((events == D.PH_WITHDRAWN).sum())
-        drifts += int((events == D.PH_DRIFT).sum())
-        assert (np.flatnonzero(sig == D.PH_DRIFT) >= 15000).any()
+        assert (events[0::2] == drift.PH_WARNING).all(), events
+        assert np.isin(events[1::2], [drift.PH_WITHDRAWN, drift.PH_DRIFT]).all(), events
+        withdrawn += int((events == drift.PH_WITHDRAWN).sum())
+        drifts += int((events == drift.PH_DRIFT).sum())
+        assert (np.flatnonzero(sig == drift.PH_DRIFT) >= 15000).any()
     assert withdrawn > 0 and drifts >= 10
 
 
@@ -263,9 +264,9 @@ def test_background_trees_on_threads_while_both_arenas_reallocate(rng, monkeypat
     """Two threads, rows lengthened little at a time (both arenas reallocate often), background
     trees started, grown, swapped in and discarded all along: the forest equals the one-thread
     forest exactly (a tree's thread carries its rows over in both arenas)."""
-    from streamforest.trees import _arena as AR
+    from streamforest.tree_kinds import arena
 
-    monkeypatch.setattr(AR, "GROWTH", 1.02)
+    monkeypatch.setattr(arena, "GROWTH", 1.02)
     X, y = friedman1(16_000, rng)
     y[8000:] = -y[8000:]
     tree = sf.HoeffdingTreeRegressor(grace_period=20, leaf_model="mean")

@@ -9,8 +9,8 @@ import pytest
 from numba.core.registry import CPUDispatcher
 
 import streamforest as sf
-from streamforest.trees import _arena as AR
-from streamforest.trees import _state as S
+from streamforest.tree_kinds import arena as AR
+from streamforest.tree_kinds import state as S
 
 from .conftest import friedman1
 
@@ -121,7 +121,7 @@ def test_per_example_calls_equal_the_batch_pass(rng, drift):
 
 def test_learning_after_a_prediction_is_learning_alone(rng):
     """A per-example prediction leaves the trees' leaves in a memo that learning the same dict
-    next uses (engine._kernels): whatever comes in between (another dict predicted, a batch
+    next uses (engine.kernels): whatever comes in between (another dict predicted, a batch
     pass, a changed value, trees replaced after a drift), the model learns exactly what a model
     that never predicted learns."""
     X, y = friedman1(2400, rng)
@@ -340,7 +340,7 @@ def test_handle_views_are_the_arrays_it_packs():
     dimension the kernels use), and a handle rebuilt in place keeps its array."""
     from numba import njit
 
-    from streamforest.engine import _handle as H
+    from streamforest.engine import handle as H
 
     a = np.arange(6.0)
     b = np.arange(12, dtype=np.int64).reshape(3, 4)

@@ -6,9 +6,14 @@ import math
 import numpy as np
 import pytest
 
-from streamforest import CPApproximate, HoeffdingTreeRegressor, OnlineForestRegressor, OnlineQRF
-from streamforest import metrics as M
-from streamforest import streams as S
+from streamforest import (
+    CPApproximate,
+    HoeffdingTreeRegressor,
+    OnlineForestRegressor,
+    OnlineQRF,
+    metrics,
+    streams,
+)
 from streamforest.evaluate import ArrayStream, prequential
 
 Y = np.array([1.0, 3.0, 2.0, 6.0])
@@ -18,11 +23,11 @@ HI = np.array([[1.5], [5.0], [3.0], [np.inf]])
 
 
 def _run(step, running=False):
-    blocks = np.zeros((-(-4 // step), M.n_columns(1)))
-    carry = M.new_carry()
-    M.accumulate(Y[:3], PRED[:3], LO[:3], HI[:3], 0, step, blocks, carry)  # two calls: state
-    M.accumulate(Y[3:], PRED[3:], LO[3:], HI[3:], 3, step, blocks, carry)  # carries over
-    return M.summarize(M.merge(blocks), [0.1], 5.0, running)
+    blocks = np.zeros((-(-4 // step), metrics.n_columns(1)))
+    carry = metrics.new_carry()
+    metrics.accumulate(Y[:3], PRED[:3], LO[:3], HI[:3], 0, step, blocks, carry)  # two calls: state
+    metrics.accumulate(Y[3:], PRED[3:], LO[3:], HI[3:], 3, step, blocks, carry)  # carries over
+    return metrics.summarize(metrics.merge(blocks), [0.1], 5.0, running)
 
 
 @pytest.mark.parametrize("step", [1, 2, 3, 4])
@@ -45,10 +50,10 @@ def test_metrics_equal_hand_computation(step):
 
 def test_score_of_whole_arrays_equals_blocks():
     iv = np.stack([LO, HI], axis=-1)  # (4, 1, 2)
-    assert M.score(Y, PRED, iv, [0.1]) == _run(4)
-    assert M.score(Y, PRED, iv[:, 0, :], 0.1) == _run(4)
+    assert metrics.score(Y, PRED, iv, [0.1]) == _run(4)
+    assert metrics.score(Y, PRED, iv[:, 0, :], 0.1) == _run(4)
     with pytest.raises(ValueError, match="shapes do not match"):
-        M.score(Y, PRED, iv, [0.1, 0.2])
+        metrics.score(Y, PRED, iv, [0.1, 0.2])
 
 
 def test_running_range_ris():
@@ -58,12 +63,12 @@ def test_running_range_ris():
 
 def test_utility_halves_at_one_and_a_half_alpha():
     for alpha in (0.3, 0.1, 0.05, 0.01):
-        full = M.utility(alpha, 0.2, alpha)
+        full = metrics.utility(alpha, 0.2, alpha)
         assert full == pytest.approx(0.8)
-        assert M.utility(1.5 * alpha, 0.2, alpha) == pytest.approx(full / 2)
-        assert M.utility(2.0 * alpha, 0.2, alpha) == pytest.approx(full / 4)
-        assert M.utility(0.5 * alpha, 0.2, alpha) == full  # conservative: no penalty
-    assert M.utility(0.0, 1.2, 0.1) == 0.0
+        assert metrics.utility(1.5 * alpha, 0.2, alpha) == pytest.approx(full / 2)
+        assert metrics.utility(2.0 * alpha, 0.2, alpha) == pytest.approx(full / 4)
+        assert metrics.utility(0.5 * alpha, 0.2, alpha) == full  # conservative: no penalty
+    assert metrics.utility(0.0, 1.2, 0.1) == 0.0
 
 
 def _direct(y, pred, iv, alpha_index=0):
@@ -78,7 +83,7 @@ def _direct(y, pred, iv, alpha_index=0):
 
 
 def test_prequential_is_test_then_train_and_chunking_free():
-    stream = S.Friedman(1, "gra", n=12_000, seed=3)
+    stream = streams.Friedman(1, "gra", n=12_000, seed=3)
     X, y = stream.arrays()
     make = lambda: CPApproximate(forest=OnlineForestRegressor(n_trees=4, seed=1), seed=1)  # noqa: E731
     pred, iv = make().predict_learn_many(X, y, alpha=[0.1, 0.3])
@@ -98,7 +103,7 @@ def test_prequential_is_test_then_train_and_chunking_free():
 
 
 def test_windows_tumbling_and_sliding():
-    stream = S.Friedman(1, None, n=5_500, seed=4)
+    stream = streams.Friedman(1, None, n=5_500, seed=4)
     X, y = stream.arrays()
     pred, iv = OnlineQRF(seed=2).predict_learn_many(X, y, alpha=[0.1])
     tum = prequential(OnlineQRF(seed=2), stream, alphas=0.1, window=1000).windows()
@@ -120,7 +125,7 @@ def test_river_loop_matches_the_compiled_pass():
     pytest.importorskip("river")
     from streamforest.river import RiverRegressor
 
-    X, y = S.Friedman(1, "lea", n=3000, seed=5).arrays()
+    X, y = streams.Friedman(1, "lea", n=3000, seed=5).arrays()
     X = X[:, :6]  # names f0..f5 sort in column order, so dict and array inputs agree
     stream = ArrayStream(X, y, feature_names=[f"f{j}" for j in range(6)])
     ours = prequential(HoeffdingTreeRegressor(seed=0), stream, window=500)
@@ -135,7 +140,7 @@ def test_river_interval_level_is_checked():
     from river import conf, linear_model
 
     model = conf.RegressionJackknife(linear_model.LinearRegression(), confidence_level=0.9)
-    stream = S.Friedman(1, None, n=400, seed=1)
+    stream = streams.Friedman(1, None, n=400, seed=1)
     with pytest.raises(ValueError, match="alphas=0.1"):
         prequential(model, stream, alphas=0.05)
     r = prequential(model, stream, alphas=0.1, window=100)
@@ -144,13 +149,13 @@ def test_river_interval_level_is_checked():
 
 
 def test_nominal_stream_is_learnt():
-    r = prequential(OnlineForestRegressor(n_trees=5, seed=0), S.MV(n=20_000, seed=0))
+    r = prequential(OnlineForestRegressor(n_trees=5, seed=0), streams.MV(n=20_000, seed=0))
     # far better than the prequential mean predictor on mv's piecewise target
     assert r.totals["rmae"] < 0.35
 
 
 def test_json_and_bad_arguments(tmp_path):
-    stream = S.Friedman(1, None, n=2_000, seed=1)
+    stream = streams.Friedman(1, None, n=2_000, seed=1)
     r = prequential(CPApproximate(forest=OnlineForestRegressor(n_trees=3)), stream, alphas=[0.1])
     r.save_json(tmp_path / "r.json")
     d = json.loads((tmp_path / "r.json").read_text())
@@ -161,7 +166,7 @@ def test_json_and_bad_arguments(tmp_path):
     assert len(d["windows"]["end"]) == 2
     assert "MER" in r.table()
     with pytest.raises(ValueError, match="unbounded"):
-        prequential(HoeffdingTreeRegressor(), S.Friedman(1, None, n=None))
+        prequential(HoeffdingTreeRegressor(), streams.Friedman(1, None, n=None))
     with pytest.raises(ValueError, match="multiple of step"):
         prequential(HoeffdingTreeRegressor(), stream, window=1000, step=300)
     with pytest.raises(ValueError, match="ris_range"):
@@ -176,8 +181,8 @@ def test_array_stream_lives_in_streams():
     import streamforest.evaluate as E
     from streamforest.streams.arrays import ArrayStream as Arrays
 
-    assert S.ArrayStream is Arrays is ArrayStream is E.ArrayStream
-    assert "ArrayStream" in S.__all__ and "ArrayStream" in E.__all__
-    s = S.ArrayStream(np.arange(10.0).reshape(5, 2), np.arange(5.0), feature_names=["a", "b"])
+    assert streams.ArrayStream is Arrays is ArrayStream is E.ArrayStream
+    assert "ArrayStream" in streams.__all__ and "ArrayStream" in E.__all__
+    s = streams.ArrayStream(np.arange(10.0).reshape(5, 2), np.arange(5.0), feature_names=["a", "b"])
     assert [len(y) for _, y in s.chunks(2)] == [2, 2, 1] and s.feature_names == ["a", "b"]
     assert next(iter(s)) == ({"a": 0.0, "b": 1.0}, 0.0)

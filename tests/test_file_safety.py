@@ -50,12 +50,12 @@ def test_a_tampered_root_child_is_refused_before_any_kernel_runs(tmp_path):
     path = tmp_path / "tampered.streamforest"
     proc = _child(f"""
         import numpy as np, streamforest as sf
-        from streamforest.trees import _arena as AR
+        from streamforest.tree_kinds import arena
         rng = np.random.default_rng(0)
         X = rng.random((2000, 4)); y = X @ [3, -2, 1, 0] + rng.normal(0, 0.1, 2000)
         qrf = sf.OnlineQRF(seed=0).learn_many(X, y)
         e = qrf.forest_.engine_
-        st = AR.load(e.arena, 0)
+        st = arena.load(e.arena, 0)
         assert st.nd_feat[0] >= 0, "the root must be a split node"
         st.nd_left[0] = 10**12
         sf.save(qrf, {str(path)!r})

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import streamforest as sf
-from streamforest import streams as S
-from streamforest.trees._class_kernels import VAR_FLOOR
+from streamforest import streams
+from streamforest.tree_kinds.class_leaves import VAR_FLOOR
 
 
 def _naive_bayes(X, y, cats, x_num, x_cat, classes):
@@ -96,7 +96,7 @@ def test_accuracy_beside_rivers_hoeffding_tree():
     river = pytest.importorskip("river")
     from river import tree
 
-    for stream in (S.SEA(function=1, seed=3), S.Agrawal(function=1, seed=3)):
+    for stream in (streams.SEA(function=1, seed=3), streams.Agrawal(function=1, seed=3)):
         data = list(stream.take(8000))
         ours, theirs = sf.HoeffdingTreeClassifier(), tree.HoeffdingTreeClassifier()
         a = b = 0

@@ -270,8 +270,8 @@ def test_weighted_quantile_matches_a_direct_reference():
     """The drift guard's recency-weighted conformal quantile (weights rho ** age, the test
     point's weight 1 at +inf) equals a direct computation, with the ring partly filled and
     wrapped around."""
-    from streamforest.intervals import _normalized_kernels as NK
-    from streamforest.intervals._scores import ss_insert, ss_update
+    from streamforest.intervals import _normalized_kernels as normalized_kernels
+    from streamforest.intervals.scores import ss_insert, ss_update
 
     rng = np.random.default_rng(4)
     c, rho = 50, 0.9
@@ -293,7 +293,7 @@ def test_weighted_quantile_matches_a_direct_reference():
             for al in (0.3, 0.1, 0.02):
                 k = np.searchsorted(cum, 1 - al - 1e-12)
                 want = win[o][k] if k < win.size else (win.max() if t >= c - 1 else np.inf)
-                got = NK.weighted_half_width(ss, order, size, head, c, rho, al)
+                got = normalized_kernels.weighted_half_width(ss, order, size, head, c, rho, al)
                 ages.append(got == want)
     assert all(ages)
 
@@ -341,7 +341,7 @@ def test_time_order_rules_keep_a_sorted_stream_within_binomial_bounds():
 def test_guard_fires_on_a_sorted_stream_and_stays_nested():
     """On a sorted stream the guard's statistic passes its threshold; the intervals it gives
     are nested over many alphas and never narrower than without the guard (same forests)."""
-    from streamforest.intervals import _normalized_kernels as NK
+    from streamforest.intervals import _normalized_kernels as normalized_kernels
 
     X, y = sorted_stream(3000, 6)
     on = sf.NormalizedConformal(forest=small_forest(2))
@@ -349,7 +349,7 @@ def test_guard_fires_on_a_sorted_stream_and_stays_nested():
     fired = False
     alphas = np.array([0.5, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01])
     for a in range(0, 3000, 50):
-        if a >= 500 and on.guard_[1] > NK.GUARD_H:
+        if a >= 500 and on.guard_[1] > normalized_kernels.GUARD_H:
             fired = True
             iv = on.predict_interval(X[a : a + 50], alpha=alphas)
             w = iv[:, :, 1] - iv[:, :, 0]
@@ -367,7 +367,7 @@ def test_guard_fires_on_a_sorted_stream_and_stays_nested():
 def test_guard_rarely_fires_on_exchangeable_rows():
     """Shuffled rows: the guard's CUSUM of uniform ranks stays below its threshold almost
     always, so the widths are those of the plain rule."""
-    from streamforest.intervals import _normalized_kernels as NK
+    from streamforest.intervals import _normalized_kernels as normalized_kernels
 
     rng = np.random.default_rng(7)
     X, y = hetero(5000, rng)
@@ -375,7 +375,7 @@ def test_guard_rarely_fires_on_exchangeable_rows():
     on = 0
     for a in range(0, 5000, 50):
         m.learn_many(X[a : a + 50], y[a : a + 50])
-        on += m.guard_[1] > NK.GUARD_H
+        on += m.guard_[1] > normalized_kernels.GUARD_H
     assert on <= 5
 
 

@@ -7,7 +7,7 @@ import pytest
 from numba import typed
 
 import streamforest as sf
-from streamforest.intervals import _quantile_kernels as QK
+from streamforest.intervals import _quantile_kernels as quantile_kernels
 from streamforest.sketches import kll
 
 from .conftest import friedman1
@@ -184,7 +184,9 @@ def _records_from_sketches(groups):
 
 
 def query(rec, mask, mein, qs, masses, out_q, out_lo, out_hi):
-    QK.mixture_query(*rec, mask, mein, qs, masses, out_q, out_lo, out_hi, 0, rec[1].shape[1])
+    quantile_kernels.mixture_query(
+        *rec, mask, mein, qs, masses, out_q, out_lo, out_hi, 0, rec[1].shape[1]
+    )
 
 
 def _record_items(rec, i, mein):
@@ -361,7 +363,7 @@ def test_conformal_pass_equals_a_full_sort_under_random_rescoring():
     """The compiled conformal pass against a plain reference that sorts every score at every
     row, with members re-scored wildly many times per row, dropped out-of-bag trees and members
     leaving: exercises the top part's refills and its bound on the rest."""
-    from streamforest.intervals import _conformal_kernels as CK
+    from streamforest.intervals import _conformal_kernels as conformal_kernels
 
     rng = np.random.default_rng(11)
     c, T, n = 40, 3, 3000
@@ -426,8 +428,25 @@ def test_conformal_pass_equals_a_full_sort_under_random_rescoring():
     half = np.empty((n, len(alphas)))
     order, pos, ss = np.zeros(c, np.int64), np.full(c, -1, np.int64), np.zeros(c)
     args = (np.zeros(c), np.zeros((c, T), np.int8), np.zeros((c, T)), np.zeros(c))
-    size = CK.conformal_pass(0, *args, np.zeros(c, np.int64), np.zeros(c), order, pos, ss, P, W,
-                             y, slots, ev_t, ev_s, ev_v, ev_n, alphas, half)  # fmt: skip
+    size = conformal_kernels.conformal_pass(
+        0,
+        *args,
+        np.zeros(c, np.int64),
+        np.zeros(c),
+        order,
+        pos,
+        ss,
+        P,
+        W,
+        y,
+        slots,
+        ev_t,
+        ev_s,
+        ev_v,
+        ev_n,
+        alphas,
+        half,
+    )
     assert min(ev_n) > 10_000 and not present.all()  # heavy re-scoring, members left
     assert size == present.sum()
     assert np.array_equal(half, ref)

@@ -166,7 +166,7 @@ def _same(a, b):
 
 def _one_insertion_per_value(k, values, weights, seed):
     """The sketch of one compiled ``kll.kll_update`` per value (the forest's kernel)."""
-    from streamforest.sketches.sketch import _update_many
+    from streamforest.sketches._sketch_kernels import _update_many
 
     s = KLLSketch(k, seed=seed)
     v = np.asarray(values, np.float64)
@@ -180,7 +180,7 @@ def _one_insertion_per_value(k, values, weights, seed):
 def test_batch_and_buffered_updates_equal_one_insertion_per_value(n):
     """update_many (sort-and-merge batches) and update (buffered) give exactly the sketch of
     one compiled insertion per value: same items, levels, random draws, answers."""
-    from streamforest.sketches.sketch import _quantiles
+    from streamforest.sketches._sketch_kernels import _quantiles
 
     rng = np.random.default_rng(n)
     v = np.round(rng.normal(size=n), 3)  # ties included, and -0.0 beside 0.0
@@ -401,7 +401,7 @@ def test_one_level_queries_equal_the_compiled_walk_and_refuse_bad_levels():
     levels outside [0, 1], NaN levels and NaN ranks are refused."""
     import math
 
-    from streamforest.sketches.sketch import _quantiles
+    from streamforest.sketches._sketch_kernels import _quantiles
 
     rng = np.random.default_rng(1)
     for trial in range(12):
@@ -504,7 +504,7 @@ def test_update_refuses_what_is_not_a_finite_number_and_changes_nothing():
 # leaf sketches (trees' leaves, OnlineQRF): a row of leaf_row_capacity items whatever the levels
 def _leaf_sketch(values, weights, k=200, seed=0):
     from streamforest import rng as _rng
-    from streamforest.sketches.sketch import _update_many
+    from streamforest.sketches._sketch_kernels import _update_many
 
     width = kll.leaf_row_capacity(k)
     items = np.zeros((1, width))
@@ -629,7 +629,7 @@ def test_qrf_saved_with_full_width_leaf_rows_loads_answers_and_learns(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------
-# update(x): buffered values (sketch.BUFFER) and level 0's unsorted runs (sketch._settle)
+# update(x): buffered values (sketch.BUFFER) and level 0's unsorted runs (_sketch_kernels._settle)
 def _readers(other):
     """What can read a sketch, each as a function of it returning comparable results."""
     import copy

@@ -8,7 +8,7 @@ import pytest
 
 import streamforest as sf
 from streamforest import streams
-from streamforest.trees import _state as S
+from streamforest.tree_kinds import state
 
 
 def test_the_learnt_function_stays_when_the_spread_moves():
@@ -24,10 +24,10 @@ def test_the_learnt_function_stays_when_the_spread_moves():
     assert st.nd_feat[0] < 0  # still a single leaf
 
     def spread():
-        w, m2 = st.lf_stat[leaf, S.S_W], st.lf_stat[leaf, S.S_M2]
+        w, m2 = st.lf_stat[leaf, state.S_W], st.lf_stat[leaf, state.S_M2]
         return np.sqrt(m2 / w)
 
-    x = st.lf_x[leaf, : X.shape[1], S.S_HI] + st.lf_x[leaf, : X.shape[1], S.S_LO]
+    x = st.lf_x[leaf, : X.shape[1], state.S_HI] + st.lf_x[leaf, : X.shape[1], state.S_LO]
     p = float(model.predict(x.reshape(1, -1))[0])
     sd0, scaled0 = spread(), spread() * st.lf_coef[leaf, : X.shape[1] + 1].copy()
     model.learn_many(

@@ -13,8 +13,8 @@ from streamforest import (
     OnlineQRF,
 )
 from streamforest.engine import budget
-from streamforest.trees import _arena as AR
-from streamforest.trees import _state as S
+from streamforest.tree_kinds import arena as AR
+from streamforest.tree_kinds import state as S
 
 from .conftest import friedman1
 

@@ -6,7 +6,7 @@ import tempfile
 
 from numba.core import config
 
-from streamforest import _numba_cache as NC
+from streamforest import _numba_cache as numba_cache
 
 
 def test_falls_back_to_a_temp_folder_only_when_no_default_place_is_writable(monkeypatch):
@@ -16,18 +16,20 @@ def test_falls_back_to_a_temp_folder_only_when_no_default_place_is_writable(monk
         seen.append(path)
         return os.path.basename(path).startswith("streamforest-numba-")
 
-    monkeypatch.setattr(NC, "_writable", writable)
+    monkeypatch.setattr(numba_cache, "_writable", writable)
     monkeypatch.setattr(config, "CACHE_DIR", "")
-    got = NC.ensure_cache_dir()
+    got = numba_cache.ensure_cache_dir()
     assert got == config.CACHE_DIR and got.startswith(tempfile.gettempdir())
     assert any(p.endswith("__pycache__") for p in seen)  # the source folder was tried first
 
     monkeypatch.setattr(config, "CACHE_DIR", "")
-    monkeypatch.setattr(NC, "_writable", lambda path: True)
-    assert NC.ensure_cache_dir() is None and config.CACHE_DIR == ""  # numba's choice stands
+    monkeypatch.setattr(numba_cache, "_writable", lambda path: True)
+    assert (
+        numba_cache.ensure_cache_dir() is None and config.CACHE_DIR == ""
+    )  # numba's choice stands
 
     monkeypatch.setattr(config, "CACHE_DIR", os.path.join(tempfile.gettempdir(), "mine"))
-    assert NC.ensure_cache_dir() is None  # NUMBA_CACHE_DIR set by the user: left alone
+    assert numba_cache.ensure_cache_dir() is None  # NUMBA_CACHE_DIR set by the user: left alone
 
 
 _CALLEE = """

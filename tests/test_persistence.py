@@ -834,8 +834,8 @@ def test_classifier_saved_with_category_weights_per_feature_loads_per_nominal_fe
     """Formats 3 and 4 kept a classifier's category weights (``lf_ncc``) in one row per
     feature; loading keeps the nominal features' rows (the only ones that held weights), and
     the model predicts and learns on as the one saved."""
-    from streamforest.trees import _arena as AR
-    from streamforest.trees import _state as S
+    from streamforest.tree_kinds import arena as AR
+    from streamforest.tree_kinds import state as S
 
     rng = np.random.default_rng(3)
     n = 3000

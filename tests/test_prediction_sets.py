@@ -15,7 +15,7 @@ import pytest
 
 import streamforest as sf
 from streamforest.prediction_sets import SCORES as SCORE_CODES
-from streamforest.prediction_sets import _set_kernels as KS
+from streamforest.prediction_sets import _set_kernels as set_kernels
 
 # --- a stream with known class-conditional distributions and its Bayes-optimal model -------------
 CLASSES = ("a", "b", "c")
@@ -146,7 +146,7 @@ def test_scores_match_a_direct_computation(kind):
     U = rng.random(200)
     known = rng.integers(1, 6, 200)
     S = np.empty((200, 6))
-    KS.class_scores(P, U, known, SCORE_CODES[kind], 0.05, 2, S)
+    set_kernels.class_scores(P, U, known, SCORE_CODES[kind], 0.05, 2, S)
     for i in range(200):
         kn = known[i]
         p = P[i, :kn].tolist()
@@ -159,17 +159,17 @@ def test_scores_match_a_direct_computation(kind):
 
 def test_row_uniforms_do_not_depend_on_chunking():
     whole = np.empty(1000)
-    KS.row_uniforms(7, 0, whole)
+    set_kernels.row_uniforms(7, 0, whole)
     parts = np.empty(1000)
     for s in range(0, 1000, 137):
         part = np.empty(min(137, 1000 - s))
-        KS.row_uniforms(7, s, part)
+        set_kernels.row_uniforms(7, s, part)
         parts[s : s + len(part)] = part
     assert np.array_equal(whole, parts)
     assert 0 <= whole.min() and whole.max() < 1
     assert abs(whole.mean() - 0.5) < 4 * math.sqrt(1 / 12 / 1000)
     other = np.empty(1000)
-    KS.row_uniforms(8, 0, other)
+    set_kernels.row_uniforms(8, 0, other)
     assert not np.array_equal(whole, other)
 
 

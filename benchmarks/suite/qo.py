@@ -8,7 +8,7 @@ profile, repeated with new seeds.  Metrics: the split merit (variance reduction 
 cut), the elements stored (bins), the time to observe the sample and the time to query the best
 split.
 
-Our observers live inside the compiled Hoeffding tree (``streamforest.trees.observers``): each
+Our observers live inside the compiled Hoeffding tree (``streamforest.tree_kinds.observers``): each
 run feeds the sample to a one-leaf ``HoeffdingTreeRegressor`` whose grace period exceeds the
 sample (so it never splits), then calls the observer kernels ``sorted_bins`` / ``best_cut`` /
 ``cut_threshold`` on its state.  The observation time therefore includes the leaf's own target
@@ -63,7 +63,7 @@ def sample(dist_fn, noise_sd, task, noisy, n, rng):
 def ours(label, x, y):
     """``(merit, elements, observe_s, query_s)`` of one of our observers."""
     import streamforest as sf
-    from streamforest.trees import observers as O
+    from streamforest.tree_kinds import observers as O
 
     n = len(y)
     kw = {

@@ -4,6 +4,7 @@
 # that logs the first compilation of a kernel
 from . import _numba_cache  # noqa: F401  # isort: skip
 from . import compile_events  # noqa: F401  # isort: skip
+from . import datasets  # noqa: F401  (registers the bundled datasets as streams.dataset's fallback)
 from ._version import __version__
 from .batch import HDIForestRegressor, QuantileForestRegressor
 from .compilation import warmup

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from .compile_events import (  # noqa: F401  (also this module's names, as before)
     PREFIX,
+    CompileListener,
     Watch,
-    _CompileListener,
     cache_location,
     install,
     logger,

@@ -73,7 +73,7 @@ class Watch:
         self._on_start, self._on_end = on_start, on_end
 
 
-class _CompileListener(_event.Listener):
+class CompileListener(_event.Listener):
     """Listens to ``"numba:compile"``; acts only on streamforest dispatchers.  Compilation runs
     under numba's global compiler lock, so events arrive one at a time (in nesting order: a
     kernel's callees compile inside its own event)."""
@@ -150,14 +150,14 @@ class _CompileListener(_event.Listener):
                 pass
 
 
-_listener: _CompileListener | None = None
+_listener: CompileListener | None = None
 
 
-def install() -> _CompileListener:
+def install() -> CompileListener:
     """Register the compile listener (once per process; streamforest's import does it)."""
     global _listener
     if _listener is None:
-        _listener = _CompileListener()
+        _listener = CompileListener()
         _event.register("numba:compile", _listener)
         atexit.register(_listener.log_total)
     return _listener

@@ -65,7 +65,7 @@ def entry_point(dispatcher, args: tuple) -> Callable:
 
     Calling it does what calling the dispatcher does minus the dispatch: numba types every
     argument on every call to pick a signature, which for a named tuple of arrays (an
-    :class:`~streamforest.trees._arena.Arena`) costs more than a tree's whole
+    :class:`~streamforest.tree_kinds.arena.Arena`) costs more than a tree's whole
     prediction.  The entry point only unboxes.  It does **not** check types: use it only where
     every later call passes arguments of exactly these types (arrays the caller made itself,
     floats it converted), as the per-example paths of the engine do.

@@ -455,7 +455,7 @@ class ClassificationResult(PrequentialResult):
         lines) and mean set size over the stream, drift points marked; saved to ``path`` if
         given.  Returns the matplotlib figure."""
         from ._extras import need
-        from .plotting import _title
+        from .plotting import figure_title
 
         Figure = need("matplotlib.figure", "plotting").Figure
         w = self.windows()
@@ -485,7 +485,7 @@ class ClassificationResult(PrequentialResult):
         kind = "sliding" if self.step < self.window else "tumbling"
         drift = "; dotted: drift points" if self.change_points else ""
         axes[-1].set_xlabel(f"examples ({kind} windows of {self.window:,}{drift})")
-        fig.suptitle(title or _title(self.model, self.stream), fontsize=9)
+        fig.suptitle(title or figure_title(self.model, self.stream), fontsize=9)
         if path is not None:
             fig.savefig(path, dpi=110)
         return fig

@@ -41,13 +41,13 @@ def plot_prequential(result, path=None, title: str | None = None):
     kind = "sliding" if result.step < result.window else "tumbling"
     drift = "; dotted: drift points" if result.change_points else ""
     axes[-1].set_xlabel(f"examples ({kind} windows of {result.window:,}{drift})")
-    fig.suptitle(title or _title(result.model, result.stream), fontsize=9)
+    fig.suptitle(title or figure_title(result.model, result.stream), fontsize=9)
     if path is not None:
         fig.savefig(path, dpi=110)
     return fig
 
 
-def _title(model: str, stream: str, width: int = TITLE_WIDTH) -> str:
+def figure_title(model: str, stream: str, width: int = TITLE_WIDTH) -> str:
     """``"{model} on {stream}"`` wrapped on lines of at most ``width`` characters (breaking after
     commas and spaces, never inside a word), so that a long model description is never cut."""
     import textwrap

@@ -25,7 +25,7 @@ from .compiled import entry, kernel
 
 
 @kernel(inline="always")
-def _add_to_mean(hi, lo, inc):
+def add_to_mean(hi, lo, inc):
     """``(hi + lo) + inc`` as a renormalised pair, exact up to the rounding of ``inc`` itself."""
     s = hi + inc
     bb = s - hi
@@ -41,7 +41,7 @@ def welford_update(w, hi, lo, m2, x, wx):
     """Add value ``x`` with weight ``wx`` (> 0) to the statistic ``(w, hi, lo, m2)``."""
     w_new = w + wx
     d = (x - hi) - lo
-    hi_new, lo_new = _add_to_mean(hi, lo, d * (wx / w_new))
+    hi_new, lo_new = add_to_mean(hi, lo, d * (wx / w_new))
     m2_new = m2 + wx * d * ((x - hi_new) - lo_new)
     return w_new, hi_new, lo_new, m2_new
 
@@ -55,7 +55,7 @@ def chan_merge(wa, ha, la, m2a, wb, hb, lb, m2b):
         return wb, hb, lb, m2b
     w = wa + wb
     delta = (hb - ha) + (lb - la)
-    hi, lo = _add_to_mean(ha, la, delta * (wb / w))
+    hi, lo = add_to_mean(ha, la, delta * (wb / w))
     m2 = m2a + m2b + delta * delta * (wa * wb / w)
     return w, hi, lo, m2
 
@@ -74,7 +74,7 @@ def chan_subtract(wab, hab, lab, m2ab, wb, hb, lb, m2b):
         return wab, hab, lab, m2ab
     # mean_A = mean_AB + (mean_AB - mean_B) * wb / wa
     dab = (hab - hb) + (lab - lb)
-    ha, la = _add_to_mean(hab, lab, dab * (wb / wa))
+    ha, la = add_to_mean(hab, lab, dab * (wb / wa))
     delta = (hb - ha) + (lb - la)
     m2a = m2ab - m2b - delta * delta * (wa * wb / wab)
     if m2a < 0.0:

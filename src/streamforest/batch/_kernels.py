@@ -65,7 +65,7 @@ def leaf_mixture_query(buf, start, stop, leaves, qs, masses, out_q, out_lo, out_
     sv = np.empty(T * cap if masses.shape[0] else 0)
     sw = np.empty(T * cap if masses.shape[0] else 0)
     for i in range(leaves.shape[0]):
-        nr = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
+        nr = np.int64(0)  # not a literal (see "Literal constants" in tree_kinds.kernels)
         for t in range(T):
             leaf = leaves[i, t]
             if stop[t, leaf] > start[t, leaf]:

@@ -22,7 +22,7 @@ import numpy as np
 from .._extras import need
 from ..base import Estimator
 from ..intervals.base import check_alphas, check_quantiles
-from . import _kernels as BK
+from . import _kernels as batch_kernels
 
 _FORESTS = ("random_forest", "extra_trees")
 
@@ -175,7 +175,9 @@ class _LeafWeightForest:
         # scikit-learn's trees compare float32 features with float64 thresholds
         X32 = np.ascontiguousarray(X, dtype=np.float32).astype(np.float64)
         out = np.empty((X32.shape[0], self.left_.shape[0]), np.int64)
-        BK.forest_apply(self.left_, self.right_, self.feature_, self.threshold_, X32, out)
+        batch_kernels.forest_apply(
+            self.left_, self.right_, self.feature_, self.threshold_, X32, out
+        )
         return out
 
     def apply(self, X) -> np.ndarray:
@@ -188,7 +190,7 @@ class _LeafWeightForest:
         self._check_fitted()
         leaves = self._apply(self._validate(X))
         out = np.empty(leaves.shape[0])
-        BK.forest_mean(self.value_, leaves, out)
+        batch_kernels.forest_mean(self.value_, leaves, out)
         return out
 
     def _query(self, X, qs, masses):
@@ -197,7 +199,7 @@ class _LeafWeightForest:
         out_q = np.empty((n, qs.shape[0]))
         lo = np.empty((n, masses.shape[0]))
         hi = np.empty((n, masses.shape[0]))
-        BK.leaf_mixture_query(
+        batch_kernels.leaf_mixture_query(
             self.targets_, self.leaf_start_, self.leaf_stop_, leaves, qs, masses, out_q, lo, hi
         )
         return out_q, lo, hi

@@ -51,6 +51,7 @@ from importlib import resources
 import numpy as np
 
 from ..streams.arrays import ArrayStream
+from ..streams.datasets import register_fallback
 
 ENV = "STREAMFOREST_DATA"
 TIMEOUT = 60.0  # seconds without an answer before a download gives up
@@ -476,3 +477,6 @@ __all__ = [
     "path",
     "stream",
 ]
+
+
+register_fallback("streamforest.datasets", names, stream)

@@ -25,9 +25,9 @@ import numpy as np
 from numba import typed
 
 from ..features import check_targets, check_weights, n_rows
-from ..intervals import _scores as SC
 from ..intervals import conformal as _conformal
-from ..intervals.base import IntervalRegressor, _shape, check_alphas
+from ..intervals import scores
+from ..intervals.base import IntervalRegressor, check_alphas, stack_bounds
 from .keyed import check_matrix
 from .runtime import DEFAULT_NUM_CPUS, DEFAULT_PLACEMENT_TIMEOUT, GroupFront, WorkerGroup
 from .storage import CheckpointStore, model_bytes, read_model, write_model
@@ -128,7 +128,7 @@ class ShardedForest(GroupFront):
             d = self._driver
             W = f.engine_.bagging_weights(wa)
             slots = np.empty(n, np.int64)
-            SC.ring_slots(d.ring_, W, slots)
+            scores.ring_slots(d.ring_, W, slots)
             d._widen_x(Xa.shape[1])
             _conformal.CK.copy_entrants(slots, Xa, d.cal_x_)
             context = (W, slots, ya)
@@ -177,7 +177,7 @@ class ShardedForest(GroupFront):
         d = self._driver
         if not self._n_learnt:
             lo = np.full((n, alphas.shape[0]), -np.inf)
-            return _shape(lo, -lo, scalar)
+            return stack_bounds(lo, -lo, scalar)
         if self.kind == "qrf":
             res = self._group._call("sketch_records", {j: (Xa,) for j in range(self.n_workers)})
             parts = [res[j] for j in range(self.n_workers)]
@@ -192,7 +192,7 @@ class ShardedForest(GroupFront):
             lo, hi = yhat[:, None] - half, yhat[:, None] + half
         lo = np.where(np.isnan(lo), -np.inf, lo)
         hi = np.where(np.isnan(hi), np.inf, hi)
-        return _shape(lo, hi, scalar)
+        return stack_bounds(lo, hi, scalar)
 
     # --- state ------------------------------------------------------------------------------------
     def stats(self) -> dict:

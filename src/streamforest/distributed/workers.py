@@ -20,7 +20,7 @@ from ..base import Estimator
 from ..forests import OnlineForestRegressor
 from ..intervals import CPApproximate, CPExact, OnlineQRF
 from ..intervals.base import IntervalRegressor
-from ..trees import _state as S
+from ..tree_kinds import state as S
 from .storage import model_bytes, read_model, write_model
 
 

@@ -1,6 +1,6 @@
 """The memory budget of a forest: what a tree's parts cost, and the caps that keep it in budget.
 
-A tree's memory (:mod:`streamforest.trees._state`) is, apart from a few small fixed arrays,
+A tree's memory (:mod:`streamforest.tree_kinds.state`) is, apart from a few small fixed arrays,
 
 - per **node** (split or leaf): routing and bookkeeping, about 100 bytes; a split node keeps
   nothing else (no observer, no sketch);
@@ -31,7 +31,7 @@ observer is freed and the leaves keep learning.
 
 What the process holds for the trees is what ``memory_bytes`` counts (nearly all of the growth of a
 default model's resident memory, the rest the interpreter's own heap: the memory soak benchmark,
-``benchmarks/memory_soak.py``), because the arena (:mod:`streamforest.trees._arena`) reserves
+``benchmarks/memory_soak.py``), because the arena (:mod:`streamforest.tree_kinds.arena`) reserves
 address space, not memory: rows are lengthened into arrays of 4 kiB pages (numpy would ask for 2 MiB
 pages, each tree's row then holding whole huge pages past its fields) copying only each row's
 fields, grown arrays are freed back to the system (:func:`release_free_memory`), and a saved,
@@ -47,7 +47,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from ..rng import new_state
-from ..trees import _state as S
+from ..tree_kinds import state
 
 # the forests' default budget (MiB), per model: see OnlineForestRegressor's max_memory_mb.
 # Chosen with the memory soak benchmark (benchmarks/memory_soak.py; figures in the docs'
@@ -93,13 +93,13 @@ class UnitBytes(NamedTuple):
     bin_row: int = 0  # bytes per observer bin without its hash-table slots (see bins_bytes)
 
 
-HT_SLOT = 8  # bytes per slot of a tree's bin hash table (see trees._state._hash_capacity)
+HT_SLOT = 8  # bytes per slot of a tree's bin hash table (see tree_kinds.state.hash_capacity)
 
 
 def bins_bytes(n_bins: int, units: UnitBytes) -> int:
     """Bytes ``n_bins`` observer bins take: their rows and split scratch, and the hash table,
-    whose size is the power of two of 2 to 4 slots per bin (``trees._state._hash_capacity``)."""
-    return int(n_bins) * units.bin_row + HT_SLOT * S._hash_capacity(int(n_bins))
+    whose size is the power of two of 2 to 4 slots per bin (``tree_kinds.state.hash_capacity``)."""
+    return int(n_bins) * units.bin_row + HT_SLOT * state.hash_capacity(int(n_bins))
 
 
 def max_bins_in(room: float, units: UnitBytes) -> int:
@@ -108,7 +108,7 @@ def max_bins_in(room: float, units: UnitBytes) -> int:
     Counting every bin at the worst case (four slots) wasted up to a sixth of the room."""
     if not units.bin_row:  # units from before bin_row: the worst case per bin
         return int(room // units.bin) if units.bin else 0
-    best, h = 0, S._hash_capacity(0)
+    best, h = 0, state.hash_capacity(0)
     while HT_SLOT * h <= room:  # up to h // 2 bins take a table of at most h slots
         best = max(best, min(h // 2, int((room - HT_SLOT * h) // units.bin_row)))
         h *= 2
@@ -131,7 +131,7 @@ def unit_bytes(
     leaf sketch of accuracy ``sketch_k``, an extremely randomised split's ``m_min`` buffer,
     alternate subtrees, pre-grown fields, a classifier's class statistics), read from the
     layout of
-    :func:`streamforest.trees._state.allocate`.
+    :func:`streamforest.tree_kinds.state.allocate`.
 
     A classifier's leaf holds ``n_cats`` x ``n_classes`` category weights per nominal feature
     (``lf_ncc``, which ``allocate`` leaves without rows): counted for ``n_nominal`` features,
@@ -140,16 +140,17 @@ def unit_bytes(
               n_classes=n_classes, n_cats=n_cats, ranges=ranges)  # fmt: skip
 
     def size(nodes, leaves, bins):
-        st = S.allocate(n_features, new_state(0), nodes=nodes, leaves=leaves, bins=bins, cats=64,
-                        **kw)  # fmt: skip
-        return S.nbytes(st)
+        st = state.allocate(
+            n_features, new_state(0), nodes=nodes, leaves=leaves, bins=bins, cats=64, **kw
+        )
+        return state.nbytes(st)
 
     base = size(64, 64, 64)
     node = (size(128, 64, 64) - base) // 64
     leaf = (size(64, 128, 64) - base) // 64
     # bins: the hash table has a power-of-two size of 2 to 4 slots per bin; ``bin`` counts the
     # worst case, ``bin_row`` a bin without its slots (the table: bins_bytes)
-    ht = HT_SLOT * (S._hash_capacity(128) - S._hash_capacity(64))
+    ht = HT_SLOT * (state.hash_capacity(128) - state.hash_capacity(64))
     bin_row = (size(64, 64, 128) - base - ht) // 64
     bin_ = bin_row + 4 * HT_SLOT if bin_row else 0
     fixed = size(1, 1, 1)

@@ -3,8 +3,7 @@ classification tree's leaves as wide as they will be (see :mod:`.budget`)."""
 
 from __future__ import annotations
 
-from ..trees import _arena as AR
-from ..trees import _state as S
+from ..tree_kinds import arena, state
 from . import budget
 from .core import Engine
 
@@ -34,17 +33,17 @@ class ClassifierEngine(Engine):
 
     def _budget_caps(self, spec, p: int, background: bool):
         prm = spec._tree_params(p)
-        if self.max_memory_mb is None or prm.task != S.TASK_CLASSIFICATION:
+        if self.max_memory_mb is None or prm.task != state.TASK_CLASSIFICATION:
             return super()._budget_caps(spec, p, background)
         share = self._tree_share(background)
         pc, rows, room = self._class_widths(spec, p, background)
         units = budget.unit_bytes(
             pc,
-            m_min=prm.m_min if prm.split_rule == S.SPLIT_EXTRA else 0,
+            m_min=prm.m_min if prm.split_rule == state.SPLIT_EXTRA else 0,
             alternates=prm.alt_lambda > 0,
             n_classes=max(1, self.n_classes),
             n_cats=room,
-            ranges=prm.split_rule == S.SPLIT_GAUSS,
+            ranges=prm.split_rule == state.SPLIT_GAUSS,
             n_nominal=rows,
         )
         return budget.classifier_caps(
@@ -53,7 +52,7 @@ class ClassifierEngine(Engine):
             prm.alt_lambda > 0,
             max_bins=int(prm.max_bins),
             n_cats=self.features.max_categories,
-            cat_splits=prm.split_rule == S.SPLIT_GAUSS,
+            cat_splits=prm.split_rule == state.SPLIT_GAUSS,
         )
 
     def _class_widths(self, spec, p: int, background: bool) -> tuple[int, int, int]:
@@ -68,10 +67,10 @@ class ClassifierEngine(Engine):
         live = self.bg_on if background else self.created
         if t < 0 or not live[t]:
             return p, rows, cats
-        st = AR.load(self.bg if background else self.arena, t)
+        st = arena.load(self.bg if background else self.arena, t)
         pc = st.ft_nominal.shape[0]
         if p > pc:
             pc = max(p, 2 * pc)
-        c0 = S.n_cat_codes(st) if S.n_classes(st) else 0
+        c0 = state.n_cat_codes(st) if state.n_classes(st) else 0
         room = c0 if cats <= c0 else max(cats, 2 * c0)
         return pc, max(rows, int(st.lf_ncc.shape[1])), room

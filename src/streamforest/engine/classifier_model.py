@@ -25,9 +25,9 @@ from .._labels import check_label as _label
 from .._labels import check_labels as _labels
 from ..base import Estimator
 from ..features import FeatureSpace, check_weights, n_rows, weight_of
-from . import _class_kernels as CK
+from . import class_kernels
 
-_NO_MEMO = np.zeros((4, 0))  # no per-tree memo (see _class_kernels.learn_one)
+_NO_MEMO = np.zeros((4, 0))  # no per-tree memo (see engine.class_kernels.learn_one)
 
 
 class EngineClassifier(Estimator):
@@ -118,7 +118,9 @@ class EngineClassifier(Estimator):
             if fs.version != e._synced:
                 e.sync()
             M = self._cmemo if h is not None and h is fs._memo and row is e._row else _NO_MEMO
-            e.learn_one(row, float(self._class_index[label]), wf, kernel=CK.learn_one, extra=(M,))
+            e.learn_one(
+                row, float(self._class_index[label]), wf, kernel=class_kernels.learn_one, extra=(M,)
+            )
             return
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
@@ -129,7 +131,7 @@ class EngineClassifier(Estimator):
         e.sync()
         if not e.fitted:
             raise ValueError("no feature has been seen yet: an example needs at least one feature")
-        e.learn_one(row, float(k), wf, kernel=CK.learn_one, extra=(_NO_MEMO,))
+        e.learn_one(row, float(k), wf, kernel=class_kernels.learn_one, extra=(_NO_MEMO,))
 
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` (2-d array or DataFrame) with labels ``y`` in order, with
@@ -151,7 +153,7 @@ class EngineClassifier(Estimator):
         e.sync()
         Xa = self._pad(Xa)
         W = e.bagging_weights(wa)
-        e.run(lambda A, t, i: CK.learn_rows(A, t, Xa, ya, W, i), n, rows=(Xa, ya, wa))
+        e.run(lambda A, t, i: class_kernels.learn_rows(A, t, Xa, ya, W, i), n, rows=(Xa, ya, wa))
         return self
 
     @staticmethod
@@ -187,7 +189,7 @@ class EngineClassifier(Estimator):
         K = len(self.classes_)
         PT = np.zeros((e.n_trees, Xa.shape[0], K))
         if Xa.shape[0]:
-            e.each_tree(lambda t: CK.predict_proba_rows(e.arena, t, Xa, PT), Xa.shape[0])
+            e.each_tree(lambda t: class_kernels.predict_proba_rows(e.arena, t, Xa, PT), Xa.shape[0])
         return PT
 
     def _answers(self, X):
@@ -199,7 +201,7 @@ class EngineClassifier(Estimator):
             return mean, None
         PT = self._tree_probas(Xa)
         cls = np.zeros(n, dtype=np.int64)
-        CK.vote_rows(PT, mean, np.zeros(K), cls)
+        class_kernels.vote_rows(PT, mean, np.zeros(K), cls)
         return mean, cls
 
     def predict_proba(self, X) -> np.ndarray:
@@ -235,7 +237,10 @@ class EngineClassifier(Estimator):
             self._mean = np.zeros(K)
             self._votes = np.zeros(K)
             self._cmemo = np.zeros((4, e.n_trees))
-        k = e.call(CK.predict_proba_one, (e.arena, row, pt, self._mean, self._votes, self._cmemo))
+        k = e.call(
+            class_kernels.predict_proba_one,
+            (e.arena, row, pt, self._mean, self._votes, self._cmemo),
+        )
         # the trees' leaves and votes of this row, for a learn_one of the same dict next (its
         # encoding then returns this very buffer, the FeatureSpace's memo unchanged)
         m = self.features_._memo
@@ -287,7 +292,7 @@ class EngineClassifier(Estimator):
 
     def _alternate_counts(self) -> dict:
         """Alternate subtrees started, adopted and discarded, summed over the trees."""
-        from ..trees import _state as S
+        from ..tree_kinds import state as S
 
         out = {"started": 0, "adopted": 0, "discarded": 0, "live": 0}
         if self._fitted:

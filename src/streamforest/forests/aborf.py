@@ -27,7 +27,7 @@ class ABORFRegressor(OnlineForestRegressor):
     reproduction benchmarks; the figures are in the docs' user guide (trees and forests).
 
     - **Trees** (:class:`~streamforest.trees.ABORFTreeRegressor`,
-      :mod:`streamforest.trees.pregrown`): ``n_trees`` (``K``) balanced trees of depth
+      :mod:`streamforest.tree_kinds.pregrown`): ``n_trees`` (``K``) balanced trees of depth
       ``depth`` (``Q``) built before any data, each split through the Monte Carlo centre of its
       cell along a random direction (``oblique=True``) or on one random feature
       (``oblique=False``); nominal features split by a random assignment of categories.  Inputs
@@ -47,7 +47,7 @@ class ABORFRegressor(OnlineForestRegressor):
       ``0.1`` as in the thesis' Table 6.3; ``sigma^2 ~ IG(prior_shape, prior_scale)``, 0.001
       each), forgetting its past with ``leaf_decay`` ``gamma`` (eqs. 6.32-6.33; ``gamma = 1``
       allowed: the stationary model), updated exactly after every example (a rank-one update of
-      its scatter, then an ``O(D^3)`` solve, see :mod:`streamforest.trees.leaf_models`), and
+      its scatter, then an ``O(D^3)`` solve, see :mod:`streamforest.tree_kinds.leaf_models`), and
       predicting its posterior mean.  A tree's evidence is its marginal likelihood, kept as the
       faded sum of the log posterior predictive densities (Student t) of the examples it learnt
       (``e_T <- gamma_T e_T - log p(y | x, leaf posterior)``; with ``gamma = gamma_T = 1`` the sum
@@ -89,7 +89,7 @@ class ABORFRegressor(OnlineForestRegressor):
         Factor applied to the leaves' coefficients before each step, 1 for none.  Algorithm
         6.2 uses ``gamma`` (0.96): its leaves are raw linear models, where the decay forgets
         towards the prior 0; this library's linear leaf predicts around the leaf's mean
-        (:mod:`streamforest.trees.leaf_models`), where the decay pulls towards that
+        (:mod:`streamforest.tree_kinds.leaf_models`), where the decay pulls towards that
         cumulative mean instead, and was worse on Friedman #1, stationary and with the
         thesis' drifts (``benchmarks/aborf_friedman.py``).
     evidence_fading
@@ -101,7 +101,7 @@ class ABORFRegressor(OnlineForestRegressor):
         (``benchmarks/aborf_friedman.py``).
     mc_points
         Monte Carlo points per tree (``None``: ``3 * 2**(D - 1)`` within bounds, see
-        :func:`streamforest.trees.pregrown.mc_point_count`).
+        :func:`streamforest.tree_kinds.pregrown.mc_point_count`).
     lambda_value
         Poisson rate of online bagging, 0 for none.
     nominal_features

@@ -11,9 +11,9 @@ import numpy as np
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
 from ..engine.model import EngineRegressor
+from ..tree_kinds import state
+from ..tree_kinds.inspection import TreeView
 from ..trees import HoeffdingTreeRegressor
-from ..trees import _state as S
-from ..trees.inspection import TreeView
 
 
 class OnlineForestRegressor(EngineRegressor):
@@ -210,7 +210,7 @@ class OnlineForestRegressor(EngineRegressor):
         return [TreeView(e, t) for t in range(e.n_trees)]
 
     @property
-    def params_(self) -> S.TreeParams:
+    def params_(self) -> state.TreeParams:
         return self.engine_.params(0)
 
     # ---------------------------------------------------------------------------------------------

@@ -13,13 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import entry, kernel
-from ..engine._handle import h1, h2
-from ..engine._kernels import aggregate_at, engine_views, learn_one, predict_trees_memo
-from ..trees._arena import tree_at
-from ..trees._kernels import has_room, learn_at, needs_step, route
-from ..trees._state import I_NFEAT, I_NSPLITS
-from ..trees.leaf_models import fold_leaf_model, folded_predict, predict_leaf
-from ._scores import conformal_rank, sorted_half_width, ss_insert, ss_update
+from ..engine.handle import h1, h2
+from ..engine.kernels import aggregate_at, engine_views, learn_one, predict_trees_memo
+from ..tree_kinds.arena import tree_at
+from ..tree_kinds.kernels import has_room, learn_at, needs_step
+from ..tree_kinds.leaf_models import fold_leaf_model, folded_predict, predict_leaf
+from ..tree_kinds.state import I_NFEAT, I_NSPLITS
+from ..tree_kinds.structure import route
+from .scores import conformal_rank, sorted_half_width, ss_insert, ss_update
 
 # ------------------------------------------------------------------------------------------------
 # CPApproximate / CPExact method pass
@@ -103,7 +104,7 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
     for s in range(c):
         if pos[s] >= 0:
             present[s] = 1
-    tn = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
+    tn = np.int64(0)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     for i in range(n):
         need = _needed(size, alphas)
         if tn < need:
@@ -388,9 +389,9 @@ def _enter(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, wt, y, s
 def cp_learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M, ring, cy, coob, cpred, csum,
                  ccnt, score, order, pos, ss, cx, size):  # fmt: skip
     """CPApproximate, one example: every tree learns ``(x, y)`` (see
-    :func:`streamforest.engine._kernels.learn_one`); when the row is out of bag for some tree it
+    :func:`streamforest.engine.kernels.learn_one`); when the row is out of bag for some tree it
     enters the calibration set at the ring's next slot (features stored in ``cx``).  Returns
-    ``(status, size)``, the status as :func:`~streamforest.engine._kernels.learn_one`'s (a tree
+    ``(status, size)``, the status as :func:`~streamforest.engine.kernels.learn_one`'s (a tree
     that lacks room: call again from it once grown)."""
     status = learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M)
     if status >= 0:

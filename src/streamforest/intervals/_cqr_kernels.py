@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import entry
-from ._scores import sorted_half_width, ss_insert, ss_update
+from .scores import sorted_half_width, ss_insert, ss_update
 
 
 # ------------------------------------------------------------------------------------------------

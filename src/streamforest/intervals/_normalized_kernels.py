@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import entry, kernel
-from ._scores import sorted_half_width, ss_insert, ss_update
+from .scores import sorted_half_width, ss_insert, ss_update
 
 #: While the error level has seen fewer rows than this, a learnt row's score is scaled by the
 #: level *including* its own residual (a level of two or three residuals is too noisy: one
@@ -154,7 +154,7 @@ def tree_spread(P, out):
 @entry(nogil=True, _nrt=False)
 def tree_mean(P):
     """The mean of the trees' predictions ``P`` (one row), in the order of the forest's
-    aggregation (:func:`streamforest.engine._kernels.aggregate`)."""
+    aggregation (:func:`streamforest.engine.kernels.aggregate`)."""
     s = 0.0
     for t in range(P.shape[0]):
         s += P[t]

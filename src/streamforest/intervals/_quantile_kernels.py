@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import entry, kernel
-from ..engine._handle import h1
-from ..engine._kernels import engine_views
+from ..engine.handle import h1
+from ..engine.kernels import engine_views
 from ..sketches.kll import (
     LV_N,
     LV_WIDTH,
@@ -20,10 +20,11 @@ from ..sketches.kll import (
     runs_sorted,
     shortest_interval,
 )
-from ..trees._arena import flat_floats, float_start, tree_at
-from ..trees._kernels import has_room, learn_at, needs_step, route
-from ..trees._state import I_NFEAT, TreeState
-from ..trees.leaf_models import predict_leaf
+from ..tree_kinds.arena import flat_floats, float_start, tree_at
+from ..tree_kinds.kernels import has_room, learn_at, needs_step
+from ..tree_kinds.leaf_models import predict_leaf
+from ..tree_kinds.state import I_NFEAT, TreeState
+from ..tree_kinds.structure import route
 
 _LF_SK = TreeState._fields.index("lf_sk")  # the leaf sketches' field (a float one)
 
@@ -72,7 +73,7 @@ def _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw):
     for t in range(T):
         if mask[t, i] and glv[t, i, LV_N] > 0:
             teff += 1
-    nr = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
+    nr = np.int64(0)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     nb = 0
     total = 0.0
     for t in range(T):
@@ -122,7 +123,7 @@ def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo,
 @kernel(inline="always")
 def _gather_leaf_runs(A, x, meinshausen, leaves, rs, re, rw):
     """As :func:`_gather_runs` for row ``x``, the runs read in place: ``rs``, ``re`` index
-    :func:`~streamforest.trees._arena.flat_floats` (the leaf sketches' items are not copied)."""
+    :func:`~streamforest.tree_kinds.arena.flat_floats` (the leaf sketches' items are not copied)."""
     T = A.lay.shape[0]
     teff = 0
     for t in range(T):
@@ -130,7 +131,7 @@ def _gather_leaf_runs(A, x, meinshausen, leaves, rs, re, rw):
         leaves[t] = st.nd_leaf[route(st, x)]
         if st.lf_skl[leaves[t], LV_N] > 0:
             teff += 1
-    nr = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
+    nr = np.int64(0)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     total = 0.0
     for t in range(T):
         st, _ = tree_at(A, t)
@@ -148,7 +149,7 @@ def _gather_leaf_runs(A, x, meinshausen, leaves, rs, re, rw):
 @entry(nogil=True, _nrt=False)
 def query_one_h(H, kind, Q, meinshausen, qs, masses, out_q, out_lo, out_hi):
     """:func:`query_one` of an engine handle ``H`` (its arena and row) and a handle ``Q`` of the
-    scratch arrays (``leaves`` to ``sw``, in that order; see :mod:`streamforest.engine._handle`)."""
+    scratch arrays (``leaves`` to ``sw``, in that order; see :mod:`streamforest.engine.handle`)."""
     A, _, x, _, _, _, _, _ = engine_views(H, kind)
     query_one(A, x, meinshausen, qs, masses, out_q, out_lo, out_hi, h1(Q, 0, np.int64),
               h1(Q, 2, np.int64), h1(Q, 4, np.int64), h1(Q, 6, np.float64), h1(Q, 8, np.int64),

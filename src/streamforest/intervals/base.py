@@ -70,7 +70,7 @@ def doubled(a: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def _shape(lo: np.ndarray, hi: np.ndarray, scalar: bool) -> np.ndarray:
+def stack_bounds(lo: np.ndarray, hi: np.ndarray, scalar: bool) -> np.ndarray:
     out = np.stack([lo, hi], axis=-1)  # (n, A, 2)
     return out[:, 0, :] if scalar else out
 
@@ -227,7 +227,7 @@ class IntervalRegressor(Estimator):
         if Xa.shape[0]:
             f._check_fittable()  # a forest that knows no feature refuses rows
         pred, lo, hi = self._run(Xa, ya, wa, alphas, learn=True)
-        return pred, _shape(lo, hi, scalar)
+        return pred, stack_bounds(lo, hi, scalar)
 
     def _encode(self, X) -> np.ndarray:
         f = self.forest_
@@ -247,7 +247,7 @@ class IntervalRegressor(Estimator):
             return self._first_call(IntervalRegressor.predict_interval, X, alpha, keep=False)
         Xa = self._encode(X)
         _, lo, hi = self._predict_only(Xa, alphas)
-        return _shape(lo, hi, scalar)
+        return stack_bounds(lo, hi, scalar)
 
     def _predict_only(self, Xa, alphas):
         n = Xa.shape[0]

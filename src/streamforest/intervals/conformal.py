@@ -9,10 +9,10 @@ import numpy as np
 from numba import typed
 
 from ..compiled import entry_point
-from ..engine._handle import build as build_handle
+from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
-from . import _conformal_kernels as CK
-from . import _scores as SC
+from . import _conformal_kernels as conformal_kernels
+from . import scores as SC
 from .base import IntervalRegressor, doubled
 
 _INF = float("inf")
@@ -131,7 +131,7 @@ class CPApproximate(IntervalRegressor):
         if self.cal_x_.shape[1] < row.shape[0]:
             self._widen_x(row.shape[0])
         C = self._calibration_handle()
-        self.size_ = e.learn_row_with(CK.cp_learn_one_h, C, yf, wf, self.size_)
+        self.size_ = e.learn_row_with(conformal_kernels.cp_learn_one_h, C, yf, wf, self.size_)
         self._n_seen += 1
 
     def predict_interval_one(self, x, alpha=0.1):
@@ -147,7 +147,9 @@ class CPApproximate(IntervalRegressor):
                 ep = _PREDICT_ONE.get(("one", kind))
                 if ep is None:
                     args = (Hd, kind, C, e.aggregation, self.size_, alpha)
-                    ep = _PREDICT_ONE[("one", kind)] = entry_point(CK.cp_interval_one_h, args)
+                    ep = _PREDICT_ONE[("one", kind)] = entry_point(
+                        conformal_kernels.cp_interval_one_h, args
+                    )
                 out = ep(Hd, kind, C, e.aggregation, self.size_, alpha)
                 m = e.features._memo  # e.remember(row), inline
                 e._hint = m if m[1] is row else None
@@ -156,7 +158,7 @@ class CPApproximate(IntervalRegressor):
 
     def _calibration_handle(self) -> np.ndarray:
         """The calibration arrays packed for the per-example kernels (see
-        :mod:`streamforest.engine._handle`), built anew when they were replaced (all are
+        :mod:`streamforest.engine.handle`), built anew when they were replaced (all are
         together with ``cal_x_``: :meth:`_init_state`, :meth:`_widen_x`)."""
         ch = self.__dict__.get("_ch")
         if ch is None or ch[0] is not self.cal_x_:
@@ -169,8 +171,18 @@ class CPApproximate(IntervalRegressor):
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         e = self.forest_.engine_
         if row is not e._row:  # (the per-example path passes the engine's row buffer)
-            CK.cp_predict_one(e.arena, row, e.aggregation, e._p, e._memo, self.cal_sorted_,
-                              self.size_, alphas, lo, hi)  # fmt: skip
+            conformal_kernels.cp_predict_one(
+                e.arena,
+                row,
+                e.aggregation,
+                e._p,
+                e._memo,
+                self.cal_sorted_,
+                self.size_,
+                alphas,
+                lo,
+                hi,
+            )
             return
         Hd = e._handle()
         C = self._calibration_handle()
@@ -178,7 +190,7 @@ class CPApproximate(IntervalRegressor):
         ep = _PREDICT_ONE.get(("ep", kind))
         if ep is None:
             args = (Hd, kind, C, e.aggregation, self.size_, alphas, lo, hi)
-            ep = _PREDICT_ONE[("ep", kind)] = entry_point(CK.cp_predict_one_h, args)
+            ep = _PREDICT_ONE[("ep", kind)] = entry_point(conformal_kernels.cp_predict_one_h, args)
         ep(Hd, kind, C, e.aggregation, self.size_, alphas, lo, hi)
         e.remember(row)
 
@@ -201,7 +213,7 @@ class CPApproximate(IntervalRegressor):
             slots = np.empty(n, np.int64)
             SC.ring_slots(self.ring_, W, slots)
             ev = self._empty_events(T)
-        CK.copy_entrants(slots, Xa, self.cal_x_)
+        conformal_kernels.copy_entrants(slots, Xa, self.cal_x_)
         return P, W, slots, ev
 
     def _score_stage(self, stage, ya, alphas, alone: bool):
@@ -209,7 +221,7 @@ class CPApproximate(IntervalRegressor):
         calibration set; returns ``(prediction, lower, upper)``."""
         P, W, slots, ev = stage
         half = np.empty((P.shape[1], alphas.shape[0]))
-        self.size_ = CK.conformal_pass(
+        self.size_ = conformal_kernels.conformal_pass(
             self.size_,
             self.cal_y_,
             self.cal_oob_,
@@ -292,7 +304,7 @@ class CPExact(CPApproximate):
                 bufs[t] = (np.empty(8 * c, np.int32), np.empty(8 * c, np.int32), np.empty(8 * c))
 
         def step(A, t, i):
-            return CK.exact_tree_pass(
+            return conformal_kernels.exact_tree_pass(
                 A, t, Xa, ya, W[t], slots, g0, i, P[t], self.cal_x_, self.cal_leaf_[t],
                 self.cal_next_[t], self.cal_prev_[t], self.cal_birth_[t], self.cal_cur_[t],
                 *bufs[t], ev_n[t : t + 1],
@@ -303,7 +315,9 @@ class CPExact(CPApproximate):
                 bufs[t] = tuple(doubled(a, ev_n[t]) for a in bufs[t])
 
         def relink(t, stop):  # the tree was replaced after a drift: fix its links
-            CK.exact_tree_reset(stop - 1, self.cal_leaf_[t], *bufs[t], ev_n[t : t + 1])
+            conformal_kernels.exact_tree_reset(
+                stop - 1, self.cal_leaf_[t], *bufs[t], ev_n[t : t + 1]
+            )
 
         f.engine_.run(step, n, before=room, on_reset=relink, rows=(Xa, ya, wa))
         return (

@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from . import _cqr_kernels as CQ
+from . import _cqr_kernels as cqr_kernels
 from .base import IntervalRegressor, check_alphas
 from .quantile_forest import OnlineQRF
 
@@ -146,7 +146,7 @@ class ConformalQRF(OnlineQRF):
         base = self._base_of(alphas, levels)
         req_half = np.empty((n, alphas.shape[0]))
         g = float(self.aci_gamma) if self.aci_gamma is not None else 0.0
-        self.size_ = CQ.cqr_levels_pass(
+        self.size_ = cqr_kernels.cqr_levels_pass(
             self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
             self.cal_sorted_, base_lo, base_hi, oob_lo, oob_hi,
             W if learn else np.ones((T, n)), ya, learn, levels, g, self.alpha_t_, half,

@@ -9,10 +9,14 @@ from statistics import NormalDist
 import numpy as np
 
 from ..features import check_target, weight_of
-from . import _gaussian_kernels as GK
+from . import _gaussian_kernels as gaussian_kernels
 from .base import IntervalRegressor, check_quantiles
 
-_VARIANCES = {"calibrated": GK.CALIBRATED, "mixture": GK.MIXTURE, "trees": GK.TREES}
+_VARIANCES = {
+    "calibrated": gaussian_kernels.CALIBRATED,
+    "mixture": gaussian_kernels.MIXTURE,
+    "trees": gaussian_kernels.TREES,
+}
 _LEAF_SPREADS = ("residual", "targets")
 
 
@@ -142,7 +146,9 @@ class GaussianInterval(IntervalRegressor):
         w = W if learn else np.zeros((T, n))
 
         def step(A, t, i):
-            return GK.gaussian_tree_pass(A, t, Xa, ya, w[t], i, learn, residual, P[t], V[t], N[t])
+            return gaussian_kernels.gaussian_tree_pass(
+                A, t, Xa, ya, w[t], i, learn, residual, P[t], V[t], N[t]
+            )
 
         e.run(step, n, rows=(Xa, ya, wa) if learn else None)
         return P, V, N
@@ -154,7 +160,7 @@ class GaussianInterval(IntervalRegressor):
         e = self.forest_.engine_
         n = Xa.shape[0]
         mode = _VARIANCES[self.variance]
-        if learn and alphas.shape[0] == 0 and mode != GK.CALIBRATED:
+        if learn and alphas.shape[0] == 0 and mode != gaussian_kernels.CALIBRATED:
             e.learn(Xa, ya, e.bagging_weights(wa), wa)  # no interval, no scale to follow
             return np.zeros(n), np.zeros((n, 0)), np.zeros((n, 0))
         P, lo, hi = self._pass(Xa, ya, wa, _z(1 - alphas / 2), learn)
@@ -168,7 +174,7 @@ class GaussianInterval(IntervalRegressor):
         n, A = Xa.shape[0], z.shape[0]
         P, V, N = self._trees(Xa, ya, e.bagging_weights(wa) if learn else None, learn, wa)
         mean, lo, hi = np.empty(n), np.empty((n, A)), np.empty((n, A))
-        GK.gaussian_pass(
+        gaussian_kernels.gaussian_pass(
             P, V, N, ya, learn, float(self.min_leaf_weight), _VARIANCES[self.variance],
             1.0 - 1.0 / int(self.scale_window), z, self.scale_, mean, lo, hi,
         )  # fmt: skip
@@ -200,7 +206,7 @@ class GaussianInterval(IntervalRegressor):
         e = f.engine_
         P, V, N, mean, yb, _, _, _, none = self._one_buffers(0)
         e.learn_one(
-            row, yf, wf, GK.gaussian_learn_one,
+            row, yf, wf, gaussian_kernels.gaussian_learn_one,
             (self.leaf_spread == "residual", P, V, N, float(self.min_leaf_weight),
              _VARIANCES[self.variance], 1.0 - 1.0 / int(self.scale_window), _NO_LEVELS,
              self.scale_, mean, none, none, yb),
@@ -221,7 +227,7 @@ class GaussianInterval(IntervalRegressor):
         args = (e.arena, row, self.leaf_spread == "residual", P, V, N,
                 float(self.min_leaf_weight), _VARIANCES[self.variance], z, self.scale_, mean,
                 lo2, hi2)  # fmt: skip
-        e.call(GK.gaussian_predict_one, args)
+        e.call(gaussian_kernels.gaussian_predict_one, args)
         lo[:A] = lo2[0, :A]
         hi[:A] = hi2[0, :A]
 
@@ -241,7 +247,7 @@ class GaussianInterval(IntervalRegressor):
             args = (e.arena, row, self.leaf_spread == "residual", P, V, N,
                     float(self.min_leaf_weight), _VARIANCES[self.variance], z, self.scale_, mean,
                     lo2, hi2)  # fmt: skip
-            e.call(GK.gaussian_predict_one, args)
+            e.call(gaussian_kernels.gaussian_predict_one, args)
             out = lo2[0, : qa.shape[0]].copy()
             out[np.isinf(out) & (qa > 0.5)] = np.inf
         else:

@@ -10,7 +10,7 @@ import numpy as np
 from ..compiled import entry_point
 from ..features import check_target, weight_of
 from ..forests import OnlineForestRegressor
-from . import _normalized_kernels as NK
+from . import _normalized_kernels as normalized_kernels
 from .base import IntervalRegressor, check_alphas
 
 _INF = float("inf")
@@ -229,7 +229,7 @@ class NormalizedConformal(IntervalRegressor):
         (prequential, learning ``r`` when given)."""
         if self.normalize != "residuals":
             spread = np.empty(P.shape[1])
-            NK.tree_spread(P, spread)
+            normalized_kernels.tree_spread(P, spread)
             return spread
         rf = self._aux("_resid", 1)
         Xr = self._aux_rows(Xa)
@@ -242,7 +242,7 @@ class NormalizedConformal(IntervalRegressor):
     def _pass(self, yhat, spread, ya, alphas, learn):
         half = np.empty((yhat.shape[0], alphas.shape[0]))
         self.guard_[0] = 1.0 if self.guard else 0.0
-        self.size_ = NK.normalized_pass(
+        self.size_ = normalized_kernels.normalized_pass(
             self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
             self.cal_sorted_, self.cal_spread_, self.level_, int(self.error_span), yhat, spread,
             ya, learn,
@@ -407,7 +407,7 @@ class NormalizedConformal(IntervalRegressor):
     def _mean_ep(self, P):
         ep = _EP.get("mean")
         if ep is None:
-            ep = _EP["mean"] = entry_point(NK.tree_mean, (P,))
+            ep = _EP["mean"] = entry_point(normalized_kernels.tree_mean, (P,))
         return ep
 
     def _pass_one(self, yh, sp, ya, learn, alphas, half) -> None:
@@ -419,7 +419,7 @@ class NormalizedConformal(IntervalRegressor):
                 self.guard_)  # fmt: skip
         ep = _EP.get("pass")
         if ep is None:
-            ep = _EP["pass"] = entry_point(NK.normalized_pass, args)
+            ep = _EP["pass"] = entry_point(normalized_kernels.normalized_pass, args)
         self.size_ = ep(*args)
 
 

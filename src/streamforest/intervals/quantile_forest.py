@@ -8,11 +8,11 @@ import numbers
 import numpy as np
 from numba import typed
 
-from ..engine._handle import build as build_handle
+from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
 from ..sketches import kll
-from ..trees._state import TreeState
-from . import _quantile_kernels as QK
+from ..tree_kinds.state import TreeState
+from . import _quantile_kernels as quantile_kernels
 from .base import IntervalRegressor, check_alphas, check_quantiles, doubled
 
 _INF = float("inf")
@@ -177,7 +177,7 @@ class OnlineQRF(IntervalRegressor):
         local = [bufs[t] for t in range(T)]  # plain references for the tree passes
 
         def step(A, t, i):
-            return QK.sketch_tree_pass(
+            return quantile_kernels.sketch_tree_pass(
                 A, t, Xa, ya, W[t], i, learn, P[t], local[t], gpos[t : t + 1], goff[t], glv[t]
             )
 
@@ -202,7 +202,7 @@ class OnlineQRF(IntervalRegressor):
         bounds = np.linspace(0, n, jobs + 1).astype(int)
 
         def run(j):
-            QK.mixture_query(
+            quantile_kernels.mixture_query(
                 *rec, mask, mein, qs, masses, out_q, out_lo, out_hi, bounds[j], bounds[j + 1]
             )
 
@@ -284,7 +284,7 @@ class OnlineQRF(IntervalRegressor):
                 p = s[1].get(alpha)  # this level's arrays, packed
                 if p is None or p[2] is not self.interval:
                     p = self._level_pack(s[1], alpha)
-                return e.call(QK.interval_one_hp, (e._handle(), e.kind, s[2], p[0],
+                return e.call(quantile_kernels.interval_one_hp, (e._handle(), e.kind, s[2], p[0],
                                                    self.weighting == "meinshausen"))  # fmt: skip
         return super().predict_interval_one(x, alpha)
 
@@ -325,12 +325,24 @@ class OnlineQRF(IntervalRegressor):
         e = self.forest_.engine_
         s = self._qone_scratch()
         if row is e._row:  # the per-example path: the engine's row buffer, handles
-            e.call(QK.query_one_h, (e._handle(), e.kind, s[2], self.weighting == "meinshausen",
-                                    qs, masses, out_q, out_lo, out_hi))  # fmt: skip
+            e.call(
+                quantile_kernels.query_one_h,
+                (
+                    e._handle(),
+                    e.kind,
+                    s[2],
+                    self.weighting == "meinshausen",
+                    qs,
+                    masses,
+                    out_q,
+                    out_lo,
+                    out_hi,
+                ),
+            )
             return
         args = (e.arena, row, self.weighting == "meinshausen", qs, masses, out_q, out_lo, out_hi,
                 *s[0])  # fmt: skip
-        e.call(QK.query_one, args)
+        e.call(quantile_kernels.query_one, args)
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         A = alphas.shape[0]

@@ -86,7 +86,7 @@ more ``ints``) and its parameters ``split_rule``, ``m_min`` and the alternates';
 holds background trees and drift counts, and a tree's drift detector state (``TreeState.dd``) is
 the thesis' Page-Hinkley test's.  Version 1 files still load: the manifest is unchanged, and the
 objects upgrade themselves when their state is set (the arena is laid out anew with the added
-fields as a new tree of its kind has them, :func:`streamforest.trees._arena.upgrade`; the
+fields as a new tree of its kind has them, :func:`streamforest.tree_kinds.arena.upgrade`; the
 engine starts without background trees or warnings, each tree's detector restarted in the new
 layout; a forest gets ``warning_fraction=None``).
 
@@ -108,7 +108,7 @@ kB a leaf, of which its 3 nominal features' rows are 39 kB), and its leaves no l
 normaliser or observer columns (``lf_coef`` and ``lf_rms`` one column, ``lf_x``, ``lf_scale``,
 ``lf_head`` and ``lf_nb`` none; ``lf_xc`` only the candidates' thresholds).  Version 3 and 4
 files load: the arena keeps the nominal features' rows of ``lf_ncc``
-(:func:`streamforest.trees._arena.upgrade`; the other fields are read by their shapes, so wider
+(:func:`streamforest.tree_kinds.arena.upgrade`; the other fields are read by their shapes, so wider
 ones still work).
 """
 

@@ -5,6 +5,16 @@ from __future__ import annotations
 import importlib
 
 _PKG = "streamforest"
+# modules that moved since files were written (the module a file names -> where it is now):
+# the compiled tree internals left ``trees`` (now the tree estimators) for ``tree_kinds``, and the
+# engine's kernel modules became public
+_MOVED_MODULES = {
+    "streamforest.trees._state": "streamforest.tree_kinds.state",
+    "streamforest.trees._arena": "streamforest.tree_kinds.arena",
+    "streamforest.trees.tree_kind": "streamforest.tree_kinds.kinds",
+    "streamforest.trees.inspection": "streamforest.tree_kinds.inspection",
+    "streamforest.engine._kernels": "streamforest.engine.kernels",
+}
 # bases a streamforest class may have besides streamforest classes and object
 _HARMLESS_BASES = ("abc.ABC", "typing.Generic")
 
@@ -79,6 +89,7 @@ def _resolve(spec) -> type:
     if not isinstance(spec, str) or spec.count(":") != 1:
         raise ValueError(f"bad class name {spec!r} (expected 'module:QualName')")
     module, qual = spec.split(":")
+    module = _MOVED_MODULES.get(module, module)
     parts = qual.split(".")
     if not _in_package(module):
         raise ValueError(

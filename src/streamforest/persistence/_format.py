@@ -33,9 +33,9 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed zip timestamps: the same model gives the
 
 
 def _library_version() -> str:
-    import streamforest
+    from .._version import __version__
 
-    return streamforest.__version__
+    return __version__
 
 
 def _params(model) -> dict:

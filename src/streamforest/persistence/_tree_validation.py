@@ -2,9 +2,9 @@
 arrays it indexes, so that no compiled kernel (which reads them unchecked) can be sent outside an
 array or into an endless loop by a damaged or hand-edited model file.
 
-A tree is read by the field names of :class:`streamforest.trees._state.TreeState` and the
-constants of :mod:`streamforest.trees._state` (what the kernels read), from an arena
-(:mod:`streamforest.trees._arena`).  What is checked, per tree:
+A tree is read by the field names of :class:`streamforest.tree_kinds.state.TreeState` and the
+constants of :mod:`streamforest.tree_kinds.state` (what the kernels read), from an arena
+(:mod:`streamforest.tree_kinds.arena`).  What is checked, per tree:
 
 - shapes: the node fields (``nd_*``) one row per node, the leaf fields (``lf_*``) one per leaf
   slot, the per-feature fields as wide as the feature pool (or zero-sized / slim where a tree
@@ -36,8 +36,8 @@ import numpy as np
 
 from ..drift import PH_N, PH_T
 from ..sketches import kll
-from ..trees import _arena as AR
-from ..trees import _state as S
+from ..tree_kinds import arena as AR
+from ..tree_kinds import state
 
 __all__ = ["check_arena", "check_tree"]
 
@@ -96,7 +96,7 @@ def check_arena(A, created, what: str) -> None:
             raise ValueError(f"{what}, tree {t}: {e}") from None
 
 
-def check_tree(st: S.TreeState, prm: S.TreeParams) -> None:
+def check_tree(st: state.TreeState, prm: state.TreeParams) -> None:
     """Raise ``ValueError`` unless ``st`` (with parameters ``prm``) is a valid tree (see the
     module docstring)."""
     shapes = _check_shapes(st, prm)
@@ -107,20 +107,22 @@ def check_tree(st: S.TreeState, prm: S.TreeParams) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-def _check_shapes(st: S.TreeState, prm: S.TreeParams) -> dict:
+def _check_shapes(st: state.TreeState, prm: state.TreeParams) -> dict:
     N = st.nd_feat.shape[0]
     L = st.lf_node.shape[0]
     P = st.ft_nominal.shape[0]
     B = st.bn.shape[0]
     K = st.lf_cc.shape[1]
-    _need(st.ints.shape == (S.N_INTS,), f"ints has shape {st.ints.shape}, not ({S.N_INTS},)")
-    _need(st.dd.shape == (S.N_DD,), f"dd has shape {st.dd.shape}")
+    _need(
+        st.ints.shape == (state.N_INTS,), f"ints has shape {st.ints.shape}, not ({state.N_INTS},)"
+    )
+    _need(st.dd.shape == (state.N_DD,), f"dd has shape {st.dd.shape}")
     counts = st.dd[[PH_N, PH_T]]  # the drift detector's counts, which it divides by
     _need(np.isfinite(counts).all() and (counts >= 0).all(), "drift detector counts")
-    _need(st.ev.shape == (S.N_EV,), f"ev has shape {st.ev.shape}")
+    _need(st.ev.shape == (state.N_EV,), f"ev has shape {st.ev.shape}")
     _need(st.rng.shape[0] >= 1, "rng is empty")
     _need(N >= 1 and L >= 1 and P >= 1, f"empty pools (nodes {N}, leaves {L}, features {P})")
-    for name in S.TreeState._fields:
+    for name in state.TreeState._fields:
         a = getattr(st, name)
         if name.startswith("nd_"):
             _need(a.shape[0] == N, f"{name} has {a.shape[0]} rows for {N} nodes")
@@ -129,7 +131,7 @@ def _check_shapes(st: S.TreeState, prm: S.TreeParams) -> dict:
     for name in ("ft_perm", "ft_spread", "ft_lin", "ft_mm"):
         _need(getattr(st, name).shape[0] == P, f"{name} has {getattr(st, name).shape[0]} rows")
     _need(st.ft_lin.shape[1:] == (2,), "ft_lin is not (features, 2)")
-    _need(st.ft_mm.shape[1:] == (S.N_MM,), "ft_mm is not (features, 3)")
+    _need(st.ft_mm.shape[1:] == (state.N_MM,), "ft_mm is not (features, 3)")
     _need(st.lf_mask.shape[1] == P, "lf_mask is not (leaves, features)")
     for name in ("lf_stat", "lf_inh"):
         _need(getattr(st, name).shape[1] == 4, f"{name} is not (leaves, 4)")
@@ -146,27 +148,27 @@ def _check_shapes(st: S.TreeState, prm: S.TreeParams) -> dict:
         cols = getattr(st, name).shape[1]
         _need(cols == P + 1 or (K and cols == 1), f"{name} has {cols} columns")
     _need(st.sc_idx.shape == (B,) and st.sc_key.shape == (B,), "sc_idx / sc_key are not (bins,)")
-    _need(st.bn.shape[1:] == (S.N_BIN_COLS,), f"bn has shape {st.bn.shape}")
+    _need(st.bn.shape[1:] == (state.N_BIN_COLS,), f"bn has shape {st.bn.shape}")
     H = st.ht.shape[0]
     _need(H >= 2 and H & (H - 1) == 0, f"hash table of {H} entries (not a power of two)")
     _need(H >= 2 * B, f"hash table of {H} entries for {B} bins")
     _need(st.lf_free.shape == (L,) and st.lf_aux.shape == (L,), "lf_free / lf_aux not (leaves,)")
     # change adaptation, extremely randomised splits, pre-grown trees
-    _need(st.nd_ph.shape[1] in (0, S.N_NODE_PH, S.N_NODE_PH_CLS), f"nd_ph {st.nd_ph.shape}")
-    _need(st.nd_q.shape[1] in (0, S.N_NODE_Q), f"nd_q has shape {st.nd_q.shape}")
+    _need(st.nd_ph.shape[1] in (0, state.N_NODE_PH, state.N_NODE_PH_CLS), f"nd_ph {st.nd_ph.shape}")
+    _need(st.nd_q.shape[1] in (0, state.N_NODE_Q), f"nd_q has shape {st.nd_q.shape}")
     _need(st.nd_path.shape == (N,), "nd_path is not (nodes,)")
     _need(
         st.nd_proj.shape[1] in (0, P) and st.nd_ctr.shape[1] == st.nd_proj.shape[1],
         "nd_proj / nd_ctr are not (nodes, features) or empty",
     )
-    _need(st.lf_xc.shape[1] == P and st.lf_xc.shape[2] in (0, 1, S.N_XC), "lf_xc's shape")
+    _need(st.lf_xc.shape[1] == P and st.lf_xc.shape[2] in (0, 1, state.N_XC), "lf_xc's shape")
     _need(st.lf_buf.shape[1] == P + 2, f"lf_buf has shape {st.lf_buf.shape}")
     m_min = int(prm.m_min)
     _need(
         st.lf_buf.shape[2] in (0, m_min) and (m_min <= 0 or st.lf_buf.shape[2] == m_min),
         f"lf_buf holds {st.lf_buf.shape[2]} examples for m_min {m_min}",
     )
-    _need(st.lf_ev.shape[1] in (0, S.N_LEV), "lf_ev's shape")
+    _need(st.lf_ev.shape[1] in (0, state.N_LEV), "lf_ev's shape")
     # classification fields
     _need(st.lf_gs.shape[1:] == (P, 3 * K), f"lf_gs has shape {st.lf_gs.shape}")
     ncc = st.lf_ncc.shape
@@ -180,76 +182,81 @@ def _check_shapes(st: S.TreeState, prm: S.TreeParams) -> dict:
     _need(st.ft_nig.shape == ((P + 2, P + 4) if nig[0] else (0, 0)), "ft_nig's shape")
     # parameters the kernels branch on
     kinds = (
-        S.LEAF_MEAN,
-        S.LEAF_LINEAR,
-        S.LEAF_ADAPTIVE,
-        S.LEAF_MC,
-        S.LEAF_NB,
-        S.LEAF_NBA,
-        S.LEAF_BAYES,
+        state.LEAF_MEAN,
+        state.LEAF_LINEAR,
+        state.LEAF_ADAPTIVE,
+        state.LEAF_MC,
+        state.LEAF_NB,
+        state.LEAF_NBA,
+        state.LEAF_BAYES,
     )
     _need(prm.leaf_model in kinds, f"unknown leaf model {prm.leaf_model}")
-    _need(prm.leaf_model != S.LEAF_BAYES or nig[0], "Bayesian leaves without lf_nig")
-    _need(prm.observer in S.OBSERVERS.values(), f"unknown observer {prm.observer}")
-    _need(prm.split_rule in S.SPLIT_RULES.values(), f"unknown split rule {prm.split_rule}")
-    _need(prm.task in (S.TASK_REGRESSION, S.TASK_CLASSIFICATION), f"unknown task {prm.task}")
+    _need(prm.leaf_model != state.LEAF_BAYES or nig[0], "Bayesian leaves without lf_nig")
+    _need(prm.observer in state.OBSERVERS.values(), f"unknown observer {prm.observer}")
+    _need(prm.split_rule in state.SPLIT_RULES.values(), f"unknown split rule {prm.split_rule}")
     _need(
-        (prm.task == S.TASK_CLASSIFICATION) == (K > 0) or K == 0,
+        prm.task in (state.TASK_REGRESSION, state.TASK_CLASSIFICATION), f"unknown task {prm.task}"
+    )
+    _need(
+        (prm.task == state.TASK_CLASSIFICATION) == (K > 0) or K == 0,
         "class fields in a regression tree",
     )
     _need(
-        prm.split_rule != S.SPLIT_PREGROWN or st.nd_proj.shape[1] == P,
+        prm.split_rule != state.SPLIT_PREGROWN or st.nd_proj.shape[1] == P,
         "a pre-grown tree without node directions",
     )
     _need(
-        prm.split_rule != S.SPLIT_EXTRA or (m_min > 0 and st.lf_xc.shape[2] > 0),
+        prm.split_rule != state.SPLIT_EXTRA or (m_min > 0 and st.lf_xc.shape[2] > 0),
         "an extremely randomised tree without candidates",
     )
     _need(prm.max_bins >= 0 and prm.max_leaves >= 0, "negative caps")
     return {"N": N, "L": L, "P": P, "B": B, "K": K}
 
 
-def _check_counts(st: S.TreeState, sh: dict) -> None:
+def _check_counts(st: state.TreeState, sh: dict) -> None:
     ints = st.ints
     N, L, P, B = sh["N"], sh["L"], sh["P"], sh["B"]
-    n_nodes, hw = int(ints[S.I_NNODES]), int(ints[S.I_LEAF_HW])
+    n_nodes, hw = int(ints[state.I_NNODES]), int(ints[state.I_LEAF_HW])
     _need(1 <= n_nodes <= N, f"{n_nodes} nodes in use for a pool of {N}")
     _need(1 <= hw <= L, f"{hw} leaf slots in use for a pool of {L}")
-    _need(0 <= ints[S.I_NLEAVES] <= hw, f"{int(ints[S.I_NLEAVES])} leaves for {hw} slots")
-    nfree = int(ints[S.I_LEAF_NFREE])
+    _need(0 <= ints[state.I_NLEAVES] <= hw, f"{int(ints[state.I_NLEAVES])} leaves for {hw} slots")
+    nfree = int(ints[state.I_LEAF_NFREE])
     _need(0 <= nfree <= hw, f"{nfree} free leaf slots for {hw} in use")
     free = st.lf_free[:nfree]
     _in_range(free, 0, hw, "free leaf slots")
     _need(np.unique(free).shape[0] == nfree, "a leaf slot twice on the free stack")
     _need(np.all(st.lf_node[free] == -1), "a free leaf slot still owned by a node")
-    bin_hw, live = int(ints[S.I_BIN_HW]), int(ints[S.I_BINS_LIVE])
+    bin_hw, live = int(ints[state.I_BIN_HW]), int(ints[state.I_BINS_LIVE])
     _need(0 <= bin_hw <= B, f"{bin_hw} bins used for a pool of {B}")
     _need(0 <= live <= bin_hw, f"{live} live bins of {bin_hw}")
-    _need(0 <= ints[S.I_CAT_USED] <= st.cats.shape[0], "category pool overfull")
-    _need(0 <= ints[S.I_MAXCAT] <= 2**40, "category count out of range")
-    _need(0 <= ints[S.I_NFEAT] <= P, f"{int(ints[S.I_NFEAT])} features known for a pool of {P}")
-    _need(-1 <= ints[S.I_LAST_SPLIT_LEAF] < n_nodes, "last split leaf outside the nodes")
-    _need(ints[S.I_FROZEN] in (0, 1), "frozen flag not 0 or 1")
+    _need(0 <= ints[state.I_CAT_USED] <= st.cats.shape[0], "category pool overfull")
+    _need(0 <= ints[state.I_MAXCAT] <= 2**40, "category count out of range")
+    _need(
+        0 <= ints[state.I_NFEAT] <= P,
+        f"{int(ints[state.I_NFEAT])} features known for a pool of {P}",
+    )
+    _need(-1 <= ints[state.I_LAST_SPLIT_LEAF] < n_nodes, "last split leaf outside the nodes")
+    _need(ints[state.I_FROZEN] in (0, 1), "frozen flag not 0 or 1")
     # free nodes: linked through nd_left from I_NODE_FREE
     free_nodes = _follow_list(
-        int(ints[S.I_NODE_FREE]),
+        int(ints[state.I_NODE_FREE]),
         lambda i: st.nd_left[i],
-        int(ints[S.I_NODE_NFREE]),
+        int(ints[state.I_NODE_NFREE]),
         n_nodes,
         "free node list",
     )
     sh["free_nodes"] = free_nodes
     # free bins: linked through bn[:, B_NEXT] from I_BIN_FREE
-    nxt = st.bn[:bin_hw, S.B_NEXT]
+    nxt = st.bn[:bin_hw, state.B_NEXT]
     _float_indices(nxt, -1, bin_hw, "bin links")
     sh["free_bins"] = _follow_list(
-        int(ints[S.I_BIN_FREE]), lambda i: int(nxt[i]), -1, bin_hw, "free bin list"
+        int(ints[state.I_BIN_FREE]), lambda i: int(nxt[i]), -1, bin_hw, "free bin list"
     )
     _need(sh["free_bins"].shape[0] + live <= bin_hw, "more free and live bins than bins used")
 
 
-def _check_nodes(st: S.TreeState, sh: dict) -> None:
-    n_nodes, hw, P = int(st.ints[S.I_NNODES]), int(st.ints[S.I_LEAF_HW]), sh["P"]
+def _check_nodes(st: state.TreeState, sh: dict) -> None:
+    n_nodes, hw, P = int(st.ints[state.I_NNODES]), int(st.ints[state.I_LEAF_HW]), sh["P"]
     pregrown = st.nd_proj.shape[1] > 0
     reached = np.zeros(n_nodes, bool)
     reached[sh["free_nodes"]] = True  # a free node is nobody's child
@@ -278,11 +285,14 @@ def _check_nodes(st: S.TreeState, sh: dict) -> None:
     _in_range(feat, 0, P, "split feature")
     kind = st.nd_cat_len[splits]
     if pregrown:
-        _need(np.isin(kind, (S.NODE_AXIS, S.NODE_SALT, S.NODE_PROJ)).all(), "pre-grown node kind")
+        _need(
+            np.isin(kind, (state.NODE_AXIS, state.NODE_SALT, state.NODE_PROJ)).all(),
+            "pre-grown node kind",
+        )
     else:
         nominal = (st.ft_nominal[feat] != 0) & (kind >= 0)
         off, nl, nr = st.nd_cat_off[splits][nominal], kind[nominal], st.nd_cat_nr[splits][nominal]
-        used = int(st.ints[S.I_CAT_USED])
+        used = int(st.ints[state.I_CAT_USED])
         _need((off >= 0).all() and (nr >= 0).all(), "negative category offset or count")
         _need((off + nl + nr <= used).all(), f"a nominal split's categories past the {used} used")
         _need((kind >= -1).all(), "bad nominal split kind")
@@ -305,35 +315,39 @@ def _check_nodes(st: S.TreeState, sh: dict) -> None:
           f"a leaf's example count outside [0, {m_min}]")  # fmt: skip
     # weights the kernels divide by: finite and not negative (statistics, the feature
     # normalisers' and the class weights)
-    for name, a in (("lf_stat", st.lf_stat[live, S.S_W]), ("lf_inh", st.lf_inh[live, S.S_W]),
-                    ("lf_x", st.lf_x[live, :, S.S_W]), ("lf_cc", st.lf_cc[live])):  # fmt: skip
+    for name, a in (
+        ("lf_stat", st.lf_stat[live, state.S_W]),
+        ("lf_inh", st.lf_inh[live, state.S_W]),
+        ("lf_x", st.lf_x[live, :, state.S_W]),
+        ("lf_cc", st.lf_cc[live]),
+    ):
         _need(a.size == 0 or (np.isfinite(a).all() and a.min() >= 0.0),
               f"{name}: a weight negative or not finite")  # fmt: skip
 
 
-def _check_bins(st: S.TreeState, sh: dict) -> None:
+def _check_bins(st: state.TreeState, sh: dict) -> None:
     """The observers' chains, vectorised (a tree may hold a million bins): each bin in use
     (``B_LEAF >= 0``) belongs to a live leaf slot's observer whose chain holds it once, the
     chains end (no cycle), hold ``lf_nb`` bins each and ``I_BINS_LIVE`` in all, and the hash
     table holds exactly the bins in use."""
-    bin_hw = int(st.ints[S.I_BIN_HW])
+    bin_hw = int(st.ints[state.I_BIN_HW])
     width = st.lf_head.shape[1]
     live_slots = sh["live_slots"]
     bn = st.bn[:bin_hw]
-    leaf_of = _float_indices(bn[:, S.B_LEAF], -1, st.lf_node.shape[0], "bins' leaf slots")
+    leaf_of = _float_indices(bn[:, state.B_LEAF], -1, st.lf_node.shape[0], "bins' leaf slots")
     used = np.flatnonzero(leaf_of >= 0)
     free = sh["free_bins"]
     _need(not (leaf_of[free] >= 0).any(), "a free bin owned by a leaf")
-    n_live = int(st.ints[S.I_BINS_LIVE])
+    n_live = int(st.ints[state.I_BINS_LIVE])
     _need(used.shape[0] == n_live, f"{used.shape[0]} bins owned, counted {n_live}")
     is_live = np.zeros(st.lf_node.shape[0], bool)
     is_live[live_slots] = True
     owner = leaf_of[used]
     _need(is_live[owner].all(), "a bin owned by a free leaf slot")
-    w = bn[used, S.B_W]
+    w = bn[used, state.B_W]
     _need(np.isfinite(w).all() and (w >= 0.0).all(), "a bin's weight negative or not finite")
-    feat = _float_indices(bn[used, S.B_FEAT], 0, max(width, 1), "bins' features")
-    nxt = st.bn[:bin_hw, S.B_NEXT].astype(np.int64)  # (whole numbers in range: _check_counts)
+    feat = _float_indices(bn[used, state.B_FEAT], 0, max(width, 1), "bins' features")
+    nxt = st.bn[:bin_hw, state.B_NEXT].astype(np.int64)  # (whole numbers in range: _check_counts)
     link = nxt[used]
     if width == 0:
         _need(used.shape[0] == 0, "bins in a tree without observers")
@@ -353,12 +367,12 @@ def _check_bins(st: S.TreeState, sh: dict) -> None:
     )
     first = heads[h_slot, h_feat]
     _need(
-        (leaf_of[first] == live_slots[h_slot]).all() and (bn[first, S.B_FEAT] == h_feat).all(),
+        (leaf_of[first] == live_slots[h_slot]).all() and (bn[first, state.B_FEAT] == h_feat).all(),
         "an observer's first bin is another's",
     )
     nb = link != -1  # a link stays in its observer
     _need(
-        (leaf_of[link[nb]] == owner[nb]).all() and (bn[link[nb], S.B_FEAT] == feat[nb]).all(),
+        (leaf_of[link[nb]] == owner[nb]).all() and (bn[link[nb], state.B_FEAT] == feat[nb]).all(),
         "a chain runs into another observer's bins",
     )
     per = np.zeros((st.lf_node.shape[0], max(width, 1)), np.int64)
@@ -381,7 +395,7 @@ def _check_bins(st: S.TreeState, sh: dict) -> None:
     _need(entries.shape[0] < ht.shape[0], "a full hash table")
 
 
-def _check_sketches(st: S.TreeState, prm: S.TreeParams, sh: dict) -> None:
+def _check_sketches(st: state.TreeState, prm: state.TreeParams, sh: dict) -> None:
     cap = st.lf_sk.shape[1]
     k = int(prm.sketch_k)
     if cap == 0:  # no sketch items (files of formats 1-2 kept lf_skl's columns even then)

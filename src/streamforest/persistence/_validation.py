@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..trees import _arena as AR
-from ..trees import _state as S
+from ..tree_kinds import arena as AR
+from ..tree_kinds import state as S
 from ._tree_validation import _Bad, _need, check_arena, check_tree
 
 __all__ = ["validate"]
@@ -275,14 +275,14 @@ def _check_score_ring(m) -> None:
 
 def _check_kll_sketch(sk) -> None:
     from ..sketches import kll
-    from ..sketches.sketch import _tables
+    from ..sketches.sketch import capacity_tables
 
     items = _array(sk._items, np.float64, 2, "_items")
     lv = _array(sk._lv, np.int64, 2, "_lv")
     _need(items.shape[0] == lv.shape[0] == 1 and lv.shape[1] == kll.LV_WIDTH, "sketch shapes")
     k = sk.k
     _need(isinstance(k, (int, np.integer)) and kll.MIN_WIDTH <= k <= 65535, f"k {k!r}")
-    table, cap = _tables(int(k))
+    table, cap = capacity_tables(int(k))
     _need(items.shape[1] == cap, "sketch row is not its k's")
     # the checks of a tree's leaf sketches, on a one-leaf tree of this row
     from ..rng import new_state

@@ -15,10 +15,10 @@ from .._labels import accuracy, check_label, check_labels, label_array
 from ..base import Estimator
 from ..features import n_rows
 from ..intervals.base import check_alphas
-from . import _set_kernels as K
+from . import _set_kernels as set_kernels
 
 #: The conformity scores, by name (see :class:`ConformalClassifier`).
-SCORES = {"lac": K.LAC, "aps": K.APS, "raps": K.RAPS}
+SCORES = {"lac": set_kernels.LAC, "aps": set_kernels.APS, "raps": set_kernels.RAPS}
 
 
 def _py(v):
@@ -206,15 +206,9 @@ class ConformalClassifier(ClassifierMixin, Estimator):
 
     @staticmethod
     def _default_model():
-        import streamforest
+        from ..trees import HoeffdingTreeClassifier
 
-        cls = getattr(streamforest, "HoeffdingTreeClassifier", None)
-        if cls is None:
-            raise TypeError(
-                "model=None needs streamforest.HoeffdingTreeClassifier, which this build does "
-                "not have: pass a classifier"
-            )
-        return cls()
+        return HoeffdingTreeClassifier()
 
     @property
     def model_(self):
@@ -266,7 +260,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         if "_model" not in self.__dict__:
             return math.inf if scalar else [math.inf] * levels.shape[0]
         out = np.empty(levels.shape[0])
-        K.thresholds(self._sorted, self._cal, levels, out)
+        set_kernels.thresholds(self._sorted, self._cal, levels, out)
         return float(out[0]) if scalar else out.tolist()
 
     # --- probabilities -------------------------------------------------------------------------
@@ -319,13 +313,13 @@ class ConformalClassifier(ClassifierMixin, Estimator):
     def _uniforms(self, start: int, n: int) -> np.ndarray:
         U = np.ones(n)
         if self.randomized and self.conformity_score != "lac":
-            K.row_uniforms(self._seed, start, U)
+            set_kernels.row_uniforms(self._seed, start, U)
         return U
 
     def _scores(self, P, known, start):
         n, k = P.shape
         S = np.empty((n, k + 1))
-        K.class_scores(P, self._uniforms(start, n), known, SCORES[self.conformity_score],
+        set_kernels.class_scores(P, self._uniforms(start, n), known, SCORES[self.conformity_score],
                        float(self.penalty), int(self.k_reg), S)  # fmt: skip
         return S
 
@@ -357,14 +351,14 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         L = levels.shape[0]
         if labels is None:
             thr = np.empty(L)
-            K.thresholds(self._sorted, self._cal, levels, thr)
+            set_kernels.thresholds(self._sorted, self._cal, levels, thr)
             return Pass(P, S, np.broadcast_to(thr, (n, L)), None, known)
         rows = np.arange(n)
         true = np.where(codes < known, S[rows, np.minimum(codes, S.shape[1] - 2)], S[:, -1])
         true = np.ascontiguousarray(true)
         ring, srt, cal = self._ring.copy(), self._sorted.copy(), self._cal.copy()
         thr = np.empty((n, L))
-        K.calibration_pass(true, informed, levels, ring, srt, cal, thr)
+        set_kernels.calibration_pass(true, informed, levels, ring, srt, cal, thr)
         kw = {} if w is None else {"w": w}
         if one:
             m.learn_one(X, labels[0], **kw)

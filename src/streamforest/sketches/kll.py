@@ -252,7 +252,7 @@ def _insert_level(items, lv, r, h, v, capt, rng):
 @kernel
 def kll_update(items, lv, r, v, w, capt, rng):
     """Add value ``v`` with integer weight ``w >= 1`` (one insertion per set bit of ``w``)."""
-    j = np.int64(0)  # not a literal (see "Literal constants" in trees._kernels)
+    j = np.int64(0)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     while w > 0:
         if w & 1:
             _insert_level(items, lv, r, j, v, capt, rng)

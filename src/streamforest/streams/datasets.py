@@ -1,7 +1,9 @@
 """The real regression datasets kept as gzipped CSV files beside the project (``../shared/data/``).
 
 For the datasets bundled with streamforest, downloaded from their source or cached, see
-:mod:`streamforest.datasets` (which :func:`dataset` falls back to).  The folder holds
+:mod:`streamforest.datasets`, which :func:`dataset` falls back to: that package registers
+itself here (:func:`register_fallback`) when it is imported, as ``import streamforest`` does,
+so that streams, below it, need not import it.  The folder holds
 ``NAME.csv.gz`` files (numeric features, target last and named ``target``) and a
 ``manifest.json`` describing them.  Benchmarks and examples use them; tests do not need them.
 The folder is found from ``root=``, else the ``STREAMFOREST_DATA`` environment variable, else
@@ -15,6 +17,16 @@ import os
 
 from .data_folder import data_root
 from .files import FileStream
+
+# where dataset() looks when the folder lacks a name: (label, names(), stream(name)) triples
+_FALLBACKS: list[tuple] = []
+
+
+def register_fallback(label: str, names, stream) -> None:
+    """Have :func:`dataset` (without ``root``) serve the datasets ``names()`` lists with
+    ``stream(name)`` when the folder does not hold them (``label`` names them in errors)."""
+    if all(entry[0] != label for entry in _FALLBACKS):
+        _FALLBACKS.append((label, names, stream))
 
 
 def manifest(root=None) -> dict:
@@ -42,12 +54,10 @@ def dataset(name: str, root=None):
     if name in info:
         path = os.path.join(folder, info[name].get("file", f"{name}.csv.gz"))
         return FileStream(path, "target")
+    known = sorted(info)
     if root is None:
-        from .. import datasets
-
-        if name in datasets.names():
-            return datasets.stream(name)
-        known = sorted(info) + [f"{n} (streamforest.datasets)" for n in datasets.names()]
-    else:
-        known = sorted(info)
+        for label, names, stream in _FALLBACKS:
+            if name in names():
+                return stream(name)
+            known += [f"{n} ({label})" for n in names()]
     raise ValueError(f"no dataset {name!r}; available: {', '.join(known)}")

@@ -1,4 +1,6 @@
-"""Online regression trees (tree kinds of the forest engine) and their split rules."""
+"""The tree estimators: single online trees on the forest engine (:mod:`streamforest.engine`).
+
+Their compiled state and kernels are :mod:`streamforest.tree_kinds`."""
 
 from .aborf_tree import ABORFTreeRegressor
 from .actser import ACTSERClassifier

@@ -5,32 +5,31 @@ from __future__ import annotations
 import math
 import numbers
 
-from . import _state as S
+from ..tree_kinds import state
+from ..tree_kinds.pregrown import MAX_DEPTH, mc_point_count
 from .hoeffding import HoeffdingTreeRegressor
-from .pregrown import MAX_DEPTH, mc_point_count
 
 
 class ABORFTreeRegressor(HoeffdingTreeRegressor):
     """A pre-grown random regression tree with RMSProp linear leaves (ABORF's member tree).
 
     A tree kind of the compiled forest engine (split rule ``"pregrown"``,
-    :mod:`streamforest.trees.pregrown`): when the model first learns, a balanced tree of depth
+    :mod:`streamforest.tree_kinds.pregrown`): when the model first learns, a balanced tree of depth
     ``depth`` is built before any example, each split through the Monte Carlo centre of its cell
     along a random direction (``oblique=True``) or a random feature; its structure never changes.
     Inputs are min-max scaled online per tree.  Each leaf learns a linear model by RMSProp
     (``learning_rate`` ``eta`` = 0.25, ``rms_decay`` ``gamma`` = 0.96) on inputs standardised
-    per leaf, around the leaf's mean (see :mod:`streamforest.trees.leaf_models`);
+    per leaf, around the leaf's mean (see :mod:`streamforest.tree_kinds.leaf_models`);
     ``coef_decay`` scales the coefficients before each step (thesis Algorithm 6.2 uses
     ``gamma``; off by default, see :class:`~streamforest.ABORFRegressor`).
     With ``evidence_fading > 0`` the tree keeps the evidence weight of Algorithm 6.3 (used by
-    :class:`~streamforest.ABORFRegressor` to weight its trees).  ``bayesian=True``: the leaves
-    are instead the thesis' conjugate Bayesian linear models (§6.2.1-6.2.2, normal-inverse-gamma
-    prior ``Lambda_0 = prior_precision I``, ``IG(prior_shape, prior_scale)``, forgetting
-    ``bayes_decay``; :mod:`streamforest.trees.leaf_models`) and the evidence is the faded sum of
-    their log posterior predictive densities (:func:`streamforest.trees.pregrown.evidence_update`);
-    each leaf then also keeps a ``(D + 2) x (D + 2)`` scatter matrix.  No observers, no split
-    attempts, no drift detection: memory is fixed, about
-    ``2**depth * (100 + 70 * features)`` bytes.
+    :class:`~streamforest.ABORFRegressor` to weight its trees).  ``bayesian=True``: the leaves are
+    instead the thesis' conjugate Bayesian linear models (§6.2.1-6.2.2, normal-inverse-gamma prior
+    ``Lambda_0 = prior_precision I``, ``IG(prior_shape, prior_scale)``, forgetting ``bayes_decay``;
+    :mod:`streamforest.tree_kinds.leaf_models`) and the evidence is the faded sum of their log
+    posterior predictive densities (:func:`streamforest.tree_kinds.pregrown.evidence_update`); each
+    leaf then also keeps a ``(D + 2) x (D + 2)`` scatter matrix.  No observers, no split attempts,
+    no drift detection: memory is fixed, about ``2**depth * (100 + 70 * features)`` bytes.
 
     Parameters
     ----------
@@ -48,7 +47,7 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
         lines 5-6).
     mc_points
         Monte Carlo points that place the node centres; ``None``: the thesis' ``3 * 2**(D - 1)``
-        within bounds (:func:`streamforest.trees.pregrown.mc_point_count`).
+        within bounds (:func:`streamforest.tree_kinds.pregrown.mc_point_count`).
     bayesian
         Bayesian leaves (thesis §6.2.1-6.2.2) instead of RMSProp ones (§6.2.3).
     prior_precision, prior_shape, prior_scale, bayes_decay
@@ -60,7 +59,7 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
         Must be ``None`` (accepted so that forests can pass them).
     """
 
-    _split_rule = S.SPLIT_PREGROWN
+    _split_rule = state.SPLIT_PREGROWN
     # parameters of the Hoeffding tree this kind does not use
     grace_period = 200
     delta = 1e-7
@@ -173,7 +172,7 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
             raise ValueError(f"learning_rate must be a positive number, got {lr!r}")
         super()._check_params()
 
-    def _tree_params(self, p: int) -> S.TreeParams:
+    def _tree_params(self, p: int) -> state.TreeParams:
         prm = super()._tree_params(p)
         m = self.mc_points if self.mc_points is not None else mc_point_count(p, self.depth)
         return prm._replace(
@@ -182,7 +181,7 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
             coef_decay=float(self.coef_decay),
             ev_fade=float(self.evidence_fading),
             ev_decay=float(self.evidence_decay),
-            leaf_model=S.LEAF_BAYES if self.bayesian else prm.leaf_model,
+            leaf_model=state.LEAF_BAYES if self.bayesian else prm.leaf_model,
             nig_c=float(self.prior_precision),
             nig_a0=float(self.prior_shape),
             nig_b0=float(self.prior_scale),

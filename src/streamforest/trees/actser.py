@@ -7,7 +7,7 @@ import math
 import numbers
 from types import MappingProxyType
 
-from . import _state as S
+from ..tree_kinds import state
 from .hoeffding_classifier import HoeffdingTreeClassifier
 
 
@@ -75,7 +75,7 @@ class ACTSERClassifier(HoeffdingTreeClassifier):
     [True, False]
     """
 
-    _split_rule = S.SPLIT_EXTRA
+    _split_rule = state.SPLIT_EXTRA
 
     #: The thesis' settings (Table 5.3): ``ACTSERClassifier(**ACTSERClassifier.THESIS)``.
     THESIS = MappingProxyType(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 from types import MappingProxyType
 
-from . import _state as S
+from ..tree_kinds import state
 from .hoeffding import HoeffdingTreeRegressor
 
 
@@ -15,7 +15,7 @@ class ATSERRegressor(HoeffdingTreeRegressor):
     A tree kind of the compiled forest engine: the same tree as
     :class:`~streamforest.HoeffdingTreeRegressor` with another split rule and leaf model.
 
-    - **Split** (two stages, :mod:`streamforest.trees.extra_split`): a leaf buffers its first
+    - **Split** (two stages, :mod:`streamforest.tree_kinds.extra_split`): a leaf buffers its first
       ``m_min`` examples, then draws one random candidate per feature (numeric: a threshold
       uniform between the smallest and largest value seen; nominal: every category, including
       those first seen later, sent to a random side) and keeps only each candidate's two side
@@ -67,7 +67,7 @@ class ATSERRegressor(HoeffdingTreeRegressor):
     [3.0, -3.0]
     """
 
-    _split_rule = S.SPLIT_EXTRA
+    _split_rule = state.SPLIT_EXTRA
     # observer parameters of the Hoeffding tree: unused by this split rule
     observer = "qo"
     qo_radius = "sigma/3"

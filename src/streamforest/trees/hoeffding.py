@@ -9,8 +9,8 @@ import numpy as np
 
 from ..engine.model import EngineRegressor
 from ..stats import RunningStats
-from . import _state as S
-from .inspection import TreeInspection
+from ..tree_kinds import state as S
+from ..tree_kinds.inspection import TreeInspection
 
 
 class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
@@ -19,9 +19,9 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     Each leaf accumulates target statistics and one attribute observer per feature.  Every
     ``grace_period`` units of weight a leaf compares split candidates by variance reduction (VR)
     and splits when ``VR(runner-up) / VR(best) < 1 - eps`` or ``eps < tau``, with
-    ``eps = sqrt(ln(1/delta) / (2 n))``.  Details: :mod:`streamforest.trees._kernels` (routing,
-    splits, memory), :mod:`streamforest.trees.observers` (observers, thresholds) and
-    :mod:`streamforest.trees.leaf_models` (leaf models).
+    ``eps = sqrt(ln(1/delta) / (2 n))``.  Details: :mod:`streamforest.tree_kinds.kernels` (routing,
+    splits, memory), :mod:`streamforest.tree_kinds.observers` (observers, thresholds) and
+    :mod:`streamforest.tree_kinds.leaf_models` (leaf models).
 
     Parameters
     ----------

@@ -6,7 +6,7 @@ import math
 import numbers
 
 from ..engine.classifier_model import EngineClassifier
-from . import _state as S
+from ..tree_kinds import state
 
 
 class HoeffdingTreeClassifier(EngineClassifier):
@@ -16,7 +16,7 @@ class HoeffdingTreeClassifier(EngineClassifier):
     A leaf keeps, per feature and class, the weight, mean and variance of the values (and per
     nominal category and class a weight): the statistics of its naive Bayes model, which also
     score its split candidates, so the tree keeps no attribute observer
-    (:mod:`streamforest.trees._class_kernels`, split rule ``SPLIT_GAUSS``):
+    (:mod:`streamforest.tree_kinds.class_kernels`, split rule ``SPLIT_GAUSS``):
 
     - numeric features: ten thresholds evenly spaced between the smallest and largest value the
       leaf saw, each scored by the information gain of the class weights each side would get
@@ -69,7 +69,7 @@ class HoeffdingTreeClassifier(EngineClassifier):
     ('high', 'low')
     """
 
-    _split_rule = S.SPLIT_GAUSS
+    _split_rule = state.SPLIT_GAUSS
     # what the engine reads from a tree spec (no observer bins, no leaf sketches)
     max_observer_bins = 64
     leaf_quantile_k = None
@@ -120,9 +120,9 @@ class HoeffdingTreeClassifier(EngineClassifier):
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
         if not (isinstance(self.tau, numbers.Real) and 0 <= self.tau <= 1):
             raise ValueError(f"tau must be in [0, 1], got {self.tau!r}")
-        if self.leaf_prediction not in S.CLASS_LEAF_MODELS:
+        if self.leaf_prediction not in state.CLASS_LEAF_MODELS:
             raise ValueError(
-                f"leaf_prediction must be one of {sorted(S.CLASS_LEAF_MODELS)}, "
+                f"leaf_prediction must be one of {sorted(state.CLASS_LEAF_MODELS)}, "
                 f"got {self.leaf_prediction!r}"
             )
         if self.max_depth is not None:
@@ -157,21 +157,21 @@ class HoeffdingTreeClassifier(EngineClassifier):
             return max(1, min(p, int(round(mf * p))))
         return min(p, int(mf))
 
-    def _tree_params(self, p: int) -> S.TreeParams:
+    def _tree_params(self, p: int) -> state.TreeParams:
         """The compiled parameters of the tree kind (one place: split rule, leaf model and
         change detection are chosen here)."""
-        return S.TreeParams(
+        return state.TreeParams(
             grace=float(self.grace_period),
             delta=float(self.delta),
             tau=float(self.tau),
             max_depth=int(self.max_depth) if self.max_depth is not None else 1 << 40,
             min_branch=float(self.min_samples_split),
-            leaf_model=S.CLASS_LEAF_MODELS[self.leaf_prediction],
+            leaf_model=state.CLASS_LEAF_MODELS[self.leaf_prediction],
             lr=0.0,
             rms_decay=0.0,
             rms_eps=1.0,
             fading=1.0,
-            observer=S.OBS_QO,
+            observer=state.OBS_QO,
             tebst_scale=1.0,
             qo_sigma=0.0,
             qo_radius=1.0,
@@ -183,7 +183,7 @@ class HoeffdingTreeClassifier(EngineClassifier):
             alt_lambda=float(getattr(self, "ph_threshold", 0.0)) if self.drift_detection else 0.0,
             alt_alpha=float(getattr(self, "ph_alpha", 0.005)),
             alt_period=int(getattr(self, "alt_period", 150)),
-            task=S.TASK_CLASSIFICATION,
+            task=state.TASK_CLASSIFICATION,
             ph_gamma=int(getattr(self, "ph_gamma", 250)),
             alt_chi2=float(getattr(self, "alt_chi2", 3.841)),
         )
@@ -199,8 +199,8 @@ class HoeffdingTreeClassifier(EngineClassifier):
 
     @property
     def n_leaves(self) -> int:
-        return self.engine_.int_of(0, S.I_NLEAVES) if self._fitted else 1
+        return self.engine_.int_of(0, state.I_NLEAVES) if self._fitted else 1
 
     @property
     def n_splits(self) -> int:
-        return self.engine_.int_of(0, S.I_NSPLITS) if self._fitted else 0
+        return self.engine_.int_of(0, state.I_NSPLITS) if self._fitted else 0

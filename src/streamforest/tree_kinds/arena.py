@@ -3,11 +3,11 @@
 A forest (a single tree is a forest of one) keeps all its trees in one :class:`Arena`:
 
 - ``fa`` (float64), ``ia`` (int64) and ``ba`` (int8), each ``(n_trees, capacity)``: one row per
-  tree holding every array of that tree's :class:`~streamforest.trees._state.TreeState`, packed;
+  tree holding every array of that tree's :class:`~streamforest.tree_kinds.state.TreeState`, packed;
 - ``lay`` ``(n_trees, n_fields, 4)`` int64: for each field of the tree state, its offset in its
   row and its shape (up to three dimensions, unused ones 1);
 - ``pa`` ``(n_trees, n_params)`` float64: each tree's
-  :class:`~streamforest.trees._state.TreeParams`.
+  :class:`~streamforest.tree_kinds.state.TreeParams`.
 
 Why: a numba kernel unboxes each array argument on every call from Python, and the tree state has
 over sixty arrays, the parameters forty scalars; a per-example call paid for that alone, per tree,
@@ -15,7 +15,7 @@ more than the tree's work. Passing the arena costs five arrays whatever the numb
 kernels' types depend neither on the number of trees, nor on the number of features (a tuple of
 per-tree arrays did, so each new ``n_trees`` compiled everything again). Inside compiled code,
 :func:`tree_at` gives a tree's state and parameters as references into the arena
-(:mod:`streamforest.trees.tree_ref`: one small value whose attributes are the fields of
+(:mod:`streamforest.tree_kinds.tree_ref`: one small value whose attributes are the fields of
 :class:`TreeState` and :class:`TreeParams`, read where used: no allocation, no reference count,
 no arrays passed from call to call), so the per-tree kernels are written against the fields'
 names.
@@ -41,7 +41,7 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
 from ..compiled import kernel
-from ._state import TreeParams, TreeState
+from .state import TreeParams, TreeState
 from .tree_ref import param_ref, tree_ref
 
 F64, I64, I8 = 0, 1, 2
@@ -360,7 +360,7 @@ def upgrade(A: Arena, created=None) -> Arena:
             f"neither this library's ({N_FIELDS} fields, {N_PARAMS} parameters) nor an earlier one"
         )
     from ..rng import new_state
-    from ._state import I_NODE_FREE, N_INTS, allocate
+    from .state import I_NODE_FREE, N_INTS, allocate
 
     n_fields, n_params = A.lay.shape[1], A.pa.shape[1]
     arrays = (A.fa, A.ia, A.ba)
@@ -404,7 +404,7 @@ def upgrade(A: Arena, created=None) -> Arena:
 
 def _per_nominal(A: Arena, created=None) -> Arena:
     """``A`` with each classification tree's ``lf_ncc`` in the per-nominal-feature layout."""
-    from ._state import per_nominal_ncc
+    from .state import per_nominal_ncc
 
     for t in range(A.lay.shape[0]):
         if created is not None and not created[t]:
@@ -442,7 +442,7 @@ def trimmed(A: Arena, created=None) -> Arena:
 
 def _field_kinds():
     from ..rng import new_state
-    from ._state import allocate
+    from .state import allocate
 
     st = allocate(1, new_state(0), sketch_k=8)
     return (

@@ -13,7 +13,7 @@ read from its parameters (a forest whose trees differ in a component compiles fo
 has every component of any of its trees, :meth:`TreeKind.union`).  The split rule and the task
 are exact: a forest's trees all share them.
 
-The kind travels with the forest's arena (:class:`~streamforest.trees._arena.Arena.kind`) as a
+The kind travels with the forest's arena (:class:`~streamforest.tree_kinds.arena.Arena.kind`) as a
 :class:`KindTag`, a Python object whose numba type carries the kind and that holds no data.
 """
 
@@ -33,7 +33,7 @@ from numba.extending import (
     unbox,
 )
 
-from ._state import (
+from .state import (
     LEAF_BAYES,
     SPLIT_EXTRA,
     SPLIT_GAUSS,

@@ -1,7 +1,7 @@
 """The two-stage extremely randomised split of ATSER (Seah's thesis, ch. 4, Algorithms 4.2-4.3).
 
 A split rule of the compiled tree (``TreeParams.split_rule == SPLIT_EXTRA``), used instead of the
-attribute observers of :mod:`streamforest.trees.observers`:
+attribute observers of :mod:`streamforest.tree_kinds.observers`:
 
 1. A new leaf buffers its first ``m_min`` examples (``TreeState.lf_buf``: target, weight,
    features).  At the ``m_min``-th it draws **one random candidate per feature** it may split on
@@ -30,7 +30,7 @@ import numpy as np
 from ..compiled import entry, kernel
 from ..rng import mix64, next_below, next_float
 from ..stats import chan_merge, welford_update
-from ._state import (
+from .state import (
     I_NATTEMPTS,
     I_NFEAT,
     S_W,
@@ -176,7 +176,7 @@ def choose_extra_split(st, prm, leaf):
     xc = st.lf_xc
     best1 = 0.0
     best2 = 0.0
-    f1 = np.int64(-1)  # not a literal (see "Literal constants" in trees._kernels)
+    f1 = np.int64(-1)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     for j in range(nfeat):
         if np.isnan(xc[leaf, j, XC_THR]):
             continue

@@ -40,8 +40,8 @@ from numba.extending import intrinsic
 from ..compiled import entry, kernel
 from ..rng import mix64
 from ..stats import chan_merge, chan_subtract, welford_update
-from ._arena import tree_state
-from ._state import (
+from .arena import tree_state
+from .state import (
     B_FEAT,
     B_HI,
     B_KEY,

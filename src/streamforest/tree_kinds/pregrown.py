@@ -18,7 +18,7 @@ centre of its cell; a node no point reaches takes its parent's centre) and one s
 - *nominal* (thesis: "randomly assigning categories to each side of the split"): with
   probability ``D_nominal / D`` the node splits on a nominal feature drawn uniformly; each
   category goes to a fixed random side, a hash of the node's salt and the category code
-  (:func:`~streamforest.trees.extra_split.cat_goes_left`, as ATSER's nominal candidates), so
+  (:func:`~streamforest.tree_kinds.extra_split.cat_goes_left`, as ATSER's nominal candidates), so
   categories first seen later get a side too.  Monte Carlo points go to a random side (a hash of
   the salt and the point's index), as a random half of the categories would send them.
 
@@ -48,7 +48,7 @@ the leaf level of ``rho`` that Algorithm 6.3 lists; the thesis' tables use the e
 other trees' errors row by row, while the engine runs every tree on its own.
 
 **Bayesian leaves** (``leaf_model == LEAF_BAYES``, thesis §6.2.1-6.2.2, see
-:mod:`streamforest.trees.leaf_models`): the tree's evidence is its marginal likelihood, kept as
+:mod:`streamforest.tree_kinds.leaf_models`): the tree's evidence is its marginal likelihood, kept as
 the faded sum of the log posterior predictive densities of the examples it learnt, each computed
 by its leaf before learning it: ``e_T <- gamma_T e_T - w log p(y | x, leaf)``, log weight ``-e_T /
 |leaves|`` (with ``gamma = gamma_T = 1`` the sum is the log of eq. 6.21, the product of the
@@ -64,8 +64,9 @@ import numpy as np
 from ..compiled import entry, kernel
 from ..rng import next_below, next_float
 from ..sketches.kll import kll_reset
-from ._arena import tree_state
-from ._state import (
+from .arena import tree_state
+from .extra_split import cat_goes_left
+from .state import (
     EV_ERR,
     EV_LOGB,
     EV_LOGW,
@@ -85,7 +86,6 @@ from ._state import (
     NODE_PROJ,
     NODE_SALT,
 )
-from .extra_split import cat_goes_left
 
 MAX_DEPTH = 16
 MC_CAP = 1 << 16  # at most this many Monte Carlo points ...

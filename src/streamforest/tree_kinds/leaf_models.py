@@ -47,7 +47,7 @@ arrives (not left at 0, which depends on the feature's units).  The leaf predict
 (``ev_fade > 0``) the leaf also computes, before learning an example, the log density of its
 posterior predictive, a Student t with ``2 a`` degrees of freedom, location ``(1, z) . beta`` and
 squared scale ``b / a (1 + (1, z)^T Lambda^-1 (1, z))``, and leaves it in
-``lf_ev[leaf, LEV_TERM]`` for :func:`streamforest.trees.pregrown.evidence_update`.
+``lf_ev[leaf, LEV_TERM]`` for :func:`streamforest.tree_kinds.pregrown.evidence_update`.
 
 On a split the children inherit the parent's linear model, its RMSProp state, its normaliser and
 its faded errors; the coefficients are rescaled so that each child's initial linear function is
@@ -61,9 +61,9 @@ import math
 import numpy as np
 
 from ..compiled import kernel
-from ..stats import _add_to_mean, welford_update
-from ._state import LEAF_ADAPTIVE, LEAF_BAYES, LEAF_MEAN, LEV_TERM, S_HI, S_LO, S_M2, S_W
-from .tree_kind import kind_hook
+from ..stats import add_to_mean, welford_update
+from .kinds import kind_hook
+from .state import LEAF_ADAPTIVE, LEAF_BAYES, LEAF_MEAN, LEV_TERM, S_HI, S_LO, S_M2, S_W
 
 # A feature value beyond this magnitude is missing to the leaf models (linear and Bayesian), as
 # NaN is: its square would overflow the feature statistics and the Bayesian scatter (one row
@@ -233,7 +233,7 @@ def _feature_stats(st, leaf, x, w, nfeat):
             hi = s[leaf, j, 1]
             lo = s[leaf, j, 2]
             d = (xj - hi) - lo
-            hi, lo = _add_to_mean(hi, lo, d * step)
+            hi, lo = add_to_mean(hi, lo, d * step)
             s[leaf, j, 0] = w_new
             s[leaf, j, 1] = hi
             s[leaf, j, 2] = lo

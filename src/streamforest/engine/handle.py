@@ -1,7 +1,7 @@
 """Handles: the arrays of a per-example call packed into one ``int64`` array of addresses.
 
 A compiled call from Python unboxes each array argument (an empty kernel taking an
-:class:`~streamforest.trees._arena.Arena`, a row, the scratch and the memo costs several times
+:class:`~streamforest.tree_kinds.arena.Arena`, a row, the scratch and the memo costs several times
 one taking a single array).  The per-example calls of a forest take a dozen
 arrays, and an interval method adds a dozen of its own, so unboxing alone cost about as much as
 the trees' work.  A *handle* packs the arrays once: for each, its address and its shape, in a

@@ -8,7 +8,7 @@ own engine) and :class:`TreeView` (tree ``t`` of a forest, as listed by
 
 from __future__ import annotations
 
-from . import _state as S
+from . import state as S
 from .extra_split import cat_goes_left
 
 

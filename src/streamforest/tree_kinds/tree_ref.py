@@ -4,11 +4,11 @@ Compiled kernels read a tree's state as ``st.nd_thr[node]`` and its parameters a
 ``prm.grace``.  ``st`` is not a tuple of the state's arrays (a tuple of sixty arrays is several
 hundred machine words: every call that passes it costs hundreds of nanoseconds and every function
 that takes it seconds of compilation) but a *reference* to the tree's row of the
-:class:`~streamforest.trees._arena.Arena`: five pointers.  Each attribute of a
-:class:`~streamforest.trees._state.TreeState` field builds that field's array view where it is
+:class:`~streamforest.tree_kinds.arena.Arena`: five pointers.  Each attribute of a
+:class:`~streamforest.tree_kinds.state.TreeState` field builds that field's array view where it is
 read (its offset and shape are loaded from the row's layout; the loads are marked invariant, so
 a loop that reads a field many times loads them once).  ``prm.<name>`` loads one parameter of
-the row's :class:`~streamforest.trees._state.TreeParams` (an integer parameter converted as
+the row's :class:`~streamforest.tree_kinds.state.TreeParams` (an integer parameter converted as
 ``np.int64(value)``).
 
 So kernels call each other at the cost of a few machine words, each compiles once for every
@@ -29,7 +29,7 @@ from numba.extending import intrinsic, models, register_model
 from numba.np import numpy_support
 from numba.np.arrayobj import make_array, populate_array
 
-from ._state import TreeParams, TreeState
+from .state import TreeParams, TreeState
 
 __all__ = ["ParamRef", "TreeRefType", "param_ref", "tree_ref"]
 
@@ -78,7 +78,7 @@ class _ParamRefModel(models.StructModel):
 # the fields: which arena array, how many dimensions, which item type
 def _field_kinds():
     from ..rng import new_state
-    from ._state import allocate
+    from .state import allocate
 
     st = allocate(1, new_state(0), sketch_k=8)
     arena = {np.dtype(np.float64): 0, np.dtype(np.int64): 1, np.dtype(np.uint64): 1,

@@ -81,7 +81,7 @@ LEAF_ADAPTIVE = 2
 LEAF_MODELS = {"mean": LEAF_MEAN, "linear": LEAF_LINEAR, "adaptive": LEAF_ADAPTIVE}
 # ABORF's Bayesian leaves (thesis §6.2.1-6.2.2): conjugate linear regression with a
 # normal-inverse-gamma prior, its statistics in TreeState.lf_nig (pre-grown trees only, see
-# streamforest.trees.leaf_models; not in LEAF_MODELS: the other tree kinds have no lf_nig)
+# streamforest.tree_kinds.leaf_models; not in LEAF_MODELS: the other tree kinds have no lf_nig)
 LEAF_BAYES = 6
 # classification leaf models (TASK_CLASSIFICATION): majority class, naive Bayes, adaptive naive
 # Bayes (the one of the two that predicted the leaf's examples better so far)
@@ -116,7 +116,7 @@ N_XC = 9
 # rows of the first examples a leaf buffers before drawing its candidates (TreeState.lf_buf)
 XB_Y, XB_W = 0, 1  # then the features from row 2
 
-# SPLIT_PREGROWN (see streamforest.trees.pregrown): the kind of a split node, in nd_cat_len
+# SPLIT_PREGROWN (see streamforest.tree_kinds.pregrown): the kind of a split node, in nd_cat_len
 NODE_AXIS = 0  # x_f scaled <= threshold (a numeric feature f)
 NODE_SALT = -1  # nominal feature f: every category on the random side of a salt (nd_thr)
 NODE_PROJ = -2  # sum_j nd_proj[node, j] * x_j scaled <= threshold (a random projection)
@@ -269,7 +269,7 @@ class TreeState(NamedTuple):
     ft_nig: np.ndarray  # (Pc + 2, Pc + 4)
 
 
-def _hash_capacity(bins: int) -> int:
+def hash_capacity(bins: int) -> int:
     h = 16
     while h < 2 * bins:
         h *= 2
@@ -295,7 +295,7 @@ def allocate(
     """A fresh state with capacity for ``n_features`` features; node 0 is the (empty) root leaf.
     ``m_min > 0`` allocates the extremely randomised split's candidates and example buffer;
     ``pregrown`` the node directions and centres and the leaves' evidence of a pre-grown tree
-    (:mod:`streamforest.trees.pregrown`; ``nodes`` and ``leaves`` must hold the whole tree).
+    (:mod:`streamforest.tree_kinds.pregrown`; ``nodes`` and ``leaves`` must hold the whole tree).
     ``n_classes > 0`` makes a classification tree's class fields (``n_cats`` category codes,
     ``ranges``: the Gaussian split rule's feature ranges).  A classification tree's leaves have
     no linear model, normaliser or attribute observers: the fields of :data:`CLASS_SLIM` have
@@ -347,7 +347,7 @@ def allocate(
         if sketch_k
         else np.zeros((2, kll.MAX_LEVELS + 1), np.int64),
         bn=_empty_bins(bins),
-        ht=np.full(_hash_capacity(bins), -1, np.int64),
+        ht=np.full(hash_capacity(bins), -1, np.int64),
         cats=np.zeros(cats, f),
         sc_idx=np.zeros(bins, np.int64),
         sc_key=np.zeros(bins, f),
@@ -430,7 +430,7 @@ def grow(
 
     ``features`` is the feature capacity (second dimension of the per-feature leaf arrays).  When
     the bin capacity changes the hash table is resized; the caller must rebuild it
-    (:func:`streamforest.trees.observers.rebuild_hash`).
+    (:func:`streamforest.tree_kinds.observers.rebuild_hash`).
     """
     d = st._asdict()
     n_nodes = max(nodes, st.nd_feat.shape[0])
@@ -473,7 +473,7 @@ def grow(
         bn = _empty_bins(n_bins)
         bn[: st.bn.shape[0]] = st.bn
         d["bn"] = bn
-        d["ht"] = np.full(_hash_capacity(n_bins), -1, np.int64)
+        d["ht"] = np.full(hash_capacity(n_bins), -1, np.int64)
         d["sc_idx"] = np.zeros(n_bins, np.int64)
         d["sc_key"] = np.zeros(n_bins, np.float64)
     n_cats = max(cats, st.cats.shape[0])

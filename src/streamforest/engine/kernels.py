@@ -1,7 +1,7 @@
 """Compiled kernels of the forest engine: bagging weights and the trees' passes over an arena.
 
-Every kernel takes the forest's :class:`~streamforest.trees._arena.Arena` (all trees in five
-arrays) and works on tree ``t`` through :func:`~streamforest.trees._arena.tree_at`, so no
+Every kernel takes the forest's :class:`~streamforest.tree_kinds.arena.Arena` (all trees in five
+arrays) and works on tree ``t`` through :func:`~streamforest.tree_kinds.arena.tree_at`, so no
 signature depends on the number of trees or of features: one compilation serves every forest.
 
 Batch passes run *tree-major*: for a chunk of rows, the bagging weights of every (row, tree)
@@ -18,7 +18,7 @@ count in a *memo* ``M`` (``(3, n_trees)``, :func:`predict_trees_memo`); when the
 learnt next (``predict_one(x)`` then ``learn_one(x, y)``, the engine checks that it is the same
 row), :func:`learn_one` takes the memo and each tree whose row count has not changed since
 learns the row at that leaf without routing and predicting it again.  A memo of width 0 means
-none.  From Python they are called through a *handle* (:mod:`streamforest.engine._handle`):
+none.  From Python they are called through a *handle* (:mod:`streamforest.engine.handle`):
 :func:`learn_one_h` and :func:`predict_one_h` take the engine's arrays packed as addresses in
 one array, which saves unboxing a dozen arrays per call (an interval method's kernels take a
 second handle of its own arrays the same way).
@@ -40,12 +40,11 @@ import numpy as np
 
 from ..compiled import entry, kernel
 from ..rng import next_float
-from ..trees._arena import Arena, tree_at
-from ..trees._class_kernels import init_root_class
-from ..trees._kernels import apply_batch as _apply_batch
-from ..trees._kernels import (
+from ..tree_kinds.arena import Arena, tree_at
+from ..tree_kinds.class_leaves import init_root_class
+from ..tree_kinds.kernels import apply_batch as _apply_batch
+from ..tree_kinds.kernels import (
     has_room,
-    init_root,
     learn_at,
     learn_batch,
     learn_step,
@@ -57,9 +56,10 @@ from ..trees._kernels import (
     route_predict,
     rows_seen,
 )
-from ..trees.observers import rebuild_hash
-from ..trees.pregrown import log_weights, weighted_mean, weighted_mean_at
-from ._handle import h1, h2, h3
+from ..tree_kinds.observers import rebuild_hash
+from ..tree_kinds.pregrown import log_weights, weighted_mean, weighted_mean_at
+from ..tree_kinds.structure import init_root
+from .handle import h1, h2, h3
 
 AGG_MEAN = 0
 AGG_MEDIAN = 1
@@ -324,7 +324,7 @@ def predict_one(A, x, agg, P, M):
 
 
 # ------------------------------------------------------------------------------------------------
-# the per-example kernels through a handle (see streamforest.engine._handle): the engine's
+# the per-example kernels through a handle (see streamforest.engine.handle): the engine's
 # arrays in the order of ``Engine._handle_arrays``
 H_SIZE = 32  # entries of an engine handle
 H_ROW = 18  # where the row's address is (the only array a caller may change between calls)
@@ -333,7 +333,7 @@ H_ROW = 18  # where the row's address is (the only array a caller may change bet
 @kernel(inline="always")
 def engine_views(H, kind):
     """``(arena, rng, row, weights, predictions, drifted, memo, empty memo)`` of a handle (the
-    arena of trees of ``kind``, a :class:`~streamforest.trees.tree_kind.KindTag`)."""
+    arena of trees of ``kind``, a :class:`~streamforest.tree_kinds.kinds.KindTag`)."""
     A = Arena(h2(H, 0, np.float64), h2(H, 3, np.int64), h2(H, 6, np.int8),
               h3(H, 9, np.int64), h2(H, 13, np.float64), kind)  # fmt: skip
     return (A, h1(H, 16, np.uint64), h1(H, 18, np.float64), h1(H, 20, np.float64),

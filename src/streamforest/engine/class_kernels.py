@@ -1,5 +1,5 @@
 """Compiled passes of the forest engine for classification trees (see
-:mod:`streamforest.engine._kernels` for the regression ones, whose conventions these follow:
+:mod:`streamforest.engine.kernels` for the regression ones, whose conventions these follow:
 one arena argument, tree-major batch passes that return the row they stopped before, and
 per-example kernels that run every tree in one call).
 
@@ -14,18 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import entry, kernel
-from ..trees._arena import tree_at
-from ..trees._class_kernels import (
-    argmax,
-    leaf_proba_votes,
-    learn_batch,
-    learn_step,
-    learn_step_at,
-    predict_proba_batch,
-)
-from ..trees._kernels import has_room, route
-from ..trees._state import I_NFEAT, I_NSEEN
-from ._kernels import DONE, FRESH, bagging_weight
+from ..tree_kinds.arena import tree_at
+from ..tree_kinds.class_kernels import learn_batch, learn_step, learn_step_at, predict_proba_batch
+from ..tree_kinds.class_leaves import argmax, leaf_proba_votes
+from ..tree_kinds.kernels import has_room
+from ..tree_kinds.state import I_NFEAT, I_NSEEN
+from ..tree_kinds.structure import route
+from .kernels import DONE, FRESH, bagging_weight
 
 
 @entry(nogil=True, _nrt=False)
@@ -45,7 +40,7 @@ def predict_proba_rows(A, t, X, P):
 @entry(nogil=True, _nrt=False)
 def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M):
     """Every tree learns ``(x, y)`` (``y`` a class index) with its bagging weight ``wt[t]``
-    (drawn on a new row, ``t0 = FRESH``), as :func:`streamforest.engine._kernels.learn_one`
+    (drawn on a new row, ``t0 = FRESH``), as :func:`streamforest.engine.kernels.learn_one`
     does; ``P[t]`` gets the class tree t predicted before learning.  ``M``: the memo
     :func:`predict_proba_one` left for this very row (``(4, n_trees)``: leaf node, rows seen,
     majority and naive Bayes votes), or of width 0; a tree uses its column while it has seen

@@ -1,0 +1,212 @@
+"""The per-example path of the engine: one row encoded, learnt and predicted through compiled
+entry points that skip numba's type dispatch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..compiled import entry_point
+from ..tree_kinds import state as S
+from . import handle as H
+from . import kernels as FK
+
+_ENTRY_POINTS: dict = {}  # (kernel, tree kind) -> its compiled entry point (see Engine.call)
+
+_FRESH, _DONE = FK.FRESH, FK.DONE  # module constants: the per-example paths read them often
+
+_LEARN_ONE_H, _PREDICT_ONE_H = FK.learn_one_h, FK.predict_one_h
+
+
+class PerExample:
+    """``learn_one`` / ``predict_one`` of a row (a part of
+    :class:`~streamforest.engine.core.Engine`)."""
+
+    # --- one example ------------------------------------------------------------------------------
+    def _handle(self) -> np.ndarray:
+        """The handle of the engine's arrays for the per-example kernels (``FK.*_h``), built
+        anew when the arena or the row buffer is not the one it was built from."""
+        A, row = self.arena, self._row
+        if self._h_arena is not A or self._h_row is not row:
+            self._h = self._handle_of(row, self._h)  # (rebuilt in place: no allocation)
+            self._h_arena, self._h_row = A, row
+        return self._h
+
+    def _handle_of(self, row: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """A handle of the engine's arrays with ``row`` (a 1-d float64 C-contiguous array) as
+        the row: valid while the arena and that row are (the caller keeps them alive)."""
+        A = self.arena
+        return H.build((A.fa, A.ia, A.ba, A.lay, A.pa, self.rng, row, self._wt, self._p,
+                        self._drifted, self._memo, self._no_memo), out)  # fmt: skip
+
+    def call(self, kernel, args: tuple, kind=None):
+        """``kernel(*args)`` through its compiled entry point (see
+        :func:`streamforest.compiled.entry_point`): the per-example calls skip numba's type
+        dispatch, which for an Arena argument costs more than a tree's prediction.  Only for the
+        engine's own argument types (its arena, row buffer and scratch, converted floats), the same
+        for every engine, so the entry points are kept once per process (outside the engine: nothing
+        of numba's hangs on a model, e.g. for River's memory walk)."""
+        key = (kernel, self.arena.kind if kind is None else kind)
+        ep = _ENTRY_POINTS.get(key)
+        if ep is None:
+            ep = _ENTRY_POINTS[key] = entry_point(kernel, args)
+        return ep(*args)
+
+    @property
+    def kind(self):
+        """The :class:`~streamforest.tree_kinds.kinds.KindTag` of the trees (``None`` before any
+        tree exists): the per-example kernels that take a handle take it too."""
+        return self.arena.kind
+
+    def encode_one(self, x, learn: bool) -> np.ndarray:
+        """The encoded row of dict ``x`` (see :meth:`FeatureSpace.encode_dict`), written into the
+        engine's row buffer: valid until the next call (the kernels read it and drop it)."""
+        r = self.features.encode_dict_into(x, learn, self._row)
+        if r is not self._row:  # the general path made a new row: it is the buffer from now on
+            r = self._row = r.reshape(-1)
+        return r
+
+    def remember(self, row: np.ndarray) -> None:
+        """A per-example kernel just left the trees' leaves and predictions of ``row`` in the
+        memo (:func:`~streamforest.engine.kernels.predict_trees_memo`): if ``row`` is the
+        engine's row buffer as :meth:`encode_one` filled it, a :meth:`learn_one` of the same
+        dict next (nothing else encoded, no batch pass, no tree replaced in between) uses it."""
+        m = self.features._memo
+        self._hint = m if row is self._row and m[1] is row else None
+
+    def learn_one(self, row: np.ndarray, y: float, w: float, kernel=None, extra=(),
+                  memo: bool = False, handle=None):  # fmt: skip
+        """Every tree learns one encoded row (bagging weights drawn) in one compiled call.
+
+        ``kernel`` (default :func:`~streamforest.engine.kernels.learn_one`) is called as
+        ``kernel(arena, rng, bagging, row, y, w, weights, predictions, drifted, t0, *extra)``,
+        or with ``memo`` (always for the default) as ``kernel(arena, rng, bagging, row, y, w,
+        weights, predictions, drifted, t0, memo, *extra)``, ``memo`` the trees' leaves and
+        predictions of this row when a prediction just made them (see :meth:`remember`; else an
+        empty memo), to pass on to the default kernel; a method kernel returns ``(status,
+        result)``, the default ``status``: ``t >= 0`` names a tree that lacks room (the trees
+        before it learnt the row: the engine grows it and calls again with ``t0 = t``; a new row
+        starts with ``t0 = FRESH``).  Then the background trees learn the row (a second
+        compiled call, only while there are some), and the engine acts on the signals of the
+        trees' drift detectors.  Returns the method kernel's result, or the trees' predictions
+        made before learning (scratch, overwritten by the next call).
+
+        With ``handle`` (the method's own arrays packed by :func:`streamforest.engine.handle.
+        build`), the method kernel is called as ``kernel(engine_handle, handle, bagging, y, w,
+        t0, memo, *extra)``: the engine's arrays and ``row`` come packed in ``engine_handle``
+        (see :data:`~streamforest.engine.kernels.H_SIZE`), ``memo`` a bool."""
+        h = self._hint  # the memo of this row's prediction, if one just made it (used up)
+        self._hint = None
+        own = row is self._row  # the row buffer: the kernel reads it through the handle
+        use_memo = h is not None and own and h is self.features._memo
+        return self._learn_loop(row, y, w, kernel, extra, memo, handle, own, use_memo, None)
+
+    def learn_row(self, y: float, w: float):
+        """:meth:`learn_one` of the row buffer with the default kernel: the models' per-example
+        hot path, the same steps with fewer Python operations."""
+        h = self._hint
+        self._hint = None
+        Hd = self._h  # self._handle(), inline
+        if self._h_arena is not self.arena or self._h_row is not self._row:
+            Hd = self._handle()
+        use_memo = h is not None and h is self.features._memo
+        kind = self.arena.kind
+        ep = _ENTRY_POINTS.get((_LEARN_ONE_H, kind))
+        if ep is None:
+            return self._learn_loop(self._row, y, w, None, (), False, None, True, use_memo, None)
+        status = ep(Hd, kind, self.bagging, y, w, _FRESH, use_memo)
+        if status == _DONE and not self._bg_live:  # the common case
+            return self._p
+        return self._learn_loop(self._row, y, w, None, (), False, None, True, use_memo,
+                                (status, self._p))  # fmt: skip
+
+    def learn_row_with(self, kernel, handle: np.ndarray, y: float, w: float, s):
+        """:meth:`learn_one` of the row buffer with a method kernel taking ``handle`` and one
+        more argument ``s`` (``extra = (s,)``): an interval method's per-example hot path."""
+        h = self._hint
+        self._hint = None
+        Hd = self._h  # self._handle(), inline
+        if self._h_arena is not self.arena or self._h_row is not self._row:
+            Hd = self._handle()
+        use_memo = h is not None and h is self.features._memo
+        kind = self.arena.kind
+        ep = _ENTRY_POINTS.get((kernel, kind))
+        if ep is None:
+            return self._learn_loop(self._row, y, w, kernel, (s,), False, handle, True, use_memo,
+                                    None)  # fmt: skip
+        status, out = ep(Hd, kind, handle, self.bagging, y, w, _FRESH, use_memo, s)
+        if status == _DONE and not self._bg_live:  # the common case
+            return out
+        return self._learn_loop(self._row, y, w, kernel, (s,), False, handle, True, use_memo,
+                                (status, out))  # fmt: skip
+
+    def _learn_loop(self, row, y, w, kernel, extra, memo, handle, own, use_memo, first):
+        """The steps of :meth:`learn_one` (``first``: the status and result of a first kernel
+        call already made)."""
+        t0 = _FRESH
+        if (
+            handle is not None
+            and not own
+            and not (row.flags.c_contiguous and row.flags.writeable and row.dtype == np.float64)
+        ):
+            row = np.array(row, dtype=np.float64).reshape(-1)  # a local that outlives the calls
+        while True:
+            if first is not None:
+                status, out = first
+                first = None
+            elif kernel is None and own:
+                Hd = self._handle()
+                status = self.call(_LEARN_ONE_H, (Hd, self.arena.kind, self.bagging, y, w, t0,
+                                                  use_memo))  # fmt: skip
+                out = self._p
+            elif kernel is None:
+                M = self._memo if use_memo else self._no_memo
+                args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
+                        self._drifted, t0, M)  # fmt: skip
+                status = self.call(FK.learn_one, args)
+                out = self._p
+            elif handle is not None:
+                Hd = self._handle() if own else self._handle_of(row)
+                status, out = self.call(kernel, (Hd, self.arena.kind, handle, self.bagging, y, w,
+                                                 t0, use_memo, *extra))  # fmt: skip
+            else:
+                if memo:
+                    M = self._memo if use_memo else self._no_memo
+                    args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
+                            self._drifted, t0, M, *extra)  # fmt: skip
+                else:
+                    args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
+                            self._drifted, t0, *extra)  # fmt: skip
+                status, out = self.call(kernel, args)
+            if status == _DONE and not self._bg_live:  # the common case
+                return out
+            if status < 0:
+                break
+            self.make_room(status)
+            t0 = status
+        if self._bg_live:
+            self._learn_background_one(row, y, w)
+        if status == FK.DRIFTED:
+            with self._lock:
+                for t in np.flatnonzero(self._drifted):
+                    self._signal(int(t), self.int_of(int(t), S.I_DRIFT))
+        return out
+
+    def predict_one(self, row: np.ndarray) -> float:
+        """The forest's prediction for one encoded row."""
+        if row is self._row:  # the row buffer: through the handle
+            Hd = self._h  # self._handle(), inline
+            if self._h_arena is not self.arena or self._h_row is not row:
+                Hd = self._handle()
+            kind = self.arena.kind
+            ep = _ENTRY_POINTS.get((_PREDICT_ONE_H, kind))
+            if ep is None:
+                ep = _ENTRY_POINTS[(_PREDICT_ONE_H, kind)] = entry_point(
+                    _PREDICT_ONE_H, (Hd, kind, self.aggregation)
+                )
+            y = ep(Hd, kind, self.aggregation)
+            m = self.features._memo  # remember(row), inline
+            self._hint = m if m[1] is row else None
+            return y
+        y = self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))
+        self._hint = None  # (the memo is of the row buffer's encoding only)
+        return y
