@@ -92,20 +92,19 @@ def _is_path(text: str) -> bool:
 def _dataset(spec: str, target, bad_numbers=None):
     """``--dataset``: a path (any file format), else a dataset name: the shared datasets folder
     if there is one, then bundled, cached or downloadable datasets."""
-    from . import datasets as D
-    from . import streams as S
+    from . import datasets, streams
 
     if _is_path(spec):
-        return S.from_file(spec, target=target, bad_numbers=bad_numbers or "error")
+        return streams.from_file(spec, target=target, bad_numbers=bad_numbers or "error")
     if target is not None and target != "target":
         raise ValueError("--target goes with --file or a --dataset path")
     try:  # the project's shared datasets folder (STREAMFOREST_DATA, ../shared/data), if any
-        return S.dataset(spec, root=S.data_root())
+        return streams.dataset(spec, root=streams.data_root())
     except (FileNotFoundError, ValueError):
         pass
-    if spec in D.REMOTE and spec not in D.cached():
-        D.fetch(spec, quiet=False)
-    return D.stream(spec)
+    if spec in datasets.REMOTE and spec not in datasets.cached():
+        datasets.fetch(spec, quiet=False)
+    return datasets.stream(spec)
 
 
 #: Classification streams (``--stream NAME`` with a classifier): class, fixed arguments, text.
@@ -123,7 +122,7 @@ CLASSIFICATION_STREAMS = {
 
 
 def _classification_stream(name: str, n: int, seed, params: dict):
-    from . import streams as S
+    from . import streams as streams
 
     if name not in CLASSIFICATION_STREAMS:
         raise ValueError(
@@ -131,24 +130,24 @@ def _classification_stream(name: str, n: int, seed, params: dict):
             f"{', '.join(CLASSIFICATION_STREAMS)} (the model is a classifier)"
         )
     cls_name, fixed, _ = CLASSIFICATION_STREAMS[name]
-    return getattr(S, cls_name)(n=n, seed=seed, **{**fixed, **params})
+    return getattr(streams, cls_name)(n=n, seed=seed, **{**fixed, **params})
 
 
 def _classification_data(args):
     """``--file`` / ``--dataset`` for a classifier: labels kept as strings, ``?`` missing."""
-    from .streams import files as F
+    from .streams import files
 
     path = args.file if args.file is not None else args.dataset
     if args.file is not None or _is_path(args.dataset):
-        return F.from_file(path, target=args.target, bad_numbers=args.bad_numbers or "error",
-                           labels=True, missing_values=F.CLASSIFICATION_MISSING)  # fmt: skip
+        return files.from_file(path, target=args.target, bad_numbers=args.bad_numbers or "error",
+                           labels=True, missing_values=files.CLASSIFICATION_MISSING)  # fmt: skip
     if args.target is not None and args.target != "target":
         raise ValueError("--target goes with --file or a --dataset path")
-    return F.classification_dataset(args.dataset)
+    return files.classification_dataset(args.dataset)
 
 
 def _stream(args, task: str = "regression"):
-    from . import streams as S
+    from . import streams as streams
 
     if task == "classification":
         if sum(x is not None for x in (args.stream, args.file, args.dataset)) > 1:
@@ -160,14 +159,16 @@ def _stream(args, task: str = "regression"):
         extra = _params(args.stream_param, "--stream-param")
         name = args.stream or DEFAULT_CLASSIFICATION_STREAM
         return _classification_stream(name, args.n or DEFAULT_N, args.seed, extra)
-    if args.stream in CLASSIFICATION_STREAMS and args.stream not in S.BUILTIN:
+    if args.stream in CLASSIFICATION_STREAMS and args.stream not in streams.BUILTIN:
         raise ValueError(f"--stream {args.stream} is a classification stream: pick a classifier")
     if sum(x is not None for x in (args.stream, args.file, args.dataset)) > 1:
         raise ValueError("give one of --stream, --file and --dataset")
     if args.stream_param and (args.file or args.dataset):
         raise ValueError("--stream-param goes with --stream")
     if args.file is not None:
-        return S.from_file(args.file, target=args.target, bad_numbers=args.bad_numbers or "error")
+        return streams.from_file(
+            args.file, target=args.target, bad_numbers=args.bad_numbers or "error"
+        )
     if args.bad_numbers is not None and not (args.dataset and _is_path(args.dataset)):
         raise ValueError("--bad-numbers goes with --file or a --dataset path")
     if args.dataset is not None:
@@ -175,7 +176,9 @@ def _stream(args, task: str = "regression"):
     if args.target is not None:
         raise ValueError("--target goes with --file or a --dataset path")
     extra = _params(args.stream_param, "--stream-param")
-    return S.make(args.stream or DEFAULT_STREAM, n=args.n or DEFAULT_N, seed=args.seed, **extra)
+    return streams.make(
+        args.stream or DEFAULT_STREAM, n=args.n or DEFAULT_N, seed=args.seed, **extra
+    )
 
 
 def _alphas(text: str) -> list[float]:
@@ -419,14 +422,14 @@ def _list_models() -> None:
 
 
 def _list_streams() -> None:
-    from . import streams as S
+    from . import streams as streams
 
     print(f"streams (--stream NAME; --n rows, default {DEFAULT_N}; --seed, default 42;")
     print("         --stream-param KEY=VALUE for the others, repeatable)")
-    width = max(len(k) for k in S.BUILTIN)
-    for name, text in S.BUILTIN.items():
-        cls, fixed = S.constructor(name)
-        shown = {**fixed, **S.parameters(name)}
+    width = max(len(k) for k in streams.BUILTIN)
+    for name, text in streams.BUILTIN.items():
+        cls, fixed = streams.constructor(name)
+        shown = {**fixed, **streams.parameters(name)}
         call = ", ".join(f"{k}={v!r}" for k, v in shown.items())
         print(f"  {name:<{width}}  {text}")
         print(_wrap(f"{cls.__name__}({call})", width + 4))
@@ -442,21 +445,21 @@ def _list_streams() -> None:
 
 
 def _list_datasets() -> None:
-    from . import datasets as D
-    from . import streams as S
+    from . import datasets as datasets
+    from . import streams as streams
 
     rows = {}
-    for name, b in D.BUNDLED.items():
+    for name, b in datasets.BUNDLED.items():
         rows[name] = f"bundled: {b.rows} rows, {b.features} features, {b.description} ({b.licence})"
-    local = D.cached()
-    for name, r in D.REMOTE.items():
+    local = datasets.cached()
+    for name, r in datasets.REMOTE.items():
         state = "downloaded" if name in local else "downloaded on first use"
         rows[name] = f"{state}: {r.rows} rows, {r.features} features, {r.description}"
     for name, path in local.items():
         rows.setdefault(name, f"cached: {path}")
     try:
-        folder = S.data_root()
-        for k, v in S.manifest().items():
+        folder = streams.data_root()
+        for k, v in streams.manifest().items():
             what = f"{v.get('rows', '?')} rows, {v.get('features', '?')} features"
             rows.setdefault(k, f"shared folder {folder}: {what}")
     except (FileNotFoundError, ValueError):
@@ -470,7 +473,8 @@ def _list_datasets() -> None:
             rows.setdefault(k, f"classification (with a classifier): {what}")
     except (FileNotFoundError, ValueError):
         pass
-    print(f"datasets (--dataset NAME or --dataset PATH; cache: {D.data_home()}, set {D.ENV})")
+    cache = f"cache: {datasets.data_home()}, set {datasets.ENV}"
+    print(f"datasets (--dataset NAME or --dataset PATH; {cache})")
     width = max(len(k) for k in rows)
     for k, v in rows.items():
         print(f"  {k:<{width}}  {v}")

@@ -19,7 +19,7 @@ from contextlib import ExitStack
 
 import numpy as np
 
-from . import metrics as M
+from . import metrics as point_metrics
 from .streams import ArrayStream, Stream  # ArrayStream: also importable from here (it was)
 from .streams.base import check_n
 
@@ -48,9 +48,13 @@ class PrequentialResult:
         self.blocks, self.step, self.window = blocks, step, window
         self.ris_range = ris_range
         self.change_points = list(change_points)
-        whole = M.merge(blocks) if len(blocks) else np.zeros(blocks.shape[1])
-        self.rho = float(whole[M.YMAX] - whole[M.YMIN]) if whole[M.N] > 0 else float("nan")
-        self.totals = M.summarize(whole, self.alphas, self.rho, ris_range == "running")
+        whole = point_metrics.merge(blocks) if len(blocks) else np.zeros(blocks.shape[1])
+        self.rho = (
+            float(whole[point_metrics.YMAX] - whole[point_metrics.YMIN])
+            if whole[point_metrics.N] > 0
+            else float("nan")
+        )
+        self.totals = point_metrics.summarize(whole, self.alphas, self.rho, ris_range == "running")
         self.totals.update(timing)
         self.totals["range_y"] = self.rho
 
@@ -65,11 +69,11 @@ class PrequentialResult:
         one."""
         k = self.window // self.step
         nb = len(self.blocks)
-        complete = nb if nb and self.blocks[-1, M.N] == self.step else nb - 1
+        complete = nb if nb and self.blocks[-1, point_metrics.N] == self.step else nb - 1
         ends = range(k, complete + 1) if complete >= k else ([nb] if nb else [])
         rows = [
-            M.summarize(
-                M.merge(self.blocks[max(0, e - k) : e]),
+            point_metrics.summarize(
+                point_metrics.merge(self.blocks[max(0, e - k) : e]),
                 self.alphas,
                 self.rho,
                 self.ris_range == "running",
@@ -297,8 +301,8 @@ def prequential(
         raise ValueError(f"ris_range must be 'stream' or 'running', got {ris_range!r}")
     chunk_size = check_n(chunk_size)
 
-    blocks = np.zeros((max(1, -(-total // step)), M.n_columns(len(levels))))
-    carry = M.new_carry()
+    blocks = np.zeros((max(1, -(-total // step)), point_metrics.n_columns(len(levels))))
+    carry = point_metrics.new_carry()
     names = stream.feature_names
     bar = _progress(total, f"{type(model).__name__}") if progress else None
     note = ExitStack()  # while a kernel compiles (first use only), the bar says so
@@ -325,7 +329,7 @@ def prequential(
                 pred, lo, hi = _river_pass(model, X, y, names, bool(levels))
             model_seconds += time.perf_counter() - t0
             pred = np.ascontiguousarray(pred, dtype=np.float64)
-            M.accumulate(y, pred, lo, hi, row, step, blocks, carry)
+            point_metrics.accumulate(y, pred, lo, hi, row, step, blocks, carry)
             row += len(y)
             peak_model = max(peak_model, int(getattr(model, "memory_bytes", 0) or 0))
             if bar is not None:

@@ -20,7 +20,7 @@ from ..base import Estimator
 from ..forests import OnlineForestRegressor
 from ..intervals import CPApproximate, CPExact, OnlineQRF
 from ..intervals.base import IntervalRegressor
-from ..tree_kinds import state as S
+from ..tree_kinds import state as tree_state
 from .storage import model_bytes, read_model, write_model
 
 
@@ -267,7 +267,7 @@ class ShardWorker:
             "memory_bytes": int(self.model.memory_bytes),
             "busy_seconds": self.busy,
             "busy_cpu_seconds": self.busy_cpu,
-            "n_leaves": int(sum(e.int_of(t, S.I_NLEAVES) for t in range(e.n_trees)))
+            "n_leaves": int(sum(e.int_of(t, tree_state.I_NLEAVES) for t in range(e.n_trees)))
             if e.fitted
             else 0,
         }

@@ -7,10 +7,8 @@ import numpy as np
 
 from .. import rng as _rng
 from ..drift import PH_DRIFT, PH_WARNING, PH_WITHDRAWN, page_hinkley_init
-from ..tree_kinds import arena as AR
-from ..tree_kinds import state as S
-from . import budget
-from . import kernels as FK
+from ..tree_kinds import arena, state
+from . import budget, kernels
 
 DS_WARNINGS, DS_DRIFTS, DS_STARTED, DS_SWAPPED, DS_DISCARDED = range(5)
 
@@ -35,25 +33,25 @@ class BackgroundTrees:
         self.bg_on[t] = 0
         self._bg_live = bool(self.bg_on.any())
         if not self._bg_live:  # release the background arena's memory
-            self.bg = AR.empty(self.n_trees)
+            self.bg = arena.empty(self.n_trees)
             budget.release_free_memory()
 
     def _swap(self, t: int) -> None:
         """Tree ``t`` drifted: its background tree takes its place, with a fresh detector."""
         self._hint = None
-        st = AR.load(self.bg, t)
+        st = arena.load(self.bg, t)
         page_hinkley_init(st.dd, self.warning)
-        prm = self._tree_params(t, int(st.ints[S.I_NFEAT]))
-        if st.ints[S.I_FROZEN] and st.ints[S.I_NLEAVES] < prm.max_leaves:
+        prm = self._tree_params(t, int(st.ints[state.I_NFEAT]))
+        if st.ints[state.I_FROZEN] and st.ints[state.I_NLEAVES] < prm.max_leaves:
             # it froze at a background tree's caps: it grows on within the tree's
-            hw = int(st.ints[S.I_LEAF_HW])
+            hw = int(st.ints[state.I_LEAF_HW])
             live = st.lf_node[:hw] >= 0
             live[live] = st.nd_depth[st.lf_node[:hw][live]] < prm.max_depth
             st.lf_active[:hw][live] = 1
             st.lf_inh[:hw][live] = st.lf_stat[:hw][live]  # their observers start empty
-            st.lf_last[:hw][live] = st.lf_stat[:hw][live, S.S_W]
-            st.ints[S.I_FROZEN] = 0
-        self.arena = AR.store(self.arena, t, st, prm)  # copied (st: views of bg)
+            st.lf_last[:hw][live] = st.lf_stat[:hw][live, state.S_W]
+            st.ints[state.I_FROZEN] = 0
+        self.arena = arena.store(self.arena, t, st, prm)  # copied (st: views of bg)
         self.n_resets[t] += 1
         self.drift_counts[t, DS_SWAPPED] += 1
         self._end_background(t)
@@ -62,7 +60,7 @@ class BackgroundTrees:
         """Act on tree ``t``'s detector signal (under the lock); True if the tree was
         replaced."""
         A = self.arena
-        A.ia[t, A.lay[t, 0, 0] + S.I_DRIFT] = 0
+        A.ia[t, A.lay[t, 0, 0] + state.I_DRIFT] = 0
         c = self.drift_counts[t]
         if code == PH_DRIFT:
             c[DS_DRIFTS] += 1
@@ -100,24 +98,24 @@ class BackgroundTrees:
         X, y, w = rows
         if wb is None:
             wb = np.empty(X.shape[0])
-        FK.draw_background(self.bg_rng[t], self.bagging, w, wb, i0, i1)
+        kernels.draw_background(self.bg_rng[t], self.bagging, w, wb, i0, i1)
         Xs, ys = X[:i1], y[:i1]
         j = i0
         while True:
             B = self.bg
-            j = FK.background_rows(B, t, Xs, ys, wb, j)
+            j = kernels.background_rows(B, t, Xs, ys, wb, j)
             self._carry_row(B, t, bg=True)
             if j >= i1:
                 return wb
             self.make_room(t, bg=True)
 
     def _learn_background_one(self, row: np.ndarray, y: float, w: float) -> None:
-        t0 = FK.FRESH
-        k = FK.learn_background_one
+        t0 = kernels.FRESH
+        k = kernels.learn_background_one
         while True:
             args = (self.bg, self.bg_on, self.bg_rng, self.bagging, row, y, w, self._bw, t0)
             status = self.call(k, args, self.bg.kind)
-            if status == FK.DONE:
+            if status == kernels.DONE:
                 return
             self.make_room(status, bg=True)
             t0 = status

@@ -292,16 +292,16 @@ class EngineClassifier(Estimator):
 
     def _alternate_counts(self) -> dict:
         """Alternate subtrees started, adopted and discarded, summed over the trees."""
-        from ..tree_kinds import state as S
+        from ..tree_kinds import state
 
         out = {"started": 0, "adopted": 0, "discarded": 0, "live": 0}
         if self._fitted:
             e = self.engine_
             for t in range(e.n_trees):
-                out["started"] += e.int_of(t, S.I_ALT_STARTED)
-                out["adopted"] += e.int_of(t, S.I_ALT_SWAPPED)
-                out["discarded"] += e.int_of(t, S.I_ALT_DISCARDED)
-                out["live"] += e.int_of(t, S.I_NALTS)
+                out["started"] += e.int_of(t, state.I_ALT_STARTED)
+                out["adopted"] += e.int_of(t, state.I_ALT_SWAPPED)
+                out["discarded"] += e.int_of(t, state.I_ALT_DISCARDED)
+                out["live"] += e.int_of(t, state.I_NALTS)
         return out
 
     @property

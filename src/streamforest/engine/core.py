@@ -58,14 +58,18 @@ import numpy as np
 from .. import rng as _rng
 from ..drift import N_PH, page_hinkley_init
 from ..features import kernel_array
-from ..tree_kinds import arena as AR
-from ..tree_kinds import state as S
-from . import kernels as FK
+from ..tree_kinds import arena
+from ..tree_kinds import state as tree_state
+from . import kernels
 from .background_trees import DRIFT_STATS, DS_DRIFTS, BackgroundTrees
 from .per_example import PerExample
 from .tree_lifecycle import TreeLifecycle, _arena_kind
 
-AGGREGATIONS = {"mean": FK.AGG_MEAN, "median": FK.AGG_MEDIAN, "weighted": FK.AGG_WEIGHTED}
+AGGREGATIONS = {
+    "mean": kernels.AGG_MEAN,
+    "median": kernels.AGG_MEDIAN,
+    "weighted": kernels.AGG_WEIGHTED,
+}
 
 # columns of Engine.drift_counts
 
@@ -127,12 +131,12 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         self.max_memory_mb = max_memory_mb
         self.n_jobs = int(n_jobs)
         T = len(self.specs)
-        self.arena = AR.empty(T)
+        self.arena = arena.empty(T)
         self.created = np.zeros(T, np.int8)
         self._fitted = False
         self.n_resets = np.zeros(T, np.int64)  # trees replaced (by a background or fresh tree)
         self.warning = float(warning)
-        self.bg = AR.empty(T)  # background trees, row t for tree t (see the module docstring)
+        self.bg = arena.empty(T)  # background trees, row t for tree t (see the module docstring)
         self.bg_on = np.zeros(T, np.int8)
         self.bg_rng = np.zeros((T, 1), np.uint64)  # their bagging weights' generators
         self.drift_counts = np.zeros((T, len(DRIFT_STATS)), np.int64)  # columns DS_*
@@ -166,10 +170,10 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         self.shard = (total, trees)
         self.specs = [self.specs[t] for t in trees]
         T = len(self.specs)
-        self.arena = AR.empty(T)
+        self.arena = arena.empty(T)
         self.created = np.zeros(T, np.int8)
         self.n_resets = np.zeros(T, np.int64)
-        self.bg = AR.empty(T)
+        self.bg = arena.empty(T)
         self.bg_on = np.zeros(T, np.int8)
         self.bg_rng = np.zeros((T, 1), np.uint64)
         self.drift_counts = np.zeros((T, len(DRIFT_STATS)), np.int64)
@@ -221,20 +225,20 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         ):
             d.pop(k, None)
         # the rows' fields, not their reserve; not the kind (read from the trees' parameters)
-        d["arena"] = AR.trimmed(self.arena, self.created)._replace(kind=None)
-        d["bg"] = AR.trimmed(self.bg, self.bg_on)._replace(kind=None)
+        d["arena"] = arena.trimmed(self.arena, self.created)._replace(kind=None)
+        d["bg"] = arena.trimmed(self.bg, self.bg_on)._replace(kind=None)
         return d
 
     def __setstate__(self, d):
         A = d.get("arena")
-        if not isinstance(A, AR.Arena):
+        if not isinstance(A, arena.Arena):
             raise ValueError("malformed engine state (no tree arena)")
-        A = AR.upgrade(A, d.get("created"))  # an earlier layout: today's
-        AR.check(A, d.get("created"))
+        A = arena.upgrade(A, d.get("created"))  # an earlier layout: today's
+        arena.check(A, d.get("created"))
         d["arena"] = _arena_kind(A, d.get("created"))
-        if isinstance(d.get("bg"), AR.Arena):
-            d["bg"] = AR.upgrade(d["bg"], d.get("bg_on"))
-            AR.check(d["bg"], d.get("bg_on"))
+        if isinstance(d.get("bg"), arena.Arena):
+            d["bg"] = arena.upgrade(d["bg"], d.get("bg_on"))
+            arena.check(d["bg"], d.get("bg_on"))
             d["bg"] = _arena_kind(d["bg"], d.get("bg_on"))
         d.setdefault("n_classes", 0)  # saved before classification trees
         d.setdefault("_synced_classes", 0)
@@ -249,18 +253,18 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         was the earlier detector's)."""
         T = self.n_trees
         self.warning = 0.0
-        self.bg = AR.empty(T)
+        self.bg = arena.empty(T)
         self.bg_on = np.zeros(T, np.int8)
         self.bg_rng = np.zeros((T, 1), np.uint64)
         self.drift_counts = np.zeros((T, len(DRIFT_STATS)), np.int64)
         self.drift_counts[:, DS_DRIFTS] = self.n_resets
-        fields = S.TreeState._fields
+        fields = tree_state.TreeState._fields
         for t in range(T):
             if self.created[t]:
                 dd = np.zeros(N_PH)
                 page_hinkley_init(dd, 0.0)
                 st = self.state(t)._replace(dd=dd)
-                self.arena = AR.store(self.arena, t, st, kept=[f != "dd" for f in fields])
+                self.arena = arena.store(self.arena, t, st, kept=[f != "dd" for f in fields])
 
     # --- shape ------------------------------------------------------------------------------------
     @property
@@ -276,12 +280,12 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         self.created[t] = 1
         self._fitted = bool(self.created.all())
 
-    def state(self, t: int) -> S.TreeState:
+    def state(self, t: int) -> tree_state.TreeState:
         """Tree ``t``'s state (numpy views, valid until the arena changes)."""
-        return AR.load(self.arena, t)
+        return arena.load(self.arena, t)
 
-    def params(self, t: int) -> S.TreeParams:
-        return AR.params_at(self.arena, t)
+    def params(self, t: int) -> tree_state.TreeParams:
+        return arena.params_at(self.arena, t)
 
     def int_of(self, t: int, i: int) -> int:
         """Entry ``i`` of tree ``t``'s ``ints`` (see :mod:`streamforest.tree_kinds.state`)."""
@@ -289,19 +293,19 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         return int(A.ia[t, A.lay[t, 0, 0] + i])
 
     def tree_bytes(self, t: int) -> int:
-        return AR.used_bytes(self.arena, t)
+        return arena.used_bytes(self.arena, t)
 
     @property
     def memory_bytes(self) -> int:
         """Bytes of the trees and of the live background trees."""
         trees = sum(self.tree_bytes(t) for t in range(self.n_trees) if self.created[t])
-        bg = sum(AR.used_bytes(self.bg, t) for t in range(self.n_trees) if self.bg_on[t])
+        bg = sum(arena.used_bytes(self.bg, t) for t in range(self.n_trees) if self.bg_on[t])
         return int(trees + bg)
 
-    def _arena_of(self, bg: bool) -> AR.Arena:
+    def _arena_of(self, bg: bool) -> arena.Arena:
         return self.bg if bg else self.arena
 
-    def _put(self, bg: bool, A: AR.Arena) -> None:
+    def _put(self, bg: bool, A: arena.Arena) -> None:
         if bg:
             self.bg = A
         else:
@@ -323,21 +327,21 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             for t in range(self.n_trees):
                 if not self.created[t]:
                     self._create(t, p)
-                elif self.int_of(t, S.I_NFEAT) < p:
+                elif self.int_of(t, tree_state.I_NFEAT) < p:
                     self._widen(t, p)
                 if self.n_classes:
                     self._widen_classes(t)
                 A = self.arena
-                A.ia[t, A.lay[t, 0, 0] + S.I_MAXCAT] = fs.max_categories
+                A.ia[t, A.lay[t, 0, 0] + tree_state.I_MAXCAT] = fs.max_categories
                 if self.bg_on[t]:
                     B = self.bg
-                    if B.ia[t, B.lay[t, 0, 0] + S.I_NFEAT] < p:
+                    if B.ia[t, B.lay[t, 0, 0] + tree_state.I_NFEAT] < p:
                         self._widen(t, p, bg=True)
                         B = self.bg
                     if self.n_classes:
                         self._widen_classes(t, bg=True)
                         B = self.bg
-                    B.ia[t, B.lay[t, 0, 0] + S.I_MAXCAT] = fs.max_categories
+                    B.ia[t, B.lay[t, 0, 0] + tree_state.I_MAXCAT] = fs.max_categories
         self._synced = key
         self._synced_classes = self.n_classes
 
@@ -346,14 +350,14 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         not pay for them; rehashing the observer bins in place changes nothing."""
         if self.fitted:
             with self._lock:
-                FK.rebuild_hash_at(self.arena, 0)
+                kernels.rebuild_hash_at(self.arena, 0)
 
     # --- bagging and aggregation ------------------------------------------------------------------
     def bagging_weights(self, wa: np.ndarray) -> np.ndarray:
         """``(n_trees, n)`` bagging weights of the next ``n`` rows (advances the generator; a
         shard draws the whole forest's and returns its trees', see :meth:`restrict`)."""
         out = np.empty((self.forest_trees, wa.shape[0]))
-        FK.draw_weights(self.rng, self.bagging, wa, out)
+        kernels.draw_weights(self.rng, self.bagging, wa, out)
         shard = self.__dict__.get("shard")
         return out if shard is None else np.ascontiguousarray(out[shard[1]])
 
@@ -361,9 +365,9 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         """The forest's predictions from ``(n_trees, n)`` tree predictions.  Weighted: with the
         weights each row was predicted with when ``P`` is the result of :meth:`predict_learn`
         (recorded there), else with the trees' current weights."""
-        if self.aggregation == FK.AGG_MEDIAN:
+        if self.aggregation == kernels.AGG_MEDIAN:
             return np.median(P, axis=0)
-        if self.aggregation == FK.AGG_WEIGHTED:
+        if self.aggregation == kernels.AGG_WEIGHTED:
             LW = None
             for k, (Q, lw) in enumerate(self._lw):
                 if Q is P:
@@ -373,12 +377,12 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             if LW is None:
                 LW = np.zeros((self.n_trees, 1))
                 if self.fitted:
-                    FK.tree_log_weights(self.arena, LW[:, 0])
+                    kernels.tree_log_weights(self.arena, LW[:, 0])
             out = np.empty(P.shape[1])
-            FK.weighted_columns(LW, np.ascontiguousarray(P), out)
+            kernels.weighted_columns(LW, np.ascontiguousarray(P), out)
             return out
         out = np.empty(P.shape[1])
-        FK.mean_columns(kernel_array(P), out)  # (P.mean(axis=0) sums one column pairwise)
+        kernels.mean_columns(kernel_array(P), out)  # (P.mean(axis=0) sums one column pairwise)
         return out
 
     def tree_weights(self) -> np.ndarray:
@@ -386,12 +390,12 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         evidence; they sum to 1)."""
         lw = np.zeros(self.n_trees)
         if self.fitted:
-            FK.tree_log_weights(self.arena, lw)
+            kernels.tree_log_weights(self.arena, lw)
         w = np.exp(lw - lw.max())
         return w / w.sum()
 
     # --- running the trees ------------------------------------------------------------------------
-    def _carry_row(self, old: AR.Arena, t: int, bg: bool = False) -> None:
+    def _carry_row(self, old: arena.Arena, t: int, bg: bool = False) -> None:
         """Tree ``t`` ran on arena ``old`` while another tree reallocated the arena (copying
         every row as it was then): copy ``t``'s row, which only ``t``'s thread writes, into the
         current arrays."""
@@ -416,14 +420,14 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             i0 = i
             bg = self.bg_on[t]
             if bg and rows is None:
-                seen = self.int_of(t, S.I_NSEEN)
+                seen = self.int_of(t, tree_state.I_NSEEN)
             i = step(A, t, i)
             self._carry_row(A, t)  # if another tree reallocated the arena meanwhile
             if bg:
                 if rows is not None:
                     if i > i0:
                         wb = self._background_rows(t, rows, i0, i, wb)
-                elif self.int_of(t, S.I_NSEEN) != seen:
+                elif self.int_of(t, tree_state.I_NSEEN) != seen:
                     raise RuntimeError(
                         "internal error: a learning pass ran without its rows (Engine.run(..., "
                         f"rows=(X, y, w))): tree {t}'s background tree cannot learn them"
@@ -466,19 +470,19 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
     def learn(self, Xa, ya, W, wa) -> None:
         """Every tree learns the rows with its weights ``W[t]`` (``wa``: the sample weights,
         for background trees)."""
-        self.run(lambda A, t, i: FK.learn_rows(A, t, Xa, ya, W, i), Xa.shape[0],
+        self.run(lambda A, t, i: kernels.learn_rows(A, t, Xa, ya, W, i), Xa.shape[0],
                  rows=(Xa, ya, wa))  # fmt: skip
 
     def predict_learn(self, Xa, ya, W, wa) -> np.ndarray:
         """``(n_trees, n)`` predictions made before learning each row; the trees learn (as
         :meth:`learn`)."""
         P = np.zeros((self.n_trees, Xa.shape[0]))
-        if self.aggregation != FK.AGG_WEIGHTED:
-            self.run(lambda A, t, i: FK.predict_learn_rows(A, t, Xa, ya, W, i, P), Xa.shape[0],
+        if self.aggregation != kernels.AGG_WEIGHTED:
+            self.run(lambda A, t, i: kernels.predict_learn_rows(A, t, Xa, ya, W, i, P), Xa.shape[0],
                      rows=(Xa, ya, wa))  # fmt: skip
             return P
         LW = np.zeros_like(P)  # each tree's weight before each row, for aggregate(P)
-        self.run(lambda A, t, i: FK.predict_learn_rows_lw(A, t, Xa, ya, W, i, P, LW),
+        self.run(lambda A, t, i: kernels.predict_learn_rows_lw(A, t, Xa, ya, W, i, P, LW),
                  Xa.shape[0], rows=(Xa, ya, wa))  # fmt: skip
         self._lw = [*self._lw[-3:], (P, LW)]
         return P
@@ -490,12 +494,12 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         if self.fitted and n:
 
             def run(t):
-                FK.predict_rows(self.arena, t, Xa, P)
+                kernels.predict_rows(self.arena, t, Xa, P)
 
             self.each_tree(run, n)
         return P
 
     def apply(self, t: int, Xa) -> np.ndarray:
         out = np.empty(Xa.shape[0], dtype=np.int64)
-        FK.apply_rows(self.arena, t, Xa, out)
+        kernels.apply_rows(self.arena, t, Xa, out)
         return out

@@ -6,15 +6,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import entry_point
-from ..tree_kinds import state as S
-from . import handle as H
-from . import kernels as FK
+from ..tree_kinds import state
+from . import handle as handle_kernels
+from . import kernels
 
 _ENTRY_POINTS: dict = {}  # (kernel, tree kind) -> its compiled entry point (see Engine.call)
 
-_FRESH, _DONE = FK.FRESH, FK.DONE  # module constants: the per-example paths read them often
+_FRESH, _DONE = (
+    kernels.FRESH,
+    kernels.DONE,
+)  # module constants: the per-example paths read them often
 
-_LEARN_ONE_H, _PREDICT_ONE_H = FK.learn_one_h, FK.predict_one_h
+_LEARN_ONE_H, _PREDICT_ONE_H = kernels.learn_one_h, kernels.predict_one_h
 
 
 class PerExample:
@@ -35,8 +38,23 @@ class PerExample:
         """A handle of the engine's arrays with ``row`` (a 1-d float64 C-contiguous array) as
         the row: valid while the arena and that row are (the caller keeps them alive)."""
         A = self.arena
-        return H.build((A.fa, A.ia, A.ba, A.lay, A.pa, self.rng, row, self._wt, self._p,
-                        self._drifted, self._memo, self._no_memo), out)  # fmt: skip
+        return handle_kernels.build(
+            (
+                A.fa,
+                A.ia,
+                A.ba,
+                A.lay,
+                A.pa,
+                self.rng,
+                row,
+                self._wt,
+                self._p,
+                self._drifted,
+                self._memo,
+                self._no_memo,
+            ),
+            out,
+        )
 
     def call(self, kernel, args: tuple, kind=None):
         """``kernel(*args)`` through its compiled entry point (see
@@ -162,7 +180,7 @@ class PerExample:
                 M = self._memo if use_memo else self._no_memo
                 args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
                         self._drifted, t0, M)  # fmt: skip
-                status = self.call(FK.learn_one, args)
+                status = self.call(kernels.learn_one, args)
                 out = self._p
             elif handle is not None:
                 Hd = self._handle() if own else self._handle_of(row)
@@ -185,10 +203,10 @@ class PerExample:
             t0 = status
         if self._bg_live:
             self._learn_background_one(row, y, w)
-        if status == FK.DRIFTED:
+        if status == kernels.DRIFTED:
             with self._lock:
                 for t in np.flatnonzero(self._drifted):
-                    self._signal(int(t), self.int_of(int(t), S.I_DRIFT))
+                    self._signal(int(t), self.int_of(int(t), state.I_DRIFT))
         return out
 
     def predict_one(self, row: np.ndarray) -> float:
@@ -207,6 +225,6 @@ class PerExample:
             m = self.features._memo  # remember(row), inline
             self._hint = m if m[1] is row else None
             return y
-        y = self.call(FK.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))
+        y = self.call(kernels.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))
         self._hint = None  # (the memo is of the row buffer's encoding only)
         return y

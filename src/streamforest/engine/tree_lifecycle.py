@@ -7,15 +7,13 @@ import numpy as np
 
 from .. import rng as _rng
 from ..drift import page_hinkley_init
-from ..tree_kinds import arena as AR
-from ..tree_kinds import state as S
+from ..tree_kinds import arena, state
 from ..tree_kinds.kinds import KindTag, TreeKind, kind_of
 from ..tree_kinds.pregrown import pregrown_size
-from . import budget
-from . import kernels as FK
+from . import budget, kernels
 
 
-def _with_kind(A: AR.Arena, kind: TreeKind) -> AR.Arena:
+def _with_kind(A: arena.Arena, kind: TreeKind) -> arena.Arena:
     """``A`` whose kernels serve trees of ``kind`` too (the union of its kind and ``kind``: see
     :mod:`streamforest.tree_kinds.kinds`)."""
     if A.kind is not None:
@@ -25,13 +23,13 @@ def _with_kind(A: AR.Arena, kind: TreeKind) -> AR.Arena:
     return A._replace(kind=KindTag(kind))
 
 
-def _arena_kind(A: AR.Arena, created) -> AR.Arena:
+def _arena_kind(A: arena.Arena, created) -> arena.Arena:
     """``A`` with the kind of its created trees (``created[t]``), read from their parameters
     (a loaded arena: the kind is not saved)."""
     A = A._replace(kind=None)
     for t in range(A.lay.shape[0]):
         if created is None or created[t]:
-            A = _with_kind(A, kind_of(AR.params_at(A, t)))
+            A = _with_kind(A, kind_of(arena.params_at(A, t)))
     return A
 
 
@@ -40,22 +38,22 @@ class TreeLifecycle:
 
     def _widen_classes(self, t: int, bg: bool = False) -> None:
         """Give classification tree ``t`` room for every class and category code known."""
-        before = st = AR.load(self._arena_of(bg), t)
-        K0 = S.n_classes(st)
+        before = st = arena.load(self._arena_of(bg), t)
+        K0 = state.n_classes(st)
         if not K0:
             return
-        C0 = S.n_cat_codes(st)
+        C0 = state.n_cat_codes(st)
         cats = self.features.max_categories
         if K0 >= self.n_classes and C0 >= cats:
             return
         # wider leaves cost more: the tree's caps are worked out again for its share, and leaf
         # slots allocated past the new cap (and never used) are given back before widening
-        prm = self._capped_params(t, int(st.ints[S.I_NFEAT]), bg)
-        k = int(st.ints[S.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1  # as make_room
-        st = S.shrink_leaves(st, prm.max_leaves + k)
-        st = S.grow_classes(st, self.n_classes, max(cats, 2 * C0) if cats > C0 else C0)
+        prm = self._capped_params(t, int(st.ints[state.I_NFEAT]), bg)
+        k = int(st.ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1  # as make_room
+        st = state.shrink_leaves(st, prm.max_leaves + k)
+        st = state.grow_classes(st, self.n_classes, max(cats, 2 * C0) if cats > C0 else C0)
         kept = [a is b for a, b in zip(st, before, strict=True)]
-        self._put(bg, AR.store(self._arena_of(bg), t, st, prm, kept=kept))
+        self._put(bg, arena.store(self._arena_of(bg), t, st, prm, kept=kept))
 
     def _tree_seed(self, t: int):
         seed, k = self.specs[t].seed, int(self.n_resets[t])
@@ -63,13 +61,13 @@ class TreeLifecycle:
             return seed
         return int(np.random.SeedSequence([int(seed), k]).generate_state(1, np.uint64)[0])
 
-    def _tree_params(self, t: int, p: int, bg: bool = False) -> S.TreeParams:
+    def _tree_params(self, t: int, p: int, bg: bool = False) -> state.TreeParams:
         """Tree ``t``'s compiled parameters for ``p`` features (a background tree's: without
         drift detection)."""
         prm = self.specs[t]._tree_params(p)
         return prm._replace(drift_lambda=0.0) if bg else prm
 
-    def _capped_params(self, t: int, p: int, bg: bool = False) -> S.TreeParams:
+    def _capped_params(self, t: int, p: int, bg: bool = False) -> state.TreeParams:
         """:meth:`_tree_params` with the memory budget's caps for ``p`` features and the
         classes and category codes known now (a background tree's within its part of the
         budget).  Caps only ever come down: wider rows (a new feature, class or category) make
@@ -88,10 +86,10 @@ class TreeLifecycle:
         """A fresh tree in row ``t`` of the trees' arena (or of the background arena)."""
         spec = self.specs[t]
         prm = self._capped_params(t, p, bg)
-        extra = prm.split_rule == S.SPLIT_EXTRA  # no observers: a token bin pool
-        grown = prm.split_rule == S.SPLIT_PREGROWN  # the whole tree, grown now
-        gauss = prm.split_rule == S.SPLIT_GAUSS  # naive Bayes statistics: no observers either
-        classify = prm.task == S.TASK_CLASSIFICATION
+        extra = prm.split_rule == state.SPLIT_EXTRA  # no observers: a token bin pool
+        grown = prm.split_rule == state.SPLIT_PREGROWN  # the whole tree, grown now
+        gauss = prm.split_rule == state.SPLIT_GAUSS  # naive Bayes statistics: no observers either
+        classify = prm.task == state.TASK_CLASSIFICATION
         if grown:
             nodes, leaves = pregrown_size(prm.max_depth)
         else:  # a first allocation within the caps (see make_room); a classifier's leaves
@@ -101,7 +99,7 @@ class TreeLifecycle:
             nodes = min(2 * first, 2 * prm.max_leaves + 2)
         token = extra or grown or gauss
         bins = budget.TOKEN_BINS if token else min(256, int(spec.max_observer_bins))
-        st = S.allocate(
+        st = state.allocate(
             p,
             _rng.new_state(seed),
             sketch_k=int(spec.leaf_quantile_k or 0),
@@ -114,39 +112,41 @@ class TreeLifecycle:
             n_classes=max(1, self.n_classes) if classify else 0,
             n_cats=self.features.max_categories if classify else 0,
             ranges=gauss,
-            nig=prm.leaf_model == S.LEAF_BAYES,  # ABORF's Bayesian leaves
+            nig=prm.leaf_model == state.LEAF_BAYES,  # ABORF's Bayesian leaves
         )
         st.ft_nominal[:p] = self.features.nominal
-        st.ints[S.I_MAXCAT] = self.features.max_categories
+        st.ints[state.I_MAXCAT] = self.features.max_categories
         page_hinkley_init(st.dd, self.warning)
-        A = AR.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st))
+        A = arena.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st))
         self._put(bg, _with_kind(A, kind_of(prm)))
-        FK.init_tree(self._arena_of(bg), t, classify)
+        kernels.init_tree(self._arena_of(bg), t, classify)
 
     def _create(self, t: int, p: int) -> None:
         self._new_tree(t, p, self._tree_seed(t))
         self._set_created(t)
 
     def _widen(self, t: int, p: int, bg: bool = False) -> None:
-        before = st = AR.load(self._arena_of(bg), t)
-        old = int(st.ints[S.I_NFEAT])
+        before = st = arena.load(self._arena_of(bg), t)
+        old = int(st.ints[state.I_NFEAT])
         pc = st.ft_nominal.shape[0]
         if p > pc:
-            st = S.grow(st, features=max(p, 2 * pc))
+            st = state.grow(st, features=max(p, 2 * pc))
         st.ft_nominal[:p] = self.features.nominal
         # new features are observed by every existing leaf (see _choose_features)
         st.lf_mask[:, old:p] = 1
-        prm = AR.params_at(self._arena_of(bg), t)
-        st.lf_scale[:, old:p] = 1.0 / prm.qo_radius if prm.observer == S.OBS_QO else prm.tebst_scale
+        prm = arena.params_at(self._arena_of(bg), t)
+        st.lf_scale[:, old:p] = (
+            1.0 / prm.qo_radius if prm.observer == state.OBS_QO else prm.tebst_scale
+        )
         if st.lf_xc.shape[2]:  # extremely randomised split: no candidate on a new feature, and
-            st.lf_xc[:, old:p, S.XC_THR] = np.nan  # the examples buffered before it lack it
+            st.lf_xc[:, old:p, state.XC_THR] = np.nan  # the examples buffered before it lack it
             st.lf_buf[:, 2 + old : 2 + p, :] = np.nan
         if st.lf_rng.shape[2]:  # Gaussian split rule: no value of a new feature seen yet
             st.lf_rng[:, old:p, 0] = np.inf
             st.lf_rng[:, old:p, 1] = -np.inf
-        st.ints[S.I_NFEAT] = p
+        st.ints[state.I_NFEAT] = p
         kept = [a is b for a, b in zip(st, before, strict=True)]
-        self._put(bg, AR.store(self._arena_of(bg), t, st, self._capped_params(t, p, bg), kept))
+        self._put(bg, arena.store(self._arena_of(bg), t, st, self._capped_params(t, p, bg), kept))
 
     def _apply_memory_budget(self, spec, p: int) -> None:
         """Cap a new tree's leaves and observer bins so that the forest holds at most
@@ -164,17 +164,17 @@ class TreeLifecycle:
             return None
         share = self._tree_share(background)
         prm = spec._tree_params(p)
-        classify = prm.task == S.TASK_CLASSIFICATION
+        classify = prm.task == state.TASK_CLASSIFICATION
         units = budget.unit_bytes(
             p,
             sketch_k=int(spec.leaf_quantile_k or 0),
-            m_min=prm.m_min if prm.split_rule == S.SPLIT_EXTRA else 0,
+            m_min=prm.m_min if prm.split_rule == state.SPLIT_EXTRA else 0,
             alternates=prm.alt_lambda > 0,
             n_classes=max(1, self.n_classes) if classify else 0,
             n_cats=self.features.max_categories if classify else 0,
-            ranges=prm.split_rule == S.SPLIT_GAUSS,
+            ranges=prm.split_rule == state.SPLIT_GAUSS,
         )
-        observers = prm.split_rule == S.SPLIT_OBSERVERS
+        observers = prm.split_rule == state.SPLIT_OBSERVERS
         if prm.alt_lambda > 0:  # make_room keeps k = alternates + 2 slots free past the cap
             share -= budget.ALTERNATE_SLACK * (units.leaf + 2 * units.node)
         return budget.tree_caps(share, units, observers, sketch=prm.sketch_k > 0)
@@ -205,37 +205,37 @@ class TreeLifecycle:
         """Grow tree ``t``'s arrays (it stopped for lack of room); ``bg``: its background
         tree's."""
         with self._lock:
-            st = AR.load(self._arena_of(bg), t)
-            prm = AR.params_at(self._arena_of(bg), t)
+            st = arena.load(self._arena_of(bg), t)
+            prm = arena.params_at(self._arena_of(bg), t)
             ints = st.ints
             kw = {}
-            k = ints[S.I_NALTS] + 2 if prm.alt_lambda > 0 else 1  # as the kernels' _room
+            k = ints[state.I_NALTS] + 2 if prm.alt_lambda > 0 else 1  # as the kernels' _room
             # doubling, but not past the caps: a tree at its leaf cap has 2 * max_leaves - 1
             # nodes and, frozen, still needs room for one split's worth (see _room)
             n_nodes, n_slots = st.nd_feat.shape[0], st.lf_node.shape[0]
-            if ints[S.I_NNODES] + 2 * k > n_nodes:
-                need = int(ints[S.I_NNODES]) + 2 * k
+            if ints[state.I_NNODES] + 2 * k > n_nodes:
+                need = int(ints[state.I_NNODES]) + 2 * k
                 kw["nodes"] = budget.grown(n_nodes + k, need, 2 * prm.max_leaves + 2 * k)
-            free_leaves = ints[S.I_LEAF_NFREE] + n_slots - ints[S.I_LEAF_HW]
+            free_leaves = ints[state.I_LEAF_NFREE] + n_slots - ints[state.I_LEAF_HW]
             if free_leaves < k:
                 need = n_slots + k - int(free_leaves)
                 kw["leaves"] = budget.grown(n_slots + k // 2, need, prm.max_leaves + k)
-            if ints[S.I_CAT_USED] + ints[S.I_MAXCAT] > st.cats.shape[0]:
-                kw["cats"] = 2 * (st.cats.shape[0] + ints[S.I_MAXCAT])
+            if ints[state.I_CAT_USED] + ints[state.I_MAXCAT] > st.cats.shape[0]:
+                kw["cats"] = 2 * (st.cats.shape[0] + ints[state.I_MAXCAT])
             n_bins = st.bn.shape[0]
-            if n_bins - ints[S.I_BINS_LIVE] < ints[S.I_NFEAT] and n_bins < prm.max_bins:
+            if n_bins - ints[state.I_BINS_LIVE] < ints[state.I_NFEAT] and n_bins < prm.max_bins:
                 kw["bins"] = min(prm.max_bins, 2 * n_bins)
             if not kw:
                 raise RuntimeError("internal error: the tree asked for room it does not need")
             old = st
-            st = S.grow(st, **kw)
+            st = state.grow(st, **kw)
             # the row laid out afresh (no hole where a grown field was): what the process holds
             # for the tree is then what memory_bytes counts; the fields growth left alone are
             # the loaded views of the row
             views = [a is b for a, b in zip(st, old, strict=True)]
-            self._put(bg, AR.store(self._arena_of(bg), t, st, views=views))
+            self._put(bg, arena.store(self._arena_of(bg), t, st, views=views))
             if "bins" in kw:
-                self.call(FK.rebuild_hash_at, (self._arena_of(bg), t), self._arena_of(bg).kind)
+                self.call(kernels.rebuild_hash_at, (self._arena_of(bg), t), self._arena_of(bg).kind)
         budget.release_free_memory()  # the old arrays and the row's assembly
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
@@ -245,9 +245,9 @@ class TreeLifecycle:
         Under the lock: the room check may free observer bins, which another tree's
         reallocation must not copy half-done."""
         with self._lock:
-            code = self.int_of(t, S.I_DRIFT)
+            code = self.int_of(t, state.I_DRIFT)
             if code and self._signal(t, code):
                 return True
-            if stop < n and FK.lacks_room(self.arena, t):
+            if stop < n and kernels.lacks_room(self.arena, t):
                 self.make_room(t)
             return False

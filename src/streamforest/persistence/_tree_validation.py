@@ -36,8 +36,7 @@ import numpy as np
 
 from ..drift import PH_N, PH_T
 from ..sketches import kll
-from ..tree_kinds import arena as AR
-from ..tree_kinds import state
+from ..tree_kinds import arena, state
 
 __all__ = ["check_arena", "check_tree"]
 
@@ -85,13 +84,13 @@ def _follow_list(head: int, nxt, n: int, limit: int, what: str) -> np.ndarray:
 def check_arena(A, created, what: str) -> None:
     """Raise ``ValueError`` naming ``what`` and the tree unless every tree ``t`` with
     ``created[t]`` in arena ``A`` is a valid tree."""
-    AR.check(A, created)
+    arena.check(A, created)
     T = A.lay.shape[0]
     for t in range(T):
         if created is not None and not created[t]:
             continue
         try:
-            check_tree(AR.load(A, t), AR.params_at(A, t))
+            check_tree(arena.load(A, t), arena.params_at(A, t))
         except _Bad as e:
             raise ValueError(f"{what}, tree {t}: {e}") from None
 

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tree_kinds import arena as AR
-from ..tree_kinds import state as S
+from ..tree_kinds import arena, state
 from ._tree_validation import _Bad, _need, check_arena, check_tree
 
 __all__ = ["validate"]
@@ -110,7 +109,7 @@ def _check_engine(e) -> None:
         )
     _need(e.bg_rng.ndim == 2 and e.bg_rng.shape[1] >= 1, "bg_rng is not (trees, state)")
     for name, A, live in (("trees", e.arena, e.created), ("background trees", e.bg, e.bg_on)):
-        _need(isinstance(A, AR.Arena) and A.lay.shape[0] == T, f"{name}: not one row per tree")
+        _need(isinstance(A, arena.Arena) and A.lay.shape[0] == T, f"{name}: not one row per tree")
         _need(np.isin(live, (0, 1)).all(), f"{name}: flags not 0 or 1")
         check_arena(A, live, name)
     fitted = e.__dict__.get("_fitted")
@@ -122,7 +121,7 @@ def _check_engine(e) -> None:
     n_features = _check_features(e.features)
     for A, live in ((e.arena, e.created), (e.bg, e.bg_on)):
         for t in np.flatnonzero(live).tolist():
-            known = int(AR.load(A, t).ints[S.I_NFEAT])
+            known = int(arena.load(A, t).ints[state.I_NFEAT])
             _need(
                 known <= n_features,
                 f"tree {t} knows more features than the model ({known} > {n_features})",
@@ -239,8 +238,8 @@ def _check_exact_lists(m, engine, c: int, T) -> None:
         if not engine.created[t]:
             _need((leaf[t] == -1).all(), f"tree {t} does not exist but has members")
             continue
-        st = AR.load(engine.arena, t)
-        hw = int(st.ints[S.I_LEAF_HW])
+        st = arena.load(engine.arena, t)
+        hw = int(st.ints[state.I_LEAF_HW])
         lt, nt, pt = leaf[t], nxt[t], prv[t]
         _need(lt.min() >= -1 and lt.max() < hw, f"tree {t}: a member's leaf slot out of range")
         _need(
@@ -287,9 +286,9 @@ def _check_kll_sketch(sk) -> None:
     # the checks of a tree's leaf sketches, on a one-leaf tree of this row
     from ..rng import new_state
 
-    st = S.allocate(1, new_state(0), leaves=1, nodes=1, bins=1, cats=1)
+    st = state.allocate(1, new_state(0), leaves=1, nodes=1, bins=1, cats=1)
     st = st._replace(lf_sk=items, lf_skl=lv, sk_cap=table)
-    st.ints[S.I_NNODES] = st.ints[S.I_LEAF_HW] = 1
+    st.ints[state.I_NNODES] = st.ints[state.I_LEAF_HW] = 1
     st.nd_leaf[0], st.lf_node[0] = 0, 0
-    prm = S.TreeParams(*[0] * 17)._replace(sketch_k=int(k), leaf_model=S.LEAF_MEAN)
+    prm = state.TreeParams(*[0] * 17)._replace(sketch_k=int(k), leaf_model=state.LEAF_MEAN)
     check_tree(st, prm)

@@ -8,13 +8,13 @@ import numpy as np
 from .. import rng as _rng
 from ..compiled import entry, kernel
 from . import _sortnet as _net
-from . import kll as _k
+from . import kll
 
 
 @entry
 def _update_many(items, lv, values, weights, capt, rng):
     for i in range(values.shape[0]):
-        _k.kll_update(items, lv, np.int64(0), values[i], weights[i], capt, rng)
+        kll.kll_update(items, lv, np.int64(0), values[i], weights[i], capt, rng)
 
 
 #: a run of at most this many values with a zero in it is inserted value by value; longer runs
@@ -33,17 +33,17 @@ def _compress_row(it, lv, capt, rng):
     same level compacted with the same random draw, to the same items.  The level above's
     items below the first kept one, like the levels below, move as one block (no
     comparisons)."""
-    H = lv[_k.LV_H]
+    H = lv[kll.LV_H]
     h = 0
     while h < H - 1:
-        if lv[h + 2] - lv[h + 1] >= _k._level_capacity(capt, H, H - h - 1):
+        if lv[h + 2] - lv[h + 1] >= kll._level_capacity(capt, H, H - h - 1):
             break
         h += 1
     if h == H - 1:
-        if H >= _k.MAX_LEVELS:  # cannot happen below ~8 * 2**MAX_LEVELS of weight
+        if H >= kll.MAX_LEVELS:  # cannot happen below ~8 * 2**MAX_LEVELS of weight
             return
         lv[H + 2] = it.shape[0]  # kll._add_level
-        lv[_k.LV_H] = H + 1
+        lv[kll.LV_H] = H + 1
     raw_beg = lv[h + 1]
     raw_end = lv[h + 2]
     above_end = lv[h + 3]
@@ -160,10 +160,10 @@ def _insert_unit_row(it, lv, values, capt, rng):
     u = 0  # unsorted items at the front of level 0
     i = 0
     while i < n:
-        H = lv[_k.LV_H]
+        H = lv[kll.LV_H]
         free = lv[1] - (cap - capt[1, H])
         if free <= 0:
-            if u > 0 and (H == 1 or lv[2] - lv[1] >= _k._level_capacity(capt, H, H - 1)):
+            if u > 0 and (H == 1 or lv[2] - lv[1] >= kll._level_capacity(capt, H, H - 1)):
                 _settle(it, lv, u, x)  # level 0 is the one compacted
                 u = 0
             _compress_row(it, lv, capt, rng)
@@ -182,7 +182,7 @@ def _insert_unit_row(it, lv, values, capt, rng):
                     it[s0 - m + j] = values[i + j]
                 u += m
                 lv[1] = s0 - m
-                lv[_k.LV_N] += m
+                lv[kll.LV_N] += m
                 i += m
                 continue
         if u > 0:
@@ -234,7 +234,7 @@ def _insert_unit_row(it, lv, values, capt, rng):
                 a += 1
                 d += 1
         lv[1] = s0 - m
-        lv[_k.LV_N] += m
+        lv[kll.LV_N] += m
         i += m
     if u > 0:
         _settle(it, lv, u, x)
@@ -268,14 +268,14 @@ def _merge_into(it, lv, o_it, o_lv, capt, rng):
     compaction go in at once (the items below the run's first move down as one block, the run
     is merged with the rest of its level)."""
     cap = it.shape[0]
-    for h in range(o_lv[_k.LV_H]):
+    for h in range(o_lv[kll.LV_H]):
         i = o_lv[h + 1]
         end = o_lv[h + 2]
         while i < end:
-            while lv[_k.LV_H] <= h:  # kll._add_level
-                lv[lv[_k.LV_H] + 2] = cap
-                lv[_k.LV_H] += 1
-            free = lv[1] - (cap - capt[1, lv[_k.LV_H]])
+            while lv[kll.LV_H] <= h:  # kll._add_level
+                lv[lv[kll.LV_H] + 2] = cap
+                lv[kll.LV_H] += 1
+            free = lv[1] - (cap - capt[1, lv[kll.LV_H]])
             if free <= 0:
                 _compress_row(it, lv, capt, rng)
                 continue
@@ -311,7 +311,7 @@ def _merge_into(it, lv, o_it, o_lv, capt, rng):
                 a += 1
                 d += 1
             lv[h + 1] = sh - m
-            lv[_k.LV_N] += np.int64(m) << h
+            lv[kll.LV_N] += np.int64(m) << h
             i += m
 
 
@@ -328,15 +328,15 @@ def _merge_sketch(items, lv, bounds, o_items, o_lv, o_bounds, capt, rng):
 def _quantiles(items, lv, qs, out):
     cap = items.shape[1]
     buf = np.empty(cap)
-    rs = np.empty(_k.MAX_LEVELS, np.int64)
-    re = np.empty(_k.MAX_LEVELS, np.int64)
-    rw = np.empty(_k.MAX_LEVELS)
-    hv = np.empty(_k.MAX_LEVELS)
-    cur = np.empty(_k.MAX_LEVELS, np.int64)
-    nb, nr = _k.add_runs(items, lv, 0, 1.0, buf, np.int64(0), rs, re, rw, np.int64(0))
-    total = float(lv[0, _k.LV_N])
+    rs = np.empty(kll.MAX_LEVELS, np.int64)
+    re = np.empty(kll.MAX_LEVELS, np.int64)
+    rw = np.empty(kll.MAX_LEVELS)
+    hv = np.empty(kll.MAX_LEVELS)
+    cur = np.empty(kll.MAX_LEVELS, np.int64)
+    nb, nr = kll.add_runs(items, lv, 0, 1.0, buf, np.int64(0), rs, re, rw, np.int64(0))
+    total = float(lv[0, kll.LV_N])
     for i in range(qs.shape[0]):
-        out[i] = _k.runs_quantile(buf, rs, re, rw, nr, total, qs[i], hv, cur)
+        out[i] = kll.runs_quantile(buf, rs, re, rw, nr, total, qs[i], hv, cur)
 
 
 @entry
@@ -344,13 +344,13 @@ def _sorted_view(items, lv, values, cumulative):
     """The retained items ascending (``values``) and their cumulative weights; returns the count."""
     cap = items.shape[1]
     buf = np.empty(cap)
-    rs = np.empty(_k.MAX_LEVELS, np.int64)
-    re = np.empty(_k.MAX_LEVELS, np.int64)
-    rw = np.empty(_k.MAX_LEVELS)
-    heap = np.empty(_k.MAX_LEVELS, np.int64)
-    cur = np.empty(_k.MAX_LEVELS, np.int64)
-    nb, nr = _k.add_runs(items, lv, 0, 1.0, buf, np.int64(0), rs, re, rw, np.int64(0))
-    m = _k.runs_sorted(buf, rs, re, rw, nr, heap, cur, values, cumulative)
+    rs = np.empty(kll.MAX_LEVELS, np.int64)
+    re = np.empty(kll.MAX_LEVELS, np.int64)
+    rw = np.empty(kll.MAX_LEVELS)
+    heap = np.empty(kll.MAX_LEVELS, np.int64)
+    cur = np.empty(kll.MAX_LEVELS, np.int64)
+    nb, nr = kll.add_runs(items, lv, 0, 1.0, buf, np.int64(0), rs, re, rw, np.int64(0))
+    m = kll.runs_sorted(buf, rs, re, rw, nr, heap, cur, values, cumulative)
     total = 0.0
     for i in range(m):
         total += cumulative[i]

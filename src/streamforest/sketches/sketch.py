@@ -12,7 +12,7 @@ from functools import cache
 import numpy as np
 
 from .. import rng as _rng
-from . import kll as _k
+from . import kll
 from ._sketch_kernels import _merge_sketch, _sorted_view, _update_many, _update_unit
 
 #: values :meth:`KLLSketch.update` collects before they go into the sketch in one compiled call
@@ -31,8 +31,8 @@ _HEADER = struct.Struct("<5sBHBQddQ")  # magic, version, k, levels, n, min, max,
 def capacity_tables(k: int):
     """The capacity table of ``k`` (shared by the sketches of that ``k``; never written) and a
     row's capacity."""
-    t = _k.capacity_table(k)
-    return t, int(t[1, _k.MAX_LEVELS])
+    t = kll.capacity_table(k)
+    return t, int(t[1, kll.MAX_LEVELS])
 
 
 #: the rank table of a changed sketch (:meth:`KLLSketch._rank_table`): scale NaN, no bucket
@@ -77,13 +77,13 @@ class KLLSketch:
     """
 
     def __init__(self, k: int = 200, seed: int | None = None):
-        if not (isinstance(k, (int, np.integer)) and _k.MIN_WIDTH <= k <= 65535):
-            _k.capacity_table(k)  # raises the ValueError that says what k must be
+        if not (isinstance(k, (int, np.integer)) and kll.MIN_WIDTH <= k <= 65535):
+            kll.capacity_table(k)  # raises the ValueError that says what k must be
         self.k = k
         self._capt, cap = capacity_tables(int(k))
         self._items = np.zeros((1, cap))
-        self._lv = np.zeros((1, _k.LV_WIDTH), dtype=np.int64)
-        self._lv[0, _k.LV_H] = 1  # kll_reset, without a compiled call
+        self._lv = np.zeros((1, kll.LV_WIDTH), dtype=np.int64)
+        self._lv[0, kll.LV_H] = 1  # kll_reset, without a compiled call
         self._lv[0, 1] = self._lv[0, 2] = cap
         self._rng = _rng.new_state(seed)
         self._bounds = np.array([math.inf, -math.inf])
@@ -260,7 +260,7 @@ class KLLSketch:
             cap = self._items.shape[1]
             values, cum = np.empty(cap), np.empty(cap)
             m = _sorted_view(self._items, self._lv, values, cum)
-            view = (values[:m], cum[:m], float(self._lv[0, _k.LV_N]))
+            view = (values[:m], cum[:m], float(self._lv[0, kll.LV_N]))
             self._view = view  # no tables yet: _changed dropped them with the view
         return view
 
@@ -269,12 +269,12 @@ class KLLSketch:
     def n(self) -> int:
         """Total weight seen."""
         self._flush()
-        return int(self._lv[0, _k.LV_N])
+        return int(self._lv[0, kll.LV_N])
 
     @property
     def num_retained(self) -> int:
         self._flush()
-        return int(_k.kll_retained(self._items, self._lv, 0))
+        return int(kll.kll_retained(self._items, self._lv, 0))
 
     @property
     def min(self) -> float:
@@ -473,9 +473,9 @@ class KLLSketch:
         exactly as this one."""
         self._flush()
         lv = self._lv[0]
-        H = int(lv[_k.LV_H])
+        H = int(lv[kll.LV_H])
         sizes = np.array([lv[h + 2] - lv[h + 1] for h in range(H)], dtype="<u4")
-        head = _HEADER.pack(MAGIC, FORMAT_VERSION, self.k, H, int(lv[_k.LV_N]),
+        head = _HEADER.pack(MAGIC, FORMAT_VERSION, self.k, H, int(lv[kll.LV_N]),
                             float(self._bounds[0]), float(self._bounds[1]),
                             int(self._rng[0]))  # fmt: skip
         items = self._items[0, lv[1] :].astype("<f8")
@@ -494,7 +494,7 @@ class KLLSketch:
                 f"KLLSketch bytes of format version {version}; this streamforest reads version "
                 f"{FORMAT_VERSION}"
             )
-        if not 1 <= H <= _k.MAX_LEVELS:
+        if not 1 <= H <= kll.MAX_LEVELS:
             raise ValueError(f"corrupt KLLSketch bytes: {H} levels")
         sketch = cls(k, seed=0)
         off = _HEADER.size
@@ -520,10 +520,10 @@ class KLLSketch:
         first = cap - retained
         sketch._items[0, first:] = items
         lv = sketch._lv[0]
-        lv[_k.LV_H] = H
+        lv[kll.LV_H] = H
         for h in range(H + 1):
             lv[h + 1] = first + starts[h]
-        lv[_k.LV_N] = n
+        lv[kll.LV_N] = n
         sketch._rng[0] = np.uint64(state)
         sketch._bounds[:] = lo, hi
         return sketch

@@ -8,7 +8,7 @@ own engine) and :class:`TreeView` (tree ``t`` of a forest, as listed by
 
 from __future__ import annotations
 
-from . import state as S
+from . import state
 from .extra_split import cat_goes_left
 
 
@@ -25,13 +25,13 @@ class TreeInspection:
 
     @property
     def n_leaves(self) -> int:
-        return self._int(S.I_NLEAVES) if self._tree_engine() is not None else 1
+        return self._int(state.I_NLEAVES) if self._tree_engine() is not None else 1
 
     @property
     def n_nodes(self) -> int:
         if self._tree_engine() is None:
             return 1
-        return self._int(S.I_NNODES) - self._int(S.I_NODE_NFREE)
+        return self._int(state.I_NNODES) - self._int(state.I_NODE_NFREE)
 
     @property
     def alternate_stats(self) -> dict:
@@ -40,15 +40,15 @@ class TreeInspection:
         if self._tree_engine() is None:
             return {"started": 0, "adopted": 0, "discarded": 0, "live": 0}
         return {
-            "started": self._int(S.I_ALT_STARTED),
-            "adopted": self._int(S.I_ALT_SWAPPED),
-            "discarded": self._int(S.I_ALT_DISCARDED),
-            "live": self._int(S.I_NALTS),
+            "started": self._int(state.I_ALT_STARTED),
+            "adopted": self._int(state.I_ALT_SWAPPED),
+            "discarded": self._int(state.I_ALT_DISCARDED),
+            "live": self._int(state.I_NALTS),
         }
 
     @property
     def n_splits(self) -> int:
-        return self._int(S.I_NSPLITS)
+        return self._int(state.I_NSPLITS)
 
     @property
     def height(self) -> int:
@@ -56,7 +56,7 @@ class TreeInspection:
         if e is None:
             return 0
         st = e.state(self._tree_index)
-        return int(st.nd_depth[: st.ints[S.I_NNODES]].max())
+        return int(st.nd_depth[: st.ints[state.I_NNODES]].max())
 
     @property
     def tree_memory_bytes(self) -> int:
@@ -68,9 +68,9 @@ class TreeInspection:
         """``(weight, mean, variance)`` of the targets that reached leaf ``node``."""
         st = self._tree_engine().state(self._tree_index)
         leaf = st.nd_leaf[node]
-        w = float(st.lf_stat[leaf, S.S_W])
-        mean = float(st.lf_stat[leaf, S.S_HI] + st.lf_stat[leaf, S.S_LO])
-        m2 = float(st.lf_stat[leaf, S.S_M2])
+        w = float(st.lf_stat[leaf, state.S_W])
+        mean = float(st.lf_stat[leaf, state.S_HI] + st.lf_stat[leaf, state.S_LO])
+        m2 = float(st.lf_stat[leaf, state.S_M2])
         return w, mean, (m2 / w if w > 0 else 0.0)
 
     def splits(self) -> list[dict]:
@@ -89,11 +89,11 @@ class TreeInspection:
         out = []
         fs = e.features
         names = fs.names
-        for node in range(int(st.ints[S.I_NNODES])):
+        for node in range(int(st.ints[state.I_NNODES])):
             f = int(st.nd_feat[node])
             if f < 0 or st.nd_isalt[node]:  # a leaf, a free node, or inside an alternate
                 continue
-            if st.nd_proj.shape[1] and st.nd_cat_len[node] != S.NODE_SALT:
+            if st.nd_proj.shape[1] and st.nd_cat_len[node] != state.NODE_SALT:
                 out.append(self._pregrown_split(st, node, names))
                 continue
             d = {
@@ -127,14 +127,14 @@ class TreeInspection:
         d = {"node": node, "missing_left": True, "left": int(st.nd_left[node]),
              "right": int(st.nd_right[node])}  # fmt: skip
         p = min(len(names), st.nd_proj.shape[1])
-        if st.nd_cat_len[node] == S.NODE_PROJ:
+        if st.nd_cat_len[node] == state.NODE_PROJ:
             d["projection"] = {names[j]: float(st.nd_proj[node, j]) for j in range(p)
                                if st.nd_proj[node, j] != 0.0}  # fmt: skip
             d["threshold"] = float(st.nd_thr[node])
             d["centre"] = [float(v) for v in st.nd_ctr[node, :p]]
             return d
         f = int(st.nd_feat[node])
-        lo, inv = st.ft_mm[f, S.MM_MIN], st.ft_mm[f, S.MM_INV]
+        lo, inv = st.ft_mm[f, state.MM_MIN], st.ft_mm[f, state.MM_INV]
         d["feature"] = names[f]
         d["threshold"] = float(lo + st.nd_thr[node] / inv) if inv > 0 else float("nan")
         return d
@@ -157,7 +157,7 @@ class TreeView(TreeInspection):
         return int(self._engine_ref.n_resets[self._tree_index])
 
     @property
-    def state_(self) -> S.TreeState | None:
+    def state_(self) -> state.TreeState | None:
         e = self._tree_engine()
         return e.state(self._tree_index) if e is not None else None
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..engine.model import EngineRegressor
 from ..stats import RunningStats
-from ..tree_kinds import state as S
+from ..tree_kinds import state
 from ..tree_kinds.inspection import TreeInspection
 
 
@@ -108,7 +108,7 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     (3.0, 2)
     """
 
-    _split_rule = S.SPLIT_OBSERVERS  # the tree kind's split rule (see _state.SPLIT_RULES)
+    _split_rule = state.SPLIT_OBSERVERS  # the tree kind's split rule (see _state.SPLIT_RULES)
     # parameters added after format 1: a tree spec loaded from such a file has none of its own
     drift_detection = False
     ph_threshold = 50.0
@@ -196,13 +196,13 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
         if not (isinstance(self.tau, numbers.Real) and 0 <= self.tau <= 1):
             raise ValueError(f"tau must be in [0, 1], got {self.tau!r}")
-        if self.leaf_model not in S.LEAF_MODELS:
+        if self.leaf_model not in state.LEAF_MODELS:
             raise ValueError(
-                f"leaf_model must be one of {sorted(S.LEAF_MODELS)}, got {self.leaf_model!r}"
+                f"leaf_model must be one of {sorted(state.LEAF_MODELS)}, got {self.leaf_model!r}"
             )
-        if self.observer not in S.OBSERVERS:
+        if self.observer not in state.OBSERVERS:
             raise ValueError(
-                f"observer must be one of {sorted(S.OBSERVERS)}, got {self.observer!r}"
+                f"observer must be one of {sorted(state.OBSERVERS)}, got {self.observer!r}"
             )
         r = self.qo_radius
         if isinstance(r, str):
@@ -280,22 +280,22 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
             return max(1, min(p, int(round(mf * p))))
         return min(p, int(mf))
 
-    def _tree_params(self, p: int) -> S.TreeParams:
+    def _tree_params(self, p: int) -> state.TreeParams:
         r = self.qo_radius
         sigma = {"sigma/2": 2.0, "sigma/3": 3.0}.get(r, 0.0) if isinstance(r, str) else 0.0
         radius = float(self.qo_cold_radius) if sigma else float(r)
-        return S.TreeParams(
+        return state.TreeParams(
             grace=float(self.grace_period),
             delta=float(self.delta),
             tau=float(self.tau),
             max_depth=int(self.max_depth) if self.max_depth is not None else 1 << 40,
             min_branch=float(self.min_samples_split),
-            leaf_model=S.LEAF_MODELS[self.leaf_model],
+            leaf_model=state.LEAF_MODELS[self.leaf_model],
             lr=float(self.learning_rate),
             rms_decay=float(self.rms_decay),
             rms_eps=float(self.rms_eps),
             fading=float(self.adaptive_fading),
-            observer=S.OBSERVERS[self.observer],
+            observer=state.OBSERVERS[self.observer],
             tebst_scale=float(10.0**self.tebst_decimals),
             qo_sigma=sigma,
             qo_radius=radius,
@@ -338,12 +338,12 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         return fl.mean if fl is not None else 0.0
 
     @property
-    def state_(self) -> S.TreeState | None:
+    def state_(self) -> state.TreeState | None:
         """The compiled state (numpy views of the engine's arena), ``None`` before learning."""
         return self.engine_.state(0) if self._fitted else None
 
     @property
-    def params_(self) -> S.TreeParams | None:
+    def params_(self) -> state.TreeParams | None:
         return self.engine_.params(0) if self._fitted else None
 
     @property
