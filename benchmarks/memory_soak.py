@@ -75,11 +75,11 @@ def sketch_fill(model) -> float:
     held = room = 0
     for t in range(e.n_trees):
         st = e.state(t)
-        if not st.lf_sk.shape[1]:
+        if not st.lf_sketch.shape[1]:
             return float("nan")
         live = st.lf_node >= 0
-        held += int((st.lf_sk.shape[1] - st.lf_skl[live, 1]).sum())
-        room += int(live.sum()) * st.lf_sk.shape[1]
+        held += int((st.lf_sketch.shape[1] - st.lf_sketch_levels[live, 1]).sum())
+        room += int(live.sum()) * st.lf_sketch.shape[1]
     return held / max(room, 1)
 
 

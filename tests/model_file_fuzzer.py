@@ -40,9 +40,9 @@ import sys
 import numpy as np
 
 INDEX_FIELDS = ("ints", "nd_feat", "nd_left", "nd_right", "nd_leaf", "nd_cat_off", "nd_cat_len",
-                "nd_cat_nr", "nd_alt", "lf_node", "lf_free", "lf_head", "lf_nb", "lf_skl",
-                "lf_aux", "ht", "bn", "ft_nominal", "nd_miss_left", "lf_active",
-                "lf_mask")  # fmt: skip
+                "nd_cat_right", "nd_alt", "lf_node", "lf_free", "lf_head", "lf_nbins",
+                "lf_sketch_levels", "lf_aux", "bin_hash", "bins", "ft_nominal", "nd_miss_left",
+                "lf_active", "lf_mask")  # fmt: skip
 _BIN_INDEX_COLUMNS = (8, 9, 10)  # B_LEAF, B_FEAT, B_NEXT
 
 
@@ -186,11 +186,11 @@ def mutate(model, rng) -> str:
         if not a.size:
             return f"{label} (empty, unchanged)"
         # rows in use (nodes, leaf slots, bins) four times in five: most of a pool is spare
-        used = {"nd": st.ints[0], "lf": st.ints[2], "bn": st.ints[5]}.get(name[:2], a.shape[0])
+        used = {"nd": st.ints[0], "lf": st.ints[2], "bins": st.ints[5]}.get(name[:2], a.shape[0])
         rows = int(used) if 0 < used <= a.shape[0] and rng.random() < 0.8 else a.shape[0]
         row = int(rng.integers(rows))
         width = a.size // a.shape[0]
-        if name == "bn" and rng.random() < 0.7:
+        if name == "bins" and rng.random() < 0.7:
             flat = row * width + _BIN_INDEX_COLUMNS[int(rng.integers(3))]
         else:
             flat = row * width + int(rng.integers(width))

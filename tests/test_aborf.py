@@ -28,7 +28,7 @@ def states(model):
 def route_by_hand(st, X):
     """Leaf node of each row of ``X``, computed here from the stored splits and ranges (numeric
     features only): scaled values, missing or unknown-range values at the node's centre."""
-    lo, hi = st.ft_mm[:, S.MM_MIN], st.ft_mm[:, S.MM_MAX]
+    lo, hi = st.ft_minmax[:, S.MM_MIN], st.ft_minmax[:, S.MM_MAX]
     with np.errstate(invalid="ignore", divide="ignore"):
         Z = (X - lo[: X.shape[1]]) / (hi - lo)[: X.shape[1]]
     known = np.isfinite(Z)
@@ -36,7 +36,7 @@ def route_by_hand(st, X):
     for i in range(len(X)):
         node = 0
         while st.nd_feat[node] >= 0:
-            z = np.where(known[i], Z[i], st.nd_ctr[node, : X.shape[1]])
+            z = np.where(known[i], Z[i], st.nd_centre[node, : X.shape[1]])
             if st.nd_cat_len[node] == S.NODE_PROJ:
                 left = float(z @ st.nd_proj[node, : X.shape[1]]) <= st.nd_thr[node] + 1e-12
             else:
@@ -66,7 +66,7 @@ def test_balanced_tree_with_splits_through_the_monte_carlo_centres(oblique):
         for node in range(n_nodes):
             at = pts[node_of == node]
             centre = at.mean(axis=0)
-            np.testing.assert_allclose(st.nd_ctr[node, :d], centre, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(st.nd_centre[node, :d], centre, rtol=0, atol=1e-12)
             if not split[node]:
                 continue
             if oblique:
@@ -105,10 +105,12 @@ def test_min_max_scaling_is_exact_and_routes_the_scaled_values():
     model = sf.ABORFRegressor(n_trees=2, depth=5, seed=2).learn_many(X[:2000], y[:2000], w=w[:2000])
     learnt = X[:2000][w[:2000] > 0]
     for t, st in enumerate(states(model)):
-        np.testing.assert_array_equal(st.ft_mm[:3, S.MM_MIN], np.nanmin(learnt, axis=0))
-        np.testing.assert_array_equal(st.ft_mm[:3, S.MM_MAX], np.nanmax(learnt, axis=0))
+        np.testing.assert_array_equal(st.ft_minmax[:3, S.MM_MIN], np.nanmin(learnt, axis=0))
+        np.testing.assert_array_equal(st.ft_minmax[:3, S.MM_MAX], np.nanmax(learnt, axis=0))
         np.testing.assert_allclose(
-            st.ft_mm[:3, S.MM_INV], 1 / (np.nanmax(learnt, 0) - np.nanmin(learnt, 0)), rtol=1e-15
+            st.ft_minmax[:3, S.MM_INV],
+            1 / (np.nanmax(learnt, 0) - np.nanmin(learnt, 0)),
+            rtol=1e-15,
         )
         Xt = X[2000:].copy()
         Xt[:5] = np.nan  # all missing: the root's centre, then every node's
@@ -199,7 +201,7 @@ def test_evidence_update_matches_algorithm_6_3():
         s_[leaf] = g * s_[leaf] + e2
         term[leaf] = 0.5 * (n_[leaf] - D) * np.log(n_[leaf] / s_[leaf])
         e_t = gT * e_t + 0.5 * n_[leaf] * e2 / s_[leaf]
-    ev = model.trees_[0].state_.ev
+    ev = model.trees_[0].state_.evidence
     assert abs(ev[S.EV_ERR] - e_t) < 1e-9 * e_t
     assert abs(ev[S.EV_LOGW] - (term.sum() - e_t) / L) < 1e-9 * abs(e_t)
 
@@ -284,7 +286,7 @@ def test_features_that_emerge_later_and_params():
     assert model.n_features_in_ == 3
     np.testing.assert_array_equal(st.nd_proj[:15, :2], before)  # the splits are unchanged
     assert np.all(st.nd_proj[:, 2] == 0)  # the new feature has weight 0 in them
-    assert st.ft_mm[2, S.MM_MIN] == X[300:, 3].min()
+    assert st.ft_minmax[2, S.MM_MIN] == X[300:, 3].min()
     assert all("projection" in s for s in model.trees_[0].splits())
     with pytest.raises(ValueError, match="depth"):
         sf.ABORFRegressor(depth=0).learn_many(X, y)
@@ -307,7 +309,7 @@ def test_files_saved_before_the_pregrown_fields_load_and_resume(name, commit):
     e = model.engine_
     for t in range(model.n_trees):
         st = model.trees_[t].state_
-        assert st.nd_proj.shape[1] == 0 and np.all(np.isnan(st.ft_mm[:, S.MM_MIN]))
+        assert st.nd_proj.shape[1] == 0 and np.all(np.isnan(st.ft_minmax[:, S.MM_MIN]))
         if e.bg_on[t]:
             assert arena.load(e.bg, t).nd_proj.shape == (arena.load(e.bg, t).nd_feat.shape[0], 0)
     before = np.abs(model.predict(X[500:]) - y[500:]).mean()
@@ -370,7 +372,7 @@ def test_bayesian_leaf_posterior_equals_the_batch_posterior(gamma):
         V = np.column_stack([y[at], np.ones(at.sum()), X[at]])
         age = np.cumsum(np.ones(at.sum())[::-1])[::-1] - 1
         M = V.T @ ((w[at] * gamma**age)[:, None] * V)
-        np.testing.assert_allclose(st.lf_nig[s, : d + 2, : d + 2], M, rtol=1e-12)
+        np.testing.assert_allclose(st.lf_bayes[s, : d + 2, : d + 2], M, rtol=1e-12)
         checked += 1
     assert checked >= 3
 
@@ -407,7 +409,7 @@ def test_bayesian_evidence_is_the_faded_sum_of_log_predictive_densities():
             b = b0 + 0.5 * (v @ y[before] ** 2 - beta @ lam @ beta)
         scale = np.sqrt(b / a * (1 + z @ np.linalg.solve(lam, z)))
         e_t = gT * e_t - stats.t.logpdf(y[i], df=2 * a, loc=z @ beta, scale=scale)
-    ev = states(model)[0].ev
+    ev = states(model)[0].evidence
     assert abs(ev[S.EV_ERR] - e_t) < 1e-9 * abs(e_t)
     assert abs(ev[S.EV_LOGW] + e_t / 2) < 1e-9 * abs(e_t)
 
@@ -466,7 +468,7 @@ def test_bayesian_learns_friedman_and_takes_later_features():
     for i in range(300, 600):  # "c" carries the concept: the leaves use it
         model.learn_one({"a": X[i, 0], "b": X[i, 1], "c": X[i, 3]}, 10 * X[i, 3] + y[i] * 0.01)
     st = states(model)[0]
-    assert st.lf_nig.shape[1:] >= (5, 5) and np.all(st.lf_coef[:4, 3] > 0.3)
+    assert st.lf_bayes.shape[1:] >= (5, 5) and np.all(st.lf_coef[:4, 3] > 0.3)
     p = [model.predict_one({"a": X[i, 0], "b": X[i, 1], "c": X[i, 3]}) for i in range(600, 700)]
     t = 10 * X[600:700, 3] + y[600:700] * 0.01
     # (~75 rows per leaf since the change, gamma = 0.96: the old concept still weighs a little;

@@ -23,7 +23,7 @@ Z = 4.0  # binomial bounds at about 4 standard deviations
 
 
 class _Node(NamedTuple):
-    nd_ph: np.ndarray
+    nd_detector: np.ndarray
 
 
 @njit(cache=True)
@@ -33,7 +33,7 @@ def _ph_signals(errors, prm, out):
     for i in range(errors.shape[0]):
         out[i] = page_hinkley_01(st, prm, 0, errors[i])
         if out[i]:
-            st.nd_ph[0, :] = 0.0
+            st.nd_detector[0, :] = 0.0
 
 
 def _ph_reference(errors, alpha, lam, gamma):
@@ -237,8 +237,8 @@ def _nb_fast_vs_exact(A, X, out):
     for i in range(X.shape[0]):
         leaf = st.nd_leaf[route(st, X[i])]
         total = 0.0
-        for k in range(st.lf_cc.shape[1]):
-            total += st.lf_cc[leaf, k]
+        for k in range(st.lf_class_weights.shape[1]):
+            total += st.lf_class_weights[leaf, k]
         out[i, 0] = _nb_class_fast(st, leaf, X[i], nfeat, total)
         out[i, 1] = _nb_class(st, leaf, X[i], nfeat, total, 0)
 
@@ -263,11 +263,11 @@ def test_fast_naive_bayes_class_is_certified_exact(stream):
     assert answered.mean() > 0.95
     assert np.array_equal(out[answered, 0], out[answered, 1])
     # an exact tie: class 1's statistics made equal to class 0's at every leaf
-    st.lf_cc[:, 1] = st.lf_cc[:, 0]
-    K = st.lf_cc.shape[1]
-    st.lf_gs[:, :, 3:6] = st.lf_gs[:, :, 0:3]
-    for c in range(st.lf_ncc.shape[2] // K):
-        st.lf_ncc[:, :, c * K + 1] = st.lf_ncc[:, :, c * K]
+    st.lf_class_weights[:, 1] = st.lf_class_weights[:, 0]
+    K = st.lf_class_weights.shape[1]
+    st.lf_class_stats[:, :, 3:6] = st.lf_class_stats[:, :, 0:3]
+    for c in range(st.lf_nominal_class_weights.shape[2] // K):
+        st.lf_nominal_class_weights[:, :, c * K + 1] = st.lf_nominal_class_weights[:, :, c * K]
     _nb_fast_vs_exact(m.engine_.arena, Xe, out)
     tied = out[:, 1] == 0  # classes 0 and 1 share the best score: the loop keeps the first
     assert tied.any() and np.all(out[tied, 0] == -1)
@@ -297,7 +297,7 @@ def test_members_learn_poisson_bagging_weights(lam):
     X, y = streams.SEA(seed=2).arrays(n)
     m = sf.ACTSEREnsembleClassifier(n_members=T, lambda_value=lam, grace_period=10**6, seed=1)
     m.learn_many(X, y)
-    w = [m.engine_.state(t).lf_cc[m.engine_.state(t).nd_leaf[0]].sum() for t in range(T)]
+    w = [m.engine_.state(t).lf_class_weights[m.engine_.state(t).nd_leaf[0]].sum() for t in range(T)]
     if lam == 0.0:
         assert w == [float(n)] * T
     else:
@@ -339,21 +339,25 @@ def test_ensemble_passes_its_member_parameters():
 
 
 def test_a_nominal_feature_that_emerges_later_gets_its_category_weights():
-    """A leaf keeps category weights per nominal feature (``lf_ncc``, one row each): a nominal
-    feature first seen mid-stream gets its row, and naive Bayes leaves learn from it (a stump:
-    only the leaf model can use it)."""
+    """A leaf keeps category weights per nominal feature (``lf_nominal_class_weights``, one row
+    each): a nominal feature first seen mid-stream gets its row, and naive Bayes leaves learn from
+    it (a stump: only the leaf model can use it)."""
 
     rng = np.random.default_rng(0)
     m = sf.ACTSERClassifier(leaf_prediction="nb", grace_period=10**6, seed=0)
     for _ in range(300):
         m.learn_one({"a": float(rng.random())}, int(rng.random() < 0.5))
     st = m.engine_.state(0)
-    assert st.lf_ncc.shape[1] == 0 == TS.n_nominal(st)
+    assert st.lf_nominal_class_weights.shape[1] == 0 == TS.n_nominal(st)
     for _ in range(3000):
         c = rng.choice(["p", "q", "r"])
         m.learn_one({"a": float(rng.random()), "b": float(rng.random()), "c": c}, int(c == "q"))
     st = m.engine_.state(0)
-    assert TS.n_nominal(st) == 1 and st.lf_ncc.shape[1] == 1 and st.lf_ncc.shape[2] >= 3 * 2
+    assert (
+        TS.n_nominal(st) == 1
+        and st.lf_nominal_class_weights.shape[1] == 1
+        and st.lf_nominal_class_weights.shape[2] >= 3 * 2
+    )
     assert [m.predict_one({"a": 0.5, "b": 0.5, "c": c}) for c in "pqr"] == [0, 1, 0]
 
 

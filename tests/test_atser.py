@@ -29,11 +29,11 @@ def test_candidates_and_side_statistics_match_a_direct_computation():
     y = rng.normal(size=n) * 3 + 2
     model = sf.ATSERRegressor(grace_period=10_000, m_min=m_min, seed=7).learn_many(X, y)
     st, leaf = root_leaf(model)
-    assert st.ints[state.I_NSPLITS] == 0 and st.lf_nex[leaf] == m_min
+    assert st.ints[state.I_NSPLITS] == 0 and st.lf_nexamples[leaf] == m_min
     for j in range(4):
         xj = X[:, j]
         first = xj[:m_min][~np.isnan(xj[:m_min])]
-        thr = st.lf_xc[leaf, j, state.XC_THR]
+        thr = st.lf_candidate[leaf, j, state.XC_THR]
         # stage 1: uniform between the smallest and largest value of the first m_min examples
         assert first.min() <= thr < first.max()
         # stage 2: every example (buffered ones replayed) on the side its value falls
@@ -44,10 +44,12 @@ def test_candidates_and_side_statistics_match_a_direct_computation():
             (right, (state.XC_RW, state.XC_RHI, state.XC_RLO, state.XC_RM2)),
         ):
             ys = y[side]
-            assert st.lf_xc[leaf, j, cw] == pytest.approx(side.sum())
-            mean = st.lf_xc[leaf, j, chi] + st.lf_xc[leaf, j, clo]
+            assert st.lf_candidate[leaf, j, cw] == pytest.approx(side.sum())
+            mean = st.lf_candidate[leaf, j, chi] + st.lf_candidate[leaf, j, clo]
             assert mean == pytest.approx(ys.mean(), rel=1e-12)
-            assert st.lf_xc[leaf, j, cm2] == pytest.approx(((ys - ys.mean()) ** 2).sum(), rel=1e-9)
+            assert st.lf_candidate[leaf, j, cm2] == pytest.approx(
+                ((ys - ys.mean()) ** 2).sum(), rel=1e-9
+            )
 
 
 def test_thresholds_are_random_across_seeds():
@@ -55,7 +57,7 @@ def test_thresholds_are_random_across_seeds():
     thr = []
     for seed in range(20):
         st, leaf = root_leaf(sf.ATSERRegressor(grace_period=10_000, seed=seed).learn_many(X, y))
-        thr.append(st.lf_xc[leaf, 0, state.XC_THR])
+        thr.append(st.lf_candidate[leaf, 0, state.XC_THR])
     assert len(set(thr)) == 20
     lo, hi = X[:10, 0].min(), X[:10, 0].max()
     # uniform on [lo, hi): the mean of 20 draws is within 4 standard errors of the centre
@@ -131,7 +133,7 @@ def test_rforest_draws_candidates_for_a_subset_of_features():
     for t in range(3):
         st = model.engine_.state(t)
         leaf = int(st.nd_leaf[0])
-        assert np.isfinite(st.lf_xc[leaf, :10, state.XC_THR]).sum() == 4
+        assert np.isfinite(st.lf_candidate[leaf, :10, state.XC_THR]).sum() == 4
 
 
 def test_ensemble_beats_a_single_tree_and_members_differ():

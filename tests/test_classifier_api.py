@@ -16,7 +16,7 @@ from streamforest import streams
 from streamforest.tree_kinds import state as TS
 
 MAKERS = {
-    "ht": lambda: sf.HoeffdingTreeClassifier(grace_period=40, seed=3),
+    "bin_hash": lambda: sf.HoeffdingTreeClassifier(grace_period=40, seed=3),
     "actser": lambda: sf.ACTSERClassifier(grace_period=40, alt_period=40, ph_threshold=5.0, seed=3),
     "seeds": lambda: sf.ACTSEREnsembleClassifier(mode="seeds", n_members=4, seed=3),
     "rforest": lambda: sf.ACTSEREnsembleClassifier(mode="rforest", n_members=4, seed=3),
@@ -78,7 +78,13 @@ def test_per_example_and_chunks_give_the_same_model(name, learnt):
         a, b = m.engine_.state(t), one.engine_.state(t)
         hw = a.ints[TS.I_LEAF_HW]
         assert np.array_equal(a.ints, b.ints)
-        for f in ("lf_cc", "lf_gs", "lf_ncc", "lf_stat", "lf_err"):
+        for f in (
+            "lf_class_weights",
+            "lf_class_stats",
+            "lf_nominal_class_weights",
+            "lf_stat",
+            "lf_err",
+        ):
             assert np.array_equal(getattr(a, f)[:hw], getattr(b, f)[:hw]), f
         assert np.array_equal(a.nd_thr, b.nd_thr, equal_nan=True)
 
@@ -99,7 +105,7 @@ def test_probabilities_follow_classes(name, learnt):
         assert list(d) == m.classes_
         assert np.allclose([d[c] for c in m.classes_], P[i], rtol=0, atol=1e-12)
         assert m.predict_one(x) == m.predict(test.iloc[[i]])[0]
-    if name in ("ht", "actser"):  # one tree: the label of largest probability
+    if name in ("bin_hash", "actser"):  # one tree: the label of largest probability
         assert m.predict(test).tolist() == [m.classes_[k] for k in P.argmax(axis=1)]
 
 
@@ -107,7 +113,7 @@ def test_a_new_class_mid_stream_is_learnt():
     """A class that first appears after 2000 examples gets a column and is predicted where it
     lives."""
     rng = np.random.default_rng(5)
-    for make in (MAKERS["ht"], MAKERS["actser"], MAKERS["rforest"]):
+    for make in (MAKERS["bin_hash"], MAKERS["actser"], MAKERS["rforest"]):
         m = make()
         for i in range(6000):
             x = {"u": rng.random(), "v": rng.random()}

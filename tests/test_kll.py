@@ -133,15 +133,15 @@ def test_leaf_sketches_at_a_split(mode):
     assert tree.n_splits == 1
     st = tree.state_
     leaves = [int(st.nd_leaf[n]) for n in (1, 2)]
-    ns = [int(st.lf_skl[s, LV_N]) for s in leaves]
+    ns = [int(st.lf_sketch_levels[s, LV_N]) for s in leaves]
     if mode == "empty":
         assert ns == [0, 0]
     else:
         assert ns == [n_before, n_before]
         a, b = leaves
-        assert np.array_equal(st.lf_skl[a], st.lf_skl[b])
-        lo = st.lf_skl[a, 1]
-        assert np.array_equal(st.lf_sk[a, lo:], st.lf_sk[b, lo:])
+        assert np.array_equal(st.lf_sketch_levels[a], st.lf_sketch_levels[b])
+        lo = st.lf_sketch_levels[a, 1]
+        assert np.array_equal(st.lf_sketch[a, lo:], st.lf_sketch[b, lo:])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -606,13 +606,16 @@ def test_qrf_saved_with_full_width_leaf_rows_loads_answers_and_learns(tmp_path):
     e = m.forest_.engine_
 
     def layouts():
-        return {(e.state(t).lf_sk.shape[1], e.state(t).sk_cap.shape) for t in range(e.n_trees)}
+        return {
+            (e.state(t).lf_sketch.shape[1], e.state(t).sketch_capacity.shape)
+            for t in range(e.n_trees)
+        }
 
     assert layouts() == {(kll.row_capacity(200), (2, kll.MAX_LEVELS + 1))}
-    n0 = sum(int(e.state(t).lf_skl[:, kll.LV_N].sum()) for t in range(e.n_trees))
+    n0 = sum(int(e.state(t).lf_sketch_levels[:, kll.LV_N].sum()) for t in range(e.n_trees))
     m.learn_many(X[2500:], y[2500:])
     assert layouts() == {(kll.row_capacity(200), (2, kll.MAX_LEVELS + 1))}
-    assert sum(int(e.state(t).lf_skl[:, kll.LV_N].sum()) for t in range(e.n_trees)) > n0
+    assert sum(int(e.state(t).lf_sketch_levels[:, kll.LV_N].sum()) for t in range(e.n_trees)) > n0
     q = m.predict_quantiles(X[:300], qs)
     assert np.isfinite(q).all() and (np.diff(q, axis=1) >= 0).all()
     sf.save(m, tmp_path / "a.sfm")
@@ -624,8 +627,8 @@ def test_qrf_saved_with_full_width_leaf_rows_loads_answers_and_learns(tmp_path):
     fresh = sf.OnlineQRF(forest=sf.OnlineForestRegressor(n_trees=2, seed=0))
     fresh.learn_many(X[:500], y[:500])
     fe = fresh.forest_.engine_
-    assert {fe.state(t).lf_sk.shape[1] for t in range(2)} == {kll.leaf_row_capacity(200)}
-    assert fe.state(0).sk_cap.shape == (kll.MAX_LEVELS + 2, kll.MAX_LEVELS + 1)
+    assert {fe.state(t).lf_sketch.shape[1] for t in range(2)} == {kll.leaf_row_capacity(200)}
+    assert fe.state(0).sketch_capacity.shape == (kll.MAX_LEVELS + 2, kll.MAX_LEVELS + 1)
 
 
 # ------------------------------------------------------------------------------------------------

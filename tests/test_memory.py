@@ -144,7 +144,7 @@ def test_budget_bounds_memory_on_a_long_stream(rng):
         # arrays grown by doubling, never past the caps
         assert st.lf_node.shape[0] <= prm.max_leaves + 1
         assert st.nd_feat.shape[0] <= 2 * prm.max_leaves + 2
-        assert st.bn.shape[0] <= prm.max_bins
+        assert st.bins.shape[0] <= prm.max_bins
         assert st.ints[S.I_NLEAVES] == prm.max_leaves
         assert st.ints[S.I_BINS_LIVE] == 0  # frozen: every observer freed
 
@@ -476,7 +476,7 @@ def test_classifier_worst_case_is_what_the_layout_holds():
                         n_cats=C)  # fmt: skip
         st.ft_nominal[p - n_nom :] = 1
         st = S.grow_classes(st, K, C)
-        assert st.lf_ncc.shape == (L + k, n_nom, C * K)
+        assert st.lf_nominal_class_weights.shape == (L + k, n_nom, C * K)
         assert S.nbytes(st) == budget.classifier_tree_bytes(L, u, alternates, 64, n_cats=C)
     for share in (3e5, 2e6, 4e7):
         L, bins = budget.classifier_caps(share, units, True, n_cats=C)
@@ -507,7 +507,7 @@ def test_classifier_caps_count_the_nominal_features_only_and_hold_under_drift():
                                    n_cats=40)[0]  # fmt: skip
     assert [e.params(t).max_leaves for t in range(T)] == [exact] * T
     assert exact > 1.5 * every
-    assert all(e.state(t).lf_ncc.shape[1:] == (4, 40 * 5) for t in range(T))
+    assert all(e.state(t).lf_nominal_class_weights.shape[1:] == (4, 40 * 5) for t in range(T))
     # the trees reached their cap (the bound was exercised) and adapted to the drift
     assert all(e.int_of(t, S.I_FROZEN) for t in range(T))
     assert all(e.state(t).lf_node.shape[0] <= exact + (exact - 1) // 2 + 2 for t in range(T))
@@ -517,7 +517,7 @@ def test_classifier_caps_count_the_nominal_features_only_and_hold_under_drift():
     X2 = X.iloc[:500].copy()
     X2.loc[X2.index[0], "c0"] = "new"
     m.learn_many(X2, y[:500])
-    assert all(e.state(t).lf_ncc.shape[1:] == (4, 80 * 5) for t in range(T))
+    assert all(e.state(t).lf_nominal_class_weights.shape[1:] == (4, 80 * 5) for t in range(T))
     kw["n_cats"] = 80
     wider = budget.classifier_caps(mb * 2**20 / T, budget.unit_bytes(10, n_nominal=4, **kw),
                                    True, n_cats=41)[0]  # fmt: skip

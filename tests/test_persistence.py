@@ -831,8 +831,8 @@ def test_format3_files_load_predict_as_saved_and_learn_on(name):
 
 
 def test_classifier_saved_with_category_weights_per_feature_loads_per_nominal_feature():
-    """Formats 3 and 4 kept a classifier's category weights (``lf_ncc``) in one row per
-    feature; loading keeps the nominal features' rows (the only ones that held weights), and
+    """Formats 3 and 4 kept a classifier's category weights (``lf_nominal_class_weights``) in one
+    row per feature; loading keeps the nominal features' rows (the only ones that held weights), and
     the model predicts and learns on as the one saved."""
     from streamforest.tree_kinds import arena as AR
     from streamforest.tree_kinds import state as S
@@ -850,14 +850,26 @@ def test_classifier_saved_with_category_weights_per_feature_loads_per_nominal_fe
     old = copy.deepcopy(model)
     for t in range(e.n_trees):  # the layout of formats 3 and 4
         st = old.engine_.state(t)
-        assert st.lf_ncc.shape[1] == 2 == S.n_nominal(st)  # one row per nominal feature
-        wide = np.zeros((st.lf_ncc.shape[0], st.ft_nominal.shape[0], st.lf_ncc.shape[2]))
-        wide[:, [1, 3]] = st.lf_ncc
+        assert (
+            st.lf_nominal_class_weights.shape[1] == 2 == S.n_nominal(st)
+        )  # one row per nominal feature
+        wide = np.zeros(
+            (
+                st.lf_nominal_class_weights.shape[0],
+                st.ft_nominal.shape[0],
+                st.lf_nominal_class_weights.shape[2],
+            )
+        )
+        wide[:, [1, 3]] = st.lf_nominal_class_weights
         assert wide[:, [1, 3]].any()
-        old.engine_.arena = AR.store(old.engine_.arena, t, st._replace(lf_ncc=wide))
+        old.engine_.arena = AR.store(
+            old.engine_.arena, t, st._replace(lf_nominal_class_weights=wide)
+        )
     loaded = persistence.load(io.BytesIO(persistence._dumps(old)))
     for t in range(e.n_trees):
-        np.testing.assert_array_equal(loaded.engine_.state(t).lf_ncc, e.state(t).lf_ncc)
+        np.testing.assert_array_equal(
+            loaded.engine_.state(t).lf_nominal_class_weights, e.state(t).lf_nominal_class_weights
+        )
     np.testing.assert_array_equal(loaded.predict_proba(X[2000:]), model.predict_proba(X[2000:]))
     for m in (model, loaded):
         m.learn_many(X[2000:2500], y[2000:2500])

@@ -154,7 +154,7 @@ def test_observer_memory_budget_is_respected_on_a_long_stream(rng):
         m.learn_many(X, y)
         live.append(int(m.state_.ints[4]))  # bins in use
     assert max(live) <= budget
-    assert m.state_.bn.shape[0] <= budget
+    assert m.state_.bins.shape[0] <= budget
     assert m.state_.ints[9] > 0  # leaves were deactivated to stay within it
     X, y = friedman1(2000, rng)
     # and the tree still learns: clearly better than predicting the mean

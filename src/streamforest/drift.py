@@ -1,8 +1,8 @@
 """Drift detectors as components: compiled state updates that a tree, a leaf or a forest plugs in.
 
 A detector's whole state is a small float64 array (allocated by its owner, e.g. a tree's
-``TreeState.dd``), updated by one compiled function per observation, so any owner can keep one
-per tree or per node and the detector can be replaced without touching the learner.
+``TreeState.drift_detector``), updated by one compiled function per observation, so any owner can
+keep one per tree or per node and the detector can be replaced without touching the learner.
 
 - :func:`page_hinkley_update`: the Page-Hinkley test as Seah (2021, §4.2.2, Algorithm 4.4) and
   FIMT-DD (Ikonomovska et al. 2011) specify it, on the prequential absolute error of a model

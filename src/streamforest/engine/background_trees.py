@@ -40,7 +40,7 @@ class BackgroundTrees:
         """Tree ``t`` drifted: its background tree takes its place, with a fresh detector."""
         self._hint = None
         st = arena.load(self.bg, t)
-        page_hinkley_init(st.dd, self.warning)
+        page_hinkley_init(st.drift_detector, self.warning)
         prm = self._tree_params(t, int(st.ints[state.I_NFEAT]))
         if st.ints[state.I_FROZEN] and st.ints[state.I_NLEAVES] < prm.max_leaves:
             # it froze at a background tree's caps: it grows on within the tree's
@@ -48,7 +48,7 @@ class BackgroundTrees:
             live = st.lf_node[:hw] >= 0
             live[live] = st.nd_depth[st.lf_node[:hw][live]] < prm.max_depth
             st.lf_active[:hw][live] = 1
-            st.lf_inh[:hw][live] = st.lf_stat[:hw][live]  # their observers start empty
+            st.lf_inherited[:hw][live] = st.lf_stat[:hw][live]  # their observers start empty
             st.lf_last[:hw][live] = st.lf_stat[:hw][live, state.S_W]
             st.ints[state.I_FROZEN] = 0
         self.arena = arena.store(self.arena, t, st, prm)  # copied (st: views of bg)

@@ -134,8 +134,9 @@ def unit_bytes(
     :func:`streamforest.tree_kinds.state.allocate`.
 
     A classifier's leaf holds ``n_cats`` x ``n_classes`` category weights per nominal feature
-    (``lf_ncc``, which ``allocate`` leaves without rows): counted for ``n_nominal`` features,
-    or when it is None (the caller does not say) for every feature, the worst case."""
+    (``lf_nominal_class_weights``, which ``allocate`` leaves without rows): counted for
+    ``n_nominal`` features, or when it is None (the caller does not say) for every feature, the
+    worst case."""
     kw = dict(sketch_k=sketch_k, m_min=m_min, alternates=alternates, pregrown=pregrown,
               n_classes=n_classes, n_cats=n_cats, ranges=ranges)  # fmt: skip
 

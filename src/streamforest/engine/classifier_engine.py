@@ -12,12 +12,12 @@ class ClassifierEngine(Engine):
     """The engine of a classifier: an :class:`~streamforest.engine.core.Engine` whose memory
     budget counts a classification tree's leaves as wide as they will be.
 
-    A classification leaf holds, besides its per-feature statistics, ``C x K`` category weights
-    per *nominal* feature (``lf_ncc``; ``C`` the category room, ``K`` the classes).  The
-    engine's default caps count that room for every feature at ``C`` = the categories known
-    (:func:`~streamforest.engine.budget.unit_bytes` without ``n_nominal``), which on KDD Cup 99
-    (41 features, 7 nominal, 63 categories, 20 classes) left a 25-tree ensemble 20 leaves a
-    tree of its 256 MiB.  Here (:meth:`_budget_caps`) a tree's leaves are counted with
+    A classification leaf holds, besides its per-feature statistics, ``C x K`` category weights per
+    *nominal* feature (``lf_nominal_class_weights``; ``C`` the category room, ``K`` the classes).
+    The engine's default caps count that room for every feature at ``C`` = the categories known
+    (:func:`~streamforest.engine.budget.unit_bytes` without ``n_nominal``), which on KDD Cup 99 (41
+    features, 7 nominal, 63 categories, 20 classes) left a 25-tree ensemble 20 leaves a tree of its
+    256 MiB.  Here (:meth:`_budget_caps`) a tree's leaves are counted with
 
     - its feature capacity (per-feature arrays are doubled when features are added, see
       ``Engine._widen``), the rows of its nominal features and the category room it will hold
@@ -56,9 +56,9 @@ class ClassifierEngine(Engine):
         )
 
     def _class_widths(self, spec, p: int, background: bool) -> tuple[int, int, int]:
-        """``(feature capacity, rows of lf_ncc, category room)`` tree ``spec`` will have once
-        widened to ``p`` features and the categories known: a new tree's are exactly those; an
-        existing one's follow the engine's growth (``_widen``: features doubled past the
+        """``(feature capacity, rows of lf_nominal_class_weights, category room)`` tree ``spec``
+        will have once widened to ``p`` features and the categories known: a new tree's are exactly
+        those; an existing one's follow the engine's growth (``_widen``: features doubled past the
         capacity; ``_widen_classes``: category room doubled, at least the categories known)."""
         fs = self.features
         cats = fs.max_categories
@@ -73,4 +73,4 @@ class ClassifierEngine(Engine):
             pc = max(p, 2 * pc)
         c0 = state.n_cat_codes(st) if state.n_classes(st) else 0
         room = c0 if cats <= c0 else max(cats, 2 * c0)
-        return pc, max(rows, int(st.lf_ncc.shape[1])), room
+        return pc, max(rows, int(st.lf_nominal_class_weights.shape[1])), room

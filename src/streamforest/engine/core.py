@@ -263,8 +263,10 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             if self.created[t]:
                 dd = np.zeros(N_PH)
                 page_hinkley_init(dd, 0.0)
-                st = self.state(t)._replace(dd=dd)
-                self.arena = arena.store(self.arena, t, st, kept=[f != "dd" for f in fields])
+                st = self.state(t)._replace(drift_detector=dd)
+                self.arena = arena.store(
+                    self.arena, t, st, kept=[f != "drift_detector" for f in fields]
+                )
 
     # --- shape ------------------------------------------------------------------------------------
     @property

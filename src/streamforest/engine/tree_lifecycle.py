@@ -116,7 +116,7 @@ class TreeLifecycle:
         )
         st.ft_nominal[:p] = self.features.nominal
         st.ints[state.I_MAXCAT] = self.features.max_categories
-        page_hinkley_init(st.dd, self.warning)
+        page_hinkley_init(st.drift_detector, self.warning)
         A = arena.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st))
         self._put(bg, _with_kind(A, kind_of(prm)))
         kernels.init_tree(self._arena_of(bg), t, classify)
@@ -138,12 +138,14 @@ class TreeLifecycle:
         st.lf_scale[:, old:p] = (
             1.0 / prm.qo_radius if prm.observer == state.OBS_QO else prm.tebst_scale
         )
-        if st.lf_xc.shape[2]:  # extremely randomised split: no candidate on a new feature, and
-            st.lf_xc[:, old:p, state.XC_THR] = np.nan  # the examples buffered before it lack it
-            st.lf_buf[:, 2 + old : 2 + p, :] = np.nan
-        if st.lf_rng.shape[2]:  # Gaussian split rule: no value of a new feature seen yet
-            st.lf_rng[:, old:p, 0] = np.inf
-            st.lf_rng[:, old:p, 1] = -np.inf
+        # extremely randomised split: no candidate on a new feature, and the examples buffered
+        # before it lack it
+        if st.lf_candidate.shape[2]:
+            st.lf_candidate[:, old:p, state.XC_THR] = np.nan
+            st.lf_buffer[:, 2 + old : 2 + p, :] = np.nan
+        if st.lf_range.shape[2]:  # Gaussian split rule: no value of a new feature seen yet
+            st.lf_range[:, old:p, 0] = np.inf
+            st.lf_range[:, old:p, 1] = -np.inf
         st.ints[state.I_NFEAT] = p
         kept = [a is b for a, b in zip(st, before, strict=True)]
         self._put(bg, arena.store(self._arena_of(bg), t, st, self._capped_params(t, p, bg), kept))
@@ -222,7 +224,7 @@ class TreeLifecycle:
                 kw["leaves"] = budget.grown(n_slots + k // 2, need, prm.max_leaves + k)
             if ints[state.I_CAT_USED] + ints[state.I_MAXCAT] > st.cats.shape[0]:
                 kw["cats"] = 2 * (st.cats.shape[0] + ints[state.I_MAXCAT])
-            n_bins = st.bn.shape[0]
+            n_bins = st.bins.shape[0]
             if n_bins - ints[state.I_BINS_LIVE] < ints[state.I_NFEAT] and n_bins < prm.max_bins:
                 kw["bins"] = min(prm.max_bins, 2 * n_bins)
             if not kw:

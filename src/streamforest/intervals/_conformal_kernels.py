@@ -267,7 +267,7 @@ def _refresh(st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v,
         return
     nfeat = st.ints[I_NFEAT]
     a, linear = fold_leaf_model(st, prm, leaf, nfeat)
-    fl = st.ft_lin
+    fl = st.ft_linear
     a0 = a  # the folded model as a0 + sum_j b_j x_j: a plain dot product per member
     if linear:
         for j in range(nfeat):

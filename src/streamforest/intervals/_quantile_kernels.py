@@ -26,7 +26,7 @@ from ..tree_kinds.leaf_models import predict_leaf
 from ..tree_kinds.state import I_NFEAT, TreeState
 from ..tree_kinds.structure import route
 
-_LF_SK = TreeState._fields.index("lf_sk")  # the leaf sketches' field (a float one)
+_LF_SK = TreeState._fields.index("lf_sketch")  # the leaf sketches' field (a float one)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -38,7 +38,7 @@ def sketch_tree_pass(A, t, X, y, w, start, learn, P, gbuf, gpos, goff, glv):
     ``glv[i]``), both taken before learning row i (with weight ``w[i]``, when ``learn``).  Stops
     before a row when the tree or ``gbuf`` lacks room."""
     st, prm = tree_at(A, t)
-    cap = st.lf_sk.shape[1]
+    cap = st.lf_sketch.shape[1]
     nfeat = st.ints[I_NFEAT]
     for i in range(start, X.shape[0]):
         if gbuf.shape[0] - gpos[0] < cap or (
@@ -49,14 +49,14 @@ def sketch_tree_pass(A, t, X, y, w, start, learn, P, gbuf, gpos, goff, glv):
         node = route(st, x)
         leaf = st.nd_leaf[node]
         P[i] = predict_leaf(st, prm, leaf, x, nfeat)
-        H = st.lf_skl[leaf, 0]
+        H = st.lf_sketch_levels[leaf, 0]
         for j in range(H + 2):  # level count and boundaries
-            glv[i, j] = st.lf_skl[leaf, j]
-        glv[i, LV_N] = st.lf_skl[leaf, LV_N]
+            glv[i, j] = st.lf_sketch_levels[leaf, j]
+        glv[i, LV_N] = st.lf_sketch_levels[leaf, LV_N]
         p = gpos[0]
         goff[i] = p
-        for j in range(st.lf_skl[leaf, 1], cap):
-            gbuf[p] = st.lf_sk[leaf, j]
+        for j in range(st.lf_sketch_levels[leaf, 1], cap):
+            gbuf[p] = st.lf_sketch[leaf, j]
             p += 1
         gpos[0] = p
         if learn and learn_at(st, prm, node, x, y[i], w[i], P[i]):
@@ -129,19 +129,19 @@ def _gather_leaf_runs(A, x, meinshausen, leaves, rs, re, rw):
     for t in range(T):
         st, _ = tree_at(A, t)
         leaves[t] = st.nd_leaf[route(st, x)]
-        if st.lf_skl[leaves[t], LV_N] > 0:
+        if st.lf_sketch_levels[leaves[t], LV_N] > 0:
             teff += 1
     nr = np.int64(0)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     total = 0.0
     for t in range(T):
         st, _ = tree_at(A, t)
         leaf = leaves[t]
-        nt = st.lf_skl[leaf, LV_N]
+        nt = st.lf_sketch_levels[leaf, LV_N]
         if nt <= 0:
             continue
         mult = 1.0 / (nt * teff) if meinshausen else 1.0
-        start = float_start(A, t, _LF_SK) + leaf * st.lf_sk.shape[1]
-        nr = level_runs(st.lf_skl[leaf], start, mult, rs, re, rw, nr)
+        start = float_start(A, t, _LF_SK) + leaf * st.lf_sketch.shape[1]
+        nr = level_runs(st.lf_sketch_levels[leaf], start, mult, rs, re, rw, nr)
         total += mult * nt
     return nr, total
 

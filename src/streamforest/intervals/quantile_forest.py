@@ -18,7 +18,7 @@ from .base import IntervalRegressor, check_alphas, check_quantiles, doubled
 _INF = float("inf")
 
 _WEIGHTINGS = ("meinshausen", "paper")
-_LF_SK = TreeState._fields.index("lf_sk")
+_LF_SK = TreeState._fields.index("lf_sketch")
 
 
 class OnlineQRF(IntervalRegressor):

@@ -81,33 +81,35 @@ format_version  written by                                      read by
 ==============  ==============================================  ======================
 
 Version 2: every tree's state has the fields of the split rules and of change adaptation
-(``lf_nex``, ``lf_xc``, ``lf_buf``, ``nd_alt``, ``nd_isalt``, ``nd_ph``, ``nd_q``, ``nd_path``;
-more ``ints``) and its parameters ``split_rule``, ``m_min`` and the alternates'; a forest's engine
-holds background trees and drift counts, and a tree's drift detector state (``TreeState.dd``) is
-the thesis' Page-Hinkley test's.  Version 1 files still load: the manifest is unchanged, and the
-objects upgrade themselves when their state is set (the arena is laid out anew with the added
-fields as a new tree of its kind has them, :func:`streamforest.tree_kinds.arena.upgrade`; the
-engine starts without background trees or warnings, each tree's detector restarted in the new
-layout; a forest gets ``warning_fraction=None``).
+(``lf_nexamples``, ``lf_candidate``, ``lf_buffer``, ``nd_alt``, ``nd_isalt``, ``nd_detector``,
+``nd_alt_compare``, ``nd_path``; more ``ints``) and its parameters ``split_rule``, ``m_min`` and the
+alternates'; a forest's engine holds background trees and drift counts, and a tree's drift detector
+state (``TreeState.drift_detector``) is the thesis' Page-Hinkley test's.  Version 1 files still
+load: the manifest is unchanged, and the objects upgrade themselves when their state is set (the
+arena is laid out anew with the added fields as a new tree of its kind has them,
+:func:`streamforest.tree_kinds.arena.upgrade`; the engine starts without background trees or
+warnings, each tree's detector restarted in the new layout; a forest gets
+``warning_fraction=None``).
 
-Version 3: every tree's state ends with the class fields of classification trees (``lf_cc``,
-``lf_gs``, ``lf_ncc``, ``lf_xcc``, ``lf_rng``; zero-sized in a regression tree) and its
-parameters with ``task``, ``ph_gamma`` and ``alt_chi2``; an engine records ``n_classes``.
-Version 2 files load unchanged: the arena upgrade appends the fields as a regression tree has
-them and the parameters' defaults, and an engine without ``n_classes`` has none.
+Version 3: every tree's state ends with the class fields of classification trees
+(``lf_class_weights``, ``lf_class_stats``, ``lf_nominal_class_weights``, ``lf_candidate_classes``,
+``lf_range``; zero-sized in a regression tree) and its parameters with ``task``, ``ph_gamma`` and
+``alt_chi2``; an engine records ``n_classes``. Version 2 files load unchanged: the arena upgrade
+appends the fields as a regression tree has them and the parameters' defaults, and an engine without
+``n_classes`` has none.
 
-Version 4: every tree's state ends with the fields of ABORF's Bayesian leaves (``lf_nig``,
-``ft_nig``; zero-sized unless ``leaf_model="bayesian"``) and its parameters with ``nig_c``,
+Version 4: every tree's state ends with the fields of ABORF's Bayesian leaves (``lf_bayes``,
+``ft_bayes``; zero-sized unless ``leaf_model="bayesian"``) and its parameters with ``nig_c``,
 ``nig_a0``, ``nig_b0`` and ``nig_decay``.  Version 3 files load unchanged, the arena appending
 the empty fields and the parameters' defaults (tested with files saved by format 3 code).
 
-Version 5: a classification tree's ``lf_ncc`` has one row per nominal feature (the ``s``-th
-nominal feature's weights of each category and class in row ``s``) instead of one per feature
-(the rows of numeric features held nothing: on KDD'99, 41 rows of 70 codes x 23 classes, 528
+Version 5: a classification tree's ``lf_nominal_class_weights`` has one row per nominal feature (the
+``s``-th nominal feature's weights of each category and class in row ``s``) instead of one per
+feature (the rows of numeric features held nothing: on KDD'99, 41 rows of 70 codes x 23 classes, 528
 kB a leaf, of which its 3 nominal features' rows are 39 kB), and its leaves no linear-model,
-normaliser or observer columns (``lf_coef`` and ``lf_rms`` one column, ``lf_x``, ``lf_scale``,
-``lf_head`` and ``lf_nb`` none; ``lf_xc`` only the candidates' thresholds).  Version 3 and 4
-files load: the arena keeps the nominal features' rows of ``lf_ncc``
+normaliser or observer columns (``lf_coef`` and ``lf_rmsprop`` one column, ``lf_x``, ``lf_scale``,
+``lf_head`` and ``lf_nbins`` none; ``lf_candidate`` only the candidates' thresholds).  Version 3 and
+4 files load: the arena keeps the nominal features' rows of ``lf_nominal_class_weights``
 (:func:`streamforest.tree_kinds.arena.upgrade`; the other fields are read by their shapes, so wider
 ones still work).
 """

@@ -25,7 +25,9 @@ _UPGRADES: dict[int, Callable[[dict], dict]] = {
     1: lambda manifest: manifest,  # 1 -> 2: the objects upgrade themselves (see the docstring)
     2: lambda manifest: manifest,  # 2 -> 3: likewise (the arena appends the class fields)
     3: lambda manifest: manifest,  # 3 -> 4: likewise (the arena appends the Bayesian leaf fields)
-    4: lambda manifest: manifest,  # 4 -> 5: likewise (the arena keeps lf_ncc's nominal rows)
+    4: lambda manifest: (
+        manifest
+    ),  # 4 -> 5: likewise (the arena keeps lf_nominal_class_weights's nominal rows)
 }
 
 

@@ -8,7 +8,7 @@ constants of :mod:`streamforest.tree_kinds.state` (what the kernels read), from 
 
 - shapes: the node fields (``nd_*``) one row per node, the leaf fields (``lf_*``) one per leaf
   slot, the per-feature fields as wide as the feature pool (or zero-sized / slim where a tree
-  kind has none), bins ``bn`` with their scratch ``sc_*``, a power-of-two hash table ``ht``
+  kind has none), bins ``bins`` with their scratch ``sc_*``, a power-of-two hash table ``bin_hash``
   with room to spare, the KLL fields as the tree's ``sketch_k`` makes them;
 - counts (``ints``): nodes, leaf slots, free leaf slots, bins, categories used, features known
   within their pools' capacities; the free lists (leaf slots, nodes, bins) inside them and
@@ -16,14 +16,14 @@ constants of :mod:`streamforest.tree_kinds.state` (what the kernels read), from 
 - the tree: from the root (and from every alternate subtree's root, ``nd_alt``), each node is
   reached once (no cycle, no shared child), every child and alternate is a node in use; a split
   node's feature is a known feature; a nominal split's categories (``nd_cat_off``,
-  ``nd_cat_len``, ``nd_cat_nr``) lie inside the used part of ``cats``; a pre-grown node's kind is
+  ``nd_cat_len``, ``nd_cat_right``) lie inside the used part of ``cats``; a pre-grown node's kind is
   one of its three; a leaf node's slot (``nd_leaf``) is a slot in use whose ``lf_node`` points
   back at it, and every slot in use points at such a leaf node;
-- bins: each observer's chain (``lf_head``, then ``bn[:, B_NEXT]``) holds ``lf_nb`` bins of that
+- bins: each observer's chain (``lf_head``, then ``bn[:, B_NEXT]``) holds ``lf_nbins`` bins of that
   leaf and feature, without cycles, inside the bins in use; every hash table entry is a bin in use;
-- KLL sketches (``lf_sk``, ``lf_skl``): level count within ``MAX_LEVELS``, level boundaries
-  increasing inside the row and the top level ending at its end, the total weight that of the
-  items;
+- KLL sketches (``lf_sketch``, ``lf_sketch_levels``): level count within ``MAX_LEVELS``, level
+  boundaries increasing inside the row and the top level ending at its end, the total weight that of
+  the items;
 - parameters: the leaf model, observer, split rule and task are ones the kernels know.
 
 Values that are not indices (statistics, thresholds) are not checked: a NaN there gives NaN
@@ -110,15 +110,15 @@ def _check_shapes(st: state.TreeState, prm: state.TreeParams) -> dict:
     N = st.nd_feat.shape[0]
     L = st.lf_node.shape[0]
     P = st.ft_nominal.shape[0]
-    B = st.bn.shape[0]
-    K = st.lf_cc.shape[1]
+    B = st.bins.shape[0]
+    K = st.lf_class_weights.shape[1]
     _need(
         st.ints.shape == (state.N_INTS,), f"ints has shape {st.ints.shape}, not ({state.N_INTS},)"
     )
-    _need(st.dd.shape == (state.N_DD,), f"dd has shape {st.dd.shape}")
-    counts = st.dd[[PH_N, PH_T]]  # the drift detector's counts, which it divides by
+    _need(st.drift_detector.shape == (state.N_DD,), f"dd has shape {st.drift_detector.shape}")
+    counts = st.drift_detector[[PH_N, PH_T]]  # the drift detector's counts, which it divides by
     _need(np.isfinite(counts).all() and (counts >= 0).all(), "drift detector counts")
-    _need(st.ev.shape == (state.N_EV,), f"ev has shape {st.ev.shape}")
+    _need(st.evidence.shape == (state.N_EV,), f"ev has shape {st.evidence.shape}")
     _need(st.rng.shape[0] >= 1, "rng is empty")
     _need(N >= 1 and L >= 1 and P >= 1, f"empty pools (nodes {N}, leaves {L}, features {P})")
     for name in state.TreeState._fields:
@@ -127,58 +127,79 @@ def _check_shapes(st: state.TreeState, prm: state.TreeParams) -> dict:
             _need(a.shape[0] == N, f"{name} has {a.shape[0]} rows for {N} nodes")
         elif name.startswith("lf_"):
             _need(a.shape[0] == L, f"{name} has {a.shape[0]} rows for {L} leaf slots")
-    for name in ("ft_perm", "ft_spread", "ft_lin", "ft_mm"):
+    for name in ("ft_perm", "ft_spread", "ft_linear", "ft_minmax"):
         _need(getattr(st, name).shape[0] == P, f"{name} has {getattr(st, name).shape[0]} rows")
-    _need(st.ft_lin.shape[1:] == (2,), "ft_lin is not (features, 2)")
-    _need(st.ft_mm.shape[1:] == (state.N_MM,), "ft_mm is not (features, 3)")
+    _need(st.ft_linear.shape[1:] == (2,), "ft_linear is not (features, 2)")
+    _need(st.ft_minmax.shape[1:] == (state.N_MM,), "ft_minmax is not (features, 3)")
     _need(st.lf_mask.shape[1] == P, "lf_mask is not (leaves, features)")
-    for name in ("lf_stat", "lf_inh"):
+    for name in ("lf_stat", "lf_inherited"):
         _need(getattr(st, name).shape[1] == 4, f"{name} is not (leaves, 4)")
     _need(st.lf_err.shape[1] == 2, "lf_err is not (leaves, 2)")
     # per-feature leaf fields: the feature pool wide, or slim (classification trees)
     width = st.lf_scale.shape[1]
     _need(width in (0, P) if K else width == P, f"lf_scale has {width} columns for {P} features")
     _need(
-        st.lf_head.shape[1] == width and st.lf_nb.shape[1] == width,
-        "lf_head / lf_nb do not match lf_scale",
+        st.lf_head.shape[1] == width and st.lf_nbins.shape[1] == width,
+        "lf_head / lf_nbins do not match lf_scale",
     )
     _need(st.lf_x.shape[1:] in ((width, 4), (0, 4)), f"lf_x has shape {st.lf_x.shape}")
-    for name in ("lf_coef", "lf_rms"):
+    for name in ("lf_coef", "lf_rmsprop"):
         cols = getattr(st, name).shape[1]
         _need(cols == P + 1 or (K and cols == 1), f"{name} has {cols} columns")
-    _need(st.sc_idx.shape == (B,) and st.sc_key.shape == (B,), "sc_idx / sc_key are not (bins,)")
-    _need(st.bn.shape[1:] == (state.N_BIN_COLS,), f"bn has shape {st.bn.shape}")
-    H = st.ht.shape[0]
+    _need(
+        st.scratch_bins.shape == (B,) and st.scratch_keys.shape == (B,),
+        "scratch_bins / scratch_keys are not (bins,)",
+    )
+    _need(st.bins.shape[1:] == (state.N_BIN_COLS,), f"bn has shape {st.bins.shape}")
+    H = st.bin_hash.shape[0]
     _need(H >= 2 and H & (H - 1) == 0, f"hash table of {H} entries (not a power of two)")
     _need(H >= 2 * B, f"hash table of {H} entries for {B} bins")
     _need(st.lf_free.shape == (L,) and st.lf_aux.shape == (L,), "lf_free / lf_aux not (leaves,)")
     # change adaptation, extremely randomised splits, pre-grown trees
-    _need(st.nd_ph.shape[1] in (0, state.N_NODE_PH, state.N_NODE_PH_CLS), f"nd_ph {st.nd_ph.shape}")
-    _need(st.nd_q.shape[1] in (0, state.N_NODE_Q), f"nd_q has shape {st.nd_q.shape}")
+    _need(
+        st.nd_detector.shape[1] in (0, state.N_NODE_PH, state.N_NODE_PH_CLS),
+        f"nd_detector {st.nd_detector.shape}",
+    )
+    _need(
+        st.nd_alt_compare.shape[1] in (0, state.N_NODE_Q),
+        f"nd_alt_compare has shape {st.nd_alt_compare.shape}",
+    )
     _need(st.nd_path.shape == (N,), "nd_path is not (nodes,)")
     _need(
-        st.nd_proj.shape[1] in (0, P) and st.nd_ctr.shape[1] == st.nd_proj.shape[1],
-        "nd_proj / nd_ctr are not (nodes, features) or empty",
+        st.nd_proj.shape[1] in (0, P) and st.nd_centre.shape[1] == st.nd_proj.shape[1],
+        "nd_proj / nd_centre are not (nodes, features) or empty",
     )
-    _need(st.lf_xc.shape[1] == P and st.lf_xc.shape[2] in (0, 1, state.N_XC), "lf_xc's shape")
-    _need(st.lf_buf.shape[1] == P + 2, f"lf_buf has shape {st.lf_buf.shape}")
+    _need(
+        st.lf_candidate.shape[1] == P and st.lf_candidate.shape[2] in (0, 1, state.N_XC),
+        "lf_candidate's shape",
+    )
+    _need(st.lf_buffer.shape[1] == P + 2, f"lf_buffer has shape {st.lf_buffer.shape}")
     m_min = int(prm.m_min)
     _need(
-        st.lf_buf.shape[2] in (0, m_min) and (m_min <= 0 or st.lf_buf.shape[2] == m_min),
-        f"lf_buf holds {st.lf_buf.shape[2]} examples for m_min {m_min}",
+        st.lf_buffer.shape[2] in (0, m_min) and (m_min <= 0 or st.lf_buffer.shape[2] == m_min),
+        f"lf_buffer holds {st.lf_buffer.shape[2]} examples for m_min {m_min}",
     )
-    _need(st.lf_ev.shape[1] in (0, state.N_LEV), "lf_ev's shape")
+    _need(st.lf_evidence.shape[1] in (0, state.N_LEV), "lf_evidence's shape")
     # classification fields
-    _need(st.lf_gs.shape[1:] == (P, 3 * K), f"lf_gs has shape {st.lf_gs.shape}")
-    ncc = st.lf_ncc.shape
-    _need(ncc[2] % K == 0 if K else ncc[2] == 0, f"lf_ncc has shape {ncc} for {K} classes")
-    _need(ncc[1] <= P, f"lf_ncc has {ncc[1]} rows for {P} features")
-    _need(st.lf_xcc.shape[1:] in ((P, 2 * K), (P, 0)), f"lf_xcc has shape {st.lf_xcc.shape}")
-    _need(st.lf_rng.shape[1:] in ((P, 2), (P, 0)), f"lf_rng has shape {st.lf_rng.shape}")
+    _need(
+        st.lf_class_stats.shape[1:] == (P, 3 * K),
+        f"lf_class_stats has shape {st.lf_class_stats.shape}",
+    )
+    ncc = st.lf_nominal_class_weights.shape
+    _need(
+        ncc[2] % K == 0 if K else ncc[2] == 0,
+        f"lf_nominal_class_weights has shape {ncc} for {K} classes",
+    )
+    _need(ncc[1] <= P, f"lf_nominal_class_weights has {ncc[1]} rows for {P} features")
+    _need(
+        st.lf_candidate_classes.shape[1:] in ((P, 2 * K), (P, 0)),
+        f"lf_candidate_classes has shape {st.lf_candidate_classes.shape}",
+    )
+    _need(st.lf_range.shape[1:] in ((P, 2), (P, 0)), f"lf_range has shape {st.lf_range.shape}")
     # Bayesian leaves
-    nig = st.lf_nig.shape[1:]
-    _need(nig in ((0, 0), (P + 2, P + 2)), f"lf_nig has shape {st.lf_nig.shape}")
-    _need(st.ft_nig.shape == ((P + 2, P + 4) if nig[0] else (0, 0)), "ft_nig's shape")
+    nig = st.lf_bayes.shape[1:]
+    _need(nig in ((0, 0), (P + 2, P + 2)), f"lf_bayes has shape {st.lf_bayes.shape}")
+    _need(st.ft_bayes.shape == ((P + 2, P + 4) if nig[0] else (0, 0)), "ft_bayes's shape")
     # parameters the kernels branch on
     kinds = (
         state.LEAF_MEAN,
@@ -190,7 +211,7 @@ def _check_shapes(st: state.TreeState, prm: state.TreeParams) -> dict:
         state.LEAF_BAYES,
     )
     _need(prm.leaf_model in kinds, f"unknown leaf model {prm.leaf_model}")
-    _need(prm.leaf_model != state.LEAF_BAYES or nig[0], "Bayesian leaves without lf_nig")
+    _need(prm.leaf_model != state.LEAF_BAYES or nig[0], "Bayesian leaves without lf_bayes")
     _need(prm.observer in state.OBSERVERS.values(), f"unknown observer {prm.observer}")
     _need(prm.split_rule in state.SPLIT_RULES.values(), f"unknown split rule {prm.split_rule}")
     _need(
@@ -205,7 +226,7 @@ def _check_shapes(st: state.TreeState, prm: state.TreeParams) -> dict:
         "a pre-grown tree without node directions",
     )
     _need(
-        prm.split_rule != state.SPLIT_EXTRA or (m_min > 0 and st.lf_xc.shape[2] > 0),
+        prm.split_rule != state.SPLIT_EXTRA or (m_min > 0 and st.lf_candidate.shape[2] > 0),
         "an extremely randomised tree without candidates",
     )
     _need(prm.max_bins >= 0 and prm.max_leaves >= 0, "negative caps")
@@ -246,7 +267,7 @@ def _check_counts(st: state.TreeState, sh: dict) -> None:
     )
     sh["free_nodes"] = free_nodes
     # free bins: linked through bn[:, B_NEXT] from I_BIN_FREE
-    nxt = st.bn[:bin_hw, state.B_NEXT]
+    nxt = st.bins[:bin_hw, state.B_NEXT]
     _float_indices(nxt, -1, bin_hw, "bin links")
     sh["free_bins"] = _follow_list(
         int(ints[state.I_BIN_FREE]), lambda i: int(nxt[i]), -1, bin_hw, "free bin list"
@@ -290,7 +311,11 @@ def _check_nodes(st: state.TreeState, sh: dict) -> None:
         )
     else:
         nominal = (st.ft_nominal[feat] != 0) & (kind >= 0)
-        off, nl, nr = st.nd_cat_off[splits][nominal], kind[nominal], st.nd_cat_nr[splits][nominal]
+        off, nl, nr = (
+            st.nd_cat_off[splits][nominal],
+            kind[nominal],
+            st.nd_cat_right[splits][nominal],
+        )
         used = int(st.ints[state.I_CAT_USED])
         _need((off >= 0).all() and (nr >= 0).all(), "negative category offset or count")
         _need((off + nl + nr <= used).all(), f"a nominal split's categories past the {used} used")
@@ -308,17 +333,17 @@ def _check_nodes(st: state.TreeState, sh: dict) -> None:
     if (st.lf_aux[:hw] < -1).any():
         raise _Bad("lf_aux below -1")
     sh["live_slots"] = live
-    m_min = st.lf_buf.shape[2]  # examples a leaf buffers (SPLIT_EXTRA), an index into lf_buf
-    nex = st.lf_nex[live]
+    m_min = st.lf_buffer.shape[2]  # examples a leaf buffers (SPLIT_EXTRA), an index into lf_buffer
+    nex = st.lf_nexamples[live]
     _need(nex.size == 0 or (nex.min() >= 0 and (m_min == 0 or nex.max() <= m_min)),
           f"a leaf's example count outside [0, {m_min}]")  # fmt: skip
     # weights the kernels divide by: finite and not negative (statistics, the feature
     # normalisers' and the class weights)
     for name, a in (
         ("lf_stat", st.lf_stat[live, state.S_W]),
-        ("lf_inh", st.lf_inh[live, state.S_W]),
+        ("lf_inherited", st.lf_inherited[live, state.S_W]),
         ("lf_x", st.lf_x[live, :, state.S_W]),
-        ("lf_cc", st.lf_cc[live]),
+        ("lf_class_weights", st.lf_class_weights[live]),
     ):
         _need(a.size == 0 or (np.isfinite(a).all() and a.min() >= 0.0),
               f"{name}: a weight negative or not finite")  # fmt: skip
@@ -327,12 +352,12 @@ def _check_nodes(st: state.TreeState, sh: dict) -> None:
 def _check_bins(st: state.TreeState, sh: dict) -> None:
     """The observers' chains, vectorised (a tree may hold a million bins): each bin in use
     (``B_LEAF >= 0``) belongs to a live leaf slot's observer whose chain holds it once, the
-    chains end (no cycle), hold ``lf_nb`` bins each and ``I_BINS_LIVE`` in all, and the hash
+    chains end (no cycle), hold ``lf_nbins`` bins each and ``I_BINS_LIVE`` in all, and the hash
     table holds exactly the bins in use."""
     bin_hw = int(st.ints[state.I_BIN_HW])
     width = st.lf_head.shape[1]
     live_slots = sh["live_slots"]
-    bn = st.bn[:bin_hw]
+    bn = st.bins[:bin_hw]
     leaf_of = _float_indices(bn[:, state.B_LEAF], -1, st.lf_node.shape[0], "bins' leaf slots")
     used = np.flatnonzero(leaf_of >= 0)
     free = sh["free_bins"]
@@ -346,13 +371,13 @@ def _check_bins(st: state.TreeState, sh: dict) -> None:
     w = bn[used, state.B_W]
     _need(np.isfinite(w).all() and (w >= 0.0).all(), "a bin's weight negative or not finite")
     feat = _float_indices(bn[used, state.B_FEAT], 0, max(width, 1), "bins' features")
-    nxt = st.bn[:bin_hw, state.B_NEXT].astype(np.int64)  # (whole numbers in range: _check_counts)
+    nxt = st.bins[:bin_hw, state.B_NEXT].astype(np.int64)  # (whole numbers in range: _check_counts)
     link = nxt[used]
     if width == 0:
         _need(used.shape[0] == 0, "bins in a tree without observers")
     heads = st.lf_head[live_slots]
     _in_range(heads, -1, bin_hw, "first bin of an observer")
-    counts = st.lf_nb[live_slots]
+    counts = st.lf_nbins[live_slots]
     _need((counts >= 0).all(), "negative bin counts")
     _need(((heads == -1) == (counts == 0)).all(), "an observer's first bin and count disagree")
     # each bin in use is pointed at once: by its observer's head or by a bin of its chain
@@ -384,7 +409,7 @@ def _check_bins(st: state.TreeState, sh: dict) -> None:
     for _ in range(max(1, int(bin_hw).bit_length())):
         jump = jump[jump]
     _need((jump[used] == bin_hw).all(), "a cycle of bins")
-    ht = st.ht
+    ht = st.bin_hash
     _in_range(ht, -1, bin_hw, "hash table entry")
     entries = ht[ht != -1]
     _need(
@@ -395,22 +420,29 @@ def _check_bins(st: state.TreeState, sh: dict) -> None:
 
 
 def _check_sketches(st: state.TreeState, prm: state.TreeParams, sh: dict) -> None:
-    cap = st.lf_sk.shape[1]
+    cap = st.lf_sketch.shape[1]
     k = int(prm.sketch_k)
-    if cap == 0:  # no sketch items (files of formats 1-2 kept lf_skl's columns even then)
+    if cap == 0:  # no sketch items (files of formats 1-2 kept lf_sketch_levels's columns even then)
         _need(k == 0, f"sketch_k {k} without sketches")
         return
     _need(kll.MIN_WIDTH <= k <= 65535, f"sketch_k {k} out of range")
-    _need(st.lf_skl.shape[1] == kll.LV_WIDTH, f"lf_skl has {st.lf_skl.shape[1]} columns")
-    leaf = (cap, st.sk_cap.shape) == (
+    _need(
+        st.lf_sketch_levels.shape[1] == kll.LV_WIDTH,
+        f"lf_sketch_levels has {st.lf_sketch_levels.shape[1]} columns",
+    )
+    leaf = (cap, st.sketch_capacity.shape) == (
         kll.leaf_row_capacity(k),
         (kll.MAX_LEVELS + 2, kll.MAX_LEVELS + 1),
     )
-    full = (cap, st.sk_cap.shape) == (kll.row_capacity(k), (2, kll.MAX_LEVELS + 1))
-    _need(leaf or full, f"sketch rows of {cap} items / table {st.sk_cap.shape} for k = {k}")
+    full = (cap, st.sketch_capacity.shape) == (kll.row_capacity(k), (2, kll.MAX_LEVELS + 1))
+    _need(
+        leaf or full, f"sketch rows of {cap} items / table {st.sketch_capacity.shape} for k = {k}"
+    )
     table = kll.leaf_capacity_table(k) if leaf else kll.capacity_table(k)
-    _need(np.array_equal(st.sk_cap, table), "sketch capacity table is not the one of its k")
-    lv = st.lf_skl[sh["live_slots"]]
+    _need(
+        np.array_equal(st.sketch_capacity, table), "sketch capacity table is not the one of its k"
+    )
+    lv = st.lf_sketch_levels[sh["live_slots"]]
     if not lv.shape[0]:
         return
     H = lv[:, kll.LV_H]

@@ -287,7 +287,7 @@ def _check_kll_sketch(sk) -> None:
     from ..rng import new_state
 
     st = state.allocate(1, new_state(0), leaves=1, nodes=1, bins=1, cats=1)
-    st = st._replace(lf_sk=items, lf_skl=lv, sk_cap=table)
+    st = st._replace(lf_sketch=items, lf_sketch_levels=lv, sketch_capacity=table)
     st.ints[state.I_NNODES] = st.ints[state.I_LEAF_HW] = 1
     st.nd_leaf[0], st.lf_node[0] = 0, 0
     prm = state.TreeParams(*[0] * 17)._replace(sketch_k=int(k), leaf_model=state.LEAF_MEAN)

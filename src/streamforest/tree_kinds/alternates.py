@@ -46,7 +46,9 @@ def drift_step(st, prm, y, pred):
     warm-up of ``drift_min`` targets).  On a signal (1 drift; 2 warning, 3 warning withdrawn when
     the owner armed warnings) sets ``I_DRIFT`` to it and returns True: a pass stops after the
     row, and the owner acts (replaces the tree, starts or drops a background tree)."""
-    s = page_hinkley_update(st.dd, y, pred, prm.drift_delta, prm.drift_lambda, prm.drift_min)
+    s = page_hinkley_update(
+        st.drift_detector, y, pred, prm.drift_delta, prm.drift_lambda, prm.drift_min
+    )
     if s != 0:
         st.ints[I_DRIFT] = s
         return True
@@ -56,9 +58,9 @@ def drift_step(st, prm, y, pred):
 @kernel(inline="always")
 def _restart_detector(st, n):
     for c in range(PHN_SD0):  # keeps the normaliser
-        st.nd_ph[n, c] = 0.0
-    for c in range(st.nd_q.shape[1]):
-        st.nd_q[n, c] = 0.0
+        st.nd_detector[n, c] = 0.0
+    for c in range(st.nd_alt_compare.shape[1]):
+        st.nd_alt_compare[n, c] = 0.0
 
 
 @kernel
@@ -70,9 +72,9 @@ def _start_alternate(st, prm, n):
     a = _new_node(st)
     leaf = _new_leaf_slot(st)
     st.lf_stat[leaf, :] = 0.0
-    st.lf_inh[leaf, :] = 0.0
+    st.lf_inherited[leaf, :] = 0.0
     st.lf_coef[leaf, :] = 0.0
-    st.lf_rms[leaf, :] = 0.0
+    st.lf_rmsprop[leaf, :] = 0.0
     st.lf_x[leaf, :, :] = 0.0
     st.lf_err[leaf, :] = 0.0
     st.ft_spread[:] = 0.0
@@ -99,12 +101,12 @@ def _adopt_alternate(st, n):
     st.nd_leaf[n] = st.nd_leaf[a]
     st.nd_cat_off[n] = st.nd_cat_off[a]
     st.nd_cat_len[n] = st.nd_cat_len[a]
-    st.nd_cat_nr[n] = st.nd_cat_nr[a]
+    st.nd_cat_right[n] = st.nd_cat_right[a]
     st.nd_born[n] = st.nd_born[a]
-    for c in range(st.nd_ph.shape[1]):
-        st.nd_ph[n, c] = st.nd_ph[a, c]
-    for c in range(st.nd_q.shape[1]):
-        st.nd_q[n, c] = 0.0
+    for c in range(st.nd_detector.shape[1]):
+        st.nd_detector[n, c] = st.nd_detector[a, c]
+    for c in range(st.nd_alt_compare.shape[1]):
+        st.nd_alt_compare[n, c] = 0.0
     if st.nd_leaf[a] >= 0:
         st.lf_node[st.nd_leaf[a]] = n
     st.nd_alt[n] = -1
@@ -148,7 +150,7 @@ def _adapt(st, prm, x, y, w, pred):
     adoption took the example's leaf away (the adopted subtree has learnt it)."""
     e = abs(y - pred)
     nfeat = st.ints[I_NFEAT]
-    q = st.nd_q
+    q = st.nd_alt_compare
     n = np.int64(0)  # not a literal: see "Literal constants" above
     while st.nd_feat[n] >= 0:
         a = st.nd_alt[n]
@@ -169,7 +171,7 @@ def _adapt(st, prm, x, y, w, pred):
                 q[n, Q_MEAN] += (r - q[n, Q_MEAN]) / q[n, Q_COUNT]
                 if q[n, Q_SEEN] >= 10.0 * prm.grace and r < q[n, Q_MEAN]:
                     _discard_alternate(st, n)
-        elif page_hinkley_row_update(st.nd_ph, n, e, prm.alt_alpha, prm.alt_lambda):
+        elif page_hinkley_row_update(st.nd_detector, n, e, prm.alt_alpha, prm.alt_lambda):
             _start_alternate(st, prm, n)
         n = _child(st, n, x)
     return False

@@ -338,14 +338,14 @@ N_FIELDS_V2, N_PARAMS_V2 = 49, 28  # format 2 before the fields of pre-grown tre
 
 
 def upgrade(A: Arena, created=None) -> Arena:
-    """The arena of a model saved in an earlier layout, in today's: format 1 (41 state fields,
-    22 parameters, 17 ints per tree), or a format-2 layout saved before fields were appended to
-    :class:`TreeState` and :class:`TreeParams` (they only ever are appended).  Each tree keeps
-    its stored fields and gets those added since as a new tree of its kind has them (no extra
-    split rule, no alternate subtrees, not pre-grown); new parameters take their defaults.  An
-    arena in today's layout keeps its layout.  Either way the rows are cut to their trees'
-    fields (:func:`trimmed`).  A classification tree whose ``lf_ncc`` has a row per feature
-    (formats 3 and 4) gets a row per nominal feature (:func:`~._state.per_nominal_ncc`)."""
+    """The arena of a model saved in an earlier layout, in today's: format 1 (41 state fields, 22
+    parameters, 17 ints per tree), or a format-2 layout saved before fields were appended to
+    :class:`TreeState` and :class:`TreeParams` (they only ever are appended).  Each tree keeps its
+    stored fields and gets those added since as a new tree of its kind has them (no extra split
+    rule, no alternate subtrees, not pre-grown); new parameters take their defaults.  An arena in
+    today's layout keeps its layout.  Either way the rows are cut to their trees' fields
+    (:func:`trimmed`).  A classification tree whose ``lf_nominal_class_weights`` has a row per
+    feature (formats 3 and 4) gets a row per nominal feature (:func:`~._state.per_nominal_ncc`)."""
     if A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS, 4) and A.pa.shape[1:] == (N_PARAMS,):
         check(A, created)  # (read before the caller's check)
         return trimmed(_per_nominal(A, created), created)
@@ -385,13 +385,13 @@ def upgrade(A: Arena, created=None) -> Arena:
             ints[I_NODE_FREE] = -1
             fields[0] = ints
             fields += [
-                np.zeros(leaves, np.int64),  # lf_nex
-                np.zeros((leaves, pc, 0)),  # lf_xc
-                np.zeros((leaves, pc + 2, 0)),  # lf_buf
+                np.zeros(leaves, np.int64),  # lf_nexamples
+                np.zeros((leaves, pc, 0)),  # lf_candidate
+                np.zeros((leaves, pc + 2, 0)),  # lf_buffer
                 np.full(nodes, -1, np.int64),  # nd_alt
                 np.zeros(nodes, np.int8),  # nd_isalt
-                np.zeros((nodes, 0)),  # nd_ph
-                np.zeros((nodes, 0)),  # nd_q
+                np.zeros((nodes, 0)),  # nd_detector
+                np.zeros((nodes, 0)),  # nd_alt_compare
                 np.zeros(nodes, np.int64),  # nd_path
             ]
         fresh = allocate(pc, new_state(0), nodes=nodes, leaves=leaves, bins=1, cats=1)
@@ -403,7 +403,8 @@ def upgrade(A: Arena, created=None) -> Arena:
 
 
 def _per_nominal(A: Arena, created=None) -> Arena:
-    """``A`` with each classification tree's ``lf_ncc`` in the per-nominal-feature layout."""
+    """``A`` with each classification tree's ``lf_nominal_class_weights`` in the
+    per-nominal-feature layout."""
     from .state import per_nominal_ncc
 
     for t in range(A.lay.shape[0]):

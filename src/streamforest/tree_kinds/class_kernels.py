@@ -7,14 +7,13 @@ checks); what differs lives here, chosen by :class:`~streamforest.tree_kinds.sta
 like every tree kind:
 
 - **y** is a class index ``0 .. K-1`` (a float in the learning loops); ``K`` is the width of the
-  class fields (``lf_cc`` ...), widened by the engine when a new class appears.
-- **Leaf statistics**: class weights ``lf_cc``; per feature and class the weight, mean and m2 of
-  the values (``lf_gs``; for a nominal feature only the weight of present values); per nominal
-  feature, category and class a weight (``lf_ncc``, one row per *nominal* feature: the ``s``-th
-  nominal feature has row ``s``, see :func:`nominal_slot`; a numeric feature has none) and the
-  number of categories seen.
-  ``lf_stat`` keeps the statistic of the class index (its weight drives the grace period,
-  ``m2 > 0`` means the leaf is impure).
+  class fields (``lf_class_weights`` ...), widened by the engine when a new class appears.
+- **Leaf statistics**: class weights ``lf_class_weights``; per feature and class the weight, mean
+  and m2 of the values (``lf_class_stats``; for a nominal feature only the weight of present
+  values); per nominal feature, category and class a weight (``lf_nominal_class_weights``, one row
+  per *nominal* feature: the ``s``-th nominal feature has row ``s``, see :func:`nominal_slot`; a
+  numeric feature has none) and the number of categories seen. ``lf_stat`` keeps the statistic of
+  the class index (its weight drives the grace period, ``m2 > 0`` means the leaf is impure).
 - **Leaf models** (``leaf_model``): majority class (``LEAF_MC``), naive Bayes (``LEAF_NB``:
   Gaussian for numeric features, Laplace-smoothed counts for nominal ones) or adaptive naive
   Bayes (``LEAF_NBA``, Holmes et al. 2005): each leaf counts the weight each of the two predicted
@@ -25,15 +24,15 @@ like every tree kind:
   model is exactly the one the per-feature loop learns.
 - **Split rules**: ``SPLIT_EXTRA`` (ACTSER, thesis §5.2.1): the same two stages as ATSER's
   (:mod:`streamforest.tree_kinds.extra_split` draws the candidates), each candidate keeping the
-  class weights of its two sides (``lf_xcc``), scored by information gain.  ``SPLIT_GAUSS`` (VFDT):
-  ten thresholds between each numeric feature's smallest and largest value, scored by the
-  information gain of the class weights each side would get under the per-class Gaussians of
-  ``lf_gs`` (River's ``GaussianSplitter``), and one-versus-rest splits of nominal features from
-  ``lf_ncc``: the naive Bayes statistics serve both, no attribute observer.  Both split when
-  ``IG(best) - IG(second) > eps`` or, once ``eps < tau``, on the best (VFDT) or on one drawn among
-  the candidates within ``eps`` of it (ACTSER), with ``eps = sqrt(R^2 ln(1/delta) / (2 n))``,
-  ``R = log2(classes seen at the leaf)``.  Children start with the class weights of their side
-  and empty naive Bayes statistics.
+  class weights of its two sides (``lf_candidate_classes``), scored by information gain.
+  ``SPLIT_GAUSS`` (VFDT): ten thresholds between each numeric feature's smallest and largest value,
+  scored by the information gain of the class weights each side would get under the per-class
+  Gaussians of ``lf_class_stats`` (River's ``GaussianSplitter``), and one-versus-rest splits of
+  nominal features from ``lf_nominal_class_weights``: the naive Bayes statistics serve both, no
+  attribute observer.  Both split when ``IG(best) - IG(second) > eps`` or, once ``eps < tau``, on
+  the best (VFDT) or on one drawn among the candidates within ``eps`` of it (ACTSER), with ``eps =
+  sqrt(R^2 ln(1/delta) / (2 n))``, ``R = log2(classes seen at the leaf)``.  Children start with the
+  class weights of their side and empty naive Bayes statistics.
 - **Change** (thesis §5.2.3, Algorithms 5.2-5.3; ``alt_lambda > 0``): every split node runs the
   Page-Hinkley test on the 0/1 errors of the tree's predictions for the examples that pass it,
   normalised by ``sqrt(p (1 - p))`` (``p`` the node's error rate, frozen after ``ph_gamma``
@@ -132,7 +131,7 @@ def _split_rule_learns(st, prm, leaf, x, y, w, nfeat):
 @kernel(inline="always")
 def page_hinkley_01(st, prm, n, err):
     """The thesis' Algorithm 5.2 at split node ``n`` for a 0/1 error; True when it fires."""
-    ph = st.nd_ph
+    ph = st.nd_detector
     ph[n, CPH_N] += 1.0
     ph[n, CPH_Q] += err
     t = ph[n, CPH_N]
@@ -165,10 +164,10 @@ def mcnemar_verdict(b, c, seen, period, crit):
 
 @kernel(inline="always")
 def _restart(st, n):
-    for c in range(st.nd_ph.shape[1]):
-        st.nd_ph[n, c] = 0.0
-    for c in range(st.nd_q.shape[1]):
-        st.nd_q[n, c] = 0.0
+    for c in range(st.nd_detector.shape[1]):
+        st.nd_detector[n, c] = 0.0
+    for c in range(st.nd_alt_compare.shape[1]):
+        st.nd_alt_compare[n, c] = 0.0
 
 
 @kernel
@@ -179,7 +178,7 @@ def _adapt(st, prm, x, y, w, pred):
     k = np.int64(y)
     err = 0.0 if pred == k else 1.0
     nfeat = st.ints[I_NFEAT]
-    q = st.nd_q
+    q = st.nd_alt_compare
     n = np.int64(0)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     while st.nd_feat[n] >= 0:
         a = st.nd_alt[n]
@@ -210,8 +209,8 @@ def _adapt(st, prm, x, y, w, pred):
             a = st.nd_alt[n]
             if a >= 0:
                 leaf = st.nd_leaf[a]
-                for c in range(st.lf_cc.shape[1]):
-                    st.lf_cc[leaf, c] = 0.0
+                for c in range(st.lf_class_weights.shape[1]):
+                    st.lf_class_weights[leaf, c] = 0.0
                 reset_class_leaf(st, leaf)
         n = _child(st, n, x)
     return False

@@ -29,24 +29,24 @@ N_THRESHOLDS = 10  # SPLIT_GAUSS: candidate thresholds per numeric feature (Rive
 VAR_FLOOR = 1e-9  # relative floor of a naive Bayes variance (a constant feature in a class)
 
 
-# a nominal feature's lf_gs row uses only the weights (3 k); the mean slot of class 0 counts the
-# categories seen at the leaf (the Laplace smoothing's denominator: a property of the leaf's
-# examples, so the same however the stream was cut into chunks)
+# a nominal feature's lf_class_stats row uses only the weights (3 k); the mean slot of class 0
+# counts the categories seen at the leaf (the Laplace smoothing's denominator: a property of the
+# leaf's examples, so the same however the stream was cut into chunks)
 GS_NCATS = 1
 
 
 # leaf models
 @kernel(inline="always")
 def _n_cats(st):
-    K = st.lf_cc.shape[1]
-    return st.lf_ncc.shape[2] // K if K > 0 else 0
+    K = st.lf_class_weights.shape[1]
+    return st.lf_nominal_class_weights.shape[2] // K if K > 0 else 0
 
 
 @kernel(inline="always")
 def nominal_slot(st, j):
-    """The row of nominal feature ``j`` in ``lf_ncc``: the nominal features before it.  The
-    feature loops count it as they go; a row past ``lf_ncc``'s (a feature the tree has not been
-    widened to) holds nothing."""
+    """The row of nominal feature ``j`` in ``lf_nominal_class_weights``: the nominal features before
+    it.  The feature loops count it as they go; a row past ``lf_nominal_class_weights``'s (a feature
+    the tree has not been widened to) holds nothing."""
     s = np.int64(0)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     for i in range(j):
         s += st.ft_nominal[i] != 0
@@ -55,20 +55,24 @@ def nominal_slot(st, j):
 
 @kernel(inline="always")
 def _ncc(st, leaf, slot, i):
-    """``lf_ncc[leaf, slot, i]``, 0 for a slot the tree does not hold."""
-    return st.lf_ncc[leaf, slot, i] if slot < st.lf_ncc.shape[1] else 0.0
+    """``lf_nominal_class_weights[leaf, slot, i]``, 0 for a slot the tree does not hold."""
+    return (
+        st.lf_nominal_class_weights[leaf, slot, i]
+        if slot < st.lf_nominal_class_weights.shape[1]
+        else 0.0
+    )
 
 
 @kernel(inline="always")
 def _nb_score(st, leaf, x, nfeat, k, total):
     """``log p(k) + sum_j log p(x_j | k)`` at ``leaf`` (``-inf`` for a class without weight)."""
-    ck = st.lf_cc[leaf, k]
+    ck = st.lf_class_weights[leaf, k]
     if ck <= 0.0:
         return -np.inf
     s = np.log(ck / total)
-    K = st.lf_cc.shape[1]
+    K = st.lf_class_weights.shape[1]
     C = _n_cats(st)
-    gs = st.lf_gs
+    gs = st.lf_class_stats
     slot = 0
     for j in range(nfeat):
         nominal = st.ft_nominal[j] != 0
@@ -97,8 +101,8 @@ def _class_counts(st, leaf):
     mc = np.int64(0)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     best = -1.0
     present = 0
-    for k in range(st.lf_cc.shape[1]):
-        c = st.lf_cc[leaf, k]
+    for k in range(st.lf_class_weights.shape[1]):
+        c = st.lf_class_weights[leaf, k]
         total += c
         present += c > 0.0
         if c > best:
@@ -126,7 +130,7 @@ def _nb_class(st, leaf, x, nfeat, total, mc):
     when every class has weight 0)."""
     nb = mc
     bs = -np.inf
-    for k in range(st.lf_cc.shape[1]):
+    for k in range(st.lf_class_weights.shape[1]):
         sc = _nb_score(st, leaf, x, nfeat, k, total)
         if sc > bs:
             bs = sc
@@ -139,9 +143,9 @@ def _nb_score_fast(st, leaf, x, nfeat, k, lc):
     """``(score, margin)``: :func:`_nb_score` of class ``k`` (``lc = log p(k)``) with three or
     four logarithms instead of one per feature, and a bound on its rounding difference from
     :func:`_nb_score` (see :func:`_nb_class_fast`)."""
-    K = st.lf_cc.shape[1]
+    K = st.lf_class_weights.shape[1]
     C = _n_cats(st)
-    gs = st.lf_gs
+    gs = st.lf_class_stats
     q = 0.0
     pbig = 1.0
     psmall = 1.0
@@ -209,7 +213,7 @@ def _nb_class_fast(st, leaf, x, nfeat, total):
     :func:`_nb_score`'s first maximum is then that class, so the model's state and predictions
     are exactly those of the per-feature loop (which runs otherwise: ties and near-ties, a
     non-finite score)."""
-    K = st.lf_cc.shape[1]
+    K = st.lf_class_weights.shape[1]
     best = np.int64(-1)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     best_lo = -np.inf
     best_f = -np.inf
@@ -217,7 +221,7 @@ def _nb_class_fast(st, leaf, x, nfeat, total):
     u2 = -np.inf
     u1k = -1
     for k in range(K):
-        ck = st.lf_cc[leaf, k]
+        ck = st.lf_class_weights[leaf, k]
         if ck <= 0.0:
             continue
         f, tol = _nb_score_fast(st, leaf, x, nfeat, k, np.log(ck / total))
@@ -283,21 +287,21 @@ def leaf_proba(st, prm, leaf, x, nfeat, out):
     leaf).  Naive Bayes scores come from :func:`_nb_score_fast` (within about 1e-13 of
     :func:`_nb_score`'s relative to the terms' magnitudes; the per-feature loop when one is not
     finite)."""
-    K = st.lf_cc.shape[1]
+    K = st.lf_class_weights.shape[1]
     total = 0.0
     for k in range(K):
-        total += st.lf_cc[leaf, k]
+        total += st.lf_class_weights[leaf, k]
     if total <= 0.0:
         for k in range(K):
             out[k] = 1.0 / K
         return
     if not _uses_nb(st, prm, leaf):
         for k in range(K):
-            out[k] = st.lf_cc[leaf, k] / total
+            out[k] = st.lf_class_weights[leaf, k] / total
         return
     top = -np.inf
     for k in range(K):
-        ck = st.lf_cc[leaf, k]
+        ck = st.lf_class_weights[leaf, k]
         if ck <= 0.0:
             out[k] = -np.inf
             continue
@@ -315,7 +319,7 @@ def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
     scores are the ones the probabilities come from, so it costs nothing more), -1 (not
     computed) otherwise.  A per-example prediction keeps the votes for the learning step that
     follows (:func:`learn_step_at`)."""
-    K = st.lf_cc.shape[1]
+    K = st.lf_class_weights.shape[1]
     total, mc, present = _class_counts(st, leaf)
     one = prm.leaf_model == LEAF_MC or present <= 1  # leaf_votes: naive Bayes is mc
     if total <= 0.0:  # as leaf_proba (and leaf_votes: nothing present)
@@ -324,7 +328,7 @@ def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
         return mc, mc
     if not _uses_nb(st, prm, leaf):
         for k in range(K):
-            out[k] = st.lf_cc[leaf, k] / total
+            out[k] = st.lf_class_weights[leaf, k] / total
         return mc, (mc if one else np.int64(-1))
     # naive Bayes answers: leaf_proba's scores, and _nb_class_fast's choice from the same scores
     top = -np.inf
@@ -336,7 +340,7 @@ def leaf_proba_votes(st, prm, leaf, x, nfeat, out):
     u1k = -1
     certified = True
     for k in range(K):
-        ck = st.lf_cc[leaf, k]
+        ck = st.lf_class_weights[leaf, k]
         if ck <= 0.0:
             out[k] = -np.inf
             continue
@@ -370,15 +374,15 @@ def argmax(p, K):
 def reset_class_leaf(st, leaf):
     """Empty naive Bayes statistics, ranges and adaptive counts of a new leaf (its class weights
     are set by its creator)."""
-    for s in range(st.lf_ncc.shape[1]):
-        for c in range(st.lf_ncc.shape[2]):
-            st.lf_ncc[leaf, s, c] = 0.0
-    for j in range(st.lf_gs.shape[1]):
-        for c in range(st.lf_gs.shape[2]):
-            st.lf_gs[leaf, j, c] = 0.0
-        if st.lf_rng.shape[2]:
-            st.lf_rng[leaf, j, 0] = np.inf
-            st.lf_rng[leaf, j, 1] = -np.inf
+    for s in range(st.lf_nominal_class_weights.shape[1]):
+        for c in range(st.lf_nominal_class_weights.shape[2]):
+            st.lf_nominal_class_weights[leaf, s, c] = 0.0
+    for j in range(st.lf_class_stats.shape[1]):
+        for c in range(st.lf_class_stats.shape[2]):
+            st.lf_class_stats[leaf, j, c] = 0.0
+        if st.lf_range.shape[2]:
+            st.lf_range[leaf, j, 0] = np.inf
+            st.lf_range[leaf, j, 1] = -np.inf
     st.lf_err[leaf, 0] = 0.0
     st.lf_err[leaf, 1] = 0.0
 
@@ -387,8 +391,8 @@ def reset_class_leaf(st, leaf):
 def init_root_class(st):
     """The class fields of a new tree's root leaf (after :func:`~.structure.init_root`)."""
     leaf = st.nd_leaf[0]
-    for k in range(st.lf_cc.shape[1]):
-        st.lf_cc[leaf, k] = 0.0
+    for k in range(st.lf_class_weights.shape[1]):
+        st.lf_class_weights[leaf, k] = 0.0
     reset_class_leaf(st, leaf)
 
 
@@ -401,17 +405,17 @@ def _observe_leaf(st, prm, leaf, x, y, w, nfeat, mc, nb):
             st.lf_err[leaf, 0] += w
         if nb == k:
             st.lf_err[leaf, 1] += w
-    st.lf_cc[leaf, k] += w
+    st.lf_class_weights[leaf, k] += w
     s = st.lf_stat
     s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3] = welford_update(
         s[leaf, 0], s[leaf, 1], s[leaf, 2], s[leaf, 3], y, w
     )
     if prm.leaf_model == LEAF_MC and prm.split_rule != SPLIT_GAUSS:
         return  # nothing reads the naive Bayes statistics
-    K = st.lf_cc.shape[1]
+    K = st.lf_class_weights.shape[1]
     C = _n_cats(st)
-    gs = st.lf_gs
-    ranges = st.lf_rng.shape[2] > 0
+    gs = st.lf_class_stats
+    ranges = st.lf_range.shape[2] > 0
     slot = 0
     for j in range(nfeat):
         nominal = st.ft_nominal[j] != 0
@@ -422,13 +426,13 @@ def _observe_leaf(st, prm, leaf, x, y, w, nfeat, mc, nb):
         if nominal:
             gs[leaf, j, 3 * k] += w
             code = np.int64(v)
-            if 0 <= code < C and slot <= st.lf_ncc.shape[1]:
+            if 0 <= code < C and slot <= st.lf_nominal_class_weights.shape[1]:
                 seen = 0.0
                 for c in range(K):
-                    seen += st.lf_ncc[leaf, slot - 1, code * K + c]
+                    seen += st.lf_nominal_class_weights[leaf, slot - 1, code * K + c]
                 if seen == 0.0:  # a category new at this leaf
                     gs[leaf, j, GS_NCATS] += 1.0
-                st.lf_ncc[leaf, slot - 1, code * K + k] += w
+                st.lf_nominal_class_weights[leaf, slot - 1, code * K + k] += w
             continue
         gw = gs[leaf, j, 3 * k] + w
         d = v - gs[leaf, j, 3 * k + 1]
@@ -436,5 +440,5 @@ def _observe_leaf(st, prm, leaf, x, y, w, nfeat, mc, nb):
         gs[leaf, j, 3 * k + 2] += w * d * (v - gs[leaf, j, 3 * k + 1])
         gs[leaf, j, 3 * k] = gw
         if ranges:
-            st.lf_rng[leaf, j, 0] = min(st.lf_rng[leaf, j, 0], v)
-            st.lf_rng[leaf, j, 1] = max(st.lf_rng[leaf, j, 1], v)
+            st.lf_range[leaf, j, 0] = min(st.lf_range[leaf, j, 0], v)
+            st.lf_range[leaf, j, 1] = max(st.lf_range[leaf, j, 1], v)

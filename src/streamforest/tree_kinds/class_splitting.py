@@ -59,11 +59,11 @@ def _gain(pw, lw, rw, sp, sl, sr):
 def _bound(st, prm, leaf):
     """The Hoeffding bound ``eps`` on information gains at ``leaf``."""
     n_seen = 0
-    for k in range(st.lf_cc.shape[1]):
-        if st.lf_cc[leaf, k] > 0.0:
+    for k in range(st.lf_class_weights.shape[1]):
+        if st.lf_class_weights[leaf, k] > 0.0:
             n_seen += 1
     r = np.log2(max(n_seen, 2))
-    n = st.lf_stat[leaf, S_W] - st.lf_inh[leaf, S_W]
+    n = st.lf_stat[leaf, S_W] - st.lf_inherited[leaf, S_W]
     return np.sqrt(r * r * np.log(1.0 / prm.delta) / (2.0 * n))
 
 
@@ -71,7 +71,7 @@ def _bound(st, prm, leaf):
 def _candidate_gain(st, leaf, j, K, min_branch):
     """IG of ACTSER's candidate on feature ``j`` (``-1`` when a side is lighter than
     ``min_branch``)."""
-    xcc = st.lf_xcc
+    xcc = st.lf_candidate_classes
     lw = 0.0
     rw = 0.0
     sp = 0.0
@@ -110,15 +110,15 @@ def _goes_left(st, j, thr, v):
 @kernel
 def _replay_candidates(st, leaf, nfeat):
     """The candidates just drawn from the buffered examples get their class weights."""
-    xcc = st.lf_xcc
-    buf = st.lf_buf
+    xcc = st.lf_candidate_classes
+    buf = st.lf_buffer
     for j in range(nfeat):
         for c in range(xcc.shape[2]):
             xcc[leaf, j, c] = 0.0
-        thr = st.lf_xc[leaf, j, XC_THR]
+        thr = st.lf_candidate[leaf, j, XC_THR]
         if np.isnan(thr):
             continue
-        for i in range(st.lf_nex[leaf]):
+        for i in range(st.lf_nexamples[leaf]):
             v = buf[leaf, 2 + j, i]
             if not np.isnan(v):
                 k = np.int64(buf[leaf, XB_Y, i])
@@ -128,20 +128,20 @@ def _replay_candidates(st, leaf, nfeat):
 
 @kernel
 def _extra_observe(st, prm, leaf, x, y, w, nfeat):
-    n = st.lf_nex[leaf]
+    n = st.lf_nexamples[leaf]
     if n < prm.m_min:
         extra_observe(st, prm, leaf, x, y, w, nfeat)  # buffers; draws the candidates at m_min
-        if st.lf_nex[leaf] == prm.m_min:
+        if st.lf_nexamples[leaf] == prm.m_min:
             _replay_candidates(st, leaf, nfeat)
         return
     k = np.int64(y)
     for j in range(nfeat):
-        thr = st.lf_xc[leaf, j, XC_THR]
+        thr = st.lf_candidate[leaf, j, XC_THR]
         v = x[j]
         if np.isnan(thr) or np.isnan(v):
             continue
         side = 0 if _goes_left(st, j, thr, v) else 1
-        st.lf_xcc[leaf, j, 2 * k + side] += w
+        st.lf_candidate_classes[leaf, j, 2 * k + side] += w
 
 
 @kernel
@@ -150,16 +150,16 @@ def _choose_extra(st, prm, leaf):
     candidate's gain is computed once (into the ``ft_spread`` scratch, zeroed again after)."""
     st.ints[I_NATTEMPTS] += 1
     st.lf_last[leaf] = st.lf_stat[leaf, S_W]
-    if st.lf_nex[leaf] < prm.m_min:
+    if st.lf_nexamples[leaf] < prm.m_min:
         return -1
-    K = st.lf_cc.shape[1]
+    K = st.lf_class_weights.shape[1]
     nfeat = st.ints[I_NFEAT]
     gains = st.ft_spread
     best1 = 0.0
     best2 = 0.0
     f1 = np.int64(-1)  # not a literal (see "Literal constants" in tree_kinds.kernels)
     for j in range(nfeat):
-        if np.isnan(st.lf_xc[leaf, j, XC_THR]):
+        if np.isnan(st.lf_candidate[leaf, j, XC_THR]):
             gains[j] = -np.inf
             continue
         g = _candidate_gain(st, leaf, j, K, prm.min_branch)
@@ -197,17 +197,17 @@ def _choose_extra(st, prm, leaf):
 def _split_extra(st, prm, leaf, f):
     """Split ``leaf`` on its candidate of feature ``f``; the children start with its sides'
     class weights."""
-    K = st.lf_cc.shape[1]
+    K = st.lf_class_weights.shape[1]
     node = st.lf_node[leaf]
-    st.nd_thr[node] = st.lf_xc[leaf, f, XC_THR]
+    st.nd_thr[node] = st.lf_candidate[leaf, f, XC_THR]
     if st.ft_nominal[f] == 1:
         st.nd_cat_off[node] = 0
         st.nd_cat_len[node] = -1  # categories go to the salt's random sides (route)
-        st.nd_cat_nr[node] = 0
+        st.nd_cat_right[node] = 0
     l0 = l1 = l2 = r0 = r1 = r2 = 0.0
     for k in range(K):
-        a = st.lf_xcc[leaf, f, 2 * k]
-        b = st.lf_xcc[leaf, f, 2 * k + 1]
+        a = st.lf_candidate_classes[leaf, f, 2 * k]
+        b = st.lf_candidate_classes[leaf, f, 2 * k + 1]
         l0 += a
         l1 += k * a
         l2 += k * k * a
@@ -220,8 +220,8 @@ def _split_extra(st, prm, leaf, f):
     _grow_children(st, prm, leaf, f, lw, lm, 0.0, lm2, rw, rm, 0.0, rm2)
     right = st.nd_leaf[st.nd_right[node]]
     for k in range(K):  # the left child keeps the parent's slot, whose candidates are intact
-        st.lf_cc[right, k] = st.lf_xcc[leaf, f, 2 * k + 1]
-        st.lf_cc[leaf, k] = st.lf_xcc[leaf, f, 2 * k]
+        st.lf_class_weights[right, k] = st.lf_candidate_classes[leaf, f, 2 * k + 1]
+        st.lf_class_weights[leaf, k] = st.lf_candidate_classes[leaf, f, 2 * k]
     _children_start(st, node, leaf, right)
 
 
@@ -229,15 +229,15 @@ def _split_extra(st, prm, leaf, f):
 def _children_start(st, node, left, right):
     reset_class_leaf(st, left)
     reset_class_leaf(st, right)
-    for c in range(st.nd_ph.shape[1]):  # the split node's detector starts now
-        st.nd_ph[node, c] = 0.0
+    for c in range(st.nd_detector.shape[1]):  # the split node's detector starts now
+        st.nd_detector[node, c] = 0.0
 
 
 # VFDT's split (SPLIT_GAUSS), from the naive Bayes statistics
 @kernel(inline="always")
 def _gauss_left(st, leaf, j, k, thr):
     """The weight of class ``k`` at or below ``thr`` on feature ``j`` under its Gaussian."""
-    gs = st.lf_gs
+    gs = st.lf_class_stats
     w = gs[leaf, j, 3 * k]
     if w <= 0.0:
         return 0.0
@@ -252,7 +252,7 @@ def _gauss_left(st, leaf, j, k, thr):
 def _threshold_gain(st, leaf, j, K, thr, min_branch):
     lw = rw = sp = sl = sr = 0.0
     for k in range(K):
-        w = st.lf_gs[leaf, j, 3 * k]
+        w = st.lf_class_stats[leaf, j, 3 * k]
         a = _gauss_left(st, leaf, j, k, thr)
         b = max(0.0, w - a)
         lw += a
@@ -268,10 +268,10 @@ def _threshold_gain(st, leaf, j, K, thr, min_branch):
 @kernel
 def _category_gain(st, leaf, j, slot, K, code, min_branch):
     """IG of the split sending category ``code`` of nominal feature ``j`` (row ``slot`` of
-    ``lf_ncc``) left, the rest right."""
+    ``lf_nominal_class_weights``) left, the rest right."""
     lw = rw = sp = sl = sr = 0.0
     for k in range(K):
-        w = st.lf_gs[leaf, j, 3 * k]
+        w = st.lf_class_stats[leaf, j, 3 * k]
         a = _ncc(st, leaf, slot, code * K + k)
         b = max(0.0, w - a)
         lw += a
@@ -297,8 +297,8 @@ def _best_of_feature(st, prm, leaf, j, K):
                 best = g
                 arg = np.float64(code)
         return best, arg
-    lo = st.lf_rng[leaf, j, 0]
-    hi = st.lf_rng[leaf, j, 1]
+    lo = st.lf_range[leaf, j, 0]
+    hi = st.lf_range[leaf, j, 1]
     if not lo < hi:
         return best, arg
     for i in range(1, N_THRESHOLDS + 1):
@@ -314,7 +314,7 @@ def _best_of_feature(st, prm, leaf, j, K):
 def _attempt_gauss(st, prm, leaf):
     st.ints[I_NATTEMPTS] += 1
     st.lf_last[leaf] = st.lf_stat[leaf, S_W]
-    K = st.lf_cc.shape[1]
+    K = st.lf_class_weights.shape[1]
     best1 = 0.0
     best2 = 0.0
     f1 = np.int64(-1)  # not a literal (see "Literal constants" in tree_kinds.kernels)
@@ -342,14 +342,14 @@ def _attempt_gauss(st, prm, leaf):
 
 @kernel
 def _split_gauss(st, prm, leaf, f, arg):
-    K = st.lf_cc.shape[1]
+    K = st.lf_class_weights.shape[1]
     node = st.lf_node[leaf]
     nominal = st.ft_nominal[f] == 1
     code = np.int64(arg) if nominal else 0
     slot = nominal_slot(st, f)
     l0 = l1 = l2 = r0 = r1 = r2 = 0.0
     for k in range(K):
-        w = st.lf_gs[leaf, f, 3 * k]
+        w = st.lf_class_stats[leaf, f, 3 * k]
         a = _ncc(st, leaf, slot, code * K + k) if nominal else _gauss_left(st, leaf, f, k, arg)
         b = max(0.0, w - a)
         l0 += a
@@ -374,7 +374,7 @@ def _split_gauss(st, prm, leaf, f, arg):
         st.ints[I_CAT_USED] = off + 1 + nr
         st.nd_cat_off[node] = off
         st.nd_cat_len[node] = 1
-        st.nd_cat_nr[node] = nr
+        st.nd_cat_right[node] = nr
         st.nd_thr[node] = np.nan
     else:
         st.nd_thr[node] = arg
@@ -384,8 +384,8 @@ def _split_gauss(st, prm, leaf, f, arg):
     _grow_children(st, prm, leaf, f, lw, lm, 0.0, lm2, rw, rm, 0.0, rm2)
     right = st.nd_leaf[st.nd_right[node]]
     for k in range(K):  # the parent's statistics are still in the left child's slot
-        w = st.lf_gs[leaf, f, 3 * k]
+        w = st.lf_class_stats[leaf, f, 3 * k]
         a = _ncc(st, leaf, slot, code * K + k) if nominal else _gauss_left(st, leaf, f, k, arg)
-        st.lf_cc[right, k] = max(0.0, w - a)
-        st.lf_cc[leaf, k] = a
+        st.lf_class_weights[right, k] = max(0.0, w - a)
+        st.lf_class_weights[leaf, k] = a
     _children_start(st, node, leaf, right)

@@ -3,7 +3,7 @@
 A split rule of the compiled tree (``TreeParams.split_rule == SPLIT_EXTRA``), used instead of the
 attribute observers of :mod:`streamforest.tree_kinds.observers`:
 
-1. A new leaf buffers its first ``m_min`` examples (``TreeState.lf_buf``: target, weight,
+1. A new leaf buffers its first ``m_min`` examples (``TreeState.lf_buffer``: target, weight,
    features).  At the ``m_min``-th it draws **one random candidate per feature** it may split on
    (``lf_mask``: all features, or a random subset for ATSER-RForest): a numeric threshold uniform
    between the smallest and largest value buffered, or for a nominal feature a random *salt* that
@@ -11,7 +11,7 @@ attribute observers of :mod:`streamforest.tree_kinds.observers`:
    later, at the leaf or at the split node it becomes, also goes to a random side).  The
    buffered examples are replayed into the candidates' side statistics.
 2. Every later example updates, per candidate, the target statistic of the side its value falls
-   on (``lf_xc``): O(1) per feature, no observer, no sorting.
+   on (``lf_candidate``): O(1) per feature, no observer, no sorting.
 3. Every ``grace_period`` (``n_min``) of weight the leaf compares the candidates by variance
    reduction ``VR = var(P) - w_L/w_P var(L) - w_R/w_P var(R)`` (``P = L + R``, the examples with
    the feature present) and splits on the best when ``VR(second) / VR(best) < 1 - eps``,
@@ -96,9 +96,9 @@ def _add_to_side(xc, leaf, j, left, y, w):
 def _draw_candidates(st, leaf, nfeat):
     """Stage 1: one random candidate per allowed feature from the buffered examples, which are
     then replayed into the candidates' side statistics."""
-    buf = st.lf_buf
-    xc = st.lf_xc
-    n = st.lf_nex[leaf]
+    buf = st.lf_buffer
+    xc = st.lf_candidate
+    n = st.lf_nexamples[leaf]
     for j in range(nfeat):
         for c in range(xc.shape[2]):
             xc[leaf, j, c] = 0.0
@@ -132,18 +132,18 @@ def _draw_candidates(st, leaf, nfeat):
 @kernel
 def extra_observe(st, prm, leaf, x, y, w, nfeat):
     """Stage 1 or 2 for example ``(x, y, w)`` at ``leaf`` (``w > 0``)."""
-    n = st.lf_nex[leaf]
+    n = st.lf_nexamples[leaf]
     if n < prm.m_min:
-        buf = st.lf_buf
+        buf = st.lf_buffer
         buf[leaf, XB_Y, n] = y
         buf[leaf, XB_W, n] = w
         for j in range(nfeat):
             buf[leaf, 2 + j, n] = x[j]
-        st.lf_nex[leaf] = n + 1
+        st.lf_nexamples[leaf] = n + 1
         if n + 1 == prm.m_min:
             _draw_candidates(st, leaf, nfeat)
         return
-    xc = st.lf_xc
+    xc = st.lf_candidate
     for j in range(nfeat):
         thr = xc[leaf, j, XC_THR]
         v = x[j]
@@ -170,10 +170,10 @@ def choose_extra_split(st, prm, leaf):
     """Stage 3: the feature to split ``leaf`` on, or -1 (see the module docstring)."""
     st.ints[I_NATTEMPTS] += 1
     st.lf_last[leaf] = st.lf_stat[leaf, S_W]
-    if st.lf_nex[leaf] < prm.m_min:
+    if st.lf_nexamples[leaf] < prm.m_min:
         return -1
     nfeat = st.ints[I_NFEAT]
-    xc = st.lf_xc
+    xc = st.lf_candidate
     best1 = 0.0
     best2 = 0.0
     f1 = np.int64(-1)  # not a literal (see "Literal constants" in tree_kinds.kernels)
@@ -189,7 +189,7 @@ def choose_extra_split(st, prm, leaf):
             best2 = vr
     if f1 < 0 or best1 <= 0.0:
         return -1
-    n = st.lf_stat[leaf, S_W] - st.lf_inh[leaf, S_W]
+    n = st.lf_stat[leaf, S_W] - st.lf_inherited[leaf, S_W]
     eps = np.sqrt(np.log(1.0 / prm.delta) / (2.0 * n))
     if best2 / best1 < 1.0 - eps:
         return f1
@@ -213,7 +213,7 @@ def choose_extra_split(st, prm, leaf):
 @kernel(inline="always")
 def extra_sides(st, leaf, j):
     """``(threshold or salt, left statistic, right statistic)`` of candidate j of ``leaf``."""
-    xc = st.lf_xc
+    xc = st.lf_candidate
     return (
         xc[leaf, j, XC_THR],
         xc[leaf, j, XC_LW], xc[leaf, j, XC_LHI], xc[leaf, j, XC_LLO], xc[leaf, j, XC_LM2],

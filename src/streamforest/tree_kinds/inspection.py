@@ -113,7 +113,7 @@ class TreeInspection:
                 off, nl, nr = (
                     int(st.nd_cat_off[node]),
                     int(st.nd_cat_len[node]),
-                    int(st.nd_cat_nr[node]),
+                    int(st.nd_cat_right[node]),
                 )
                 d["left_categories"] = [inv[int(c)] for c in st.cats[off : off + nl]]
                 d["right_categories"] = [inv[int(c)] for c in st.cats[off + nl : off + nl + nr]]
@@ -131,10 +131,10 @@ class TreeInspection:
             d["projection"] = {names[j]: float(st.nd_proj[node, j]) for j in range(p)
                                if st.nd_proj[node, j] != 0.0}  # fmt: skip
             d["threshold"] = float(st.nd_thr[node])
-            d["centre"] = [float(v) for v in st.nd_ctr[node, :p]]
+            d["centre"] = [float(v) for v in st.nd_centre[node, :p]]
             return d
         f = int(st.nd_feat[node])
-        lo, inv = st.ft_mm[f, state.MM_MIN], st.ft_mm[f, state.MM_INV]
+        lo, inv = st.ft_minmax[f, state.MM_MIN], st.ft_minmax[f, state.MM_INV]
         d["feature"] = names[f]
         d["threshold"] = float(lo + st.nd_thr[node] / inv) if inv > 0 else float("nan")
         return d

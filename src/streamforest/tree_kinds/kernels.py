@@ -183,7 +183,7 @@ def predict_learn_batch_lw(st, prm, X, y, w, start, out, lw):
     for i in range(start, X.shape[0]):
         if needs_step(prm, w[i]) and not _room(st, prm):
             return i
-        lw[i] = st.ev[EV_LOGW]
+        lw[i] = st.evidence[EV_LOGW]
         out[i], drifted = learn_step(st, prm, X[i], y[i], w[i], True)
         if drifted:
             return i + 1

@@ -34,7 +34,7 @@ y_i^2 - beta^T Lambda beta)`` (the thesis instead inflates the variance of ``sig
 mean, ``a' = 2 + gamma (a - 2)``, ``b' = b (a' - 1) / (a - 1)``, eqs. 6.34-6.35, which is defined
 for ``a > 2`` only while ``a`` starts at ``a_0 = 0.001``; both settle at about the same ``a``, 12.5
 and 14 with ``gamma = 0.96``).  The leaf keeps the faded weighted scatter of ``(y, 1, x)`` in raw
-units (``lf_nig``, a rank-one update per example: ``M <- gamma M + w v v^T``) and solves the
+units (``lf_bayes``, a rank-one update per example: ``M <- gamma M + w v v^T``) and solves the
 posterior (``beta`` into ``lf_coef``, ``(a, b)`` into ``lf_err``) after each update in its
 current standardised coordinates (an ``O(D^3)`` Cholesky factorisation, as the thesis'
 implementation; a rank-one update of the inverse does not apply because the prior ``c I`` is not
@@ -47,7 +47,7 @@ arrives (not left at 0, which depends on the feature's units).  The leaf predict
 (``ev_fade > 0``) the leaf also computes, before learning an example, the log density of its
 posterior predictive, a Student t with ``2 a`` degrees of freedom, location ``(1, z) . beta`` and
 squared scale ``b / a (1 + (1, z)^T Lambda^-1 (1, z))``, and leaves it in
-``lf_ev[leaf, LEV_TERM]`` for :func:`streamforest.tree_kinds.pregrown.evidence_update`.
+``lf_evidence[leaf, LEV_TERM]`` for :func:`streamforest.tree_kinds.pregrown.evidence_update`.
 
 On a split the children inherit the parent's linear model, its RMSProp state, its normaliser and
 its faded errors; the coefficients are rescaled so that each child's initial linear function is
@@ -173,8 +173,8 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
     if lm != LEAF_MEAN:
         mean, sd = target_mean_sd(st, leaf)
         if sd > 0.0:
-            # standardise each feature once (kept in the scratch column ft_lin[:, 0])
-            xs_ = st.ft_lin
+            # standardise each feature once (kept in the scratch column ft_linear[:, 0])
+            xs_ = st.ft_linear
             c = st.lf_coef
             z = c[leaf, 0]
             for j in range(nfeat):
@@ -189,7 +189,7 @@ def learn_leaf_model(st, prm, leaf, x, y, w, nfeat):
             if prm.coef_decay != 1.0:  # ABORF (thesis Alg. 6.2): previous steps fade
                 for j in range(nfeat + 1):
                     c[leaf, j] *= prm.coef_decay
-            g = st.lf_rms
+            g = st.lf_rmsprop
             dec = prm.rms_decay
             g[leaf, 0] = dec * g[leaf, 0] + (1.0 - dec) * e * e
             c[leaf, 0] -= prm.lr * w * e / np.sqrt(g[leaf, 0] + prm.rms_eps)
@@ -259,7 +259,7 @@ def inherit_linear(st, parent, child, p_mean, p_sd):
     if child != parent:  # element loops: a slice-to-slice copy would allocate a temporary
         for j in range(st.lf_coef.shape[1]):
             st.lf_coef[child, j] = st.lf_coef[parent, j]
-            st.lf_rms[child, j] = st.lf_rms[parent, j]
+            st.lf_rmsprop[child, j] = st.lf_rmsprop[parent, j]
         for j in range(st.lf_x.shape[1]):
             for c in range(4):
                 st.lf_x[child, j, c] = st.lf_x[parent, j, c]
@@ -277,7 +277,7 @@ def inherit_linear(st, parent, child, p_mean, p_sd):
 
 @kernel(inline="always")
 def fold_leaf_model(st, prm, leaf, nfeat):
-    """Fold the leaf's model into ``y = a + sum_j ft_lin[j, 0] * (x_j - ft_lin[j, 1])`` (terms
+    """Fold the leaf's model into ``y = a + sum_j ft_linear[j, 0] * (x_j - ft_linear[j, 1])`` (terms
     with a missing ``x_j`` or a zero coefficient skipped): the same function as
     :func:`predict_leaf`, cheap to evaluate on many rows of one leaf.  Returns ``(a, linear)``;
     with ``linear`` False the prediction is ``a`` for every row."""
@@ -292,7 +292,7 @@ def fold_leaf_model(st, prm, leaf, nfeat):
     ):
         return mean, False
     c = st.lf_coef
-    fl = st.ft_lin
+    fl = st.ft_linear
     for j in range(nfeat):
         fl[j, 0] = 0.0
         w = st.lf_x[leaf, j, S_W]
@@ -305,7 +305,7 @@ def fold_leaf_model(st, prm, leaf, nfeat):
 
 @kernel(inline="always")
 def folded_predict(st, a, x, nfeat):
-    fl = st.ft_lin
+    fl = st.ft_linear
     z = a
     for j in range(nfeat):
         b = fl[j, 0]
@@ -365,7 +365,7 @@ def bayes_fold(st, leaf, nfeat):
     """:func:`fold_leaf_model` of a Bayesian leaf: ``beta_0 + sum_j (beta_j / sd_j) (x_j -
     mean_j)``."""
     c = st.lf_coef
-    fl = st.ft_lin
+    fl = st.ft_linear
     for j in range(nfeat):
         mu, isd = _nig_coords(st, leaf, j)
         fl[j, 0] = c[leaf, j + 1] * isd
@@ -391,13 +391,13 @@ def _forward_solve(A, P, col):
 @kernel
 def nig_solve(st, prm, leaf, nfeat):
     """The leaf's posterior in its current standardised coordinates, from its scatter
-    ``lf_nig[leaf]``: ``Lambda = c I + T S T^T`` (``S`` the scatter of ``(1, x)``, ``T`` the
-    standardisation) factorised in place in ``ft_nig[:P, :P]`` (lower Cholesky factor, ``P =
-    nfeat + 1``), ``beta`` in column ``ft_nig.shape[1] - 3``; each feature's ``(1 / sd, mean)``
-    in ``ft_lin``.  Returns ``(a, b)``."""
-    M = st.lf_nig
-    A = st.ft_nig
-    fl = st.ft_lin
+    ``lf_bayes[leaf]``: ``Lambda = c I + T S T^T`` (``S`` the scatter of ``(1, x)``, ``T`` the
+    standardisation) factorised in place in ``ft_bayes[:P, :P]`` (lower Cholesky factor, ``P =
+    nfeat + 1``), ``beta`` in column ``ft_bayes.shape[1] - 3``; each feature's ``(1 / sd, mean)``
+    in ``ft_linear``.  Returns ``(a, b)``."""
+    M = st.lf_bayes
+    A = st.ft_bayes
+    fl = st.ft_linear
     kr = A.shape[1] - 3
     P = nfeat + 1
     c = prm.nig_c
@@ -458,8 +458,8 @@ def nig_log_predictive(st, prm, leaf, x, y, nfeat):
     them): Student t, ``2 a`` degrees of freedom, location ``(1, z) . beta``, squared scale
     ``b / a (1 + (1, z)^T Lambda^-1 (1, z))``."""
     a, b = nig_solve(st, prm, leaf, nfeat)
-    A = st.ft_nig
-    fl = st.ft_lin
+    A = st.ft_bayes
+    fl = st.ft_linear
     kr = A.shape[1] - 3
     kz = kr + 1
     P = nfeat + 1
@@ -499,9 +499,9 @@ def bayes_learn(st, prm, leaf, x, y, w, nfeat):
     evidence on), the feature statistics, the faded scatter, then the posterior's
     coefficients into ``lf_coef`` and ``(a, b)`` into ``lf_err``."""
     if prm.ev_fade > 0.0:
-        st.lf_ev[leaf, LEV_TERM] = nig_log_predictive(st, prm, leaf, x, y, nfeat)
+        st.lf_evidence[leaf, LEV_TERM] = nig_log_predictive(st, prm, leaf, x, y, nfeat)
     s = st.lf_x
-    M = st.lf_nig
+    M = st.lf_bayes
     for j in range(nfeat):
         xj = x[j]
         if abs(xj) <= HUGE_X and not st.ft_nominal[j]:  # (not missing: NaN fails it)
@@ -510,7 +510,7 @@ def bayes_learn(st, prm, leaf, x, y, w, nfeat):
             s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3] = welford_update(
                 s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3], xj, w
             )
-    A = st.ft_nig
+    A = st.ft_bayes
     kv = A.shape[1] - 1
     A[0, kv] = y
     A[1, kv] = 1.0

@@ -24,13 +24,13 @@ def _sketch_target(st, prm, leaf, y, w):
     if frac > 0.0 and next_float(st.rng) < frac:
         wi += 1
     if wi > 0:
-        kll_update(st.lf_sk, st.lf_skl, leaf, y, wi, st.sk_cap, st.rng)
+        kll_update(st.lf_sketch, st.lf_sketch_levels, leaf, y, wi, st.sketch_capacity, st.rng)
 
 
 @kernel
 def _reset_sketch(st, prm, leaf):
     if prm.sketch_k > 0:
-        kll_reset(st.lf_sk, st.lf_skl, leaf)
+        kll_reset(st.lf_sketch, st.lf_sketch_levels, leaf)
 
 
 @kernel
@@ -38,10 +38,10 @@ def _split_sketch(st, prm, lslot, rslot):
     """The children's sketches: the left child keeps the parent's slot, hence its sketch."""
     if prm.sketch_k > 0:
         if prm.sketch_split == 1:
-            kll_copy(st.lf_sk, st.lf_skl, lslot, rslot)
+            kll_copy(st.lf_sketch, st.lf_sketch_levels, lslot, rslot)
         else:
-            kll_reset(st.lf_sk, st.lf_skl, lslot)
-            kll_reset(st.lf_sk, st.lf_skl, rslot)
+            kll_reset(st.lf_sketch, st.lf_sketch_levels, lslot)
+            kll_reset(st.lf_sketch, st.lf_sketch_levels, rslot)
 
 
 @kind_hook(lambda kind: _reset_sketch if kind.sketch else None)

@@ -100,8 +100,8 @@ def observe(st, leaf, feat, key, x, y, w):
 
     The caller guarantees a free bin exists (see ``free_bins``).
     """
-    bn = st.bn
-    ht = st.ht
+    bn = st.bins
+    ht = st.bin_hash
     m = ht.shape[0] - 1
     i = _home(leaf, feat, key, np.uint64(m))
     fl = np.float64(leaf)
@@ -143,25 +143,25 @@ def observe(st, leaf, feat, key, x, y, w):
     bn[b, B_FEAT] = ff
     bn[b, B_NEXT] = st.lf_head[leaf, feat]
     st.lf_head[leaf, feat] = b
-    st.lf_nb[leaf, feat] += 1
+    st.lf_nbins[leaf, feat] += 1
 
 
 @kernel(inline="always")
 def free_bins(st):
     """Bins that can still be allocated without growing the pool."""
-    return st.bn.shape[0] - st.ints[I_BINS_LIVE]
+    return st.bins.shape[0] - st.ints[I_BINS_LIVE]
 
 
 @kernel
 def _bin_home(st, b, m):
     return _home(
-        np.int64(st.bn[b, B_LEAF]), np.int64(st.bn[b, B_FEAT]), st.bn[b, B_KEY], np.uint64(m)
+        np.int64(st.bins[b, B_LEAF]), np.int64(st.bins[b, B_FEAT]), st.bins[b, B_KEY], np.uint64(m)
     )
 
 
 @kernel
 def _hash_delete(st, b):
-    ht = st.ht
+    ht = st.bin_hash
     m = ht.shape[0] - 1
     i = _bin_home(st, b, m)
     while ht[i] != b:
@@ -189,7 +189,7 @@ def _hash_delete(st, b):
 def free_observers(st, leaf):
     """Release every bin of every observer of ``leaf``."""
     ints = st.ints
-    bn = st.bn
+    bn = st.bins
     for f in range(st.lf_head.shape[1]):
         b = st.lf_head[leaf, f]
         while b >= 0:
@@ -201,20 +201,20 @@ def free_observers(st, leaf):
             ints[I_BINS_LIVE] -= 1
             b = nxt
         st.lf_head[leaf, f] = -1
-        st.lf_nb[leaf, f] = 0
+        st.lf_nbins[leaf, f] = 0
 
 
 @kernel
 def rebuild_hash(st):
     """Re-insert every live bin (after the table was resized)."""
-    st.ht[:] = -1
-    m = st.ht.shape[0] - 1
+    st.bin_hash[:] = -1
+    m = st.bin_hash.shape[0] - 1
     for b in range(st.ints[I_BIN_HW]):
-        if st.bn[b, B_LEAF] >= 0:
+        if st.bins[b, B_LEAF] >= 0:
             i = _bin_home(st, b, m)
-            while st.ht[i] >= 0:
+            while st.bin_hash[i] >= 0:
                 i = (i + 1) & m
-            st.ht[i] = b
+            st.bin_hash[i] = b
 
 
 @kernel
@@ -253,12 +253,12 @@ def _sift_down(keys, vals, root, n):
 
 @kernel
 def sorted_bins(st, leaf, feat, nominal):
-    """Sort the bin ids of observer (leaf, feat) into ``st.sc_idx[:n]`` (by x for numeric, by mean
-    target for nominal) and return ``n``; valid until the next call."""
-    nb = st.lf_nb[leaf, feat]
-    idx = st.sc_idx
-    order_key = st.sc_key
-    bn = st.bn
+    """Sort the bin ids of observer (leaf, feat) into ``st.scratch_bins[:n]`` (by x for numeric, by
+    mean target for nominal) and return ``n``; valid until the next call."""
+    nb = st.lf_nbins[leaf, feat]
+    idx = st.scratch_bins
+    order_key = st.scratch_keys
+    bn = st.bins
     b = st.lf_head[leaf, feat]
     k = 0
     while b >= 0:
@@ -277,7 +277,7 @@ def merged_stat(st, idx, lo, hi):
     mh = 0.0
     ml = 0.0
     m2 = 0.0
-    bn = st.bn
+    bn = st.bins
     for k in range(lo, hi):
         b = idx[k]
         w, mh, ml, m2 = chan_merge(w, mh, ml, m2, bn[b, B_W], bn[b, B_HI], bn[b, B_LO], bn[b, B_M2])
@@ -293,7 +293,7 @@ def best_cut(st, idx, n, min_branch):
     if n < 2:
         return -1.0, -1
     tw, th, tl, tm2 = merged_stat(st, idx, np.int64(0), n)
-    bn = st.bn
+    bn = st.bins
     lw = 0.0
     lh = 0.0
     ll = 0.0
@@ -319,7 +319,7 @@ def best_cut(st, idx, n, min_branch):
 @kernel
 def cut_threshold(st, idx, k):
     """Threshold ``c`` of the numeric split after ``idx[k]``: ``max_k <= c < min_{k+1}``."""
-    bn = st.bn
+    bn = st.bins
     a = idx[k]
     b = idx[k + 1]
     c = 0.5 * (bn[a, B_XSUM] / bn[a, B_W]) + 0.5 * (bn[b, B_XSUM] / bn[b, B_W])
@@ -333,7 +333,7 @@ def feature_spread(st, leaf, feat):
     """Standard deviation of feature ``feat`` at ``leaf`` estimated from its observer's bins:
     between-bin spread of the prototypes plus the within-bin spread of a uniform bin
     (``(max - min)**2 / 12``).  0 when the observer is empty."""
-    bn = st.bn
+    bn = st.bins
     w = 0.0
     s = 0.0
     b = st.lf_head[leaf, feat]
@@ -362,7 +362,7 @@ def leaf_best_cut(A, t, leaf, j, min_branch):
     attempt does)."""
     st = tree_state(A, t)
     k = sorted_bins(st, leaf, j, st.ft_nominal[j] == 1)
-    vr, cut = best_cut(st, st.sc_idx, k, min_branch)
+    vr, cut = best_cut(st, st.scratch_bins, k, min_branch)
     if cut >= 0:
-        cut_threshold(st, st.sc_idx, cut)
+        cut_threshold(st, st.scratch_bins, cut)
     return vr, k

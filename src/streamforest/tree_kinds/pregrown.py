@@ -23,7 +23,7 @@ centre of its cell; a node no point reaches takes its parent's centre) and one s
   the salt and the point's index), as a random half of the categories would send them.
 
 **Scaling** (eq. 6.6): the tree keeps the running min and max of each numeric feature over the
-examples it learnt (``TreeState.ft_mm``) and routes ``(x - min) / (max - min)``.  The range is
+examples it learnt (``TreeState.ft_minmax``) and routes ``(x - min) / (max - min)``.  The range is
 extended by an example *after* it is learnt, so the prediction made before learning a row is the
 one :func:`route` gives for it at that moment (the thesis scales with the example included; it
 differs only for an example outside the range seen so far, which is routed with a scaled value
@@ -139,9 +139,9 @@ def _point_goes_left(st, node, pts, i):
 
 @kernel
 def _draw_split(st, prm, node, d):
-    """Node ``node``'s split through its centre ``nd_ctr[node]``."""
+    """Node ``node``'s split through its centre ``nd_centre[node]``."""
     rng = st.rng
-    ctr = st.nd_ctr
+    ctr = st.nd_centre
     f = next_below(rng, d)
     st.nd_feat[node] = f
     st.nd_miss_left[node] = 1
@@ -200,13 +200,13 @@ def build_pregrown(st, prm):
             st.nd_depth[node] = depth
             if cnt[k] > 0:
                 for j in range(d):
-                    st.nd_ctr[node, j] = sums[k, j] / cnt[k]
+                    st.nd_centre[node, j] = sums[k, j] / cnt[k]
             elif node == 0:
-                st.nd_ctr[node, :d] = 0.5
+                st.nd_centre[node, :d] = 0.5
             else:
                 parent = (node - 1) // 2
                 for j in range(d):
-                    st.nd_ctr[node, j] = st.nd_ctr[parent, j]
+                    st.nd_centre[node, j] = st.nd_centre[parent, j]
             if depth < q:
                 _draw_split(st, prm, node, d)
                 st.nd_left[node] = 2 * node + 1
@@ -229,7 +229,7 @@ def build_pregrown(st, prm):
         st.lf_active[s] = 0  # no observers, no split attempts
         st.lf_mask[s, :] = 0
         if prm.sketch_k > 0:
-            kll_reset(st.lf_sk, st.lf_skl, s)
+            kll_reset(st.lf_sketch, st.lf_sketch_levels, s)
     st.ints[I_NNODES] = 2 * n_leaves - 1
     st.ints[I_NLEAVES] = n_leaves
     st.ints[I_LEAF_HW] = n_leaves
@@ -241,10 +241,10 @@ def build_pregrown(st, prm):
 @kernel(inline="always")
 def _scaled(st, j, v):
     """Feature j's value ``v`` min-max scaled, NaN when missing or its range is unknown."""
-    inv = st.ft_mm[j, MM_INV]
+    inv = st.ft_minmax[j, MM_INV]
     if np.isnan(v) or inv == 0.0:
         return np.nan
-    return (v - st.ft_mm[j, MM_MIN]) * inv
+    return (v - st.ft_minmax[j, MM_MIN]) * inv
 
 
 @kernel
@@ -253,9 +253,9 @@ def child_pregrown(st, node, x):
     kind = st.nd_cat_len[node]
     if kind == NODE_PROJ:
         # branch-free (a weight of 0 adds 0: inputs are finite, inf is refused): vectorises
-        mm = st.ft_mm
+        mm = st.ft_minmax
         u = st.nd_proj
-        c = st.nd_ctr
+        c = st.nd_centre
         s = 0.0
         for j in range(min(x.shape[0], u.shape[1])):
             inv = mm[j, MM_INV]
@@ -279,7 +279,7 @@ def child_pregrown(st, node, x):
 @kernel
 def update_scaling(st, x, nfeat):
     """Extend each numeric feature's range with row ``x`` (after the tree learnt it)."""
-    mm = st.ft_mm
+    mm = st.ft_minmax
     for j in range(nfeat):
         v = x[j]
         if np.isnan(v) or st.ft_nominal[j]:
@@ -303,8 +303,8 @@ def evidence_update(st, prm, leaf, y, w, pred, nfeat):
     prediction for it before learning (see the module docstring).  Bayesian leaves: the tree's
     faded log evidence, ``e_T <- gamma_T e_T - w log p(y | x, the leaf's posterior before)``
     (the log predictive density the leaf computed), log weight ``-e_T / |leaves|``."""
-    ev = st.ev
-    le = st.lf_ev
+    ev = st.evidence
+    le = st.lf_evidence
     if prm.leaf_model == LEAF_BAYES:  # the leaf left its log predictive density of y there
         ev[EV_ERR] = prm.ev_fade * ev[EV_ERR] - w * le[leaf, LEV_TERM]
         ev[EV_LOGW] = -ev[EV_ERR] / st.ints[I_NLEAVES]
@@ -328,7 +328,7 @@ def evidence_update(st, prm, leaf, y, w, pred, nfeat):
 def log_weights(A, out):
     """Each tree's log evidence weight (``0`` for trees without evidence), into ``out``."""
     for t in range(A.lay.shape[0]):
-        out[t] = tree_state(A, t).ev[EV_LOGW]
+        out[t] = tree_state(A, t).evidence[EV_LOGW]
 
 
 @kernel(inline="always")
@@ -351,13 +351,13 @@ def weighted_mean_at(A, p):
     """:func:`weighted_mean` of the tree predictions ``p`` with the log weights of the trees of
     arena ``A`` (read twice, no scratch: compiled callers may not allocate)."""
     T = A.lay.shape[0]
-    top = tree_state(A, 0).ev[EV_LOGW]
+    top = tree_state(A, 0).evidence[EV_LOGW]
     for t in range(1, T):
-        top = max(top, tree_state(A, t).ev[EV_LOGW])
+        top = max(top, tree_state(A, t).evidence[EV_LOGW])
     num = 0.0
     den = 0.0
     for t in range(T):
-        a = np.exp(tree_state(A, t).ev[EV_LOGW] - top)
+        a = np.exp(tree_state(A, t).evidence[EV_LOGW] - top)
         num += a * p[t]
         den += a
     return num / den

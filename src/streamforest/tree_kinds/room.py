@@ -37,12 +37,12 @@ def _deactivate(st, leaf):
 def _enforce_bin_budget(st, need):
     """Deactivate the least promising active leaves until ``need`` bins (or 1/8 of the pool) are
     free.  Returns False if that is impossible (no active leaf left to deactivate)."""
-    target = max(need, st.bn.shape[0] // 8)
+    target = max(need, st.bins.shape[0] // 8)
     while free_bins(st) < target:
         worst = np.int64(-1)  # not a literal: see "Literal constants" above
         worst_m2 = np.inf
         for s in range(st.ints[I_LEAF_HW]):
-            if st.lf_node[s] >= 0 and st.lf_active[s] == 1 and st.lf_nb[s, :].sum() > 0:
+            if st.lf_node[s] >= 0 and st.lf_active[s] == 1 and st.lf_nbins[s, :].sum() > 0:
                 if st.lf_stat[s, S_M2] < worst_m2:
                     worst_m2 = st.lf_stat[s, S_M2]
                     worst = s
@@ -57,9 +57,9 @@ def _reactivate(st, prm):
     """After a split freed bins: if a quarter of a full pool is free again, the most promising
     leaf deactivated for lack of bins (largest sum of squared target deviations) observes again,
     from empty observers and a full grace period on (MOA's and River's memory management)."""
-    if st.ints[I_NDEACT] == 0 or st.ints[I_FROZEN] == 1 or st.bn.shape[0] < prm.max_bins:
+    if st.ints[I_NDEACT] == 0 or st.ints[I_FROZEN] == 1 or st.bins.shape[0] < prm.max_bins:
         return
-    if free_bins(st) < st.bn.shape[0] // 4:
+    if free_bins(st) < st.bins.shape[0] // 4:
         return
     best = np.int64(-1)  # not a literal: see "Literal constants" above
     best_m2 = 0.0
@@ -74,7 +74,7 @@ def _reactivate(st, prm):
     st.lf_active[best] = 1
     st.lf_last[best] = st.lf_stat[best, S_W]
     for c in range(4):  # what it learnt unobserved is its inherited part (cannot be split)
-        st.lf_inh[best, c] = st.lf_stat[best, c]
+        st.lf_inherited[best, c] = st.lf_stat[best, c]
 
 
 @kernel
@@ -103,7 +103,7 @@ def _observer_bin_room(st, prm, nfeat):
     """Whether the observers have a bin free for each feature (may free bins of the least
     promising leaves under the memory budget)."""
     if free_bins(st) < nfeat:
-        if st.bn.shape[0] < prm.max_bins:
+        if st.bins.shape[0] < prm.max_bins:
             return False
         _enforce_bin_budget(st, nfeat)
     return True

@@ -59,10 +59,10 @@ def _attempt_observer_split(st, prm, leaf):
     best2 = 0.0
     f1 = np.int64(-1)  # not a literal: see "Literal constants" above
     for j in range(nfeat):
-        if st.lf_nb[leaf, j] < 2:
+        if st.lf_nbins[leaf, j] < 2:
             continue
         nb = sorted_bins(st, leaf, j, st.ft_nominal[j] == 1)
-        vr, k = best_cut(st, st.sc_idx, nb, prm.min_branch)
+        vr, k = best_cut(st, st.scratch_bins, nb, prm.min_branch)
         if k < 0:
             continue
         if vr > best1:
@@ -73,7 +73,7 @@ def _attempt_observer_split(st, prm, leaf):
             best2 = vr
     if f1 < 0 or best1 <= 0.0:
         return
-    n = st.lf_stat[leaf, S_W] - st.lf_inh[leaf, S_W]  # the sample the observers saw
+    n = st.lf_stat[leaf, S_W] - st.lf_inherited[leaf, S_W]  # the sample the observers saw
     eps = np.sqrt(np.log(1.0 / prm.delta) / (2.0 * n))
     if best2 / best1 < 1.0 - eps or eps < prm.tau:
         if st.ints[I_NLEAVES] >= prm.max_leaves:
@@ -98,7 +98,7 @@ def _split(st, prm, leaf, f):
     """Split ``leaf`` on feature ``f`` at its observer's best cut."""
     nominal = st.ft_nominal[f] == 1
     n = sorted_bins(st, leaf, f, nominal)
-    idx = st.sc_idx
+    idx = st.scratch_bins
     _, k = best_cut(st, idx, n, prm.min_branch)
     lw, lh, ll, lm2 = merged_stat(st, idx, np.int64(0), k + 1)
     rw, rh, rl, rm2 = merged_stat(st, idx, k + 1, n)
@@ -107,15 +107,15 @@ def _split(st, prm, leaf, f):
         off = st.ints[I_CAT_USED]
         nl = k + 1
         for q in range(nl):
-            st.cats[off + q] = st.bn[idx[q], B_KEY]
+            st.cats[off + q] = st.bins[idx[q], B_KEY]
         _insertion_sort(st.cats, off, off + nl)
         for q in range(n - nl):
-            st.cats[off + nl + q] = st.bn[idx[nl + q], B_KEY]
+            st.cats[off + nl + q] = st.bins[idx[nl + q], B_KEY]
         _insertion_sort(st.cats, off + nl, off + n)
         st.ints[I_CAT_USED] = off + n
         st.nd_cat_off[node] = off
         st.nd_cat_len[node] = nl
-        st.nd_cat_nr[node] = n - nl
+        st.nd_cat_right[node] = n - nl
         st.nd_thr[node] = np.nan
     else:
         st.nd_thr[node] = cut_threshold(st, idx, k)
@@ -139,7 +139,7 @@ def _split_extra(st, prm, leaf, f):
     if st.ft_nominal[f] == 1:
         st.nd_cat_off[node] = 0
         st.nd_cat_len[node] = -1  # categories go to the salt's random sides (route)
-        st.nd_cat_nr[node] = 0
+        st.nd_cat_right[node] = 0
     st.ft_spread[:] = 0.0
     _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2)
 
@@ -151,7 +151,7 @@ def _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2):
     Examples the split rule did not see (a missing value of f) follow the heavier side."""
     tw, th, tl, tm2 = chan_merge(lw, lh, ll, lm2, rw, rh, rl, rm2)
     s = st.lf_stat
-    ih = st.lf_inh
+    ih = st.lf_inherited
     ow, oh, ol, om2 = chan_subtract(
         s[leaf, S_W],
         s[leaf, S_HI],
@@ -178,12 +178,12 @@ def _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2):
     st.ints[I_NLEAVES] += 1
     st.nd_isalt[left] = st.nd_isalt[node]
     st.nd_isalt[right] = st.nd_isalt[node]
-    if st.nd_ph.shape[1]:  # the new split node's change detector starts now
-        for c in range(st.nd_ph.shape[1]):
-            st.nd_ph[node, c] = 0.0
-        st.nd_ph[node, PHN_SD0] = p_sd
-        for c in range(st.nd_q.shape[1]):
-            st.nd_q[node, c] = 0.0
+    if st.nd_detector.shape[1]:  # the new split node's change detector starts now
+        for c in range(st.nd_detector.shape[1]):
+            st.nd_detector[node, c] = 0.0
+        st.nd_detector[node, PHN_SD0] = p_sd
+        for c in range(st.nd_alt_compare.shape[1]):
+            st.nd_alt_compare[node, c] = 0.0
     st.ints[I_NSPLITS] += 1
     st.ints[I_LAST_SPLIT_LEAF] = node
     st.nd_feat[node] = f
@@ -199,8 +199,8 @@ def _grow_children(st, prm, leaf, f, lw, lh, ll, lm2, rw, rh, rl, rm2):
     st.lf_stat[rslot, S_W], st.lf_stat[rslot, S_HI] = rw, rh
     st.lf_stat[rslot, S_LO], st.lf_stat[rslot, S_M2] = rl, rm2
     for c in range(4):
-        st.lf_inh[lslot, c] = st.lf_stat[lslot, c]
-        st.lf_inh[rslot, c] = st.lf_stat[rslot, c]
+        st.lf_inherited[lslot, c] = st.lf_stat[lslot, c]
+        st.lf_inherited[rslot, c] = st.lf_stat[rslot, c]
     inherit_linear(st, leaf, rslot, p_mean, p_sd)  # copies from the parent's slot first
     inherit_linear(st, leaf, lslot, p_mean, p_sd)
     spread = st.ft_spread

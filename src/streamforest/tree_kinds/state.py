@@ -15,9 +15,9 @@ Three pools live in the state:
 - leaves (``lf_*``), indexed by a leaf *slot* reused after a split: target statistics, the leaf's
   linear model and its normaliser, one attribute observer per feature, and optionally a KLL
   sketch of the targets (for quantile regression forests);
-- bins (``bn``, one row per bin): the observers' contents (one bin per distinct key of an
+- bins (``bins``, one row per bin): the observers' contents (one bin per distinct key of an
   observer), chained per observer and found through one open-addressing hash table
-  per tree (``ht``).
+  per tree (``bin_hash``).
 """
 
 from __future__ import annotations
@@ -55,23 +55,24 @@ I_ALT_SWAPPED = 21  # ... that replaced their node's subtree
 I_ALT_DISCARDED = 22  # ... discarded
 N_INTS = 23
 
-# change detection at split nodes (TreeState.nd_ph): Page-Hinkley as in the thesis (Alg. 4.4)
+# change detection at split nodes (TreeState.nd_detector): Page-Hinkley as in the thesis (Alg. 4.4)
 PH_N, PH_EBAR, PH_SUM, PH_MIN, PH_SD0 = range(5)
 N_NODE_PH = 5
-# classification trees' node detectors (TreeState.nd_ph with N_NODE_PH_CLS columns): the thesis'
-# Algorithm 5.2 on 0/1 errors: examples n, errors q, the normaliser sigma (frozen after gamma
-# examples), the mean of the normalised errors, the cumulative sum m and its minimum M
+# classification trees' node detectors (TreeState.nd_detector with N_NODE_PH_CLS columns): the
+# thesis' Algorithm 5.2 on 0/1 errors: examples n, errors q, the normaliser sigma (frozen after
+# gamma examples), the mean of the normalised errors, the cumulative sum m and its minimum M
 CPH_N, CPH_Q, CPH_SD, CPH_DBAR, CPH_SUM, CPH_MIN = range(6)
 N_NODE_PH_CLS = 6
-# ... and their comparison with an alternate (TreeState.nd_q, McNemar's test, Algorithm 5.3): b
-# (only the alternate right), c (only the subtree right), examples the alternate has seen
+# ... and their comparison with an alternate (TreeState.nd_alt_compare, McNemar's test, Algorithm
+# 5.3): b (only the alternate right), c (only the subtree right), examples the alternate has seen
 MC_B, MC_C, MC_SEEN = 0, 1, 2
-# alternate subtree statistics (TreeState.nd_q): faded squared errors of the node's subtree and of
-# its alternate, examples the alternate has seen, running mean and count of the log ratio Q
+# alternate subtree statistics (TreeState.nd_alt_compare): faded squared errors of the node's
+# subtree and of its alternate, examples the alternate has seen, running mean and count of the log
+# ratio Q
 Q_ORG, Q_ALT, Q_SEEN, Q_MEAN, Q_COUNT = range(5)
 N_NODE_Q = 5
 
-# drift detector state (TreeState.dd): see streamforest.drift (Page-Hinkley)
+# drift detector state (TreeState.drift_detector): see streamforest.drift (Page-Hinkley)
 N_DD = N_PH
 
 # leaf models
@@ -80,8 +81,8 @@ LEAF_LINEAR = 1
 LEAF_ADAPTIVE = 2
 LEAF_MODELS = {"mean": LEAF_MEAN, "linear": LEAF_LINEAR, "adaptive": LEAF_ADAPTIVE}
 # ABORF's Bayesian leaves (thesis §6.2.1-6.2.2): conjugate linear regression with a
-# normal-inverse-gamma prior, its statistics in TreeState.lf_nig (pre-grown trees only, see
-# streamforest.tree_kinds.leaf_models; not in LEAF_MODELS: the other tree kinds have no lf_nig)
+# normal-inverse-gamma prior, its statistics in TreeState.lf_bayes (pre-grown trees only, see
+# streamforest.tree_kinds.leaf_models; not in LEAF_MODELS: the other tree kinds have no lf_bayes)
 LEAF_BAYES = 6
 # classification leaf models (TASK_CLASSIFICATION): majority class, naive Bayes, adaptive naive
 # Bayes (the one of the two that predicted the leaf's examples better so far)
@@ -109,28 +110,28 @@ SPLIT_GAUSS = 3  # classification: thresholds scored from per-class Gaussians (V
 SPLIT_RULES = {"observers": SPLIT_OBSERVERS, "extra": SPLIT_EXTRA, "pregrown": SPLIT_PREGROWN,
                "gauss": SPLIT_GAUSS}  # fmt: skip
 
-# candidate columns of the extremely randomised split (TreeState.lf_xc): the candidate's
+# candidate columns of the extremely randomised split (TreeState.lf_candidate): the candidate's
 # threshold (numeric) or side salt (nominal), then the target statistic of each side
 XC_THR, XC_LW, XC_LHI, XC_LLO, XC_LM2, XC_RW, XC_RHI, XC_RLO, XC_RM2 = range(9)
 N_XC = 9
-# rows of the first examples a leaf buffers before drawing its candidates (TreeState.lf_buf)
+# rows of the first examples a leaf buffers before drawing its candidates (TreeState.lf_buffer)
 XB_Y, XB_W = 0, 1  # then the features from row 2
 
 # SPLIT_PREGROWN (see streamforest.tree_kinds.pregrown): the kind of a split node, in nd_cat_len
 NODE_AXIS = 0  # x_f scaled <= threshold (a numeric feature f)
 NODE_SALT = -1  # nominal feature f: every category on the random side of a salt (nd_thr)
 NODE_PROJ = -2  # sum_j nd_proj[node, j] * x_j scaled <= threshold (a random projection)
-# per-feature online min-max scaling (TreeState.ft_mm): min, max, 1 / (max - min) (0: unknown)
+# per-feature online min-max scaling (TreeState.ft_minmax): min, max, 1 / (max - min) (0: unknown)
 MM_MIN, MM_MAX, MM_INV = range(3)
 N_MM = 3
-# evidence of a leaf (TreeState.lf_ev, thesis Algorithm 6.3): faded count n, faded sum of squared
-# errors, and the leaf's current term of the tree's log scaling term, (n - D) / 2 log rho
+# evidence of a leaf (TreeState.lf_evidence, thesis Algorithm 6.3): faded count n, faded sum of
+# squared errors, and the leaf's current term of the tree's log scaling term, (n - D) / 2 log rho
 LEV_N, LEV_SSE, LEV_TERM = range(3)
 N_LEV = 3
-# evidence of the tree (TreeState.ev): the faded error term e_T, the log scaling term log b_T and
-# the tree's log weight (-e_T + log b_T) / |leaves|.  Bayesian leaves (LEAF_BAYES): lf_ev[leaf,
-# LEV_TERM] holds the log predictive density of the leaf's last example, e_T the faded sum of
-# minus those (log b_T is 0)
+# evidence of the tree (TreeState.evidence): the faded error term e_T, the log scaling term log b_T
+# and the tree's log weight (-e_T + log b_T) / |leaves|.  Bayesian leaves (LEAF_BAYES):
+# lf_evidence[leaf, LEV_TERM] holds the log predictive density of the leaf's last example, e_T the
+# faded sum of minus those (log b_T is 0)
 EV_ERR, EV_LOGB, EV_LOGW = range(3)
 N_EV = 3
 
@@ -188,7 +189,7 @@ class TreeParams(NamedTuple):
 class TreeState(NamedTuple):
     ints: np.ndarray
     rng: np.ndarray
-    dd: np.ndarray  # (N_DD,) drift detector state
+    drift_detector: np.ndarray  # (N_DD,) drift detector state
     ft_nominal: np.ndarray  # (Pc,) int8
     # nodes
     nd_feat: np.ndarray
@@ -199,74 +200,80 @@ class TreeState(NamedTuple):
     nd_leaf: np.ndarray  # leaf slot of a leaf node, -1 for a split node
     nd_cat_off: np.ndarray
     nd_cat_len: np.ndarray  # nominal split: number of categories sent left (listed first)
-    nd_cat_nr: np.ndarray  # ... and right (listed next); any other category is 'unseen'
+    nd_cat_right: np.ndarray  # ... and right (listed next); any other category is 'unseen'
     nd_depth: np.ndarray
     nd_born: np.ndarray  # rows seen (I_NSEEN) when the node was created
     # leaves
     lf_node: np.ndarray  # node id, -1 for a free slot
     lf_stat: np.ndarray  # (L, 4) target statistic
-    lf_inh: np.ndarray  # (L, 4) the part of lf_stat the leaf started with (from its parent)
+    lf_inherited: np.ndarray  # (L, 4) the part of lf_stat the leaf started with (from its parent)
     lf_last: np.ndarray  # weight at the last split attempt
     lf_active: np.ndarray  # int8: observers on?
     lf_err: np.ndarray  # (L, 2) faded absolute error of the mean and linear models
     lf_coef: np.ndarray  # (L, Pc + 1) linear model: bias then one weight per feature
-    lf_rms: np.ndarray  # (L, Pc + 1) RMSProp running mean of squared gradients
+    lf_rmsprop: np.ndarray  # (L, Pc + 1) RMSProp running mean of squared gradients
     lf_x: np.ndarray  # (L, Pc, 4) feature statistics (normaliser of the linear model)
     lf_scale: np.ndarray  # (L, Pc) key scale of each observer: 1/radius (QO), 10**d (TE-BST)
     lf_head: np.ndarray  # (L, Pc) first bin of each observer's chain
-    lf_nb: np.ndarray  # (L, Pc) bins in each observer
+    lf_nbins: np.ndarray  # (L, Pc) bins in each observer
     lf_mask: np.ndarray  # (L, Pc) int8: feature observed at this leaf
     lf_free: np.ndarray  # stack of free leaf slots
-    lf_sk: np.ndarray  # (L, cap) KLL sketch items of the leaf's targets ((L, 0) when off)
-    # (cap: kll.leaf_row_capacity; in models saved before it: kll.row_capacity, with sk_cap
+    lf_sketch: np.ndarray  # (L, cap) KLL sketch items of the leaf's targets ((L, 0) when off)
+    # (cap: kll.leaf_row_capacity; in models saved before it: kll.row_capacity, with sketch_capacity
     # kll.capacity_table's two rows, which the kernels still take)
-    lf_skl: np.ndarray  # (L, LV_WIDTH) KLL level boundaries and weight (see sketches.kll)
+    lf_sketch_levels: np.ndarray  # (L, LV_WIDTH) KLL level boundaries and weight (see sketches.kll)
     lf_aux: np.ndarray  # (L,) int64 list head owned by a meta-algorithm (CPExact), -1 empty
-    sk_cap: np.ndarray  # (MAX_LEVELS + 2, MAX_LEVELS + 1) kll.leaf_capacity_table
+    sketch_capacity: np.ndarray  # (MAX_LEVELS + 2, MAX_LEVELS + 1) kll.leaf_capacity_table
     # bins: one row per bin, columns B_* below (one or two cache lines per update)
-    bn: np.ndarray  # (B, N_BIN_COLS) float64
-    ht: np.ndarray  # hash table of bin ids, -1 empty
-    sc_idx: np.ndarray  # (B,) scratch: bin ids of one observer, sorted at split time
-    sc_key: np.ndarray  # (B,) scratch: their sort keys
+    bins: np.ndarray  # (B, N_BIN_COLS) float64
+    bin_hash: np.ndarray  # hash table of bin ids, -1 empty
+    scratch_bins: np.ndarray  # (B,) scratch: bin ids of one observer, sorted at split time
+    scratch_keys: np.ndarray  # (B,) scratch: their sort keys
     ft_perm: np.ndarray  # (Pc,) scratch: feature permutation for random subspaces
     ft_spread: np.ndarray  # (Pc,) scratch: feature spreads passed to new leaves
-    ft_lin: np.ndarray  # (Pc, 2) scratch: a leaf's linear model folded to raw feature units
+    ft_linear: np.ndarray  # (Pc, 2) scratch: a leaf's linear model folded to raw feature units
     cats: np.ndarray  # category pool of nominal splits (sorted per split)
     # SPLIT_EXTRA (zero-sized otherwise)
-    lf_nex: np.ndarray  # (L,) int64 examples the leaf has seen, counted up to m_min
-    lf_xc: np.ndarray  # (L, Pc, N_XC) one random candidate per feature and its side statistics
-    lf_buf: np.ndarray  # (L, Pc + 2, m_min) the leaf's first examples: y, w, then the features
+    lf_nexamples: np.ndarray  # (L,) int64 examples the leaf has seen, counted up to m_min
+    lf_candidate: (
+        np.ndarray
+    )  # (L, Pc, N_XC) one random candidate per feature and its side statistics
+    lf_buffer: np.ndarray  # (L, Pc + 2, m_min) the leaf's first examples: y, w, then the features
     # change adaptation at split nodes (FIMT-DD / ATSER); (nodes, 0) when off
     nd_alt: np.ndarray  # root node of the node's alternate subtree, -1 none
     nd_isalt: np.ndarray  # int8: 1 for the nodes of an alternate subtree not adopted yet
-    nd_ph: np.ndarray  # (nodes, N_NODE_PH) the split node's change detector
-    nd_q: np.ndarray  # (nodes, N_NODE_Q) the comparison with its alternate
+    nd_detector: np.ndarray  # (nodes, N_NODE_PH) the split node's change detector
+    nd_alt_compare: np.ndarray  # (nodes, N_NODE_Q) the comparison with its alternate
     nd_path: np.ndarray  # (nodes,) scratch: a stack of node ids
     # SPLIT_PREGROWN: a projection node's direction and every node's centre, in scaled units
     # ((nodes, 0) otherwise), and the online min-max scaling of the features
     nd_proj: np.ndarray  # (nodes, Pc) unit direction (0 for nominal and later features)
-    nd_ctr: np.ndarray  # (nodes, Pc) centre of the node's Monte Carlo points
-    ft_mm: np.ndarray  # (Pc, N_MM) running min, max, 1 / (max - min) of each feature
+    nd_centre: np.ndarray  # (nodes, Pc) centre of the node's Monte Carlo points
+    ft_minmax: np.ndarray  # (Pc, N_MM) running min, max, 1 / (max - min) of each feature
     # evidence weights (ABORF, thesis Algorithm 6.3); (L, 0) when off
-    lf_ev: np.ndarray  # (L, N_LEV)
-    ev: np.ndarray  # (N_EV,)
+    lf_evidence: np.ndarray  # (L, N_LEV)
+    evidence: np.ndarray  # (N_EV,)
     # classification (TASK_CLASSIFICATION; K classes, C category codes; zero-sized otherwise).
     # lf_stat holds the statistic of the class index (weight, purity: m2 > 0); lf_err the
     # weights the majority class and naive Bayes predicted correctly (adaptive leaves)
-    lf_cc: np.ndarray  # (L, K) class weights at the leaf
-    lf_gs: np.ndarray  # (L, Pc, 3 K) per feature and class: weight, mean, m2 of the values
-    lf_ncc: np.ndarray  # (L, N, C K) per nominal feature (the s-th nominal feature: row s; N the
+    lf_class_weights: np.ndarray  # (L, K) class weights at the leaf
+    lf_class_stats: np.ndarray  # (L, Pc, 3 K) per feature and class: weight, mean, m2 of the values
+    lf_nominal_class_weights: (
+        np.ndarray
+    )  # (L, N, C K) per nominal feature (the s-th nominal feature: row s; N the
     # nominal features known, see grow_classes): weight of category c and class k (c K + k)
-    lf_xcc: np.ndarray  # (L, Pc, 2 K) SPLIT_EXTRA: the candidate's class weights (2 k + side)
-    lf_rng: np.ndarray  # (L, Pc, 2) SPLIT_GAUSS: smallest and largest value of each feature
+    lf_candidate_classes: (
+        np.ndarray
+    )  # (L, Pc, 2 K) SPLIT_EXTRA: the candidate's class weights (2 k + side)
+    lf_range: np.ndarray  # (L, Pc, 2) SPLIT_GAUSS: smallest and largest value of each feature
     # LEAF_BAYES (zero-sized otherwise): each leaf's faded, weighted scatter of (y, 1, x) in raw
     # units, M = sum_i gamma^age_i w_i v_i v_i^T with v = (y, 1, x_0, ..., x_{Pc-1}) (row and
     # column 0 the target, 1 the intercept, 2 + j feature j), and the scratch of the leaf solve:
     # the (Pc + 1) x (Pc + 1) precision in standardised units (Cholesky factor in place), then
     # three columns: the right-hand side / coefficients, the standardised row (1, z) and the
     # row v
-    lf_nig: np.ndarray  # (L, Pc + 2, Pc + 2)
-    ft_nig: np.ndarray  # (Pc + 2, Pc + 4)
+    lf_bayes: np.ndarray  # (L, Pc + 2, Pc + 2)
+    ft_bayes: np.ndarray  # (Pc + 2, Pc + 4)
 
 
 def hash_capacity(bins: int) -> int:
@@ -297,11 +304,11 @@ def allocate(
     ``pregrown`` the node directions and centres and the leaves' evidence of a pre-grown tree
     (:mod:`streamforest.tree_kinds.pregrown`; ``nodes`` and ``leaves`` must hold the whole tree).
     ``n_classes > 0`` makes a classification tree's class fields (``n_cats`` category codes,
-    ``ranges``: the Gaussian split rule's feature ranges).  A classification tree's leaves have
-    no linear model, normaliser or attribute observers: the fields of :data:`CLASS_SLIM` have
-    no feature columns (``lf_coef`` and ``lf_rms`` one, the bias), and its candidates
-    (``lf_xc``) only their threshold column (their class weights are in ``lf_xcc``).  ``nig``:
-    the Bayesian leaves' statistics (``LEAF_BAYES``)."""
+    ``ranges``: the Gaussian split rule's feature ranges).  A classification tree's leaves have no
+    linear model, normaliser or attribute observers: the fields of :data:`CLASS_SLIM` have no
+    feature columns (``lf_coef`` and ``lf_rmsprop`` one, the bias), and its candidates
+    (``lf_candidate``) only their threshold column (their class weights are in
+    ``lf_candidate_classes``).  ``nig``: the Bayesian leaves' statistics (``LEAF_BAYES``)."""
     pc = max(1, n_features)
     pr = 0 if n_classes else pc  # regression leaves' per-feature fields (see CLASS_SLIM)
     ints = np.zeros(N_INTS, dtype=np.int64)
@@ -313,7 +320,7 @@ def allocate(
     st = TreeState(
         ints=ints,
         rng=rng.copy(),
-        dd=np.zeros(N_DD),
+        drift_detector=np.zeros(N_DD),
         ft_nominal=np.zeros(pc, np.int8),
         nd_feat=np.full(nodes, -1, np.int64),
         nd_thr=np.zeros(nodes, f),
@@ -323,59 +330,59 @@ def allocate(
         nd_leaf=np.full(nodes, -1, np.int64),
         nd_cat_off=np.zeros(nodes, np.int64),
         nd_cat_len=np.zeros(nodes, np.int64),
-        nd_cat_nr=np.zeros(nodes, np.int64),
+        nd_cat_right=np.zeros(nodes, np.int64),
         nd_depth=np.zeros(nodes, np.int64),
         nd_born=np.zeros(nodes, np.int64),
         lf_node=np.full(leaves, -1, np.int64),
         lf_stat=np.zeros((leaves, 4), f),
-        lf_inh=np.zeros((leaves, 4), f),
+        lf_inherited=np.zeros((leaves, 4), f),
         lf_last=np.zeros(leaves, f),
         lf_active=np.zeros(leaves, np.int8),
         lf_err=np.zeros((leaves, 2), f),
         lf_coef=np.zeros((leaves, pr + 1), f),
-        lf_rms=np.zeros((leaves, pr + 1), f),
+        lf_rmsprop=np.zeros((leaves, pr + 1), f),
         lf_x=np.zeros((leaves, pr, 4), f),
         lf_scale=np.zeros((leaves, pr), f),
         lf_head=np.full((leaves, pr), -1, np.int64),
-        lf_nb=np.zeros((leaves, pr), np.int64),
+        lf_nbins=np.zeros((leaves, pr), np.int64),
         lf_mask=np.zeros((leaves, pc), np.int8),
         lf_free=np.zeros(leaves, np.int64),
-        lf_sk=np.zeros((leaves, kll.leaf_row_capacity(sketch_k) if sketch_k else 0), f),
-        lf_skl=np.zeros((leaves, kll.LV_WIDTH if sketch_k else 0), np.int64),
+        lf_sketch=np.zeros((leaves, kll.leaf_row_capacity(sketch_k) if sketch_k else 0), f),
+        lf_sketch_levels=np.zeros((leaves, kll.LV_WIDTH if sketch_k else 0), np.int64),
         lf_aux=np.full(leaves, -1, np.int64),
-        sk_cap=kll.leaf_capacity_table(sketch_k)
+        sketch_capacity=kll.leaf_capacity_table(sketch_k)
         if sketch_k
         else np.zeros((2, kll.MAX_LEVELS + 1), np.int64),
-        bn=_empty_bins(bins),
-        ht=np.full(hash_capacity(bins), -1, np.int64),
+        bins=_empty_bins(bins),
+        bin_hash=np.full(hash_capacity(bins), -1, np.int64),
         cats=np.zeros(cats, f),
-        sc_idx=np.zeros(bins, np.int64),
-        sc_key=np.zeros(bins, f),
+        scratch_bins=np.zeros(bins, np.int64),
+        scratch_keys=np.zeros(bins, f),
         ft_perm=np.zeros(pc, np.int64),
         ft_spread=np.zeros(pc, f),
-        ft_lin=np.zeros((pc, 2), f),
-        lf_nex=np.zeros(leaves, np.int64),
-        lf_xc=np.zeros((leaves, pc, (1 if n_classes else N_XC) if m_min > 0 else 0), f),
-        lf_buf=np.zeros((leaves, pc + 2, m_min), f),
+        ft_linear=np.zeros((pc, 2), f),
+        lf_nexamples=np.zeros(leaves, np.int64),
+        lf_candidate=np.zeros((leaves, pc, (1 if n_classes else N_XC) if m_min > 0 else 0), f),
+        lf_buffer=np.zeros((leaves, pc + 2, m_min), f),
         nd_alt=np.full(nodes, -1, np.int64),
         nd_isalt=np.zeros(nodes, np.int8),
-        nd_ph=np.zeros(
+        nd_detector=np.zeros(
             (nodes, (N_NODE_PH_CLS if n_classes else N_NODE_PH) if alternates else 0), f
         ),
-        nd_q=np.zeros((nodes, N_NODE_Q if alternates else 0), f),
+        nd_alt_compare=np.zeros((nodes, N_NODE_Q if alternates else 0), f),
         nd_path=np.zeros(nodes, np.int64),
         nd_proj=np.zeros((nodes, pc if pregrown else 0), f),
-        nd_ctr=np.zeros((nodes, pc if pregrown else 0), f),
-        ft_mm=_empty_mm(pc),
-        lf_ev=np.zeros((leaves, N_LEV if pregrown else 0), f),
-        ev=np.zeros(N_EV, f),
-        lf_cc=np.zeros((leaves, n_classes), f),
-        lf_gs=np.zeros((leaves, pc, 3 * n_classes), f),
-        lf_ncc=np.zeros((leaves, 0, n_cats * n_classes), f),  # rows: grow_classes
-        lf_xcc=np.zeros((leaves, pc, 2 * n_classes if m_min > 0 else 0), f),
-        lf_rng=np.zeros((leaves, pc, 2 if ranges and n_classes else 0), f),
-        lf_nig=np.zeros((leaves, pc + 2, pc + 2) if nig else (leaves, 0, 0), f),
-        ft_nig=np.zeros((pc + 2, pc + 4) if nig else (0, 0), f),
+        nd_centre=np.zeros((nodes, pc if pregrown else 0), f),
+        ft_minmax=_empty_mm(pc),
+        lf_evidence=np.zeros((leaves, N_LEV if pregrown else 0), f),
+        evidence=np.zeros(N_EV, f),
+        lf_class_weights=np.zeros((leaves, n_classes), f),
+        lf_class_stats=np.zeros((leaves, pc, 3 * n_classes), f),
+        lf_nominal_class_weights=np.zeros((leaves, 0, n_cats * n_classes), f),  # rows: grow_classes
+        lf_candidate_classes=np.zeros((leaves, pc, 2 * n_classes if m_min > 0 else 0), f),
+        lf_range=np.zeros((leaves, pc, 2 if ranges and n_classes else 0), f),
+        lf_bayes=np.zeros((leaves, pc + 2, pc + 2) if nig else (leaves, 0, 0), f),
+        ft_bayes=np.zeros((pc + 2, pc + 4) if nig else (0, 0), f),
     )
     return st
 
@@ -396,13 +403,13 @@ def _empty_bins(n: int) -> np.ndarray:
 
 _NODE_FILL = {"nd_feat": -1, "nd_left": -1, "nd_right": -1, "nd_leaf": -1, "nd_alt": -1}
 _LEAF_FILL = {"lf_node": -1, "lf_head": -1, "lf_aux": -1}
-_LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inh", "lf_err", "lf_sk", "lf_skl", "lf_nex", "lf_ev",
-                         "lf_cc", "lf_nig")  # fmt: skip
-_NODE_PER_FEATURE = ("nd_proj", "nd_ctr")
+_LEAF_NOT_PER_FEATURE = ("lf_stat", "lf_inherited", "lf_err", "lf_sketch", "lf_sketch_levels",
+                         "lf_nexamples", "lf_evidence", "lf_class_weights", "lf_bayes")  # fmt: skip
+_NODE_PER_FEATURE = ("nd_proj", "nd_centre")
 # leaf fields a classification tree never reads per feature (linear leaf model, its normaliser,
 # attribute observers): allocated without feature columns, and kept so when the tree grows
 # (a classifier saved before had them full width: they stay as they are)
-CLASS_SLIM = ("lf_coef", "lf_rms", "lf_x", "lf_scale", "lf_head", "lf_nb")
+CLASS_SLIM = ("lf_coef", "lf_rmsprop", "lf_x", "lf_scale", "lf_head", "lf_nbins")
 
 
 def _resized(a: np.ndarray, n0: int, fill=0, p_new: int | None = None) -> np.ndarray:
@@ -445,37 +452,39 @@ def grow(
         if a.shape[0] != n_nodes or (a.shape[1] and a.shape[1] != pc):
             d[k] = _resized(a, n_nodes, 0, pc if a.shape[1] else None)
     n_leaves = max(leaves, st.lf_node.shape[0])
-    classify = st.lf_cc.shape[1] > 0
+    classify = st.lf_class_weights.shape[1] > 0
     if n_leaves != st.lf_node.shape[0] or pc != pc_old:
         for k in d:
             if k.startswith("lf_"):
-                extra = {"lf_coef": 1, "lf_rms": 1, "lf_buf": 2}.get(k, 0)
+                extra = {"lf_coef": 1, "lf_rmsprop": 1, "lf_buffer": 2}.get(k, 0)
                 p_new = pc + extra if d[k].ndim >= 2 and k not in _LEAF_NOT_PER_FEATURE else None
-                if (classify and k in CLASS_SLIM) or k == "lf_ncc":  # (rows: grow_classes)
+                if (
+                    classify and k in CLASS_SLIM
+                ) or k == "lf_nominal_class_weights":  # (rows: grow_classes)
                     p_new = None
                 d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
         mm = _empty_mm(pc)
-        mm[:pc_old] = st.ft_mm
-        d["ft_mm"] = mm
+        mm[:pc_old] = st.ft_minmax
+        d["ft_minmax"] = mm
         d["ft_perm"] = np.zeros(pc, np.int64)
         d["ft_spread"] = np.zeros(pc, np.float64)
-        d["ft_lin"] = np.zeros((pc, 2), np.float64)
-        if st.lf_nig.shape[1]:  # Bayesian leaves: a later feature has no statistics yet
+        d["ft_linear"] = np.zeros((pc, 2), np.float64)
+        if st.lf_bayes.shape[1]:  # Bayesian leaves: a later feature has no statistics yet
             nig = np.zeros((n_leaves, pc + 2, pc + 2))
-            q = min(st.lf_nig.shape[0], n_leaves)
-            k = st.lf_nig.shape[1]
-            nig[:q, :k, :k] = st.lf_nig[:q]
-            d["lf_nig"] = nig
-            d["ft_nig"] = np.zeros((pc + 2, pc + 4))
-    n_bins = max(bins, st.bn.shape[0])
-    if n_bins != st.bn.shape[0]:
+            q = min(st.lf_bayes.shape[0], n_leaves)
+            k = st.lf_bayes.shape[1]
+            nig[:q, :k, :k] = st.lf_bayes[:q]
+            d["lf_bayes"] = nig
+            d["ft_bayes"] = np.zeros((pc + 2, pc + 4))
+    n_bins = max(bins, st.bins.shape[0])
+    if n_bins != st.bins.shape[0]:
         bn = _empty_bins(n_bins)
-        bn[: st.bn.shape[0]] = st.bn
-        d["bn"] = bn
-        d["ht"] = np.full(hash_capacity(n_bins), -1, np.int64)
-        d["sc_idx"] = np.zeros(n_bins, np.int64)
-        d["sc_key"] = np.zeros(n_bins, np.float64)
+        bn[: st.bins.shape[0]] = st.bins
+        d["bins"] = bn
+        d["bin_hash"] = np.full(hash_capacity(n_bins), -1, np.int64)
+        d["scratch_bins"] = np.zeros(n_bins, np.int64)
+        d["scratch_keys"] = np.zeros(n_bins, np.float64)
     n_cats = max(cats, st.cats.shape[0])
     if n_cats != st.cats.shape[0]:
         d["cats"] = _resized(st.cats, n_cats, 0)
@@ -484,7 +493,7 @@ def grow(
 
 def n_classes(st: TreeState) -> int:
     """Classes a classification tree's fields hold (0 for a regression tree)."""
-    return int(st.lf_cc.shape[1])
+    return int(st.lf_class_weights.shape[1])
 
 
 def n_nominal(st: TreeState) -> int:
@@ -493,35 +502,40 @@ def n_nominal(st: TreeState) -> int:
 
 
 def n_cat_codes(st: TreeState) -> int:
-    """Category codes the nominal class counts hold (``lf_ncc``), 0 while they lack the row of
-    a nominal feature (then :func:`grow_classes` is due: the engine calls it when this is below
-    the codes known)."""
+    """Category codes the nominal class counts hold (``lf_nominal_class_weights``), 0 while they
+    lack the row of a nominal feature (then :func:`grow_classes` is due: the engine calls it when
+    this is below the codes known)."""
     k = n_classes(st)
-    if not k or st.lf_ncc.shape[1] < n_nominal(st):
+    if not k or st.lf_nominal_class_weights.shape[1] < n_nominal(st):
         return 0
-    return int(st.lf_ncc.shape[2]) // k
+    return int(st.lf_nominal_class_weights.shape[2]) // k
 
 
 def per_nominal_ncc(st: TreeState) -> TreeState:
-    """A classification tree saved with ``lf_ncc`` of one row per feature (formats up to 4)
-    with one row per nominal feature, as the kernels read it (the others held nothing); any
+    """A classification tree saved with ``lf_nominal_class_weights`` of one row per feature (formats
+    up to 4) with one row per nominal feature, as the kernels read it (the others held nothing); any
     other state as it is."""
     pc = st.ft_nominal.shape[0]
-    if not n_classes(st) or st.lf_ncc.shape[1] != pc:
+    if not n_classes(st) or st.lf_nominal_class_weights.shape[1] != pc:
         return st
     rows = np.flatnonzero(st.ft_nominal[: int(st.ints[I_NFEAT])])
     if rows.shape[0] == pc:  # every row a nominal feature's: the same layout
         return st
-    return st._replace(lf_ncc=np.ascontiguousarray(st.lf_ncc[:, rows, :]))
+    return st._replace(
+        lf_nominal_class_weights=np.ascontiguousarray(st.lf_nominal_class_weights[:, rows, :])
+    )
 
 
 def grow_classes(st: TreeState, classes: int, cats: int) -> TreeState:
-    """A classification tree's state with room for ``classes`` classes and ``cats`` category
-    codes (at least those it has) and a row of ``lf_ncc`` for each nominal feature, contents
-    preserved (a new class has weight 0 everywhere, a new row nothing)."""
+    """A classification tree's state with room for ``classes`` classes and ``cats`` category codes
+    (at least those it has) and a row of ``lf_nominal_class_weights`` for each nominal feature,
+    contents preserved (a new class has weight 0 everywhere, a new row nothing)."""
     K0 = n_classes(st)
-    C0 = int(st.lf_ncc.shape[2]) // K0 if K0 else 0
-    N0, N = st.lf_ncc.shape[1], max(st.lf_ncc.shape[1], n_nominal(st))
+    C0 = int(st.lf_nominal_class_weights.shape[2]) // K0 if K0 else 0
+    N0, N = (
+        st.lf_nominal_class_weights.shape[1],
+        max(st.lf_nominal_class_weights.shape[1], n_nominal(st)),
+    )
     K, C = max(K0, classes), max(C0, cats)
     if (K, C, N) == (K0, C0, N0):
         return st
@@ -536,14 +550,14 @@ def grow_classes(st: TreeState, classes: int, cats: int) -> TreeState:
         return out.reshape(L, Pc, -1)
 
     cc = np.zeros((L, K))
-    cc[:, :K0] = st.lf_cc
-    d["lf_cc"] = cc
-    d["lf_gs"] = remap(st.lf_gs, (K0, 3), (K, 3))
+    cc[:, :K0] = st.lf_class_weights
+    d["lf_class_weights"] = cc
+    d["lf_class_stats"] = remap(st.lf_class_stats, (K0, 3), (K, 3))
     ncc = np.zeros((L, N, C, K))
-    ncc[:, :N0, :C0, :K0] = st.lf_ncc.reshape(L, N0, C0, K0)
-    d["lf_ncc"] = ncc.reshape(L, N, C * K)
-    if st.lf_xcc.shape[2]:
-        d["lf_xcc"] = remap(st.lf_xcc, (K0, 2), (K, 2))
+    ncc[:, :N0, :C0, :K0] = st.lf_nominal_class_weights.reshape(L, N0, C0, K0)
+    d["lf_nominal_class_weights"] = ncc.reshape(L, N, C * K)
+    if st.lf_candidate_classes.shape[2]:
+        d["lf_candidate_classes"] = remap(st.lf_candidate_classes, (K0, 2), (K, 2))
     return TreeState(**d)
 
 

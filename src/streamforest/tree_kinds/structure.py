@@ -79,7 +79,7 @@ def _child_axis(st, node, x):
             go_left = cat_goes_left(st.nd_thr[node], v)
         elif _in_cats(st.cats, off, nl, v):
             go_left = True
-        elif _in_cats(st.cats, off + nl, st.nd_cat_nr[node], v):
+        elif _in_cats(st.cats, off + nl, st.nd_cat_right[node], v):
             go_left = False
         else:  # a category this split never saw
             go_left = st.nd_miss_left[node] == 1
@@ -164,8 +164,8 @@ def _init_leaf(st, prm, leaf, node, depth, spread):
     st.lf_last[leaf] = st.lf_stat[leaf, S_W]
     st.lf_active[leaf] = 1 if depth < prm.max_depth and st.ints[I_FROZEN] == 0 else 0
     st.lf_head[leaf, :] = -1
-    st.lf_nb[leaf, :] = 0
-    st.lf_nex[leaf] = 0
+    st.lf_nbins[leaf, :] = 0
+    st.lf_nexamples[leaf] = 0
     st.nd_alt[node] = -1
     _choose_features(st, prm, leaf)
     _set_scale(st, prm, leaf, spread)
@@ -183,9 +183,9 @@ def _init_root_leaf(st, prm):
     st.ints[I_NLEAVES] = 1
     leaf = _new_leaf_slot(st)
     st.lf_stat[leaf, :] = 0.0
-    st.lf_inh[leaf, :] = 0.0
+    st.lf_inherited[leaf, :] = 0.0
     st.lf_coef[leaf, :] = 0.0
-    st.lf_rms[leaf, :] = 0.0
+    st.lf_rmsprop[leaf, :] = 0.0
     st.lf_x[leaf, :, :] = 0.0
     st.lf_err[leaf, :] = 0.0
     st.ft_spread[:] = 0.0
