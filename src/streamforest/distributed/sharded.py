@@ -25,7 +25,6 @@ import numpy as np
 from numba import typed
 
 from ..features import check_targets, check_weights, n_rows
-from ..intervals import conformal as _conformal
 from ..intervals import scores
 from ..intervals.base import IntervalRegressor, check_alphas, stack_bounds
 from .keyed import check_matrix
@@ -129,8 +128,7 @@ class ShardedForest(GroupFront):
             W = f.engine_.bagging_weights(wa)
             slots = np.empty(n, np.int64)
             scores.ring_slots(d.ring_, W, slots)
-            d._widen_x(Xa.shape[1])
-            _conformal.CK.copy_entrants(slots, Xa, d.cal_x_)
+            d.store_calibration_rows(slots, Xa)
             context = (W, slots, ya)
         batch = self._group._ray.put((Xa, ya, wa))
         self._n_learnt += n

@@ -92,6 +92,13 @@ class CPApproximate(IntervalRegressor):
             return np.zeros(0)
         return self.cal_sorted_[: self.size_].copy()
 
+    def store_calibration_rows(self, slots: np.ndarray, X: np.ndarray) -> None:
+        """Keep rows ``X`` (encoded features) in the calibration slots ``slots`` (-1: none), as the
+        learning pass does for the rows that enter the calibration set; for a driver that
+        learns the trees elsewhere (:mod:`streamforest.distributed`)."""
+        self._widen_x(X.shape[1])
+        conformal_kernels.copy_entrants(slots, X, self.cal_x_)
+
     def _widen_x(self, p: int) -> None:
         if self.cal_x_.shape[1] < p:
             x = np.full((self.cal_x_.shape[0], p), np.nan)
