@@ -72,17 +72,7 @@ def test_aci_holds_its_bound_on_what_was_served(batch, delay, rng):
     assert abs(mer_old - alpha) > 2 * bound, mer_old
 
 
-NOT_YET = pytest.mark.xfail(
-    strict=True,
-    reason="DtACI's and SAOCP's experts learn from scores, not from the served misses: stale "
-    "by a batch or a delay, they under-cover a trending series (MER 0.17-0.31 here)",
-)
-
-
-@pytest.mark.parametrize(
-    "method", ["pid", "agaci", "sfogd", pytest.param("dtaci", marks=NOT_YET),
-               pytest.param("saocp", marks=NOT_YET)]
-)  # fmt: skip
+@pytest.mark.parametrize("method", ["pid", "agaci", "sfogd", "dtaci", "saocp"])
 @pytest.mark.parametrize("batch,delay", PROTOCOLS)
 def test_every_method_holds_alpha_in_batches_and_with_delays(method, batch, delay, rng):
     X, y = autocorrelated(5000, rng)
@@ -96,6 +86,26 @@ def test_every_method_holds_alpha_in_batches_and_with_delays(method, batch, dela
     st = m.log_stats
     assert st["late"] == 0 and st["logged"] == 0, st
     assert st["matched"] + st["unmatched"] == 5000 and st["unmatched"] <= batch + delay + 1, st
+
+
+@pytest.mark.parametrize("method", ["dtaci", "saocp"])
+@pytest.mark.parametrize("batch,delay", PROTOCOLS)
+def test_dtaci_and_saocp_hold_alpha_on_what_was_served(method, batch, delay, rng):
+    """DtACI and SAOCP within 0.01 of alpha in batches of 50 and 0.015 with labels 100 rows late
+    (measured 0.097 / 0.100 DtACI, 0.101 / 0.110 SAOCP over these 4,500 rows; at 10,000 rows the
+    delayed DtACI gave 0.089: within 0.01 is not reached with a delay at this length).
+    Stale by a batch or a delay, their experts alone do not hold it (before the served-miss
+    correction: MER 0.20 / 0.18 for DtACI, 0.22 / 0.31 for SAOCP, though each DtACI expert's own
+    served MER was 0.10); and fed the errors of the intervals the wrapper gives after learning
+    the earlier rows (``log_size=0``, the wrapper before the served log) they miss it by far."""
+    X, y = autocorrelated(5000, rng)
+    alpha = 0.1
+    m = sf.AdaptiveConformal(small_base(), alphas=alpha, method=method)
+    mer = miss(y[500:], run_protocol(m, X, y, batch, delay, alpha)[500:]).mean()
+    assert abs(mer - alpha) <= (0.015 if delay else 0.01), mer
+    old = sf.AdaptiveConformal(small_base(), alphas=alpha, method=method, log_size=0)
+    mer_old = miss(y[500:], run_protocol(old, X, y, batch, delay, alpha)[500:]).mean()
+    assert abs(mer_old - alpha) > 0.1, mer_old
 
 
 def test_prequential_protocols_agree(rng):
@@ -199,9 +209,9 @@ def run_kernel(method, scores, alpha, scale=0.0, rho=0.99, W=None):
     eta = np.array([math.sqrt(3 / 100) * math.sqrt((math.log(800) + 2) / denom)])
     lo, hi = np.zeros((n, 1)), np.zeros((n, 1))
     out_lo, out_hi = np.empty((n, 1)), np.empty((n, 1))
-    rec = np.zeros((n, 1, 4 + 2 * K))
+    rec = np.zeros((n, 1, 5 + 2 * K))
     OK.online_pass(method, False, 0.0, 0.0, lo, hi, np.zeros(n), scores, np.ones(n, np.int8),
-                   rec, np.array([alpha]), np.ones(1, np.bool_), gammas, eta, 1 / 200, 8.0,
+                   rec, np.array([alpha]), np.ones(1, np.bool_), gammas, eta, 1 / 200, 0.0, 8.0,
                    scale, rho, True, st, np.zeros((1, W)), ex, np.zeros(1, np.int64), out_lo,
                    out_hi, np.empty(1), np.empty(1), np.empty(W), np.empty((2, K)))  # fmt: skip
     return out_hi[:, 0]

@@ -12,8 +12,18 @@ Every method picks, per tracked level ``r``, a threshold on a *score* of the bas
 Rows are processed in order, each with a ``mode``: 0 serve (the interval from the current state,
 written to ``rec``), 1 serve then learn (prequential), 2 learn from the record ``rec`` of what was
 served earlier (its own interval, base interval and the method's served quantities), 3 skip.
-``rec[i, r]``: ``[own_lo, own_hi, base_lo, base_hi, extras...]``.  A row whose base interval is
-not finite (or, scaled, of zero width) is served the base interval and teaches nothing.
+``rec[i, r]``: ``[own_lo, own_hi, base_lo, base_hi, extras..., served_at]``, ``served_at`` the
+level's count of learnt rows when the row was served, so a label knows its *lag* (the rows learnt
+between serving it and learning it: 0 one row at a time, up to ``b - 1`` in batches of ``b``,
+``d`` with labels ``d`` rows late).  A row whose base interval is not finite (or, scaled, of zero
+width) is served the base interval and teaches nothing.
+
+Under a lag, a method's state has moved between serving and learning a row, so what the row
+teaches is taken at what was served: SF-OGD's gradient at the served threshold; SAOCP's experts'
+gradients at the served aggregate (their own served thresholds are not recorded); DtACI's experts
+on the misses of their served thresholds with their steps divided by ``1 + lag`` (the step of
+online gradient descent with delayed feedback), and its served level corrected by an ACI term on
+the misses of the served aggregate (below).
 """
 
 from __future__ import annotations
@@ -30,6 +40,9 @@ SFOGD, SAOCP, DTACI, AGACI, NEXCP = 0, 1, 2, 3, 4
 # window position, SAOCP's clock
 TH, GSQ, SMAX, STEPS, CALN, CALPOS, CLOCK = 0, 1, 2, 3, 4, 5, 6
 N_SCALARS = 7
+#: DtACI's served-miss correction of its level (DtACI has no gradient sum: the slot is free, and
+#: a model saved before the correction starts at 0)
+CORR = GSQ
 # SAOCP expert fields
 E_ALIVE, E_START, E_YHAT, E_GRAD, E_Z, E_WZ, E_AGE, E_LIFE, E_SCALE = range(9)
 N_SAOCP_FIELDS = 9
@@ -245,17 +258,22 @@ def _boa_probs(ex, r, K, side, out):
 @entry(nogil=True)
 def online_pass(
     method, scaled, floor, theta0, blo, bhi, pred, y, mode, rec, alphas, learns, gammas, eta,
-    sigma, lifetime, scale, rho, clip, st, cal, ex, order, out_lo, out_hi, own_lo, own_hi, buf,
-    probs,
+    sigma, gamma, lifetime, scale, rho, clip, st, cal, ex, order, out_lo, out_hi, own_lo, own_hi,
+    buf, probs,
 ):  # fmt: skip
     """The methods' pass over the rows (see the module docstring).  ``gammas``: the experts'
     steps (DtACI, AgACI); ``eta`` (per level), ``sigma``: DtACI's learning rate and mixing;
+    ``gamma``: the step of DtACI's served-miss correction ``c`` (0: none, the paper's DtACI),
+    whose served level is the experts' weighted mean plus ``c``, ``c += gamma (alpha - err)``
+    with ``err`` the miss of the interval served (so Gibbs & Candes' ACI bound holds for the
+    served intervals, the experts' levels being bounded);
     ``lifetime``: SAOCP's ``g``; ``scale``: SF-OGD's / SAOCP's scale, the reference
     implementation's ``max_scale`` (steps ``scale / sqrt(3 sum g^2)``; ``<= 0``: ``sqrt(3)``
     times the largest score seen so far); ``rho``: NExCP's recency weight."""
     n = y.shape[0]
     R = alphas.shape[0]
     K = gammas.shape[0]
+    LAG = rec.shape[2] - 1  # (the record's last slot: the level's learnt rows when served)
     for i in range(n):
         md = mode[i]
         if md == 3:
@@ -269,6 +287,7 @@ def online_pass(
             hi = bhi[i, r]
             rec[i, r, 2] = lo
             rec[i, r, 3] = hi
+            rec[i, r, LAG] = st[r, STEPS]
             h = 0.5 * (hi - lo)
             if not (np.isfinite(lo) and np.isfinite(hi)) or (scaled and not h > 0.0):
                 own_lo[r] = lo
@@ -283,7 +302,7 @@ def online_pass(
                 b_hi = st[r, TH]
                 b_lo = -b_hi
             elif method == SAOCP:
-                b_hi = _saocp_theta(ex, r, theta0)
+                b_hi = _saocp_theta(ex, r, theta0) + st[r, CORR]
                 b_lo = -b_hi
             elif method == NEXCP:
                 b_hi = _weighted_quantile(cal, st, r, rho, 1.0 - a, buf)
@@ -298,7 +317,7 @@ def online_pass(
                         wsum += wk
                         at += wk * ex[r, k, 0]
                         rec[i, r, 4 + k] = ex[r, k, 0]
-                    at /= wsum
+                    at = at / wsum + st[r, CORR]
                     b_hi = _dtaci_threshold(buf, m, at, clip, theta0)
                     b_lo = -b_hi
                     for k in range(K):  # each expert's served threshold
@@ -359,6 +378,7 @@ def online_pass(
                 s = max(-z_lo, z_hi)
             st[r, SMAX] = max(st[r, SMAX], abs(s))
             D = scale if scale > 0.0 else st[r, SMAX] * math.sqrt(3.0)
+            lag = max(st[r, STEPS] - rec[i, r, LAG], 0.0)
             st[r, STEPS] += 1.0
             if method == SFOGD:
                 g = _pinball_grad(s, rec[i, r, 4], tau)  # (served threshold: s > it iff a miss)
@@ -366,8 +386,14 @@ def online_pass(
                 if st[r, GSQ] != 0.0 and D > 0.0:
                     st[r, TH] = max(floor, st[r, TH] - D / math.sqrt(3.0 * st[r, GSQ]) * g)
             elif method == SAOCP:
+                # the served threshold's miss corrects it, the experts learn the scores
+                miss = own_lo[r] > own_hi[r] or not (own_lo[r] <= yi <= own_hi[r])
+                st[r, CORR] += gamma * D / math.sqrt(3.0) * ((1.0 if miss else 0.0) - a)
                 _saocp_update(ex, st, r, s, tau, a, lifetime, D, floor, theta0)
             elif method == DTACI:
+                # the served aggregate's miss (an empty set always misses)
+                miss = own_lo[r] > own_hi[r] or not (own_lo[r] <= yi <= own_hi[r])
+                st[r, CORR] += gamma * (a - (1.0 if miss else 0.0))
                 if st[r, CALN] > math.floor(1.0 / a):
                     m = int(st[r, CALN])
                     above = 0
@@ -395,7 +421,7 @@ def online_pass(
                         # the miss of the expert's served interval (level <= 0: the whole line)
                         ak = rec[i, r, 4 + k]
                         err = 1.0 if (ak > 0.0 or not clip) and s > rec[i, r, 4 + K + k] else 0.0
-                        ex[r, k, 0] += gammas[k] * (a - err)
+                        ex[r, k, 0] += gammas[k] / (1.0 + lag) * (a - err)
                         if clip:
                             ex[r, k, 0] = min(max(ex[r, k, 0], 0.0), 1.0)
             elif method == AGACI:
