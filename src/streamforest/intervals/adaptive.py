@@ -14,14 +14,19 @@ import numpy as np
 
 from ..base import Estimator
 from ..features import check_target, check_targets, check_weight, check_weights, n_rows
-from . import _adaptive_kernels as AK
-from . import _online_kernels as OK
+from . import _adaptive_kernels as adaptive_kernels
+from . import _online_kernels as online_kernels
 from ._served_log import ServedLog, row_keys
 from .base import check_alphas
 
 _METHODS = ("aci", "pid", "dtaci", "agaci", "sfogd", "saocp", "nexcp")
-_SCORE_METHODS = {"sfogd": OK.SFOGD, "saocp": OK.SAOCP, "dtaci": OK.DTACI, "agaci": OK.AGACI,
-                  "nexcp": OK.NEXCP}  # fmt: skip
+_SCORE_METHODS = {
+    "sfogd": online_kernels.SFOGD,
+    "saocp": online_kernels.SAOCP,
+    "dtaci": online_kernels.DTACI,
+    "agaci": online_kernels.AGACI,
+    "nexcp": online_kernels.NEXCP,
+}
 _UNMATCHED = ("current", "skip", "raise")
 #: DtACI's and AgACI's experts: ACI steps 0.001 * 2**k, k = 0..7 (Gibbs & Candes 2022, the
 #: grid of the reference implementation of Bhatnagar et al. 2023); DtACI's ``I``.
@@ -327,9 +332,12 @@ class AdaptiveConformal(Estimator):
 
     def _expert_shape(self) -> tuple:
         if self.method in ("dtaci", "agaci"):
-            return (EXPERT_GAMMAS.shape[0], 2 if self.method == "dtaci" else OK.N_AGACI_FIELDS)
+            return (
+                EXPERT_GAMMAS.shape[0],
+                2 if self.method == "dtaci" else online_kernels.N_AGACI_FIELDS,
+            )
         if self.method == "saocp":
-            return (SAOCP_CAPACITY, OK.N_SAOCP_FIELDS)
+            return (SAOCP_CAPACITY, online_kernels.N_SAOCP_FIELDS)
         return (1, 1)
 
     def _record_width(self) -> int:
@@ -341,14 +349,14 @@ class AdaptiveConformal(Estimator):
 
     def _initial_rows(self, k: int, levels) -> dict:
         """The controllers' initial state for ``k`` levels ``levels``."""
-        st = np.zeros((k, OK.N_SCALARS))
-        st[:, OK.TH] = 1.0 if self._SCALED else 0.0
-        st[:, OK.CLOCK] = 1.0
+        st = np.zeros((k, online_kernels.N_SCALARS))
+        st[:, online_kernels.TH] = 1.0 if self._SCALED else 0.0
+        st[:, online_kernels.CLOCK] = 1.0
         ex = np.zeros((k, *self._expert_shape()))
         if self.method == "dtaci":
             ex[:, :, 0] = np.asarray(levels, dtype=float)[:, None]
         elif self.method == "agaci":
-            ex[:, :, OK.A_LEVEL] = np.asarray(levels, dtype=float)[:, None]
+            ex[:, :, online_kernels.A_LEVEL] = np.asarray(levels, dtype=float)[:, None]
         W = int(self.score_window) if self.method in ("dtaci", "agaci", "nexcp") else 1
         return {
             "alpha_t_": np.asarray(levels, dtype=float).copy(),
@@ -451,10 +459,27 @@ class AdaptiveConformal(Estimator):
         pred = np.ascontiguousarray(pred, dtype=np.float64)
         if self.method == "aci":
             _, idx, logit = self._plan(levels)
-            AK.aci_pass(blo, bhi, pred, y, mode, rec, idx, logit, levels, learns, self.gamma_,
-                        s["alpha_t_"], order, out_lo, out_hi, own_lo, own_hi)  # fmt: skip
+            adaptive_kernels.aci_pass(
+                blo,
+                bhi,
+                pred,
+                y,
+                mode,
+                rec,
+                idx,
+                logit,
+                levels,
+                learns,
+                self.gamma_,
+                s["alpha_t_"],
+                order,
+                out_lo,
+                out_hi,
+                own_lo,
+                own_hi,
+            )
         elif self.method == "pid":
-            AK.pid_pass(blo, bhi, pred, y, mode, rec, levels, learns, self.gamma_,
+            adaptive_kernels.pid_pass(blo, bhi, pred, y, mode, rec, levels, learns, self.gamma_,
                         float(self.ki), float(self.csat), s["p_"], s["isum_"], s["steps_"],
                         s["win_"], s["win_n_"], s["win_pos_"], order, out_lo, out_hi, own_lo,
                         own_hi)  # fmt: skip
@@ -462,7 +487,7 @@ class AdaptiveConformal(Estimator):
             gammas = EXPERT_GAMMAS
             eta = np.array([self._dtaci_eta(float(a)) for a in levels])
             W = s["cal_"].shape[1]
-            OK.online_pass(_SCORE_METHODS[self.method], self._SCALED,
+            online_kernels.online_pass(_SCORE_METHODS[self.method], self._SCALED,
                            0.0 if self._SCALED else -np.inf, 1.0 if self._SCALED else 0.0,
                            blo, bhi, pred, y, mode, rec, levels, learns, gammas, eta,
                            1.0 / (2 * DTACI_INTERVAL), self.gamma_, float(self.lifetime),
