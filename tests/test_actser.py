@@ -240,7 +240,7 @@ def _nb_fast_vs_exact(A, X, out):
         for k in range(st.lf_class_weights.shape[1]):
             total += st.lf_class_weights[leaf, k]
         out[i, 0] = _nb_class_fast(st, leaf, X[i], nfeat, total)
-        out[i, 1] = _nb_class(st, leaf, X[i], nfeat, total, 0)
+        out[i, 1] = _nb_class(st, leaf, X[i], nfeat, total, np.int64(0))
 
 
 @pytest.mark.parametrize("stream", ["rbf", "agrawal"])
