@@ -6,6 +6,7 @@ from . import _numba_cache  # noqa: F401  # isort: skip
 from . import compile_events  # noqa: F401  # isort: skip
 from ._version import __version__
 from .batch import HDIForestRegressor, QuantileForestRegressor
+from .boosting import SGBTRegressor
 from .compilation import warmup
 from .concurrency import ThreadSafe
 from .forests import (
@@ -54,6 +55,7 @@ __all__ = [
     "OnlineForestRegressor",
     "OnlineQRF",
     "QuantileForestRegressor",
+    "SGBTRegressor",
     "ThreadSafe",
     "__version__",
     "load",
