@@ -108,7 +108,9 @@ def capymoa_learners():
 
     return {
         "CapyMOA SGBR": lambda s: StreamingGradientBoostedRegression(schema=s, random_seed=SEED),
-        "CapyMOA ARF-Reg": lambda s: AdaptiveRandomForestRegressor(schema=s, random_seed=SEED),
+        "CapyMOA ARF-Reg(10)": lambda s: AdaptiveRandomForestRegressor(
+            schema=s, ensemble_size=10, random_seed=SEED
+        ),
     }
 
 

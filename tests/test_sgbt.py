@@ -193,3 +193,17 @@ def test_registry_entry():
 
     m = registry.build("sgbt", {"n_steps": 4, "learning_rate": 0.5}, seed=3)
     assert isinstance(m, SGBTRegressor) and m.n_steps == 4 and m.seed == 3
+
+
+def test_adaptive_conformal_over_sgbt(tmp_path):
+    X, y = Friedman(function=1, n=1500, seed=4).arrays()
+    inner = sf.NormalizedConformal(SGBTRegressor(n_steps=5, learning_rate=0.3), seed=2)
+    model = sf.AdaptiveConformal(inner, alphas=(0.1,))
+    pred, iv = model.predict_learn_many(X[:1200], y[:1200], alpha=0.1)
+    assert np.isfinite(iv[600:]).all()
+    path = tmp_path / "aci.sf"
+    sf.save(model, path)
+    back = sf.load(path)
+    np.testing.assert_array_equal(
+        model.predict_interval(X[1200:], 0.1), back.predict_interval(X[1200:], 0.1)
+    )
