@@ -15,7 +15,8 @@ rows.  River and CapyMOA run ``predict_one``/``predict`` then ``learn_one``/``tr
 example (their only API).  Rows/s is rows over the wall time of the whole pass.
 
     python benchmarks/learners.py [--n 100000] [--stream sf|river] [--dict-rows 20000]
-        [--skip-river] [--skip-capymoa] [--out results/learners.json]
+        [--skip-river] [--skip-capymoa] [--skip-intervals] [--only-ours] [--deep]
+        [--out results/learners.json]
 
 CapyMOA needs Java (Debian: ``apt-get install default-jre-headless``) and ``pip install
 capymoa``; without them its rows are skipped with a note.
@@ -49,13 +50,18 @@ def stream(n: int, kind: str):
     return Friedman(function=1, drift="gra", n=n, seed=SEED).arrays()
 
 
-def ours():
+def ours(deep: bool = False):
     import streamforest as sf
+    from streamforest.boosting.sgbt import default_tree
 
-    return {
+    out = {
         "SGBTRegressor": lambda: sf.SGBTRegressor(seed=SEED),
         "OnlineForestRegressor": lambda: sf.OnlineForestRegressor(seed=SEED),
     }
+    if deep:  # the steps' trees without the depth limit (MOA's FIMT-DD has none)
+        tree = default_tree().clone(max_depth=None)
+        out["SGBTRegressor unlimited depth"] = lambda: sf.SGBTRegressor(tree=tree, seed=SEED)
+    return out
 
 
 def warm_up(makers) -> None:
@@ -155,6 +161,8 @@ def main() -> None:
     ap.add_argument("--skip-river", action="store_true")
     ap.add_argument("--skip-capymoa", action="store_true")
     ap.add_argument("--skip-intervals", action="store_true")
+    ap.add_argument("--deep", action="store_true", help="also SGBT with unlimited tree depth")
+    ap.add_argument("--only-ours", action="store_true", help="no River, no CapyMOA")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -169,17 +177,17 @@ def main() -> None:
             f"{name:28s} {api:6s} rows {n:7d}  MAE {mae:7.4f}  {n / secs:10.0f} rows/s", flush=True
         )
 
-    makers = ours()
+    makers = ours(args.deep)
     warm_up(makers.values())
     for name, make in makers.items():
         add(name, *run_ours(make, X, y))
     if args.dict_rows:
         k = min(args.dict_rows, len(y))
         add("SGBTRegressor", *run_dict(makers["SGBTRegressor"], X[:k], y[:k]), n=k, api="dict")
-    if not args.skip_river:
+    if not (args.skip_river or args.only_ours):
         add("River ARFRegressor(10)", *run_river(X, y), api="dict")
     notes = []
-    if not args.skip_capymoa:
+    if not (args.skip_capymoa or args.only_ours):
         try:
             learners = capymoa_learners()
         except Exception as e:  # no capymoa, or no Java

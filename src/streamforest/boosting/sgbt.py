@@ -204,10 +204,10 @@ class SGBTRegressor(OnlineForestRegressor):
       score, ``n_steps`` steps can only remove a fraction ``1 - (1 - lr)^n_steps`` of the target
       (72% at MOA's 100 steps and 0.0125), so the raw score stays biased towards 0 (MOA's
       default is tuned for classification, where the softmax hides the scale);
-    - the steps' trees stop growing at depth 6 (MOA's FIMT-DD grows without limit): on
-      Friedman 'gra' (100k rows) unlimited trees filled the memory budget and learnt at a
-      sixth of the speed, with a worse error once the budget froze them (MAE 1.39 against
-      1.10, Friedman #1 'gra' of ``streamforest.streams``, seed 42);
+    - the steps' trees stop growing at depth 6 (MOA's FIMT-DD grows without limit): a
+      hundred unlimited trees fill the memory budget within 100k rows of Friedman #1, learn
+      several times slower, and err more once the budget has frozen them (``python
+      benchmarks/learners.py``, its docstring);
     - no "skip" or "multiple iterations" variants (MOA's ``-S`` and ``-M``; with squared loss
       ``h = 1``, so ``-M`` changes nothing).
 
