@@ -40,6 +40,7 @@ TODAY = [
     "atser-rforest",
     "atser",
     "aborf",
+    "sgbt",
 ]
 
 

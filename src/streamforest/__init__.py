@@ -7,6 +7,7 @@ from . import compile_events  # noqa: F401  # isort: skip
 from . import datasets  # noqa: F401  (registers the bundled datasets as streams.dataset's fallback)
 from ._version import __version__
 from .batch import HDIForestRegressor, QuantileForestRegressor
+from .boosting import SGBTRegressor
 from .compilation import warmup
 from .concurrency import ThreadSafe
 from .forests import (
@@ -55,6 +56,7 @@ __all__ = [
     "OnlineForestRegressor",
     "OnlineQRF",
     "QuantileForestRegressor",
+    "SGBTRegressor",
     "ThreadSafe",
     "__version__",
     "load",

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from .boosting import SGBTRegressor
 from .forests import ABORFRegressor, ATSEREnsembleRegressor, OnlineForestRegressor
 from .intervals import (
     AdaptiveConformal,
@@ -329,6 +330,13 @@ MODELS: dict[str, ModelSpec] = {
             "ABORFRegressor: pre-grown random-projection trees, evidence weights (thesis ch. 6)",
             layers=("tree",),
             tree_cls=ABORFRegressor,
+        ),
+        ModelSpec(
+            "sgbt",
+            SGBTRegressor,
+            "SGBTRegressor: streaming gradient-boosted trees (Gunasekara et al. 2024), 100 steps",
+            layers=("tree",),
+            tree_cls=SGBTRegressor,
         ),
     )
 }
