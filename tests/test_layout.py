@@ -29,7 +29,7 @@ LAYERS = [
     ["engine"],
     ["trees"],
     ["forests", "persistence", "river"],
-    ["intervals"],
+    ["intervals", "boosting"],
     ["prediction_sets", "batch", "evaluate"],
     ["registry"],
     ["compilation"],

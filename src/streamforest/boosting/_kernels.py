@@ -1,6 +1,6 @@
 """Compiled kernels of streaming gradient-boosted trees (:class:`~streamforest.SGBTRegressor`).
 
-The boosting steps are the trees of one :class:`~streamforest.trees._arena.Arena`, tree ``t``
+The boosting steps are the trees of one :class:`~streamforest.tree_kinds.arena.Arena`, tree ``t``
 being step ``t``.  One row goes through every step in order (the steps are not independent,
 so the passes are *row-major*, unlike a bagging forest's tree-major passes): step ``t`` learns
 the Newton step of the squared loss at the raw score ``F_t`` of the steps before it, then its
@@ -26,8 +26,8 @@ them, ``acc[1]`` the sum of their predictions before learning), and the call is 
 from __future__ import annotations
 
 from ..compiled import entry, kernel
-from ..trees._arena import tree_at
-from ..trees._kernels import has_room, learn_step, needs_step, predict_row
+from ..tree_kinds.arena import tree_at
+from ..tree_kinds.kernels import has_room, learn_step, needs_step, predict_row
 
 FRESH = -1  # t0 of a new row
 DONE = -1

@@ -11,9 +11,9 @@ import numpy as np
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
 from ..forests.online_forest import OnlineForestRegressor
+from ..tree_kinds import state
 from ..trees import HoeffdingTreeRegressor
-from ..trees import _state as S
-from . import _kernels as K
+from . import _kernels as boosting_kernels
 
 _WRAPPERS = (
     "SGBTRegressor is not a bagged forest: an interval method that uses the trees one by one "
@@ -75,7 +75,7 @@ class BoostEngine(Engine):
     def _act_on_drift(self) -> None:
         with self._lock:
             for t in np.flatnonzero(self._drifted).tolist():
-                code = self.int_of(t, S.I_DRIFT)
+                code = self.int_of(t, state.I_DRIFT)
                 if code:
                     self._signal(t, code)  # warning = 0: a drift, a fresh tree
 
@@ -98,17 +98,18 @@ class BoostEngine(Engine):
         base = self._base(ya[0])
         ya = np.ascontiguousarray(ya - base, dtype=np.float64)
         wa = np.ascontiguousarray(wa, dtype=np.float64)
-        i, t0 = 0, K.FRESH
+        i, t0 = 0, boosting_kernels.FRESH
         self._hint = None
         while i < n:
-            i, s = K.boost_rows(self.arena, Xa, ya, wa, self.learning_rate, i, t0, self._acc,
-                                self._drifted, out)  # fmt: skip
+            i, s = boosting_kernels.boost_rows(
+                self.arena, Xa, ya, wa, self.learning_rate, i, t0, self._acc, self._drifted, out
+            )
             if s >= 0:
                 self.make_room(int(s))
                 t0 = int(s)
                 continue
-            t0 = K.FRESH
-            if s == K.DRIFTED:
+            t0 = boosting_kernels.FRESH
+            if s == boosting_kernels.DRIFTED:
                 self._act_on_drift()
         p0 = out[0]
         out += base
@@ -128,7 +129,7 @@ class BoostEngine(Engine):
         P = np.zeros((1, n))
         if self.fitted and n:
             Xa = np.ascontiguousarray(Xa, dtype=np.float64)
-            K.boost_predict_rows(self.arena, Xa, self.learning_rate, P[0])
+            boosting_kernels.boost_predict_rows(self.arena, Xa, self.learning_rate, P[0])
             P[0] += self.base_score or 0.0
         return P
 
@@ -148,11 +149,14 @@ class BoostEngine(Engine):
         first = self.base_score is None  # (as in _boost)
         base = self._base(y)
         y = y - base
-        t0 = K.FRESH
+        t0 = boosting_kernels.FRESH
         lr = self.learning_rate
         while True:
-            s = self.call(K.boost_one, (self.arena, row, y, w, lr, t0, self._acc, self._drifted))
-            if s == K.DONE:
+            s = self.call(
+                boosting_kernels.boost_one,
+                (self.arena, row, y, w, lr, t0, self._acc, self._drifted),
+            )
+            if s == boosting_kernels.DONE:
                 break
             if s >= 0:
                 self.make_room(s)
@@ -167,7 +171,9 @@ class BoostEngine(Engine):
         if not (row.flags.c_contiguous and row.dtype == np.float64 and row.ndim == 1):
             row = np.ascontiguousarray(row, dtype=np.float64).reshape(-1)
         lr = self.learning_rate
-        return self.call(K.boost_predict_one, (self.arena, row, lr)) + (self.base_score or 0.0)
+        return self.call(boosting_kernels.boost_predict_one, (self.arena, row, lr)) + (
+            self.base_score or 0.0
+        )
 
 
 class SGBTRegressor(OnlineForestRegressor):
