@@ -43,6 +43,7 @@ CASES = {  # name -> constructor expression (``sf`` is streamforest)
     "ATSERRegressor": "sf.ATSERRegressor(seed=0)",
     "ATSEREnsembleRegressor": "sf.ATSEREnsembleRegressor(seed=0)",
     "ABORFRegressor": "sf.ABORFRegressor(seed=0)",
+    "SGBTRegressor": "sf.SGBTRegressor(seed=0)",
     "HoeffdingTreeClassifier": "sf.HoeffdingTreeClassifier(seed=0)",
     "ACTSERClassifier": "sf.ACTSERClassifier(seed=0)",
     "ACTSEREnsembleClassifier": "sf.ACTSEREnsembleClassifier(seed=0)",

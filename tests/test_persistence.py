@@ -107,6 +107,9 @@ MODELS = {
     "ABORFRegressor[bayesian]": lambda: sf.ABORFRegressor(
         n_trees=3, depth=5, leaf_model="bayesian", nominal_features=("grp",), seed=25
     ),
+    "SGBTRegressor": lambda: sf.SGBTRegressor(
+        n_steps=8, tree=tree(drift_threshold=20.0), drift_threshold=20.0, seed=26
+    ),
     "HoeffdingTreeClassifier": lambda: sf.HoeffdingTreeClassifier(
         grace_period=40, nominal_features=("grp",), seed=16
     ),
