@@ -117,8 +117,8 @@ class AdaptiveConformal(Estimator):
       The served level is the experts' weighted mean plus a correction ``c``, ``c += gamma
       (alpha - err)`` on the miss of the served interval (ACI on the aggregate): stale by a batch
       or a delay the mean of the experts' levels does not hold alpha though each expert does
-      (MER 0.20 in batches of 50 on a trending series, every expert's own 0.10), since a level's
-      miss rate is not linear in the level; with ``c`` the served intervals keep ACI's bound,
+      (the docs' online-conformal benchmark), since a level's miss rate is not linear in the
+      level; with ``c`` the served intervals keep ACI's bound,
       the experts' levels being bounded.  ``gamma=0`` is the paper's DtACI.
     - ``"agaci"``: aggregated ACI (Zaffran, Feron, Goude, Josse & Dieuleveut 2022, "Adaptive
       conformal predictions for time series"): the same eight ACI experts (each learning from the
@@ -137,8 +137,8 @@ class AdaptiveConformal(Estimator):
       when the label arrives (the reference implementation's order).  The served threshold is
       the experts' aggregate plus a correction ``c += gamma D / sqrt(3) (err - alpha)`` on the
       miss of the served interval (``D`` the steps' scale): stale by a batch or a delay, the
-      experts learn the scores' quantile but not the served misses (MER 0.22 in batches of 50,
-      0.31 with labels 100 rows late, on a trending series).  ``gamma=0`` is the paper's SAOCP.
+      experts learn the scores' quantile but not the served misses, and under-cover a trending
+      series (the docs' online-conformal benchmark).  ``gamma=0`` is the paper's SAOCP.
     - ``"nexcp"``: non-exchangeable split conformal (Barber, Candes, Ramdas & Tibshirani 2023,
       "Conformal prediction beyond exchangeability"): ``theta`` is the weighted ``1 - alpha``
       quantile of the last ``score_window`` scores, weights ``rho ** age``, the test point's
