@@ -51,8 +51,8 @@ CASES = {  # name -> constructor expression (``sf`` is streamforest)
     "AdaptiveConformalClassifier": (
         "sf.AdaptiveConformalClassifier(sf.ConformalClassifier(sf.ACTSEREnsembleClassifier(seed=0)))"
     ),
-    "HDIForestRegressor": "sf.HDIForestRegressor(random_state=0)",
-    "QuantileForestRegressor": "sf.QuantileForestRegressor(random_state=0)",
+    "HDIForestRegressor": "sf.HDIForestRegressor(seed=0)",
+    "QuantileForestRegressor": "sf.QuantileForestRegressor(seed=0)",
 }
 BATCH_ONLY = {"HDIForestRegressor", "QuantileForestRegressor"}  # scikit-learn estimators
 

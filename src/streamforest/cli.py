@@ -46,7 +46,7 @@ DEFAULT_STREAM = "friedman1-gra"
 DEFAULT_CLASSIFICATION_STREAM = "agrawal"
 DEFAULT_N = 100_000
 MIN_WINDOW = 500
-COMPILING = "compiling kernels (first run only, a few minutes)…"
+COMPILING = "compiling kernels (first run only, about half a minute)…"
 
 
 class _Parser(argparse.ArgumentParser):
