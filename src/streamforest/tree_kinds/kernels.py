@@ -54,22 +54,12 @@ from .structure import route
 # alternate-tree kernel cost seconds of every cold start, so such constants are ``np.int64(c)``.
 
 
-@kernel
-def _no_evidence(st, prm, leaf, y, w, pred, nfeat):
-    return None
-
-
-@kind_hook(lambda kind: evidence_update if kind.evidence else _no_evidence)
+@kind_hook(lambda kind: evidence_update if kind.evidence else None)
 def _evidence_update(st, prm, leaf, y, w, pred, nfeat):
     """The evidence weights learn the row (kinds with evidence weights)."""
 
 
-@kernel
-def _nothing_after(st, x, nfeat):
-    return None
-
-
-@kind_hook(lambda kind: update_scaling if kind.rule == "pregrown" else _nothing_after)
+@kind_hook(lambda kind: update_scaling if kind.rule == "pregrown" else None)
 def _after_learning(st, x, nfeat):
     """What a tree does once it learnt a row: a pre-grown tree's feature ranges grow."""
 

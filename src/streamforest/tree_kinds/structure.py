@@ -50,12 +50,23 @@ def route(st, x):
     return route_from(st, 0, x)
 
 
-@kernel(inline="always")
+@kind_hook(lambda kind: _route_pregrown if kind.rule == "pregrown" else _route_axis)
 def route_from(st, node, x):
     """Node id of the leaf that row ``x`` reaches from ``node`` (the root, or an alternate
-    subtree's root)."""
+    subtree's root): one call per row, the tests of the nodes inlined in it."""
+
+
+@kernel
+def _route_axis(st, node, x):
     while st.nd_feat[node] >= 0:
-        node = _child(st, node, x)
+        node = _child_axis(st, node, x)
+    return node
+
+
+@kernel
+def _route_pregrown(st, node, x):
+    while st.nd_feat[node] >= 0:
+        node = child_pregrown(st, node, x)
     return node
 
 
@@ -65,7 +76,7 @@ def _child(st, node, x):
     values, projections)."""
 
 
-@kernel
+@kernel(inline="always")
 def _child_axis(st, node, x):
     """The child of split node ``node`` that row ``x`` goes to: a test of one feature."""
     f = st.nd_feat[node]
