@@ -111,16 +111,16 @@ class ShardedForest(GroupFront):
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` in order (optional sample weights)."""
         f = forest_of(self._driver)
-        fs = f._features()
+        fs = f.feature_space()
         n = n_rows(X)
         ya = check_targets(y, n)
         wa = check_weights(w, n)
         Xa = check_matrix(X, None)
-        Xa = f._pad(fs.encode_array(Xa, learn=True))
+        Xa = f.pad(fs.encode_array(Xa, learn=True))
         if not n:
             return self
         if not len(fs):
-            f._learn_featureless(0.0, 0.0)  # a forest refuses rows without any feature
+            f.learn_featureless(0.0, 0.0)  # a forest refuses rows without any feature
         context = None
         cp = self.kind == "cp"
         if cp:  # the driver's share of the method's tree stage: weights, calibration slots
@@ -149,7 +149,7 @@ class ShardedForest(GroupFront):
     # --- prediction -------------------------------------------------------------------------------
     def _encode(self, X) -> np.ndarray:
         f = forest_of(self._driver)
-        return f._encode_predict(check_matrix(X, None))
+        return f.encode_predict(check_matrix(X, None))
 
     def tree_predictions(self, X) -> np.ndarray:
         """``(n_trees, n)`` every tree's prediction, in tree order."""
