@@ -159,17 +159,6 @@ ALLOWED_PRIVATE_READS = {
     ("batch/hdi_forest.py", "Estimator._SKLEARN_ATTRS"): "borrows base.Estimator's conventions",
     # every estimator's parameter check (base.Estimator's hook), on a tree spec as a forest does
     ("boosting/sgbt.py", "spec._check_params"): "the Estimator hook on its own tree spec",
-    # the distributed layer drives an interval method's chunk stages (the interval methods'
-    # own protocol, not the forest interface): a public stage interface is still to come
-    ("distributed/sharded.py", "d._score_stage"): "an interval method's chunk stage",
-    ("distributed/sharded.py", "d._empty_events"): "an interval method's chunk stage",
-    ("distributed/sharded.py", "d._learn_levels"): "an interval method's chunk stage",
-    ("distributed/sharded.py", "d._n_seen"): "an interval method's count of examples",
-    ("distributed/sharded.py", "d._query"): "OnlineQRF's interval query",
-    ("distributed/sharded.py", "d._half_widths"): "CPApproximate's interval half widths",
-    ("distributed/workers.py", "model._tree_records"): "OnlineQRF's leaf-sketch records",
-    ("distributed/workers.py", "self.model._n_seen"): "an interval method's count of examples",
-    ("distributed/workers.py", "self.model._encode"): "an interval method's batch encoding",
     # a ConformalClassifier of this package; ``_pass`` is also a name in intervals
     ("prediction_sets/adaptive.py", "conf._pass"): "this package's ConformalClassifier",
 }

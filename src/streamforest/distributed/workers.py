@@ -199,7 +199,7 @@ def sketch_records(model, Xa: np.ndarray):
     level rows, as :func:`streamforest.intervals._quantile_kernels.mixture_query` takes them."""
     n = Xa.shape[0]
     T = model.forest_.engine_.n_trees
-    _, (bufs, goff, glv), _ = model._tree_records(Xa, np.zeros(n), np.ones(n), False)
+    bufs, goff, glv = model.sketch_records(Xa)
     goff = np.ascontiguousarray(goff[:T])
     glv = np.ascontiguousarray(glv[:T, :n])
     items = []
@@ -244,7 +244,7 @@ class ShardWorker:
         else:
             e.learn(Xa, ya, W, wa)
         if self.model is not f:
-            self.model._n_seen += n
+            self.model.add_seen(n)
         self.busy += time.perf_counter() - t0
         self.busy_cpu += time.thread_time() - c0
         return P
@@ -257,7 +257,7 @@ class ShardWorker:
 
     def sketch_records(self, X):
         """See :func:`sketch_records`."""
-        return sketch_records(self.model, self.model._encode(writable(X)))
+        return sketch_records(self.model, self.model.encode_predict(writable(X)))
 
     def stats(self) -> dict:
         f = self.forest

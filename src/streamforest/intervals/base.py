@@ -233,6 +233,16 @@ class IntervalRegressor(Estimator):
         f = self.forest_
         return f.encode_predict(X)
 
+    # --- the stages the distributed layer drives (its shards learn the forest's trees) ---------
+    def encode_predict(self, X) -> np.ndarray:
+        """The encoded matrix of a batch to predict (the forest's :meth:`encode_predict`)."""
+        return self._encode(X)
+
+    def add_seen(self, n: int) -> None:
+        """Count ``n`` examples learnt by the forest's trees outside this method (the
+        distributed layer's shards): :attr:`n_seen`."""
+        self._n_seen = self.__dict__.get("_n_seen", 0) + int(n)
+
     def predict(self, X) -> np.ndarray:
         """Point predictions (the forest's)."""
         f = self.__dict__.get("_forest")

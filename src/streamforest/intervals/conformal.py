@@ -105,6 +105,18 @@ class CPApproximate(IntervalRegressor):
             x[:, : self.cal_x_.shape[1]] = self.cal_x_
             self.cal_x_ = x
 
+    def learn_scored(self, P, W, slots, ya) -> None:
+        """Calibrate on a chunk the forest's trees learnt elsewhere (the distributed layer's
+        shards): ``P (T, n)`` the trees' predictions made before learning each row, ``W`` their
+        bagging weights, ``slots`` the calibration slots of the rows, ``ya`` their targets."""
+        T = P.shape[0]
+        self._score_stage((P, W, slots, self._empty_events(T)), ya, self._learn_levels(), True)
+        self._n_seen += ya.shape[0]
+
+    def half_widths(self, n: int, alphas) -> np.ndarray:
+        """``(n, A)`` the intervals' half widths at ``alphas`` (the same for every row)."""
+        return self._half_widths(n, alphas)
+
     def _half_widths(self, n, alphas):
         half = np.empty((n, alphas.shape[0]))
         for a in range(alphas.shape[0]):

@@ -211,6 +211,17 @@ class OnlineQRF(IntervalRegressor):
         else:
             run(0)
 
+    def sketch_records(self, Xa) -> tuple:
+        """The trees' leaf-sketch records ``(bufs, goff, glv)`` of encoded rows ``Xa`` (nothing
+        learnt): what :meth:`query_records` reads, the distributed layer's shards' part."""
+        n = Xa.shape[0]
+        return self._tree_records(Xa, np.zeros(n), np.ones(n), False)[1]
+
+    def query_records(self, rec, alphas) -> tuple:
+        """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of every tree's records
+        ``rec`` (see :meth:`sketch_records`; the shards' records concatenated)."""
+        return self._query(rec, np.ones(rec[1].shape, np.int8), alphas)
+
     def _query(self, rec, mask, alphas, threads=True):
         """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of the trees in ``mask``."""
         n, A = rec[1].shape[1], alphas.shape[0]
