@@ -239,7 +239,7 @@ def main() -> None:
         for make in methods.values():
             warm = make()
             warm.predict_learn_many(Xw, yw, alpha=ALPHA)
-            warm._load_kernels()
+            warm.load_kernels()
     cached = {}
     if args.peers_from:
         old = json.loads(Path(args.peers_from).read_text())

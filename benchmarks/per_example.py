@@ -712,8 +712,8 @@ def compiled_rows(model, X, y) -> float:
     n, i, t0, grow = X.shape[0], 0, FK.FRESH, 0.0
     c0 = time.process_time()
     while i < n:
-        i, s = loop(e.arena, e.rng, e.bagging, X, y, e._wt, e._p, e._drifted, e._memo,
-                    e.aggregation, i, t0)  # fmt: skip
+        i, s = loop(e.arena, e.rng, e.bagging, X, y, e._wt, e.last_predictions, e._drifted,
+                    e.leaf_memo, e.aggregation, i, t0)  # fmt: skip
         if i < n:
             g0 = time.process_time()
             e.make_room(int(s))
@@ -735,13 +735,14 @@ def dict_floor(model, data) -> float:
     agg, lam, fresh, done = e.aggregation, e.bagging, core._FRESH, core._DONE
     c0 = time.process_time()
     for x, y in data:
-        fs.encode_dict_into(x, False, e._row)
-        hd = e._handle()
+        fs.encode_dict_into(x, False, e.row_buffer)
+        hd = e.handle()
         pep(hd, kind, agg)
-        fs.encode_dict_into(x, True, e._row)
+        fs.encode_dict_into(x, True, e.row_buffer)
         s = lep(hd, kind, lam, y, 1.0, fresh, True)
         if s != done:  # a tree lacks room (or signalled): the engine's own steps
-            e._learn_loop(e._row, y, 1.0, None, (), False, None, True, False, (s, e._p))
+            p = e.last_predictions
+            e._learn_loop(e.row_buffer, y, 1.0, None, (), False, None, True, False, (s, p))
     return time.process_time() - c0
 
 

@@ -169,7 +169,7 @@ def sharded(args, ray) -> None:
     f = forest_of(model.clone())
     t0 = time.thread_time()
     for a, b in batches:
-        Xa = f._pad(f._features().encode_array(X[a:b], learn=True))
+        Xa = f.pad(f.feature_space().encode_array(X[a:b], learn=True))
         ray.put((Xa, y[a:b], np.ones(b - a)))
     t_drv = time.thread_time() - t0
     c_worker = busy1 / n

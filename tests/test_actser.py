@@ -280,7 +280,7 @@ def test_thesis_ensemble_members_are_actser_trees():
     m = sf.ACTSEREnsembleClassifier(n_members=3, lambda_value=0, delta=1e-7, seed=5)
     m.learn_many(X, y)
     seeds = np.random.SeedSequence(5).generate_state(4, np.uint64)
-    PT = m._tree_probas(m._pad(m.features_.encode_array(X[:500], learn=False)))
+    PT = m._tree_probas(m.pad(m.features_.encode_array(X[:500], learn=False)))
     for t in range(3):
         tree = sf.ACTSERClassifier(grace_period=25, delta=1e-7, seed=int(seeds[t]))
         tree.learn_many(X, y)

@@ -76,7 +76,7 @@ def test_restricted_engines_grow_the_whole_forests_trees():
     P = whole.engine_.predict_trees(np.ascontiguousarray(X[:100]))
     for trees in ([0, 2, 5], [1], [3, 4]):
         part = forest()
-        part._features()
+        part.feature_space()
         part.engine_.restrict(trees)
         for a, b in batches(1500, 400):  # other batch boundaries: the same trees
             part.learn_many(X[a:b], y[a:b])
@@ -95,7 +95,7 @@ def test_restricted_engines_follow_the_whole_forests_drift_replacements():
     P = whole.engine_.predict_trees(np.ascontiguousarray(X[:200]))
     for trees in ([0, 1, 2], [3, 4, 5]):
         part = forest()
-        part._features()
+        part.feature_space()
         part.engine_.restrict(trees)
         for a, b in batches(6000, 1000):
             part.learn_many(X[a:b], y[a:b])
@@ -110,7 +110,7 @@ def test_restricted_engines_follow_the_whole_forests_drift_replacements():
 
 def test_restrict_refuses_bad_trees_and_grown_forests():
     f = forest()
-    f._features()
+    f.feature_space()
     for bad in ([], [0, 0], [6], [-1]):
         with pytest.raises(ValueError, match="trees"):
             f.engine_.restrict(bad)

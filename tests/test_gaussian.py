@@ -22,7 +22,7 @@ def shape_by_hand(m, X):
     weight >= 2) for the rows of ``X``, from the trees' inspection API."""
     f = m.forest_
     P = f.tree_predictions(X).T  # (T, n)
-    Xa = f._encode_predict(X)
+    Xa = f.encode_predict(X)
     V = np.zeros(P.shape)
     ok = np.zeros(P.shape, bool)
     for t, view in enumerate(f.trees_):

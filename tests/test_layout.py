@@ -7,6 +7,9 @@
 - Imports only go down: every module's package sits in :data:`LAYERS` and imports only packages
   of its own layer or below.
 - No source file over :data:`MAX_LINES` lines.
+- The forest interface: the packages built on forests (:data:`INTERFACE_USERS`) read no private
+  member of another package's object (``x._name``), only the engine's and the forest's public
+  ones; :data:`ALLOWED_PRIVATE_READS` lists the exceptions, each with its reason.
 """
 
 from __future__ import annotations
@@ -139,3 +142,89 @@ def test_no_source_file_over_the_line_limit(path):
         return
     n = len(path.read_text().splitlines())
     assert n <= MAX_LINES, f"{path.relative_to(SRC)} has {n} lines"
+
+
+# The forest interface (issue #29): the packages built on forests use the public members of the
+# engine and the forest (see streamforest.engine.core and streamforest.engine.model), never a
+# private one.  A private name read on another object (``x._name``, ``x`` not ``self``/``cls``/
+# ``super()``) is allowed only when the module's own package defines that name and no other
+# package does (so the object is one of the package's own); the exceptions, one reason each:
+INTERFACE_USERS = ["intervals", "prediction_sets", "distributed", "batch", "boosting"]
+NAMEDTUPLE_API = {"_fields", "_replace", "_asdict", "_make", "_field_defaults"}
+ALLOWED_PRIVATE_READS = {
+    # a batch model borrows the Estimator conventions without being one (see its docstring)
+    ("batch/hdi_forest.py", "Estimator._param_names"): "borrows base.Estimator's conventions",
+    ("batch/hdi_forest.py", "Estimator._check_param_names"): "borrows base.Estimator's conventions",
+    ("batch/hdi_forest.py", "Estimator._holds_state"): "borrows base.Estimator's conventions",
+    ("batch/hdi_forest.py", "Estimator._SKLEARN_ATTRS"): "borrows base.Estimator's conventions",
+    # every estimator's parameter check (base.Estimator's hook), on a tree spec as a forest does
+    ("boosting/sgbt.py", "spec._check_params"): "the Estimator hook on its own tree spec",
+    # a ConformalClassifier of this package; ``_pass`` is also a name in intervals
+    ("prediction_sets/adaptive.py", "conf._pass"): "this package's ConformalClassifier",
+}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and name not in NAMEDTUPLE_API
+
+
+def _defined_private_names(tree) -> set[str]:
+    """The private names a module defines: functions, classes, module and class attributes,
+    and attributes it assigns on ``self`` or ``cls``."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        for t in targets:
+            for x in ast.walk(t):
+                if isinstance(x, ast.Name):
+                    out.add(x.id)
+                elif (
+                    isinstance(x, ast.Attribute)
+                    and isinstance(x.value, ast.Name)
+                    and x.value.id in ("self", "cls")
+                ):
+                    out.add(x.attr)
+    return {n for n in out if _private(n)}
+
+
+def _own_object(value) -> bool:
+    if isinstance(value, ast.Name):
+        return value.id in ("self", "cls")
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "super"
+    )
+
+
+def test_forest_users_read_no_private_member_of_another_package():
+    trees, owners = {}, {}
+    for path, rel, _ in _modules():
+        tree = trees[path] = ast.parse(path.read_text())  # (a root module: its own name)
+        for name in _defined_private_names(tree):
+            owners.setdefault(name, set()).add(rel[0])
+    found, used = [], set()
+    for path, rel, _ in _modules():
+        package = rel[0]
+        if package not in INTERFACE_USERS:
+            continue
+        where = path.relative_to(SRC).as_posix()
+        for node in ast.walk(trees[path]):
+            if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+                continue
+            if _own_object(node.value) or owners.get(node.attr) == {package}:
+                continue
+            key = (where, f"{ast.unparse(node.value)}.{node.attr}")
+            if key in ALLOWED_PRIVATE_READS:
+                used.add(key)
+                continue
+            found.append(f"{where}:{node.lineno} reads {key[1]}")
+    assert found == [], "\n".join(sorted(found))
+    stale = sorted(set(ALLOWED_PRIVATE_READS) - used)
+    assert stale == [], f"allowed reads no longer made (remove them): {stale}"

@@ -335,7 +335,7 @@ def _run(args) -> int:
     with _compile_status(show=not args.quiet):
         warm = model.clone()
         prequential(warm, stream, alphas=alphas, n=min(2000, total), window=max(1, total))
-        getattr(warm, "_load_kernels", lambda: None)()
+        getattr(warm, "load_kernels", lambda: None)()
     load = time.perf_counter() - t0
     result = prequential(
         model, stream, alphas=alphas, n=n, window=window, step=args.step, progress=not args.quiet

@@ -142,7 +142,7 @@ class BoostEngine(Engine):
         return self._one(row, float(y), float(w))
 
     def learn_row(self, y: float, w: float):
-        return self._one(self._row, y, w)
+        return self._one(self.row_buffer, y, w)
 
     def _one(self, row, y, w):
         self._hint = None
@@ -291,7 +291,7 @@ class SGBTRegressor(OnlineForestRegressor):
 
     @property
     def n_leaves(self) -> int:
-        return sum(t.n_leaves for t in self.trees_) if self._fitted else int(self.n_steps)
+        return sum(t.n_leaves for t in self.trees_) if self.is_fitted else int(self.n_steps)
 
     @property
     def drift_stats_(self) -> dict:
@@ -332,14 +332,15 @@ class SGBTRegressor(OnlineForestRegressor):
             )
         self._check_engine_params()
 
-    def _template(self) -> HoeffdingTreeRegressor:
+    def tree_template(self) -> HoeffdingTreeRegressor:
+        """The tree the steps' trees are clones of."""
         return self.tree if self.tree is not None else default_tree()
 
-    def _configure_trees(self, **overrides) -> None:
+    def configure_trees(self, **overrides) -> None:
         raise TypeError(_WRAPPERS)
 
     def _make_engine(self, features) -> BoostEngine:
-        template = self._template()
+        template = self.tree_template()
         seeds = np.random.SeedSequence(self.seed).generate_state(self.n_steps + 1, np.uint64)
         specs = []
         for t in range(self.n_steps):
@@ -363,5 +364,5 @@ class SGBTRegressor(OnlineForestRegressor):
         if "features_" not in self.__dict__:
             return self._first_call(SGBTRegressor.tree_predictions, X, keep=False)
         e = self._engine
-        Xa = self._encode_predict(X)
+        Xa = self.encode_predict(X)
         return Engine.predict_trees(e, Xa).T

@@ -111,16 +111,16 @@ class ShardedForest(GroupFront):
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` in order (optional sample weights)."""
         f = forest_of(self._driver)
-        fs = f._features()
+        fs = f.feature_space()
         n = n_rows(X)
         ya = check_targets(y, n)
         wa = check_weights(w, n)
         Xa = check_matrix(X, None)
-        Xa = f._pad(fs.encode_array(Xa, learn=True))
+        Xa = f.pad(fs.encode_array(Xa, learn=True))
         if not n:
             return self
         if not len(fs):
-            f._learn_featureless(0.0, 0.0)  # a forest refuses rows without any feature
+            f.learn_featureless(0.0, 0.0)  # a forest refuses rows without any feature
         context = None
         cp = self.kind == "cp"
         if cp:  # the driver's share of the method's tree stage: weights, calibration slots
@@ -142,14 +142,12 @@ class ShardedForest(GroupFront):
         W, slots, ya = context
         d = self._driver
         P = np.concatenate([results[j] for j in range(self.n_workers)], axis=0)
-        T = P.shape[0]
-        d._score_stage((P, W, slots, d._empty_events(T)), ya, d._learn_levels(), True)
-        d._n_seen += ya.shape[0]
+        d.learn_scored(P, W, slots, ya)
 
     # --- prediction -------------------------------------------------------------------------------
     def _encode(self, X) -> np.ndarray:
         f = forest_of(self._driver)
-        return f._encode_predict(check_matrix(X, None))
+        return f.encode_predict(check_matrix(X, None))
 
     def tree_predictions(self, X) -> np.ndarray:
         """``(n_trees, n)`` every tree's prediction, in tree order."""
@@ -182,11 +180,11 @@ class ShardedForest(GroupFront):
             bufs = typed.List([np.array(b) for p in parts for b in p[0]])  # writable copies
             goff = np.ascontiguousarray(np.concatenate([p[1] for p in parts], axis=0))
             glv = np.ascontiguousarray(np.concatenate([p[2] for p in parts], axis=0))
-            lo, hi = d._query((bufs, goff, glv), np.ones(goff.shape, np.int8), alphas)
+            lo, hi = d.query_records((bufs, goff, glv), alphas)
         else:
             self._group._drain()  # every learnt batch is in the calibration set
             yhat = forest_of(d).engine_.aggregate(self.tree_predictions(Xa))
-            half = d._half_widths(n, alphas)
+            half = d.half_widths(n, alphas)
             lo, hi = yhat[:, None] - half, yhat[:, None] + half
         lo = np.where(np.isnan(lo), -np.inf, lo)
         hi = np.where(np.isnan(hi), np.inf, hi)

@@ -45,8 +45,8 @@ def warm_up(model, rows: int = 5000) -> float:
     m.predict(X[:100])
     if callable(getattr(m, "predict_interval", None)):
         m.predict_interval(X[:100], 0.1)
-    if callable(getattr(m, "_load_kernels", None)):
-        m._load_kernels()
+    if callable(getattr(m, "load_kernels", None)):
+        m.load_kernels()
     return time.perf_counter() - t0
 
 
@@ -188,7 +188,7 @@ def forest_of(model) -> OnlineForestRegressor:
     """The forest whose trees run (the model itself, or an interval method's), with its engine
     made (no tree exists before the first batch)."""
     f = model.forest_ if isinstance(model, IntervalRegressor) else model
-    f._features()
+    f.feature_space()
     return f
 
 
@@ -199,7 +199,7 @@ def sketch_records(model, Xa: np.ndarray):
     level rows, as :func:`streamforest.intervals._quantile_kernels.mixture_query` takes them."""
     n = Xa.shape[0]
     T = model.forest_.engine_.n_trees
-    _, (bufs, goff, glv), _ = model._tree_records(Xa, np.zeros(n), np.ones(n), False)
+    bufs, goff, glv = model.sketch_records(Xa)
     goff = np.ascontiguousarray(goff[:T])
     glv = np.ascontiguousarray(glv[:T, :n])
     items = []
@@ -231,11 +231,11 @@ class ShardWorker:
         t0, c0 = time.perf_counter(), time.thread_time()
         X, y, w = (writable(a) for a in batch)
         f = self.forest
-        Xa, ya, wa = f._prepare(X, y, w)
+        Xa, ya, wa = f.prepare_batch(X, y, w)
         n = Xa.shape[0]
         if not n:
             return None
-        f._check_fittable()
+        f.check_fittable()
         e = f.engine_
         W = e.bagging_weights(wa)
         P = None
@@ -244,7 +244,7 @@ class ShardWorker:
         else:
             e.learn(Xa, ya, W, wa)
         if self.model is not f:
-            self.model._n_seen += n
+            self.model.add_seen(n)
         self.busy += time.perf_counter() - t0
         self.busy_cpu += time.thread_time() - c0
         return P
@@ -252,12 +252,12 @@ class ShardWorker:
     def predict_trees(self, X) -> np.ndarray:
         """``(T_shard, n)`` the shard's tree predictions."""
         f = self.forest
-        Xa = f._encode_predict(writable(X))
+        Xa = f.encode_predict(writable(X))
         return f.engine_.predict_trees(Xa)
 
     def sketch_records(self, X):
         """See :func:`sketch_records`."""
-        return sketch_records(self.model, self.model._encode(writable(X)))
+        return sketch_records(self.model, self.model.encode_predict(writable(X)))
 
     def stats(self) -> dict:
         f = self.forest

@@ -45,11 +45,11 @@ class EngineClassifier(Estimator):
 
     # --- state -----------------------------------------------------------------------------------
     @property
-    def _fitted(self) -> bool:
+    def is_fitted(self) -> bool:
         e = self.__dict__.get("engine_")
         return e is not None and e.fitted
 
-    def _features(self) -> FeatureSpace:
+    def feature_space(self) -> FeatureSpace:
         fs = self.__dict__.get("features_")
         if fs is None:
             self._check_params()
@@ -60,7 +60,7 @@ class EngineClassifier(Estimator):
             self._class_index = {}
         return fs
 
-    _create_state = _features  # see Estimator._first_call
+    _create_state = feature_space  # see Estimator._first_call
 
     @property
     def n_classes_(self) -> int:
@@ -92,7 +92,7 @@ class EngineClassifier(Estimator):
         d.pop("_hint", None)
         return d
 
-    def _pad(self, Xa: np.ndarray) -> np.ndarray:
+    def pad(self, Xa: np.ndarray) -> np.ndarray:
         p = len(self.features_)
         if Xa.shape[1] < p:
             Xa = np.hstack([Xa, np.full((Xa.shape[0], p - Xa.shape[1]), np.nan)])
@@ -113,18 +113,18 @@ class EngineClassifier(Estimator):
         fs = self.features_
         h = self.__dict__.get("_hint")  # the memo of predict_one(x) just before (see _one)
         self._hint = None
-        if e._fitted and label in self._class_index:  # the hot path
+        if e.fitted and label in self._class_index:  # the hot path
             row = e.encode_one(x, True)
-            if fs.version != e._synced:
+            if fs.version != e.synced_version:
                 e.sync()
-            M = self._cmemo if h is not None and h is fs._memo and row is e._row else _NO_MEMO
+            M = self._cmemo if h is not None and h is fs._memo and row is e.row_buffer else _NO_MEMO
             e.learn_one(
                 row, float(self._class_index[label]), wf, kernel=class_kernels.learn_one, extra=(M,)
             )
             return
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
-        if not e._fitted and not x:
+        if not e.fitted and not x:
             raise ValueError("no feature has been seen yet: an example needs at least one feature")
         row = e.encode_one(x, True)  # validates x before anything is recorded
         k = self._index_of(label)
@@ -138,7 +138,7 @@ class EngineClassifier(Estimator):
         optional sample weights."""
         if "features_" not in self.__dict__:
             return self._first_call(EngineClassifier.learn_many, X, y, w)
-        fs = self._features()
+        fs = self.feature_space()
         self._hint = None
         n = n_rows(X)
         labels = self._checked_labels(y, n)
@@ -151,7 +151,7 @@ class EngineClassifier(Estimator):
         ya = self._indices_of(labels)
         e = self.engine_
         e.sync()
-        Xa = self._pad(Xa)
+        Xa = self.pad(Xa)
         W = e.bagging_weights(wa)
         e.run(lambda A, t, i: class_kernels.learn_rows(A, t, Xa, ya, W, i), n, rows=(Xa, ya, wa))
         return self
@@ -194,10 +194,10 @@ class EngineClassifier(Estimator):
 
     def _answers(self, X):
         """``(mean probabilities (n, K), class indices (n,) or None before learning)``."""
-        Xa = self._pad(self._features().encode_array(X, learn=False))
+        Xa = self.pad(self.feature_space().encode_array(X, learn=False))
         n, K = Xa.shape[0], len(self.classes_)
         mean = np.zeros((n, K))
-        if not self._fitted or not K:
+        if not self.is_fitted or not K:
             return mean, None
         PT = self._tree_probas(Xa)
         cls = np.zeros(n, dtype=np.int64)
@@ -224,7 +224,7 @@ class EngineClassifier(Estimator):
     def _one(self, x):
         """``(mean probabilities, class index)`` of one example, or None before learning."""
         e = self.__dict__.get("engine_")
-        if e is None or not e._fitted or not self.classes_:
+        if e is None or not e.fitted or not self.classes_:
             self._check_params()
             if not isinstance(x, Mapping):
                 raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
@@ -244,7 +244,7 @@ class EngineClassifier(Estimator):
         # the trees' leaves and votes of this row, for a learn_one of the same dict next (its
         # encoding then returns this very buffer, the FeatureSpace's memo unchanged)
         m = self.features_._memo
-        self._hint = m if row is e._row and m[1] is row else None
+        self._hint = m if row is e.row_buffer and m[1] is row else None
         return self._mean, k
 
     def predict_proba_one(self, x: Mapping[Hashable, object]) -> dict:
@@ -288,14 +288,14 @@ class EngineClassifier(Estimator):
     @property
     def memory_bytes(self) -> int:
         """Bytes of the trees' compiled state (allocated capacity)."""
-        return self.engine_.memory_bytes if self._fitted else 0
+        return self.engine_.memory_bytes if self.is_fitted else 0
 
     def _alternate_counts(self) -> dict:
         """Alternate subtrees started, adopted and discarded, summed over the trees."""
         from ..tree_kinds import state
 
         out = {"started": 0, "adopted": 0, "discarded": 0, "live": 0}
-        if self._fitted:
+        if self.is_fitted:
             e = self.engine_
             for t in range(e.n_trees):
                 out["started"] += e.int_of(t, state.I_ALT_STARTED)

@@ -15,6 +15,26 @@ estimators and interval methods reach them:
   detector's signals (below);
 - **aggregate**: :meth:`Engine.aggregate`.
 
+The forest interface (the engine's part): what the interval methods, prediction sets, the
+distributed layer, boosting and batch estimators may use of an engine; no code outside
+``engine/`` reads its private (``_``) members (``tests/test_layout.py`` checks it):
+
+- **encode a row**: :meth:`Engine.encode_one` writes a dict's row into :attr:`row_buffer`
+  (a plain attribute, 1-d float64: the per-example paths inline ``features.encode_dict_into(x,
+  learn, e.row_buffer)`` and store a new row back into it); :attr:`synced_version` is the
+  version of the feature space the trees match (``!= features.version``: call :meth:`sync`);
+- **fitted**: a plain attribute, whether every tree exists (once a feature is known);
+- **route to leaves, tree predictions**: :meth:`Engine.predict_trees`, :meth:`Engine.apply`
+  (a chunk), :meth:`Engine.predict_one` (a row); :attr:`last_predictions` is the trees'
+  predictions of the last per-example call (scratch, overwritten by the next) and
+  :attr:`leaf_memo` the memo of the trees' leaves and predictions of the last per-example
+  prediction (see :meth:`Engine.remember`), both passed to the per-example kernels;
+- **leaf payloads**: the trees' rows of :attr:`arena` (``state``, ``params``, ``int_of``);
+- **per-example handle**: :meth:`Engine.handle` packs the engine's arrays and its row buffer for
+  the handle kernels (``*_h``, :mod:`streamforest.engine.handle`), :meth:`Engine.call` calls a
+  kernel through its compiled entry point, :attr:`kind` is the trees' kind tag, and
+  :meth:`Engine.learn_row` / :meth:`Engine.learn_row_with` learn the row buffer.
+
 Drift (ARF-style background trees; Gomes et al. 2017, Seah 2021 §4.2): each tree's detector
 (:func:`streamforest.drift.page_hinkley_update`, one statistic, two thresholds) signals
 
@@ -71,7 +91,9 @@ AGGREGATIONS = {
     "weighted": kernels.AGG_WEIGHTED,
 }
 
-# columns of Engine.drift_counts
+# public attributes saved under their earlier (private) names: saved models and pickles keep
+# their format
+_SAVED_AS = (("fitted", "_fitted"), ("synced_version", "_synced"))
 
 
 class _Lock:
@@ -133,14 +155,14 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         T = len(self.specs)
         self.arena = arena.empty(T)
         self.created = np.zeros(T, np.int8)
-        self._fitted = False
+        self.fitted = False  # every tree exists (once a feature is known): a plain attribute
         self.n_resets = np.zeros(T, np.int64)  # trees replaced (by a background or fresh tree)
         self.warning = float(warning)
         self.bg = arena.empty(T)  # background trees, row t for tree t (see the module docstring)
         self.bg_on = np.zeros(T, np.int8)
         self.bg_rng = np.zeros((T, 1), np.uint64)  # their bagging weights' generators
         self.drift_counts = np.zeros((T, len(DRIFT_STATS)), np.int64)  # columns DS_*
-        self._synced = -1  # the version of the feature space the trees match
+        self.synced_version = -1  # the version of the feature space the trees match (public)
         self.n_classes = 0  # classification trees: classes their fields hold (set by the model)
         self._synced_classes = 0
         self._lock = _Lock()
@@ -177,7 +199,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         self.bg_on = np.zeros(T, np.int8)
         self.bg_rng = np.zeros((T, 1), np.uint64)
         self.drift_counts = np.zeros((T, len(DRIFT_STATS)), np.int64)
-        self._fitted = False
+        self.fitted = False
         self._scratch()
 
     @property
@@ -191,12 +213,12 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         T = len(self.specs)
         self._wt = np.zeros(T)
         self._bw = np.zeros(T)
-        self._p = np.zeros(T)
+        self.last_predictions = np.zeros(T)
         self._drifted = np.zeros(T, np.int8)
-        self._row = np.empty(0)
+        self.row_buffer = np.empty(0)
         # the memo of the last per-example prediction (see engine.kernels): valid for the
-        # row in ``_row`` while ``_hint`` is the FeatureSpace's memo of that encoding
-        self._memo = np.zeros((3, T))
+        # row in ``row_buffer`` while ``_hint`` is the FeatureSpace's memo of that encoding
+        self.leaf_memo = np.zeros((3, T))
         self._no_memo = np.zeros((3, 0))
         self._hint = None
         self._bg_live = bool(self.bg_on.any())
@@ -210,13 +232,13 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         for k in (
             "_wt",
             "_bw",
-            "_p",
+            "last_predictions",
             "_drifted",
             "_pool",
-            "_row",
+            "row_buffer",
             "_bg_live",
             "_lw",
-            "_memo",
+            "leaf_memo",
             "_no_memo",
             "_hint",
             "_h",
@@ -224,6 +246,9 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             "_h_row",
         ):
             d.pop(k, None)
+        for public, saved in _SAVED_AS:  # (the saved state keeps its earlier names)
+            if public in d:
+                d[saved] = d.pop(public)
         # the rows' fields, not their reserve; not the kind (read from the trees' parameters)
         d["arena"] = arena.trimmed(self.arena, self.created)._replace(kind=None)
         d["bg"] = arena.trimmed(self.bg, self.bg_on)._replace(kind=None)
@@ -242,6 +267,9 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             d["bg"] = _arena_kind(d["bg"], d.get("bg_on"))
         d.setdefault("n_classes", 0)  # saved before classification trees
         d.setdefault("_synced_classes", 0)
+        for public, saved in _SAVED_AS:
+            if saved in d:
+                d[public] = d.pop(saved)
         self.__dict__.update(d)
         if "bg" not in d:  # saved before background trees (format version 1)
             self._upgrade_v1()
@@ -273,14 +301,9 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
     def n_trees(self) -> int:
         return len(self.specs)
 
-    @property
-    def fitted(self) -> bool:
-        """Whether every tree exists (once the first feature is known)."""
-        return self._fitted
-
     def _set_created(self, t: int) -> None:
         self.created[t] = 1
-        self._fitted = bool(self.created.all())
+        self.fitted = bool(self.created.all())
 
     def state(self, t: int) -> tree_state.TreeState:
         """Tree ``t``'s state (numpy views, valid until the arena changes)."""
@@ -319,7 +342,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         for classification trees, to the classes and category codes known)."""
         fs = self.features
         key = fs.version
-        if key == self._synced and self.n_classes == self._synced_classes:
+        if key == self.synced_version and self.n_classes == self._synced_classes:
             return
         self._hint = None
         p = len(fs)
@@ -344,7 +367,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
                         self._widen_classes(t, bg=True)
                         B = self.bg
                     B.ia[t, B.lay[t, 0, 0] + tree_state.I_MAXCAT] = fs.max_categories
-        self._synced = key
+        self.synced_version = key
         self._synced_classes = self.n_classes
 
     def load_kernels(self) -> None:
@@ -502,6 +525,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         return P
 
     def apply(self, t: int, Xa) -> np.ndarray:
+        """The leaf node of tree ``t`` that each row of ``Xa`` reaches (routing to leaves)."""
         out = np.empty(Xa.shape[0], dtype=np.int64)
         kernels.apply_rows(self.arena, t, Xa, out)
         return out

@@ -25,10 +25,12 @@ class PerExample:
     :class:`~streamforest.engine.core.Engine`)."""
 
     # --- one example ------------------------------------------------------------------------------
-    def _handle(self) -> np.ndarray:
+    def handle(self) -> np.ndarray:
         """The handle of the engine's arrays for the per-example kernels (``FK.*_h``), built
-        anew when the arena or the row buffer is not the one it was built from."""
-        A, row = self.arena, self._row
+        anew when the arena or the row buffer is not the one it was built from: the handle an
+        interval method passes to its own ``*_h`` kernels with :attr:`row_buffer` encoded (part
+        of the forest interface, see :mod:`streamforest.engine.core`)."""
+        A, row = self.arena, self.row_buffer
         if self._h_arena is not A or self._h_row is not row:
             self._h = self._handle_of(row, self._h)  # (rebuilt in place: no allocation)
             self._h_arena, self._h_row = A, row
@@ -48,9 +50,9 @@ class PerExample:
                 self.rng,
                 row,
                 self._wt,
-                self._p,
+                self.last_predictions,
                 self._drifted,
-                self._memo,
+                self.leaf_memo,
                 self._no_memo,
             ),
             out,
@@ -78,9 +80,9 @@ class PerExample:
     def encode_one(self, x, learn: bool) -> np.ndarray:
         """The encoded row of dict ``x`` (see :meth:`FeatureSpace.encode_dict`), written into the
         engine's row buffer: valid until the next call (the kernels read it and drop it)."""
-        r = self.features.encode_dict_into(x, learn, self._row)
-        if r is not self._row:  # the general path made a new row: it is the buffer from now on
-            r = self._row = r.reshape(-1)
+        r = self.features.encode_dict_into(x, learn, self.row_buffer)
+        if r is not self.row_buffer:  # the general path made a new row: the buffer from now on
+            r = self.row_buffer = r.reshape(-1)
         return r
 
     def remember(self, row: np.ndarray) -> None:
@@ -89,7 +91,7 @@ class PerExample:
         engine's row buffer as :meth:`encode_one` filled it, a :meth:`learn_one` of the same
         dict next (nothing else encoded, no batch pass, no tree replaced in between) uses it."""
         m = self.features._memo
-        self._hint = m if row is self._row and m[1] is row else None
+        self._hint = m if row is self.row_buffer and m[1] is row else None
 
     def learn_one(self, row: np.ndarray, y: float, w: float, kernel=None, extra=(),
                   memo: bool = False, handle=None):  # fmt: skip
@@ -114,7 +116,7 @@ class PerExample:
         (see :data:`~streamforest.engine.kernels.H_SIZE`), ``memo`` a bool."""
         h = self._hint  # the memo of this row's prediction, if one just made it (used up)
         self._hint = None
-        own = row is self._row  # the row buffer: the kernel reads it through the handle
+        own = row is self.row_buffer  # the row buffer: the kernel reads it through the handle
         use_memo = h is not None and own and h is self.features._memo
         return self._learn_loop(row, y, w, kernel, extra, memo, handle, own, use_memo, None)
 
@@ -123,38 +125,39 @@ class PerExample:
         hot path, the same steps with fewer Python operations."""
         h = self._hint
         self._hint = None
-        Hd = self._h  # self._handle(), inline
-        if self._h_arena is not self.arena or self._h_row is not self._row:
-            Hd = self._handle()
+        Hd = self._h  # self.handle(), inline
+        if self._h_arena is not self.arena or self._h_row is not self.row_buffer:
+            Hd = self.handle()
         use_memo = h is not None and h is self.features._memo
         kind = self.arena.kind
         ep = _ENTRY_POINTS.get((_LEARN_ONE_H, kind))
         if ep is None:
-            return self._learn_loop(self._row, y, w, None, (), False, None, True, use_memo, None)
+            return self._learn_loop(self.row_buffer, y, w, None, (), False, None, True, use_memo,
+                                    None)  # fmt: skip
         status = ep(Hd, kind, self.bagging, y, w, _FRESH, use_memo)
         if status == _DONE and not self._bg_live:  # the common case
-            return self._p
-        return self._learn_loop(self._row, y, w, None, (), False, None, True, use_memo,
-                                (status, self._p))  # fmt: skip
+            return self.last_predictions
+        return self._learn_loop(self.row_buffer, y, w, None, (), False, None, True, use_memo,
+                                (status, self.last_predictions))  # fmt: skip
 
     def learn_row_with(self, kernel, handle: np.ndarray, y: float, w: float, s):
         """:meth:`learn_one` of the row buffer with a method kernel taking ``handle`` and one
         more argument ``s`` (``extra = (s,)``): an interval method's per-example hot path."""
         h = self._hint
         self._hint = None
-        Hd = self._h  # self._handle(), inline
-        if self._h_arena is not self.arena or self._h_row is not self._row:
-            Hd = self._handle()
+        Hd = self._h  # self.handle(), inline
+        if self._h_arena is not self.arena or self._h_row is not self.row_buffer:
+            Hd = self.handle()
         use_memo = h is not None and h is self.features._memo
         kind = self.arena.kind
         ep = _ENTRY_POINTS.get((kernel, kind))
         if ep is None:
-            return self._learn_loop(self._row, y, w, kernel, (s,), False, handle, True, use_memo,
-                                    None)  # fmt: skip
+            return self._learn_loop(self.row_buffer, y, w, kernel, (s,), False, handle, True,
+                                    use_memo, None)  # fmt: skip
         status, out = ep(Hd, kind, handle, self.bagging, y, w, _FRESH, use_memo, s)
         if status == _DONE and not self._bg_live:  # the common case
             return out
-        return self._learn_loop(self._row, y, w, kernel, (s,), False, handle, True, use_memo,
+        return self._learn_loop(self.row_buffer, y, w, kernel, (s,), False, handle, True, use_memo,
                                 (status, out))  # fmt: skip
 
     def _learn_loop(self, row, y, w, kernel, extra, memo, handle, own, use_memo, first):
@@ -172,28 +175,28 @@ class PerExample:
                 status, out = first
                 first = None
             elif kernel is None and own:
-                Hd = self._handle()
+                Hd = self.handle()
                 status = self.call(_LEARN_ONE_H, (Hd, self.arena.kind, self.bagging, y, w, t0,
                                                   use_memo))  # fmt: skip
-                out = self._p
+                out = self.last_predictions
             elif kernel is None:
-                M = self._memo if use_memo else self._no_memo
-                args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
-                        self._drifted, t0, M)  # fmt: skip
+                M = self.leaf_memo if use_memo else self._no_memo
+                args = (self.arena, self.rng, self.bagging, row, y, w, self._wt,
+                        self.last_predictions, self._drifted, t0, M)  # fmt: skip
                 status = self.call(kernels.learn_one, args)
-                out = self._p
+                out = self.last_predictions
             elif handle is not None:
-                Hd = self._handle() if own else self._handle_of(row)
+                Hd = self.handle() if own else self._handle_of(row)
                 status, out = self.call(kernel, (Hd, self.arena.kind, handle, self.bagging, y, w,
                                                  t0, use_memo, *extra))  # fmt: skip
             else:
                 if memo:
-                    M = self._memo if use_memo else self._no_memo
-                    args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
-                            self._drifted, t0, M, *extra)  # fmt: skip
+                    M = self.leaf_memo if use_memo else self._no_memo
+                    args = (self.arena, self.rng, self.bagging, row, y, w, self._wt,
+                            self.last_predictions, self._drifted, t0, M, *extra)  # fmt: skip
                 else:
-                    args = (self.arena, self.rng, self.bagging, row, y, w, self._wt, self._p,
-                            self._drifted, t0, *extra)  # fmt: skip
+                    args = (self.arena, self.rng, self.bagging, row, y, w, self._wt,
+                            self.last_predictions, self._drifted, t0, *extra)  # fmt: skip
                 status, out = self.call(kernel, args)
             if status == _DONE and not self._bg_live:  # the common case
                 return out
@@ -211,10 +214,10 @@ class PerExample:
 
     def predict_one(self, row: np.ndarray) -> float:
         """The forest's prediction for one encoded row."""
-        if row is self._row:  # the row buffer: through the handle
-            Hd = self._h  # self._handle(), inline
+        if row is self.row_buffer:  # the row buffer: through the handle
+            Hd = self._h  # self.handle(), inline
             if self._h_arena is not self.arena or self._h_row is not row:
-                Hd = self._handle()
+                Hd = self.handle()
             kind = self.arena.kind
             ep = _ENTRY_POINTS.get((_PREDICT_ONE_H, kind))
             if ep is None:
@@ -225,6 +228,7 @@ class PerExample:
             m = self.features._memo  # remember(row), inline
             self._hint = m if m[1] is row else None
             return y
-        y = self.call(kernels.predict_one, (self.arena, row, self.aggregation, self._p, self._memo))
+        args = (self.arena, row, self.aggregation, self.last_predictions, self.leaf_memo)
+        y = self.call(kernels.predict_one, args)
         self._hint = None  # (the memo is of the row buffer's encoding only)
         return y

@@ -23,6 +23,11 @@ class OnlineForestRegressor(EngineRegressor):
     bagging; ``w`` the sample weight), and observes a fresh random subset of ``max_features``
     features at every leaf.  The forest predicts the mean (or median) of its trees.
 
+    The forest interface (what the interval methods and the other meta-models use of a forest:
+    ``is_fitted``, ``feature_space``, ``encode_learn_row``, ``encode_one``, ``prepare_batch``,
+    ``encode_predict``, ``tree_predictions``, ``tree_template``, ``configure_trees``,
+    ``load_kernels`` and ``engine_``) is listed in :mod:`streamforest.engine.model`.
+
     Parameters
     ----------
     n_trees
@@ -156,20 +161,21 @@ class OnlineForestRegressor(EngineRegressor):
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
 
-    def _configure_trees(self, **overrides) -> None:
+    def configure_trees(self, **overrides) -> None:
         """Tree parameters a meta-algorithm imposes (e.g. leaf sketches); before learning only."""
         if self.__dict__.get("engine_") is not None:
             raise RuntimeError("the forest has already started learning")
         self._tree_overrides = dict(overrides)
 
-    def _template(self) -> HoeffdingTreeRegressor:
+    def tree_template(self) -> HoeffdingTreeRegressor:
+        """The tree the forest's trees are clones of (``tree``, or the default tree)."""
         return self.tree if self.tree is not None else HoeffdingTreeRegressor()
 
     def _nominal(self):
-        return self._template().nominal_features
+        return self.tree_template().nominal_features
 
     def _make_engine(self, features) -> Engine:
-        template = self._template()
+        template = self.tree_template()
         seeds = np.random.SeedSequence(self.seed).generate_state(self.n_trees + 1, np.uint64)
         overrides = getattr(self, "_tree_overrides", {})
         specs = []
@@ -214,24 +220,25 @@ class OnlineForestRegressor(EngineRegressor):
         return self.engine_.params(0)
 
     # ---------------------------------------------------------------------------------------------
-    # the door of the interval methods: encoding (below and EngineRegressor's _prepare,
-    # _encode_predict) and ``engine_`` (bagging weights, passes, aggregation)
-    def _encode_one(self, x, learn: bool) -> np.ndarray:
+    # the door of the interval methods: encoding (below and EngineRegressor's prepare_batch,
+    # encode_predict, encode_learn_row) and ``engine_`` (bagging weights, passes, aggregation);
+    # the forest interface: see streamforest.engine.model
+    def encode_one(self, x, learn: bool) -> np.ndarray:
         """One example as a one-row matrix of its own (the interval methods' chunk path)."""
         if learn:
-            return self._encode_learn_row(x).reshape(1, -1).copy()
-        return self._features().encode_dict(x, learn=False).reshape(1, -1)
+            return self.encode_learn_row(x).reshape(1, -1).copy()
+        return self.feature_space().encode_dict(x, learn=False).reshape(1, -1)
 
     def tree_predictions(self, X) -> np.ndarray:
         """``(n, n_trees)`` array of each tree's prediction (0 before any learning)."""
         if "features_" not in self.__dict__:
             return self._first_call(OnlineForestRegressor.tree_predictions, X, keep=False)
-        return self._engine.predict_trees(self._encode_predict(X)).T
+        return self._engine.predict_trees(self.encode_predict(X)).T
 
     # ---------------------------------------------------------------------------------------------
     @property
     def n_leaves(self) -> int:
-        return sum(t.n_leaves for t in self.trees_) if self._fitted else self.n_trees
+        return sum(t.n_leaves for t in self.trees_) if self.is_fitted else self.n_trees
 
     @property
     def n_resets(self) -> int:

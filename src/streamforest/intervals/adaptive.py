@@ -757,5 +757,5 @@ class AdaptiveConformal(Estimator):
         own = sum(v.nbytes for k, v in self.__dict__.items() if isinstance(v, np.ndarray))
         return self.model_.memory_bytes + own + self._log.nbytes
 
-    def _load_kernels(self) -> None:
-        self.model_._load_kernels()
+    def load_kernels(self) -> None:
+        self.model_.load_kernels()

@@ -112,7 +112,7 @@ class IntervalRegressor(Estimator):
             if self.seed is not None:
                 f.seed = self.seed
             self._configure(f)
-            f._features()
+            f.feature_space()
             self._forest = f
             self._n_seen = 0
             self._init_state()
@@ -210,9 +210,9 @@ class IntervalRegressor(Estimator):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(IntervalRegressor.learn_many, X, y, w)
-        Xa, ya, wa = f._prepare(X, y, w)
+        Xa, ya, wa = f.prepare_batch(X, y, w)
         if Xa.shape[0]:
-            f._check_fittable()  # a forest that knows no feature refuses rows
+            f.check_fittable()  # a forest that knows no feature refuses rows
             self._run(Xa, ya, wa, self._learn_levels(), learn=True)
         return self
 
@@ -223,15 +223,25 @@ class IntervalRegressor(Estimator):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(IntervalRegressor.predict_learn_many, X, y, alpha, w)
-        Xa, ya, wa = f._prepare(X, y, w)
+        Xa, ya, wa = f.prepare_batch(X, y, w)
         if Xa.shape[0]:
-            f._check_fittable()  # a forest that knows no feature refuses rows
+            f.check_fittable()  # a forest that knows no feature refuses rows
         pred, lo, hi = self._run(Xa, ya, wa, alphas, learn=True)
         return pred, stack_bounds(lo, hi, scalar)
 
     def _encode(self, X) -> np.ndarray:
         f = self.forest_
-        return f._encode_predict(X)
+        return f.encode_predict(X)
+
+    # --- the stages the distributed layer drives (its shards learn the forest's trees) ---------
+    def encode_predict(self, X) -> np.ndarray:
+        """The encoded matrix of a batch to predict (the forest's :meth:`encode_predict`)."""
+        return self._encode(X)
+
+    def add_seen(self, n: int) -> None:
+        """Count ``n`` examples learnt by the forest's trees outside this method (the
+        distributed layer's shards): :attr:`n_seen`."""
+        self._n_seen = self.__dict__.get("_n_seen", 0) + int(n)
 
     def predict(self, X) -> np.ndarray:
         """Point predictions (the forest's)."""
@@ -251,7 +261,7 @@ class IntervalRegressor(Estimator):
 
     def _predict_only(self, Xa, alphas):
         n = Xa.shape[0]
-        if not self.forest_._fitted:
+        if not self.forest_.is_fitted:
             return (
                 np.zeros(n),
                 np.full((n, alphas.shape[0]), -np.inf),
@@ -268,7 +278,7 @@ class IntervalRegressor(Estimator):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(IntervalRegressor.learn_one, x, y, w)
-        Xa = f._encode_one(x, learn=True)
+        Xa = f.encode_one(x, learn=True)
         self._run(Xa, np.array([yf]), wa, self._learn_levels(), learn=True)
 
     def predict_one(self, x: Mapping[Hashable, object]) -> float:
@@ -284,15 +294,15 @@ class IntervalRegressor(Estimator):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(IntervalRegressor.predict_interval_one, x, alpha, keep=False)
-        if self._one_kernel is not None and f._fitted:
+        if self._one_kernel is not None and f.is_fitted:
             e = f.engine_
-            row = e.features.encode_dict_into(x, False, e._row)  # e.encode_one(x, False)
-            if row is not e._row:
-                row = e._row = row.reshape(-1)
+            row = e.features.encode_dict_into(x, False, e.row_buffer)  # e.encode_one(x, False)
+            if row is not e.row_buffer:
+                row = e.row_buffer = row.reshape(-1)
             lo, hi = self._one_scratch(alphas.shape[0])
             self._one_kernel(row, alphas, lo, hi)
         else:
-            Xa = f._encode_one(x, learn=False)
+            Xa = f.encode_one(x, learn=False)
             _, lo2, hi2 = self._predict_only(Xa, alphas)
             lo, hi = lo2[0], hi2[0]
         if scalar:
@@ -327,9 +337,9 @@ class IntervalRegressor(Estimator):
         """The forest's drift counts (:attr:`OnlineForestRegressor.drift_stats_`)."""
         return self.forest_.drift_stats_
 
-    def _load_kernels(self) -> None:
-        """See :meth:`HoeffdingTreeRegressor._load_kernels`."""
-        self.forest_._load_kernels()
+    def load_kernels(self) -> None:
+        """See :meth:`HoeffdingTreeRegressor.load_kernels`."""
+        self.forest_.load_kernels()
 
     @property
     def memory_bytes(self) -> int:

@@ -105,6 +105,18 @@ class CPApproximate(IntervalRegressor):
             x[:, : self.cal_x_.shape[1]] = self.cal_x_
             self.cal_x_ = x
 
+    def learn_scored(self, P, W, slots, ya) -> None:
+        """Calibrate on a chunk the forest's trees learnt elsewhere (the distributed layer's
+        shards): ``P (T, n)`` the trees' predictions made before learning each row, ``W`` their
+        bagging weights, ``slots`` the calibration slots of the rows, ``ya`` their targets."""
+        T = P.shape[0]
+        self._score_stage((P, W, slots, self._empty_events(T)), ya, self._learn_levels(), True)
+        self._n_seen += ya.shape[0]
+
+    def half_widths(self, n: int, alphas) -> np.ndarray:
+        """``(n, A)`` the intervals' half widths at ``alphas`` (the same for every row)."""
+        return self._half_widths(n, alphas)
+
     def _half_widths(self, n, alphas):
         half = np.empty((n, alphas.shape[0]))
         for a in range(alphas.shape[0]):
@@ -133,7 +145,7 @@ class CPApproximate(IntervalRegressor):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(CPApproximate.learn_one, x, yf, wf)
-        row = f._encode_learn_row(x)
+        row = f.encode_learn_row(x)
         e = f.engine_
         if self.cal_x_.shape[1] < row.shape[0]:
             self._widen_x(row.shape[0])
@@ -146,11 +158,11 @@ class CPApproximate(IntervalRegressor):
         f = self.__dict__.get("_forest")
         if type(alpha) is float and 0.0 < alpha < 1.0 and f is not None:  # the hot path
             e = f.__dict__.get("engine_")
-            if e is not None and e._fitted:
-                row = e.features.encode_dict_into(x, False, e._row)  # e.encode_one(x, False)
-                if row is not e._row:
-                    row = e._row = row.reshape(-1)
-                Hd, C, kind = e._handle(), self._calibration_handle(), e.kind
+            if e is not None and e.fitted:
+                row = e.features.encode_dict_into(x, False, e.row_buffer)  # e.encode_one(x, False)
+                if row is not e.row_buffer:
+                    row = e.row_buffer = row.reshape(-1)
+                Hd, C, kind = e.handle(), self._calibration_handle(), e.kind
                 ep = _PREDICT_ONE.get(("one", kind))
                 if ep is None:
                     args = (Hd, kind, C, e.aggregation, self.size_, alpha)
@@ -158,8 +170,7 @@ class CPApproximate(IntervalRegressor):
                         conformal_kernels.cp_interval_one_h, args
                     )
                 out = ep(Hd, kind, C, e.aggregation, self.size_, alpha)
-                m = e.features._memo  # e.remember(row), inline
-                e._hint = m if m[1] is row else None
+                e.remember(row)  # a learn_one of the same dict next reuses the trees' leaves
                 return out
         return super().predict_interval_one(x, alpha)
 
@@ -177,13 +188,13 @@ class CPApproximate(IntervalRegressor):
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         e = self.forest_.engine_
-        if row is not e._row:  # (the per-example path passes the engine's row buffer)
+        if row is not e.row_buffer:  # (the per-example path passes the engine's row buffer)
             conformal_kernels.cp_predict_one(
                 e.arena,
                 row,
                 e.aggregation,
-                e._p,
-                e._memo,
+                e.last_predictions,
+                e.leaf_memo,
                 self.cal_sorted_,
                 self.size_,
                 alphas,
@@ -191,7 +202,7 @@ class CPApproximate(IntervalRegressor):
                 hi,
             )
             return
-        Hd = e._handle()
+        Hd = e.handle()
         C = self._calibration_handle()
         kind = e.kind
         ep = _PREDICT_ONE.get(("ep", kind))
@@ -288,7 +299,7 @@ class CPExact(CPApproximate):
 
     def _configure(self, forest) -> None:
         super()._configure(forest)
-        if getattr(forest._template(), "drift_detection", False):
+        if getattr(forest.tree_template(), "drift_detection", False):
             raise ValueError(
                 "CPExact keeps each calibration member linked to the leaf it reaches, which "
                 "alternate subtrees (the trees' drift_detection=True) move in ways it does not "

@@ -202,7 +202,7 @@ class GaussianInterval(IntervalRegressor):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(GaussianInterval.learn_one, x, yf, wf)
-        row = f._encode_learn_row(x)
+        row = f.encode_learn_row(x)
         e = f.engine_
         P, V, N, mean, yb, _, _, _, none = self._one_buffers(0)
         e.learn_one(
@@ -239,7 +239,7 @@ class GaussianInterval(IntervalRegressor):
         if f is None:
             return self._first_call(GaussianInterval.predict_quantiles_one, x, q, keep=False)
         out = np.full(qa.shape[0], np.nan)
-        if f._fitted:
+        if f.is_fitted:
             e = f.engine_
             row = e.encode_one(x, False)
             P, V, N, mean, _, lo2, hi2, _, _ = self._one_buffers(qa.shape[0])
@@ -251,7 +251,7 @@ class GaussianInterval(IntervalRegressor):
             out = lo2[0, : qa.shape[0]].copy()
             out[np.isinf(out) & (qa > 0.5)] = np.inf
         else:
-            f._features().encode_dict(x, learn=False)  # validates
+            f.feature_space().encode_dict(x, learn=False)  # validates
         return float(out[0]) if scalar else [float(v) for v in out]
 
     def predict_quantiles(self, X, q) -> np.ndarray:
@@ -265,7 +265,7 @@ class GaussianInterval(IntervalRegressor):
         Xa = self._encode(X)
         n = Xa.shape[0]
         out = np.full((n, qa.shape[0]), np.nan)
-        if f._fitted and n:
+        if f.is_fitted and n:
             _, out, _ = self._pass(Xa, np.zeros(n), np.ones(n), -_z(qa), learn=False)
             out[np.isinf(out) & (qa > 0.5)] = np.inf  # no variance yet: (-inf, inf)
         return out[:, 0] if scalar else out

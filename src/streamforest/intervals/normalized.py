@@ -220,7 +220,7 @@ class NormalizedConformal(IntervalRegressor):
     def _bias_at(self, Xa) -> np.ndarray:
         """The bias forest's prediction at the rows ``Xa`` (0 without one or before it learnt)."""
         bf = self.__dict__.get("_bias")
-        if self.center != "boosted" or bf is None or not bf._fitted:
+        if self.center != "boosted" or bf is None or not bf.is_fitted:
             return np.zeros(Xa.shape[0])
         return bf.predict(self._aux_rows(Xa))
 
@@ -235,7 +235,7 @@ class NormalizedConformal(IntervalRegressor):
         Xr = self._aux_rows(Xa)
         if r is not None:
             return np.maximum(rf.predict_learn_many(Xr, *_learnable(r, first)), 0.0)
-        if not rf._fitted:
+        if not rf.is_fitted:
             return np.zeros(Xa.shape[0])
         return np.maximum(rf.predict(Xr), 0.0)
 
@@ -303,7 +303,7 @@ class NormalizedConformal(IntervalRegressor):
             return self._first_call(NormalizedConformal.predict_one, x, keep=False)
         p = f.predict_one(x)
         if self.center == "boosted" and "_bias" in self.__dict__:
-            p += float(self._bias_at(f._encode_one(x, learn=False))[0])
+            p += float(self._bias_at(f.encode_one(x, learn=False))[0])
         return p + self.target_shift_
 
     def _score_stage(self, stage, ya, alphas, alone: bool):
@@ -326,20 +326,21 @@ class NormalizedConformal(IntervalRegressor):
             return None
         e = f.__dict__.get("engine_")
         rf = self.__dict__.get("_resid")
-        if e is None or not e._fitted or rf is None or not rf._fitted:
+        if e is None or not e.fitted or rf is None or not rf.is_fitted:
             return None
         re = rf.engine_
         be = None
         if self.center == "boosted":
             bf = self.__dict__.get("_bias")
-            if bf is None or not bf._fitted:
+            if bf is None or not bf.is_fitted:
                 return None
             be = bf.engine_
         width = self.__dict__.get("_resid_width", -1)
         for a in (re, be):
             if a is None:
                 continue
-            if a.aggregation != 0 or len(a.features) != width or a._synced != a.features.version:
+            synced = a.synced_version == a.features.version
+            if a.aggregation != 0 or len(a.features) != width or not synced:
                 return None
         if e.aggregation != 0:
             return None
@@ -349,8 +350,8 @@ class NormalizedConformal(IntervalRegressor):
                                np.empty((1, 1)))  # fmt: skip
         buf = one[0]
         for a in (re, be):
-            if a is not None and a._row is not buf:
-                a._row = buf
+            if a is not None and a.row_buffer is not buf:
+                a.row_buffer = buf
         return e, be, re, one
 
     def _fill_aux(self, buf, row) -> None:
@@ -368,10 +369,10 @@ class NormalizedConformal(IntervalRegressor):
             return IntervalRegressor.learn_one(self, x, yf, wf)
         e, be, re, (buf, yh, sp, ya, half) = st
         f = self._forest
-        row = f._encode_learn_row(x)  # (checks x; a new feature or category syncs the trees)
+        row = f.encode_learn_row(x)  # (checks x; a new feature or category syncs the trees)
         if row.shape[0] < buf.shape[0]:  # (unreachable: a forest's width only grows)
             buf[row.shape[0] :] = np.nan
-        mean = self._mean_ep(e._p)
+        mean = self._mean_ep(e.last_predictions)
         yf = yf - self.target_shift_  # (the forests' units)
         yhat = mean(e.learn_row(yf, wf))  # the trees' predictions before learning, averaged
         self._fill_aux(buf, row)

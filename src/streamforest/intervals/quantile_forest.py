@@ -99,7 +99,7 @@ class OnlineQRF(IntervalRegressor):
             raise ValueError(f"split_sketch must be 'empty' or 'parent', got {self.split_sketch!r}")
 
     def _configure(self, forest) -> None:
-        forest._configure_trees(leaf_quantile_k=int(self.k), leaf_quantile_split=self.split_sketch)
+        forest.configure_trees(leaf_quantile_k=int(self.k), leaf_quantile_split=self.split_sketch)
 
     def _own_bytes(self) -> int:
         """Bytes of the scratch buffers kept between calls (copies of leaf sketches and their
@@ -211,6 +211,17 @@ class OnlineQRF(IntervalRegressor):
         else:
             run(0)
 
+    def sketch_records(self, Xa) -> tuple:
+        """The trees' leaf-sketch records ``(bufs, goff, glv)`` of encoded rows ``Xa`` (nothing
+        learnt): what :meth:`query_records` reads, the distributed layer's shards' part."""
+        n = Xa.shape[0]
+        return self._tree_records(Xa, np.zeros(n), np.ones(n), False)[1]
+
+    def query_records(self, rec, alphas) -> tuple:
+        """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of every tree's records
+        ``rec`` (see :meth:`sketch_records`; the shards' records concatenated)."""
+        return self._query(rec, np.ones(rec[1].shape, np.int8), alphas)
+
     def _query(self, rec, mask, alphas, threads=True):
         """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of the trees in ``mask``."""
         n, A = rec[1].shape[1], alphas.shape[0]
@@ -263,7 +274,7 @@ class OnlineQRF(IntervalRegressor):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(OnlineQRF.learn_one, x, yf, wf)
-        f._encode_learn_row(x)  # into the engine's row buffer
+        f.encode_learn_row(x)  # into the engine's row buffer
         f.engine_.learn_row(yf, wf)
         self._n_seen += 1
 
@@ -274,17 +285,17 @@ class OnlineQRF(IntervalRegressor):
         f = self.__dict__.get("_forest")
         if type(alpha) is float and 0.0 < alpha < 1.0 and f is not None and self._quantile_one:
             e = f.__dict__.get("engine_")  # the hot path: one level, its arrays packed once
-            if e is not None and e._fitted:
-                row = e.features.encode_dict_into(x, False, e._row)  # e.encode_one(x, False)
-                if row is not e._row:
-                    row = e._row = row.reshape(-1)
+            if e is not None and e.fitted:
+                row = e.features.encode_dict_into(x, False, e.row_buffer)  # e.encode_one(x, False)
+                if row is not e.row_buffer:
+                    row = e.row_buffer = row.reshape(-1)
                 s = self.__dict__.get("_qone")
                 if s is None:
                     s = self._qone_scratch()
                 p = s[1].get(alpha)  # this level's arrays, packed
                 if p is None or p[2] is not self.interval:
                     p = self._level_pack(s[1], alpha)
-                return e.call(quantile_kernels.interval_one_hp, (e._handle(), e.kind, s[2], p[0],
+                return e.call(quantile_kernels.interval_one_hp, (e.handle(), e.kind, s[2], p[0],
                                                    self.weighting == "meinshausen"))  # fmt: skip
         return super().predict_interval_one(x, alpha)
 
@@ -324,11 +335,11 @@ class OnlineQRF(IntervalRegressor):
     def _query_one(self, row, qs, masses, out_q, out_lo, out_hi) -> None:
         e = self.forest_.engine_
         s = self._qone_scratch()
-        if row is e._row:  # the per-example path: the engine's row buffer, handles
+        if row is e.row_buffer:  # the per-example path: the engine's row buffer, handles
             e.call(
                 quantile_kernels.query_one_h,
                 (
-                    e._handle(),
+                    e.handle(),
                     e.kind,
                     s[2],
                     self.weighting == "meinshausen",
@@ -382,11 +393,11 @@ class OnlineQRF(IntervalRegressor):
         if f is None:
             return self._first_call(OnlineQRF.predict_quantiles_one, x, q, keep=False)
         out = np.full(qa.shape[0], np.nan)
-        if f._fitted:
+        if f.is_fitted:
             row = f.engine_.encode_one(x, False)
             self._query_one(row, np.ascontiguousarray(qa), np.zeros(0), out, out, out)
         else:
-            f._features().encode_dict(x, learn=False)  # validates
+            f.feature_space().encode_dict(x, learn=False)  # validates
         return float(out[0]) if scalar else [float(v) for v in out]
 
     def predict_quantiles(self, X, q) -> np.ndarray:
@@ -398,7 +409,7 @@ class OnlineQRF(IntervalRegressor):
         Xa = self._encode(X)
         n = Xa.shape[0]
         out = np.full((n, qa.shape[0]), np.nan)
-        if self.forest_._fitted and n:
+        if self.forest_.is_fitted and n:
             a = 0
             while a < n:
                 b = min(n, a + self._rows_per_chunk())

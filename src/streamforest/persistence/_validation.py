@@ -112,7 +112,7 @@ def _check_engine(e) -> None:
         _need(isinstance(A, arena.Arena) and A.lay.shape[0] == T, f"{name}: not one row per tree")
         _need(np.isin(live, (0, 1)).all(), f"{name}: flags not 0 or 1")
         check_arena(A, live, name)
-    fitted = e.__dict__.get("_fitted")
+    fitted = e.__dict__.get("fitted")
     _need(fitted is None or fitted == bool(e.created.all()), "fitted, but a tree does not exist")
     _need(
         not (e.bg_on.astype(bool) & ~e.created.astype(bool)).any(),

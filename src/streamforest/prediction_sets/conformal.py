@@ -479,7 +479,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         own = self._ring.nbytes + self._sorted.nbytes + self._cal.nbytes
         return own + int(getattr(self._model, "memory_bytes", 0) or 0)
 
-    def _load_kernels(self) -> None:
-        load = getattr(self.model_, "_load_kernels", None)
+    def load_kernels(self) -> None:
+        load = getattr(self.model_, "load_kernels", None)
         if load is not None:
             load()

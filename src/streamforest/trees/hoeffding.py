@@ -326,7 +326,7 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         # state a function of the parameters and the data (two equal trees pickle the same)
         return Engine([self.clone()], features, seed=0)
 
-    def _learn_featureless(self, y: float, w: float) -> None:
+    def learn_featureless(self, y: float, w: float) -> None:
         """Examples without any feature: only their target mean is kept (bounded memory)."""
         if getattr(self, "featureless_", None) is None:
             self.featureless_ = RunningStats()
@@ -340,11 +340,11 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     @property
     def state_(self) -> state.TreeState | None:
         """The compiled state (numpy views of the engine's arena), ``None`` before learning."""
-        return self.engine_.state(0) if self._fitted else None
+        return self.engine_.state(0) if self.is_fitted else None
 
     @property
     def params_(self) -> state.TreeParams | None:
-        return self.engine_.params(0) if self._fitted else None
+        return self.engine_.params(0) if self.is_fitted else None
 
     @property
     def n_resets(self) -> int:
@@ -356,7 +356,7 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         """Id of the leaf node each row of ``X`` reaches."""
         if "features_" not in self.__dict__:
             return self._first_call(HoeffdingTreeRegressor.apply, X, keep=False)
-        Xa = self._encode_predict(X)
-        if not self._fitted:
+        Xa = self.encode_predict(X)
+        if not self.is_fitted:
             return np.zeros(Xa.shape[0], dtype=np.int64)
         return self.engine_.apply(0, Xa)

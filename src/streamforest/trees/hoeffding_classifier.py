@@ -199,8 +199,8 @@ class HoeffdingTreeClassifier(EngineClassifier):
 
     @property
     def n_leaves(self) -> int:
-        return self.engine_.int_of(0, state.I_NLEAVES) if self._fitted else 1
+        return self.engine_.int_of(0, state.I_NLEAVES) if self.is_fitted else 1
 
     @property
     def n_splits(self) -> int:
-        return self.engine_.int_of(0, state.I_NSPLITS) if self._fitted else 0
+        return self.engine_.int_of(0, state.I_NSPLITS) if self.is_fitted else 0
