@@ -273,6 +273,19 @@ def test_label_arrays_register_classes_as_label_lists(labels):
     assert a.classes_ == before
 
 
+def test_pandas_missing_labels_are_missing_labels():
+    """pd.NA and pd.NaT are hashable but no class: refused like None and NaN, nothing learnt."""
+    pd = pytest.importorskip("pandas")
+    m = sf.ACTSERClassifier(grace_period=20, seed=0)
+    for missing in (pd.NA, pd.NaT):
+        with pytest.raises(ValueError, match="y must be a class label.*missing label"):
+            m.learn_one({0: 0.0}, missing)
+        with pytest.raises(ValueError, match="missing label"):
+            m.learn_many(np.zeros((2, 1)), pd.array([1, None], dtype="Int64"))
+    m.learn_one({0: 0.0}, "a")  # the refused calls left nothing behind
+    assert m.classes_ == ["a"]
+
+
 def test_a_missing_label_in_an_array_registers_nothing():
     m = sf.ACTSEREnsembleClassifier(n_members=2, seed=1)
     m.learn_many(np.zeros((2, 1)), np.array([1.0, 2.0]))

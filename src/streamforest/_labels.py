@@ -11,11 +11,20 @@ from collections.abc import Hashable, Mapping
 import numpy as np
 
 
+def _is_missing(y) -> bool:
+    """Whether ``y`` is a missing value: None, a float NaN, or pandas' ``NA`` / ``NaT`` (which
+    are hashable, but are no class: ``pd.NA == pd.NA`` is itself missing)."""
+    if y is None or (isinstance(y, float) and math.isnan(y)):
+        return True
+    kind = type(y)
+    return kind.__module__.split(".")[0] == "pandas" and kind.__name__ in ("NAType", "NaTType")
+
+
 def check_label(y, name: str = "y"):
     """``y`` as a class label (see the module docstring)."""
     if isinstance(y, np.generic):
         y = y.item()
-    if y is None or (isinstance(y, float) and math.isnan(y)):
+    if _is_missing(y):
         raise ValueError(f"{name} must be a class label, got {y!r} (a missing label)")
     if not isinstance(y, Hashable) or isinstance(y, np.ndarray):
         raise TypeError(f"{name} must be a hashable class label, got {type(y).__name__}")
