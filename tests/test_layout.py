@@ -157,8 +157,6 @@ ALLOWED_PRIVATE_READS = {
     ("batch/hdi_forest.py", "Estimator._check_param_names"): "borrows base.Estimator's conventions",
     ("batch/hdi_forest.py", "Estimator._holds_state"): "borrows base.Estimator's conventions",
     ("batch/hdi_forest.py", "Estimator._SKLEARN_ATTRS"): "borrows base.Estimator's conventions",
-    # every estimator's parameter check (base.Estimator's hook), on a tree spec as a forest does
-    ("boosting/sgbt.py", "spec._check_params"): "the Estimator hook on its own tree spec",
     # a ConformalClassifier of this package; ``_pass`` is also a name in intervals
     ("prediction_sets/adaptive.py", "conf._pass"): "this package's ConformalClassifier",
 }

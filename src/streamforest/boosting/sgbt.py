@@ -340,20 +340,9 @@ class SGBTRegressor(OnlineForestRegressor):
         raise TypeError(_WRAPPERS)
 
     def _make_engine(self, features) -> BoostEngine:
-        template = self.tree_template()
-        seeds = np.random.SeedSequence(self.seed).generate_state(self.n_steps + 1, np.uint64)
-        specs = []
-        for t in range(self.n_steps):
-            spec = template.clone(
-                max_features=self.max_features,
-                seed=int(seeds[t]),
-                drift_threshold=self.drift_threshold,
-                drift_delta=self.drift_delta,
-            )
-            spec._check_params()
-            specs.append(spec)
+        specs, seed = self.tree_specs(self.n_steps)
         return BoostEngine(specs, features, float(self.learning_rate),
-                           max_memory_mb=self.max_memory_mb, seed=int(seeds[-1]))  # fmt: skip
+                           max_memory_mb=self.max_memory_mb, seed=seed)  # fmt: skip
 
     def __setstate__(self, d):
         self.__dict__.update(d)

@@ -174,12 +174,16 @@ class OnlineForestRegressor(EngineRegressor):
     def _nominal(self):
         return self.tree_template().nominal_features
 
-    def _make_engine(self, features) -> Engine:
+    def tree_specs(self, n: int) -> tuple[list, int]:
+        """``n`` checked clones of :meth:`tree_template` with the forest's per-tree settings
+        (feature subspace, a seed each, drift detection, a meta-algorithm's overrides) and the
+        engine's own seed: what an engine is built from (this forest's, or a subclass's that
+        uses the trees otherwise, as SGBT's boosting steps)."""
         template = self.tree_template()
-        seeds = np.random.SeedSequence(self.seed).generate_state(self.n_trees + 1, np.uint64)
+        seeds = np.random.SeedSequence(self.seed).generate_state(n + 1, np.uint64)
         overrides = getattr(self, "_tree_overrides", {})
         specs = []
-        for t in range(self.n_trees):
+        for t in range(n):
             spec = template.clone(
                 max_features=self.max_features,
                 seed=int(seeds[t]),
@@ -189,11 +193,15 @@ class OnlineForestRegressor(EngineRegressor):
             )
             spec._check_params()
             specs.append(spec)
+        return specs, int(seeds[-1])
+
+    def _make_engine(self, features) -> Engine:
+        specs, seed = self.tree_specs(self.n_trees)
         return Engine(
             specs,
             features,
             bagging=float(self.lambda_value),
-            seed=int(seeds[-1]),
+            seed=seed,
             aggregation=self.aggregation,
             max_memory_mb=self.max_memory_mb,
             n_jobs=self.n_jobs,
