@@ -298,14 +298,11 @@ class SGBTRegressor(OnlineForestRegressor):
         """Counts of the steps' whole-tree drift detectors (``drift_threshold``): ``drifts``
         and ``replacements`` (fresh trees), in total and per step (``per_tree``); FIMT-DD's
         alternate subtrees are counted by each tree (``trees_[t]``)."""
-        e = self.__dict__.get("engine_")
-        if e is not None:
-            return e.drift_stats()
-        keys = ("warnings", "drifts", "background_started", "background_swapped",
-                "background_discarded", "background_live", "replacements")  # fmt: skip
-        out = {k: 0 for k in keys}
-        out["per_tree"] = {k: [0] * int(self.n_steps) for k in keys}
-        return out
+        return OnlineForestRegressor.drift_stats_.fget(self)
+
+    def member_count(self) -> int:
+        """The boosting steps' trees: ``n_steps``."""
+        return int(self.n_steps)
 
     @property
     def max_features(self):

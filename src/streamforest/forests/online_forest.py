@@ -271,5 +271,10 @@ class OnlineForestRegressor(EngineRegressor):
         keys = ("warnings", "drifts", "background_started", "background_swapped",
                 "background_discarded", "background_live", "replacements")  # fmt: skip
         out = {k: 0 for k in keys}
-        out["per_tree"] = {k: [0] * int(self.n_trees) for k in keys}
+        out["per_tree"] = {k: [0] * self.member_count() for k in keys}
         return out
+
+    def member_count(self) -> int:
+        """How many trees the engine holds (``n_trees``; a subclass whose trees are no bagged
+        members, as SGBT's boosting steps, says its own)."""
+        return int(self.n_trees)
