@@ -269,11 +269,7 @@ def prequential(
             chunk_size=chunk_size, progress=progress,
         )  # fmt: skip
     chunk_size = 10_000 if chunk_size is None else chunk_size
-
-    if isinstance(stream, tuple) and len(stream) == 2:
-        stream = ArrayStream(*stream)
-    if not isinstance(stream, Stream):
-        raise TypeError(f"stream must be a streamforest Stream or an (X, y) pair, got {stream!r}")
+    stream = _checked_stream(stream)
     kind = _kind(model)
     levels, _ = check_alphas(alphas)
     levels = tuple(float(a) for a in levels)
@@ -288,15 +284,7 @@ def prequential(
                 f"this River model's interval level is fixed when it is built (alpha = "
                 f"{river_alpha:g}); evaluate it with alphas={river_alpha:g}"
             )
-    total = stream.n if n is None else check_n(n)
-    if total is None:
-        raise ValueError("the stream is unbounded: say how many rows to evaluate with n=...")
-    if stream.n is not None:
-        total = min(total, stream.n)
-    window = check_n(window)
-    step = window if step is None else check_n(step)
-    if window % step:
-        raise ValueError(f"window ({window}) must be a multiple of step ({step})")
+    total, window, step = _checked_span(stream, n, window, step)
     if ris_range not in ("stream", "running"):
         raise ValueError(f"ris_range must be 'stream' or 'running', got {ris_range!r}")
     chunk_size = check_n(chunk_size)
@@ -304,42 +292,27 @@ def prequential(
     blocks = np.zeros((max(1, -(-total // step)), point_metrics.n_columns(len(levels))))
     carry = point_metrics.new_carry()
     names = stream.feature_names
-    bar = _progress(total, f"{type(model).__name__}") if progress else None
-    note = ExitStack()  # while a kernel compiles (first use only), the bar says so
-    if bar is not None:
-        note.enter_context(_compile_note(*bar, type(model).__name__))
-    row, model_seconds, peak_model = 0, 0.0, 0
-    start = time.perf_counter()
-    try:
-        for X, y in stream.chunks(chunk_size):
-            if row >= total:
-                break
-            if len(y) > total - row:
-                X, y = X[: total - row], y[: total - row]
-            y = np.ascontiguousarray(y, dtype=np.float64)
-            t0 = time.perf_counter()
-            if kind == "intervals":
-                pred, iv = model.predict_learn_many(X, y, alpha=list(levels))
-                lo = np.ascontiguousarray(iv[:, :, 0])
-                hi = np.ascontiguousarray(iv[:, :, 1])
-            elif kind == "point":
-                pred = model.predict_learn_many(X, y)
-                lo = hi = np.empty((len(y), 0))
-            else:
-                pred, lo, hi = _river_pass(model, X, y, names, bool(levels))
-            model_seconds += time.perf_counter() - t0
-            pred = np.ascontiguousarray(pred, dtype=np.float64)
-            point_metrics.accumulate(y, pred, lo, hi, row, step, blocks, carry)
-            row += len(y)
-            peak_model = max(peak_model, int(getattr(model, "memory_bytes", 0) or 0))
-            if bar is not None:
-                bar[0].update(bar[1], completed=row)
-    finally:
-        note.close()
-        if bar is not None:
-            bar[0].stop()
+
+    def run_chunk(X, y):
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        if kind == "intervals":
+            pred, iv = model.predict_learn_many(X, y, alpha=list(levels))
+            lo = np.ascontiguousarray(iv[:, :, 0])
+            hi = np.ascontiguousarray(iv[:, :, 1])
+        elif kind == "point":
+            pred = model.predict_learn_many(X, y)
+            lo = hi = np.empty((len(y), 0))
+        else:
+            pred, lo, hi = _river_pass(model, X, y, names, bool(levels))
+        return y, pred, lo, hi
+
+    def record(out, row):
+        y, pred, lo, hi = out
+        pred = np.ascontiguousarray(pred, dtype=np.float64)
+        point_metrics.accumulate(y, pred, lo, hi, row, step, blocks, carry)
+
+    row, timing = _test_then_train(model, stream, total, chunk_size, progress, run_chunk, record)
     used = max(1, -(-row // step))
-    timing = _timing(start, row, model_seconds, peak_model)
     return PrequentialResult(
         model=repr(model),
         stream=repr(stream),
@@ -566,71 +539,46 @@ def prequential_classification(
     from .classification_metrics import ClassificationMetrics
     from .intervals.base import check_alphas
 
-    if isinstance(stream, tuple) and len(stream) == 2:
-        stream = ArrayStream(*stream)
-    if not isinstance(stream, Stream):
-        raise TypeError(f"stream must be a streamforest Stream or an (X, y) pair, got {stream!r}")
+    stream = _checked_stream(stream)
     kind = _kind(model)
     if kind not in CLASSIFICATION_KINDS:
         raise TypeError(f"{type(model).__name__} is not a classifier (no predict_proba)")
     levels, _ = check_alphas(alphas)
     levels = tuple(float(a) for a in levels) if kind == "sets" else ()
-    total = stream.n if n is None else check_n(n)
-    if total is None:
-        raise ValueError("the stream is unbounded: say how many rows to evaluate with n=...")
-    if stream.n is not None:
-        total = min(total, stream.n)
-    window = check_n(window)
-    step = window if step is None else check_n(step)
-    if window % step:
-        raise ValueError(f"window ({window}) must be a multiple of step ({step})")
+    total, window, step = _checked_span(stream, n, window, step)
     chunk_size = check_n(CLASSIFIER_CHUNK if chunk_size is None else chunk_size)
     classes = getattr(stream, "classes", None)
     metrics = ClassificationMetrics(classes=classes, step=step)
     set_metrics = [ClassificationMetrics(classes=classes, step=step) for _ in levels]
     names = stream.feature_names
     river_cols: list = []
-    bar = _progress(total, f"{type(model).__name__}") if progress else None
-    note = ExitStack()
-    if bar is not None:
-        note.enter_context(_compile_note(*bar, type(model).__name__))
-    row, model_seconds, peak_model = 0, 0.0, 0
-    start = time.perf_counter()
-    try:
-        for X, y in stream.chunks(chunk_size):
-            if row >= total:
-                break
-            if len(y) > total - row:
-                X, y = X[: total - row], y[: total - row]
-            sets = None
-            t0 = time.perf_counter()
-            if kind == "sets":
-                pred, P, sets = model.predict_learn_many(X, y, alpha=list(levels))
-                cols = _classes_of(model)
-            elif kind == "classifier":
-                P = np.asarray(model.predict_proba(X), dtype=np.float64)
-                cols = _classes_of(model)
-                model.learn_many(X, y)
-            else:
-                pred, P = _river_classifier_pass(model, X, y, names, river_cols)
-                cols = list(river_cols)
-            model_seconds += time.perf_counter() - t0
-            if kind == "classifier":
-                pred = _argmax(P, cols)
-            if P.shape[1] < len(cols):  # classes first seen in this chunk: probability 0
-                P = np.pad(P, ((0, 0), (0, len(cols) - P.shape[1])))
-            metrics.update(y, pred, proba=P, columns=cols)
-            for j, m in enumerate(set_metrics):
-                m.update(y, pred, sets=np.ascontiguousarray(sets[:, j, :]), columns=cols)
-            row += len(y)
-            peak_model = max(peak_model, int(getattr(model, "memory_bytes", 0) or 0))
-            if bar is not None:
-                bar[0].update(bar[1], completed=row)
-    finally:
-        note.close()
-        if bar is not None:
-            bar[0].stop()
-    timing = _timing(start, row, model_seconds, peak_model)
+
+    def run_chunk(X, y):
+        sets = None
+        if kind == "sets":
+            pred, P, sets = model.predict_learn_many(X, y, alpha=list(levels))
+            cols = _classes_of(model)
+        elif kind == "classifier":
+            P = np.asarray(model.predict_proba(X), dtype=np.float64)
+            cols = _classes_of(model)
+            model.learn_many(X, y)
+            pred = None
+        else:
+            pred, P = _river_classifier_pass(model, X, y, names, river_cols)
+            cols = list(river_cols)
+        return y, pred, P, sets, cols
+
+    def record(out, row):
+        y, pred, P, sets, cols = out
+        if pred is None:
+            pred = _argmax(P, cols)
+        if P.shape[1] < len(cols):  # classes first seen in this chunk: probability 0
+            P = np.pad(P, ((0, 0), (0, len(cols) - P.shape[1])))
+        metrics.update(y, pred, proba=P, columns=cols)
+        for j, m in enumerate(set_metrics):
+            m.update(y, pred, sets=np.ascontiguousarray(sets[:, j, :]), columns=cols)
+
+    row, timing = _test_then_train(model, stream, total, chunk_size, progress, run_chunk, record)
     return ClassificationResult(
         model=repr(model),
         stream=repr(stream),
@@ -643,6 +591,63 @@ def prequential_classification(
         change_points=[c for c in getattr(stream, "change_points", []) if c < row],
         chunk_size=chunk_size,
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# the evaluation loop both tasks run
+def _checked_stream(stream) -> Stream:
+    """``stream`` as a :class:`~streamforest.streams.Stream` (a pair ``(X, y)`` wrapped)."""
+    if isinstance(stream, tuple) and len(stream) == 2:
+        stream = ArrayStream(*stream)
+    if not isinstance(stream, Stream):
+        raise TypeError(f"stream must be a streamforest Stream or an (X, y) pair, got {stream!r}")
+    return stream
+
+
+def _checked_span(stream, n, window, step) -> tuple[int, int, int]:
+    """``(rows to evaluate, window, step)``, checked."""
+    total = stream.n if n is None else check_n(n)
+    if total is None:
+        raise ValueError("the stream is unbounded: say how many rows to evaluate with n=...")
+    if stream.n is not None:
+        total = min(total, stream.n)
+    window = check_n(window)
+    step = window if step is None else check_n(step)
+    if window % step:
+        raise ValueError(f"window ({window}) must be a multiple of step ({step})")
+    return total, window, step
+
+
+def _test_then_train(model, stream, total, chunk_size, progress, run_chunk, record):
+    """The prequential loop of both tasks: for each chunk of ``stream`` (up to ``total`` rows),
+    ``run_chunk(X, y)`` (the model predicts the rows before learning them: the time it takes is
+    the model's) and ``record(its output, first row)`` (the metrics).  Returns ``(rows read,
+    timing and memory figures)``."""
+    bar = _progress(total, f"{type(model).__name__}") if progress else None
+    note = ExitStack()  # while a kernel compiles (first use only), the bar says so
+    if bar is not None:
+        note.enter_context(_compile_note(*bar, type(model).__name__))
+    row, model_seconds, peak_model = 0, 0.0, 0
+    start = time.perf_counter()
+    try:
+        for X, y in stream.chunks(chunk_size):
+            if row >= total:
+                break
+            if len(y) > total - row:
+                X, y = X[: total - row], y[: total - row]
+            t0 = time.perf_counter()
+            out = run_chunk(X, y)
+            model_seconds += time.perf_counter() - t0
+            record(out, row)
+            row += len(y)
+            peak_model = max(peak_model, int(getattr(model, "memory_bytes", 0) or 0))
+            if bar is not None:
+                bar[0].update(bar[1], completed=row)
+    finally:
+        note.close()
+        if bar is not None:
+            bar[0].stop()
+    return row, _timing(start, row, model_seconds, peak_model)
 
 
 def _timing(start: float, rows: int, model_seconds: float, peak_model: int) -> dict:
