@@ -14,9 +14,9 @@ import streamforest as sf
 from streamforest import streams
 from streamforest.tree_kinds import state as TS
 from streamforest.tree_kinds.arena import tree_state
-from streamforest.tree_kinds.class_kernels import page_hinkley_01
 from streamforest.tree_kinds.class_leaves import _nb_class, _nb_class_fast
 from streamforest.tree_kinds.class_splitting import XLX, XLX_N, _xlx
+from streamforest.tree_kinds.classification import page_hinkley_01
 from streamforest.tree_kinds.structure import route
 
 Z = 4.0  # binomial bounds at about 4 standard deviations
@@ -215,7 +215,7 @@ def test_mcnemar_verdict_adopts_an_undecided_alternate_only_when_not_worse():
     """Algorithm 5.3 with the thesis' reading that an alternate "will only be adopted if it is
     not worse": decisions every T_min examples, McNemar's chi2 decides when significant, and an
     alternate undecided after 10 T_min is adopted when b >= c and discarded when b < c."""
-    from streamforest.tree_kinds.class_kernels import mcnemar_verdict
+    from streamforest.tree_kinds.classification import mcnemar_verdict
 
     T, crit = 150, 3.841
     assert mcnemar_verdict(30.0, 5.0, 149.0, T, crit) == 0  # not a decision point
@@ -280,7 +280,7 @@ def test_thesis_ensemble_members_are_actser_trees():
     m = sf.ACTSEREnsembleClassifier(n_members=3, lambda_value=0, delta=1e-7, seed=5)
     m.learn_many(X, y)
     seeds = np.random.SeedSequence(5).generate_state(4, np.uint64)
-    PT = m._tree_probas(m.pad(m.features_.encode_array(X[:500], learn=False)))
+    PT = m.engine_.predict_trees(m.encode_predict(X[:500]), n_classes=len(m.classes_))
     for t in range(3):
         tree = sf.ACTSERClassifier(grace_period=25, delta=1e-7, seed=int(seeds[t]))
         tree.learn_many(X, y)
@@ -402,6 +402,6 @@ def test_learning_after_a_prediction_of_the_same_dict_is_unchanged(leaf):
     assert pa == pb
     assert a.alternate_stats == b.alternate_stats and a.alternate_stats["started"] > 0
     a.predict_proba_one(rows[0])
-    assert a._hint is not None  # the memo is kept for a learn_one of rows[0]
+    assert a.engine_._hint is not None  # the memo is kept for a learn_one of rows[0]
     b.predict_proba_one(dict(rows[0]))
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))

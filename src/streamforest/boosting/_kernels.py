@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from ..compiled import entry, kernel
 from ..tree_kinds.arena import tree_at
-from ..tree_kinds.kernels import has_room, learn_step, needs_step, predict_row
+from ..tree_kinds.kernels import has_room, needs_step
+from ..tree_kinds.regression import learn_step, predict_row
 
 FRESH = -1  # t0 of a new row
 DONE = -1

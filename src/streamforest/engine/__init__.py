@@ -1,8 +1,17 @@
 """The forest engine: every tree of a model in one compiled structure, and the door to it.
 
+One engine serves every tree kind and both tasks:
+
 - :mod:`.core`: :class:`~streamforest.engine.core.Engine`, the trees' compiled state (an arena)
-  and its life cycle (create, widen, grow, replace), bagging weights, running passes, aggregation;
-- :mod:`._kernels`: the compiled kernels over the arena (per example and per chunk);
-- :mod:`.model`: :class:`~streamforest.engine.model.EngineRegressor`, both user APIs over an engine
-  (the base of the tree and the forest estimators).
+  and its life cycle (create, widen, grow, replace: :mod:`.tree_lifecycle`,
+  :mod:`.background_trees`), bagging weights, running passes, aggregation; the per-example path
+  (:mod:`.per_example`, :mod:`.handle`); the memory budget (:mod:`.budget`;
+  :mod:`.classifier_engine` counts a classifier's leaves as wide as they will be);
+- :mod:`.kernels`: the compiled passes over the arena (per example and per chunk), the same for
+  regression and classification trees; :mod:`.class_votes`: a classifier forest's answer;
+- :mod:`.model`: :class:`~streamforest.engine.model.EngineModel`, the one base of the models run
+  by an engine, with its task's part in :mod:`.regressor_model`
+  (:class:`~streamforest.engine.regressor_model.EngineRegressor`) and :mod:`.classifier_model`
+  (:class:`~streamforest.engine.classifier_model.EngineClassifier`): both user APIs over an
+  engine, the base of the tree and forest estimators.
 """

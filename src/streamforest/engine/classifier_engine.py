@@ -4,6 +4,7 @@ classification tree's leaves as wide as they will be (see :mod:`.budget`)."""
 from __future__ import annotations
 
 from ..tree_kinds import arena, state
+from ..tree_kinds import rules as split_rules
 from . import budget
 from .core import Engine
 
@@ -33,17 +34,18 @@ class ClassifierEngine(Engine):
 
     def _budget_caps(self, spec, p: int, background: bool):
         prm = spec._tree_params(p)
+        rule = split_rules.of(prm)
         if self.max_memory_mb is None or prm.task != state.TASK_CLASSIFICATION:
             return super()._budget_caps(spec, p, background)
         share = self._tree_share(background)
         pc, rows, room = self._class_widths(spec, p, background)
         units = budget.unit_bytes(
             pc,
-            m_min=prm.m_min if prm.split_rule == state.SPLIT_EXTRA else 0,
+            m_min=prm.m_min if rule.buffers_examples else 0,
             alternates=prm.alt_lambda > 0,
             n_classes=max(1, self.n_classes),
             n_cats=room,
-            ranges=prm.split_rule == state.SPLIT_GAUSS,
+            ranges=rule.value_ranges,
             n_nominal=rows,
         )
         return budget.classifier_caps(
@@ -52,7 +54,7 @@ class ClassifierEngine(Engine):
             prm.alt_lambda > 0,
             max_bins=int(prm.max_bins),
             n_cats=self.features.max_categories,
-            cat_splits=prm.split_rule == state.SPLIT_GAUSS,
+            cat_splits=rule.value_ranges,
         )
 
     def _class_widths(self, spec, p: int, background: bool) -> tuple[int, int, int]:

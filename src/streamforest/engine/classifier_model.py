@@ -1,10 +1,14 @@
-"""Both APIs (River-style dicts, array batches) of a classifier whose trees run in an engine.
+"""The classification task of a model run by an engine: both APIs (River-style dicts, array
+batches).
 
 :class:`EngineClassifier` is the base of :class:`~streamforest.HoeffdingTreeClassifier`,
 :class:`~streamforest.ACTSERClassifier` (engines of one tree) and
-:class:`~streamforest.ACTSEREnsembleClassifier`; a subclass says how its engine is made
-(:meth:`EngineClassifier._make_engine`).  Features are encoded as for the regressors
-(:class:`~streamforest.features.FeatureSpace`: strings are nominal).
+:class:`~streamforest.ACTSEREnsembleClassifier`: on :class:`~streamforest.engine.model.
+EngineModel` (the feature space, the engine, inspection; features encoded as for the
+regressors, strings nominal) it adds what a label per example needs.  The trees learn through
+the engine's passes, as a regressor's do (the label's class index is the target of a
+classification tree kind, see :mod:`streamforest.tree_kinds.kernels`); their class
+probabilities are voted (:mod:`streamforest.engine.class_votes`).
 
 Labels may be any hashable value but ``None`` and NaN (ints, strings, bools, tuples ...; numpy
 scalars are stored as the Python value they equal).  ``classes_`` lists the labels learnt, in
@@ -23,44 +27,18 @@ import numpy as np
 from .._labels import accuracy, label_array
 from .._labels import check_label as _label
 from .._labels import check_labels as _labels
-from ..base import Estimator
-from ..features import FeatureSpace, check_weights, n_rows, weight_of
-from . import class_kernels
-
-_NO_MEMO = np.zeros((4, 0))  # no per-tree memo (see engine.class_kernels.learn_one)
+from ..features import check_weights, n_rows, weight_of
+from . import class_votes
+from .model import EngineModel
 
 
-class EngineClassifier(Estimator):
+class EngineClassifier(EngineModel):
     """Base of the classifiers run by an :class:`~streamforest.engine.core.Engine`."""
 
-    # --- hooks -----------------------------------------------------------------------------------
-    def _check_params(self) -> None:
-        pass
-
-    def _nominal(self):
-        return None
-
-    def _make_engine(self, features: FeatureSpace):
-        raise NotImplementedError
-
     # --- state -----------------------------------------------------------------------------------
-    @property
-    def is_fitted(self) -> bool:
-        e = self.__dict__.get("engine_")
-        return e is not None and e.fitted
-
-    def feature_space(self) -> FeatureSpace:
-        fs = self.__dict__.get("features_")
-        if fs is None:
-            self._check_params()
-            fs = FeatureSpace(self._nominal())
-            self.engine_ = self._make_engine(fs)
-            self.features_ = fs
-            self.classes_ = []
-            self._class_index = {}
-        return fs
-
-    _create_state = feature_space  # see Estimator._first_call
+    def _new_task_state(self) -> None:
+        self.classes_ = []
+        self._class_index = {}
 
     @property
     def n_classes_(self) -> int:
@@ -84,19 +62,9 @@ class EngineClassifier(Estimator):
 
     def __getstate__(self):
         d = dict(self.__dict__)
-        d.pop("_labels_cache", None)
-        d.pop("_pt", None)
-        d.pop("_mean", None)
-        d.pop("_votes", None)
-        d.pop("_cmemo", None)
-        d.pop("_hint", None)
+        for scratch in ("_labels_cache", "_pt", "_mean", "_votes"):
+            d.pop(scratch, None)
         return d
-
-    def pad(self, Xa: np.ndarray) -> np.ndarray:
-        p = len(self.features_)
-        if Xa.shape[1] < p:
-            Xa = np.hstack([Xa, np.full((Xa.shape[0], p - Xa.shape[1]), np.nan)])
-        return np.ascontiguousarray(Xa, dtype=np.float64)
 
     # --- learning --------------------------------------------------------------------------------
     def learn_one(self, x: Mapping[Hashable, object], y, w: float = 1.0) -> None:
@@ -110,17 +78,15 @@ class EngineClassifier(Estimator):
 
     def _learn_one(self, x, label, wf: float) -> None:
         e = self.engine_
-        fs = self.features_
-        h = self.__dict__.get("_hint")  # the memo of predict_one(x) just before (see _one)
-        self._hint = None
-        if e.fitted and label in self._class_index:  # the hot path
-            row = e.encode_one(x, True)
-            if fs.version != e.synced_version:
+        k = self._class_index.get(label)
+        if e.fitted and k is not None:  # the hot path: one encoding, one compiled call
+            fs = e.features
+            row = fs.encode_dict_into(x, True, e.row_buffer)  # e.encode_one(x, True), inline
+            if row is not e.row_buffer:
+                row = e.row_buffer = row.reshape(-1)
+            if fs.version != e.synced_version:  # a new feature or category
                 e.sync()
-            M = self._cmemo if h is not None and h is fs._memo and row is e.row_buffer else _NO_MEMO
-            e.learn_one(
-                row, float(self._class_index[label]), wf, kernel=class_kernels.learn_one, extra=(M,)
-            )
+            e.learn_row(float(k), wf)
             return
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
@@ -131,7 +97,7 @@ class EngineClassifier(Estimator):
         e.sync()
         if not e.fitted:
             raise ValueError("no feature has been seen yet: an example needs at least one feature")
-        e.learn_one(row, float(k), wf, kernel=class_kernels.learn_one, extra=(_NO_MEMO,))
+        e.learn_one(row, float(k), wf)
 
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` (2-d array or DataFrame) with labels ``y`` in order, with
@@ -139,7 +105,6 @@ class EngineClassifier(Estimator):
         if "features_" not in self.__dict__:
             return self._first_call(EngineClassifier.learn_many, X, y, w)
         fs = self.feature_space()
-        self._hint = None
         n = n_rows(X)
         labels = self._checked_labels(y, n)
         wa = check_weights(w, n)
@@ -152,8 +117,7 @@ class EngineClassifier(Estimator):
         e = self.engine_
         e.sync()
         Xa = self.pad(Xa)
-        W = e.bagging_weights(wa)
-        e.run(lambda A, t, i: class_kernels.learn_rows(A, t, Xa, ya, W, i), n, rows=(Xa, ya, wa))
+        e.learn(Xa, ya, e.bagging_weights(wa), wa)
         return self
 
     @staticmethod
@@ -183,25 +147,16 @@ class EngineClassifier(Estimator):
         return idx[inv.reshape(-1)]
 
     # --- prediction ------------------------------------------------------------------------------
-    def _tree_probas(self, Xa: np.ndarray) -> np.ndarray:
-        """``(n_trees, n, K)`` class probabilities of each tree."""
-        e = self.engine_
-        K = len(self.classes_)
-        PT = np.zeros((e.n_trees, Xa.shape[0], K))
-        if Xa.shape[0]:
-            e.each_tree(lambda t: class_kernels.predict_proba_rows(e.arena, t, Xa, PT), Xa.shape[0])
-        return PT
-
     def _answers(self, X):
         """``(mean probabilities (n, K), class indices (n,) or None before learning)``."""
-        Xa = self.pad(self.feature_space().encode_array(X, learn=False))
+        Xa = self.encode_predict(X)
         n, K = Xa.shape[0], len(self.classes_)
         mean = np.zeros((n, K))
         if not self.is_fitted or not K:
             return mean, None
-        PT = self._tree_probas(Xa)
+        PT = self.engine_.predict_trees(Xa, n_classes=K)  # (n_trees, n, K)
         cls = np.zeros(n, dtype=np.int64)
-        class_kernels.vote_rows(PT, mean, np.zeros(K), cls)
+        class_votes.vote_rows(PT, mean, np.zeros(K), cls)
         return mean, cls
 
     def predict_proba(self, X) -> np.ndarray:
@@ -236,15 +191,12 @@ class EngineClassifier(Estimator):
             pt = self._pt = np.zeros((e.n_trees, 1, K))
             self._mean = np.zeros(K)
             self._votes = np.zeros(K)
-            self._cmemo = np.zeros((4, e.n_trees))
         k = e.call(
-            class_kernels.predict_proba_one,
-            (e.arena, row, pt, self._mean, self._votes, self._cmemo),
+            class_votes.predict_proba_one,
+            (e.arena, row, pt, self._mean, self._votes, e.leaf_memo),
         )
-        # the trees' leaves and votes of this row, for a learn_one of the same dict next (its
-        # encoding then returns this very buffer, the FeatureSpace's memo unchanged)
-        m = self.features_._memo
-        self._hint = m if row is e.row_buffer and m[1] is row else None
+        # the trees' leaves and votes of this row, for a learn_one of the same dict next
+        e.remember(row)
         return self._mean, k
 
     def predict_proba_one(self, x: Mapping[Hashable, object]) -> dict:
@@ -278,34 +230,3 @@ class EngineClassifier(Estimator):
             requires_fit=False,
             non_deterministic=self._random_without_seed(),
         )
-
-    # --- inspection ------------------------------------------------------------------------------
-    @property
-    def n_features_in_(self) -> int:
-        fs = self.__dict__.get("features_")
-        return len(fs) if fs is not None else 0
-
-    @property
-    def memory_bytes(self) -> int:
-        """Bytes of the trees' compiled state (allocated capacity)."""
-        return self.engine_.memory_bytes if self.is_fitted else 0
-
-    def _alternate_counts(self) -> dict:
-        """Alternate subtrees started, adopted and discarded, summed over the trees."""
-        from ..tree_kinds import state
-
-        out = {"started": 0, "adopted": 0, "discarded": 0, "live": 0}
-        if self.is_fitted:
-            e = self.engine_
-            for t in range(e.n_trees):
-                out["started"] += e.int_of(t, state.I_ALT_STARTED)
-                out["adopted"] += e.int_of(t, state.I_ALT_SWAPPED)
-                out["discarded"] += e.int_of(t, state.I_ALT_DISCARDED)
-                out["live"] += e.int_of(t, state.I_NALTS)
-        return out
-
-    @property
-    def alternate_stats(self) -> dict:
-        """Counts of the trees' change adaptation: alternate subtrees ``started`` (a node's
-        detector fired), ``adopted``, ``discarded`` and ``live`` now."""
-        return self._alternate_counts()

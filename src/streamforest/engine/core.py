@@ -218,8 +218,8 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         self.row_buffer = np.empty(0)
         # the memo of the last per-example prediction (see engine.kernels): valid for the
         # row in ``row_buffer`` while ``_hint`` is the FeatureSpace's memo of that encoding
-        self.leaf_memo = np.zeros((3, T))
-        self._no_memo = np.zeros((3, 0))
+        self.leaf_memo = np.zeros((4, T))
+        self._no_memo = np.zeros((4, 0))
         self._hint = None
         self._bg_live = bool(self.bg_on.any())
         self._lw = []  # (P, LW) of the last prequential passes (weighted aggregation)
@@ -512,10 +512,11 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         self._lw = [*self._lw[-3:], (P, LW)]
         return P
 
-    def predict_trees(self, Xa) -> np.ndarray:
-        """``(n_trees, n)`` tree predictions (zeros before any tree exists)."""
+    def predict_trees(self, Xa, n_classes: int = 0) -> np.ndarray:
+        """``(n_trees, n)`` tree predictions, or for classification trees (``n_classes`` > 0)
+        ``(n_trees, n, n_classes)`` class probabilities (zeros before any tree exists)."""
         n = Xa.shape[0]
-        P = np.zeros((self.n_trees, n))
+        P = np.zeros((self.n_trees, n, n_classes) if n_classes else (self.n_trees, n))
         if self.fitted and n:
 
             def run(t):

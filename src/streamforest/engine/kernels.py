@@ -14,7 +14,8 @@ row by row is several times slower) and lets trees run on several cores.
 The per-example kernels (:func:`learn_one`, :func:`predict_one`) run every tree for one row in
 one call, drawing the weights in the same order, so ``learn_one`` row by row gives exactly what
 a batch pass gives.  A per-example prediction leaves each tree's leaf node, prediction and row
-count in a *memo* ``M`` (``(3, n_trees)``, :func:`predict_trees_memo`); when the same row is
+count in a *memo* ``M`` (``(4, n_trees)``, :func:`predict_trees_memo`; a classifier's holds its
+trees' votes, :func:`~streamforest.engine.class_votes.predict_proba_one`); when the same row is
 learnt next (``predict_one(x)`` then ``learn_one(x, y)``, the engine checks that it is the same
 row), :func:`learn_one` takes the memo and each tree whose row count has not changed since
 learns the row at that leaf without routing and predicting it again.  A memo of width 0 means
@@ -41,23 +42,21 @@ import numpy as np
 from ..compiled import entry, kernel
 from ..rng import next_float
 from ..tree_kinds.arena import Arena, tree_at
-from ..tree_kinds.class_leaves import init_root_class
 from ..tree_kinds.kernels import apply_batch as _apply_batch
 from ..tree_kinds.kernels import (
     has_room,
-    learn_at,
+    init_task_fields,
     learn_batch,
-    learn_step,
+    learn_one_row,
+    learn_one_row_memo,
     needs_step,
     predict_batch,
     predict_learn_batch,
     predict_learn_batch_lw,
-    predict_row,
-    route_predict,
-    rows_seen,
 )
 from ..tree_kinds.observers import rebuild_hash
 from ..tree_kinds.pregrown import log_weights, weighted_mean, weighted_mean_at
+from ..tree_kinds.regression import predict_row, remember, route_predict
 from ..tree_kinds.structure import init_root
 from .handle import h1, h2, h3
 
@@ -152,13 +151,12 @@ def draw_background(brng, lam, w, out, start, stop):
 
 
 @entry
-def init_tree(A, t, classify):
-    """A new tree in row ``t``: its root leaf (or the whole pre-grown tree), and for a classifier
-    the root's class fields."""
+def init_tree(A, t):
+    """A new tree in row ``t``: its root leaf (or the whole pre-grown tree) with the fields its
+    task needs."""
     st, prm = tree_at(A, t)
     init_root(st, prm)
-    if classify:
-        init_root_class(st)
+    init_task_fields(st)
 
 
 @entry(_nrt=False)
@@ -176,14 +174,6 @@ def lacks_room(A, t):
 
 # ------------------------------------------------------------------------------------------------
 # one example through every tree
-@kernel(inline="always")
-def remember(M, t, st, node, pred):
-    """Keep tree ``t``'s leaf node and prediction of a row in the memo ``M``."""
-    M[0, t] = node
-    M[1, t] = rows_seen(st)
-    M[2, t] = pred
-
-
 @entry(nogil=True, _nrt=False, inline="always")
 def predict_trees_memo(A, x, P, M):
     """Every tree's prediction for row ``x``, into ``P``; leaf nodes and predictions also into
@@ -201,7 +191,9 @@ def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M):
     ``x`` into ``P[t]``; ``drifted[t]`` is set when tree t's drift detector signalled.  A new row
     comes with ``t0 = FRESH`` (the weights are drawn, every tree runs); a repeated call with
     ``t0 = t`` resumes at tree ``t`` with the weights already drawn.  ``M``: the memo of a
-    prediction of this very row (``(3, n_trees)``), or of width 0 (see the module docstring).
+    prediction of this very row (``(4, n_trees)``), or of width 0 (see the module docstring).
+    Both tasks: a classification tree's ``P[t]`` is the class it predicted (an index), ``y`` the
+    row's class index (see :mod:`streamforest.tree_kinds.kernels`).
 
     Returns ``DONE`` (or ``DRIFTED`` when some detector signalled), or the index ``t`` of a tree
     that lacks room: the trees before it have learnt the row, and the call is repeated with
@@ -216,12 +208,7 @@ def learn_one(A, frng, lam, x, y, w, wt, P, drifted, t0, M):
         st, prm = tree_at(A, t)
         if needs_step(prm, wt[t]) and not has_room(st, prm):
             return t
-        if t < M.shape[1] and M[1, t] == rows_seen(st):  # routed and predicted just before
-            p = M[2, t]
-            P[t] = p
-            d = learn_at(st, prm, np.int64(M[0, t]), x, y, wt[t], p)
-        else:
-            P[t], d = learn_step(st, prm, x, y, wt[t], True)
+        P[t], d = learn_one_row_memo(st, prm, x, y, wt[t], M, t)
         if d:
             drifted[t] = 1
     for t in range(T):
@@ -247,7 +234,7 @@ def learn_background_one(B, on, brng, lam, x, y, w, bw, t0):
         st, prm = tree_at(B, t)
         if needs_step(prm, bw[t]) and not has_room(st, prm):
             return t
-        learn_step(st, prm, x, y, bw[t], False)
+        learn_one_row(st, prm, x, y, bw[t])
     return DONE
 
 

@@ -1,28 +1,19 @@
-"""Both APIs (River-style dicts, array batches) of a regressor whose trees run in an engine.
+"""The regression task of a model run by an engine: both APIs (River-style dicts, array batches).
 
 :class:`EngineRegressor` is the base of :class:`~streamforest.HoeffdingTreeRegressor` (an engine
-of one tree, no bagging) and :class:`~streamforest.OnlineForestRegressor`.  A subclass says how
-its engine is made (:meth:`EngineRegressor._make_engine`); everything else, encoding, validation
-and the compiled calls, is here once.  A per-example call is one compiled call after the dict is
-encoded.
+of one tree, no bagging) and :class:`~streamforest.OnlineForestRegressor`: on
+:class:`~streamforest.engine.model.EngineModel` (the feature space, the engine, inspection) it
+adds what a target per example needs: validation of targets and weights, learning and
+predicting a row or a batch, the trees' values aggregated.  A per-example call is one compiled
+call after the dict is encoded.
 
-The forest interface (the model's part), what the interval methods, prediction sets, the
-distributed layer and batch estimators use of a forest (with its ``engine_``, see
-:mod:`streamforest.engine.core`); none of them reads a private (``_``) member of a model:
+Its part of the forest interface (see :mod:`streamforest.engine.model`):
 
-- :attr:`EngineRegressor.is_fitted`: whether the trees exist (once a feature is known);
-- :meth:`EngineRegressor.feature_space`: the model's :class:`~streamforest.features.FeatureSpace`,
-  made with the engine on first use;
 - :meth:`EngineRegressor.encode_learn_row`: an example's row to learn, in the engine's row buffer
   (the trees synced to any new feature);
-- :meth:`EngineRegressor.prepare_batch`, :meth:`EngineRegressor.encode_predict`,
-  :meth:`EngineRegressor.pad`: a batch's arrays to learn or predict, and a matrix widened to the
-  trees' features;
+- :meth:`EngineRegressor.prepare_batch`: a batch's arrays to learn;
 - :meth:`EngineRegressor.check_fittable`, :meth:`EngineRegressor.learn_featureless`: the model's
-  rule for rows while no feature is known (a forest refuses them);
-- :meth:`EngineRegressor.load_kernels`: load the kernels that run only when a tree grows;
-- a forest adds ``encode_one``, ``tree_predictions``, ``tree_template`` and
-  ``configure_trees`` (see :class:`~streamforest.OnlineForestRegressor`).
+  rule for rows while no feature is known (a forest refuses them).
 """
 
 from __future__ import annotations
@@ -31,33 +22,22 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-from ..base import Estimator
 from ..features import (
-    FeatureSpace,
     check_target,
     check_targets,
     check_weights,
     n_rows,
     weight_of,
 )
+from .model import EngineModel
 
 _INF = float("inf")
 
 
-class EngineRegressor(Estimator):
+class EngineRegressor(EngineModel):
     """Base of the regressors run by an :class:`~streamforest.engine.core.Engine`."""
 
     # --- hooks -----------------------------------------------------------------------------------
-    def _check_params(self) -> None:
-        pass
-
-    def _nominal(self):
-        """Features forced nominal (names or column indices)."""
-        return None
-
-    def _make_engine(self, features: FeatureSpace):
-        raise NotImplementedError
-
     def learn_featureless(self, y: float, w: float) -> None:
         """Learn an example while no feature is known: the model's rule (a forest refuses it,
         a tree keeps the target mean); ``learn_featureless(0.0, 0.0)`` checks that the model
@@ -67,38 +47,7 @@ class EngineRegressor(Estimator):
     def _featureless_prediction(self) -> float:
         return 0.0
 
-    # --- state -----------------------------------------------------------------------------------
-    @property
-    def is_fitted(self) -> bool:
-        """Whether the trees exist (a feature is known): the engine's ``fitted``."""
-        e = self.__dict__.get("engine_")
-        return e is not None and e.fitted
-
-    def feature_space(self) -> FeatureSpace:
-        """The model's feature space, made (with the engine, ``engine_``) on first use."""
-        fs = self.__dict__.get("features_")
-        if fs is None:
-            self._check_params()
-            fs = FeatureSpace(self._nominal())
-            self.engine_ = self._make_engine(fs)
-            self.features_ = fs
-        return fs
-
-    _create_state = feature_space  # see Estimator._first_call
-
-    @property
-    def _engine(self):
-        self.feature_space()
-        return self.engine_
-
-    def pad(self, Xa: np.ndarray) -> np.ndarray:
-        """Encoded matrix ``Xa`` widened with NaN columns to every known feature, float64 C
-        order (what the kernels read)."""
-        p = len(self.features_)
-        if Xa.shape[1] < p:
-            Xa = np.hstack([Xa, np.full((Xa.shape[0], p - Xa.shape[1]), np.nan)])
-        return np.ascontiguousarray(Xa, dtype=np.float64)
-
+    # --- batches ---------------------------------------------------------------------------------
     def prepare_batch(self, X, y, w):
         """Validated ``(X, y, w)`` arrays of a batch to learn; the trees are synced to the
         features."""
@@ -110,10 +59,6 @@ class EngineRegressor(Estimator):
         if n:
             self.engine_.sync()
         return self.pad(Xa), ya, wa
-
-    def encode_predict(self, X) -> np.ndarray:
-        """The encoded, padded matrix of a batch to predict (no feature recorded)."""
-        return self.pad(self.feature_space().encode_array(X, learn=False))
 
     # --- array API -------------------------------------------------------------------------------
     def learn_many(self, X, y, w=None):
@@ -224,24 +169,3 @@ class EngineRegressor(Estimator):
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
         return self._featureless_prediction()
-
-    # --- inspection ------------------------------------------------------------------------------
-    @property
-    def n_features_in_(self) -> int:
-        fs = self.__dict__.get("features_")
-        return len(fs) if fs is not None else 0
-
-    @property
-    def feature_names_in_(self) -> list:
-        fs = self.__dict__.get("features_")
-        return list(fs.names) if fs is not None else []
-
-    @property
-    def memory_bytes(self) -> int:
-        """Bytes of the trees' compiled state (allocated capacity)."""
-        return self.engine_.memory_bytes if self.is_fitted else 0
-
-    def load_kernels(self) -> None:
-        """Load (or compile) kernels that only run when a tree grows (see the engine)."""
-        if self.is_fitted:
-            self.engine_.load_kernels()

@@ -8,6 +8,7 @@ import numpy as np
 from .. import rng as _rng
 from ..drift import page_hinkley_init
 from ..tree_kinds import arena, state
+from ..tree_kinds import rules as split_rules
 from ..tree_kinds.kinds import KindTag, TreeKind, kind_of
 from ..tree_kinds.pregrown import pregrown_size
 from . import budget, kernels
@@ -86,9 +87,10 @@ class TreeLifecycle:
         """A fresh tree in row ``t`` of the trees' arena (or of the background arena)."""
         spec = self.specs[t]
         prm = self._capped_params(t, p, bg)
-        extra = prm.split_rule == state.SPLIT_EXTRA  # no observers: a token bin pool
-        grown = prm.split_rule == state.SPLIT_PREGROWN  # the whole tree, grown now
-        gauss = prm.split_rule == state.SPLIT_GAUSS  # naive Bayes statistics: no observers either
+        rule = split_rules.of(prm)  # what a tree of its split rule holds
+        extra = rule.buffers_examples  # leaves buffer m_min examples (candidate splits)
+        grown = rule.grown_before_data  # the whole tree, grown now
+        gauss = rule.value_ranges  # per-leaf value ranges (naive Bayes statistics)
         classify = prm.task == state.TASK_CLASSIFICATION
         if grown:
             nodes, leaves = pregrown_size(prm.max_depth)
@@ -97,7 +99,7 @@ class TreeLifecycle:
             first = 16 if classify else 128
             leaves = min(first, prm.max_leaves + 1)
             nodes = min(2 * first, 2 * prm.max_leaves + 2)
-        token = extra or grown or gauss
+        token = not rule.observer_bins  # no observers: a token bin pool
         bins = budget.TOKEN_BINS if token else min(256, int(spec.max_observer_bins))
         st = state.allocate(
             p,
@@ -119,7 +121,7 @@ class TreeLifecycle:
         page_hinkley_init(st.drift_detector, self.warning)
         A = arena.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st))
         self._put(bg, _with_kind(A, kind_of(prm)))
-        kernels.init_tree(self._arena_of(bg), t, classify)
+        kernels.init_tree(self._arena_of(bg), t)
 
     def _create(self, t: int, p: int) -> None:
         self._new_tree(t, p, self._tree_seed(t))
@@ -166,17 +168,18 @@ class TreeLifecycle:
             return None
         share = self._tree_share(background)
         prm = spec._tree_params(p)
+        rule = split_rules.of(prm)
         classify = prm.task == state.TASK_CLASSIFICATION
         units = budget.unit_bytes(
             p,
             sketch_k=int(spec.leaf_quantile_k or 0),
-            m_min=prm.m_min if prm.split_rule == state.SPLIT_EXTRA else 0,
+            m_min=prm.m_min if rule.buffers_examples else 0,
             alternates=prm.alt_lambda > 0,
             n_classes=max(1, self.n_classes) if classify else 0,
             n_cats=self.features.max_categories if classify else 0,
-            ranges=prm.split_rule == state.SPLIT_GAUSS,
+            ranges=rule.value_ranges,
         )
-        observers = prm.split_rule == state.SPLIT_OBSERVERS
+        observers = rule.observer_bins
         if prm.alt_lambda > 0:  # make_room keeps k = alternates + 2 slots free past the cap
             share -= budget.ALTERNATE_SLACK * (units.leaf + 2 * units.node)
         return budget.tree_caps(share, units, observers, sketch=prm.sketch_k > 0)

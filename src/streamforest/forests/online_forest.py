@@ -10,7 +10,7 @@ import numpy as np
 
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
-from ..engine.model import EngineRegressor
+from ..engine.regressor_model import EngineRegressor
 from ..tree_kinds import state
 from ..tree_kinds.inspection import TreeView
 from ..trees import HoeffdingTreeRegressor

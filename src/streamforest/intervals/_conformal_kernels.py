@@ -16,8 +16,9 @@ from ..compiled import entry, kernel
 from ..engine.handle import h1, h2
 from ..engine.kernels import aggregate_at, engine_views, learn_one, predict_trees_memo
 from ..tree_kinds.arena import tree_at
-from ..tree_kinds.kernels import has_room, learn_at, needs_step
+from ..tree_kinds.kernels import has_room, needs_step
 from ..tree_kinds.leaf_models import fold_leaf_model, folded_predict, predict_leaf
+from ..tree_kinds.regression import learn_at
 from ..tree_kinds.state import I_NFEAT, I_NSPLITS
 from ..tree_kinds.structure import route
 from .scores import conformal_rank, sorted_half_width, ss_insert, ss_update

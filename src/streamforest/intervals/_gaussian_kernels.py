@@ -9,8 +9,9 @@ import numpy as np
 from ..compiled import entry, kernel
 from ..engine.kernels import FRESH, learn_one
 from ..tree_kinds.arena import tree_at
-from ..tree_kinds.kernels import has_room, learn_at, needs_step
+from ..tree_kinds.kernels import has_room, needs_step
 from ..tree_kinds.leaf_models import predict_leaf
+from ..tree_kinds.regression import learn_at
 from ..tree_kinds.state import I_NFEAT, LEAF_ADAPTIVE, S_M2, S_W
 from ..tree_kinds.structure import route
 

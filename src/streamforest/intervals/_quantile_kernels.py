@@ -21,8 +21,9 @@ from ..sketches.kll import (
     shortest_interval,
 )
 from ..tree_kinds.arena import flat_floats, float_start, tree_at
-from ..tree_kinds.kernels import has_room, learn_at, needs_step
+from ..tree_kinds.kernels import has_room, needs_step
 from ..tree_kinds.leaf_models import predict_leaf
+from ..tree_kinds.regression import learn_at
 from ..tree_kinds.state import I_NFEAT, TreeState
 from ..tree_kinds.structure import route
 

@@ -37,6 +37,7 @@ import numpy as np
 from ..drift import PH_N, PH_T
 from ..sketches import kll
 from ..tree_kinds import arena, state
+from ..tree_kinds import rules as split_rules
 
 __all__ = ["check_arena", "check_tree"]
 
@@ -213,7 +214,7 @@ def _check_shapes(st: state.TreeState, prm: state.TreeParams) -> dict:
     _need(prm.leaf_model in kinds, f"unknown leaf model {prm.leaf_model}")
     _need(prm.leaf_model != state.LEAF_BAYES or nig[0], "Bayesian leaves without lf_bayes")
     _need(prm.observer in state.OBSERVERS.values(), f"unknown observer {prm.observer}")
-    _need(prm.split_rule in state.SPLIT_RULES.values(), f"unknown split rule {prm.split_rule}")
+    _need(split_rules.known(prm.split_rule), f"unknown split rule {prm.split_rule}")
     _need(
         prm.task in (state.TASK_REGRESSION, state.TASK_CLASSIFICATION), f"unknown task {prm.task}"
     )
@@ -222,11 +223,11 @@ def _check_shapes(st: state.TreeState, prm: state.TreeParams) -> dict:
         "class fields in a regression tree",
     )
     _need(
-        prm.split_rule != state.SPLIT_PREGROWN or st.nd_proj.shape[1] == P,
+        not split_rules.of(prm).grown_before_data or st.nd_proj.shape[1] == P,
         "a pre-grown tree without node directions",
     )
     _need(
-        prm.split_rule != state.SPLIT_EXTRA or (m_min > 0 and st.lf_candidate.shape[2] > 0),
+        not split_rules.of(prm).buffers_examples or (m_min > 0 and st.lf_candidate.shape[2] > 0),
         "an extremely randomised tree without candidates",
     )
     _need(prm.max_bins >= 0 and prm.max_leaves >= 0, "negative caps")

@@ -12,10 +12,10 @@ persistence through these modules' public names:
 - :mod:`.kinds`: the table of tree kinds (:class:`~.kinds.TreeKind`: split rule, task and
   components) for which kernels compile, and :func:`~.kinds.kind_hook`, the call of a kind's
   own function;
-- :mod:`.kernels` (regression, and the structure every kind shares: routing, node and leaf
-  pools, room checks, alternate subtrees) and :mod:`.class_kernels` (what classification
-  changes): learn a row (:func:`~.kernels.learn_at`), route it (:func:`~.structure.route`),
-  predict it, split;
+- :mod:`.kernels`: a tree's passes over rows, for every kind and both tasks, which call the
+  task's module: :mod:`.regression` or :mod:`.classification` (learn a row, predict it); the
+  structure every kind shares: :mod:`.structure` (routing, node and leaf pools), :mod:`.room`
+  (room checks), :mod:`.alternates` (alternate subtrees), :mod:`.splitting`;
 - the split rules and leaf components: :mod:`.observers` (Hoeffding/QO observers),
   :mod:`.extra_split` (the extremely randomised split), :mod:`.pregrown` (ABORF's pre-grown
   trees), :mod:`.leaf_models` (mean, linear, adaptive and Bayesian leaf models);

@@ -1,5 +1,5 @@
 """A classification leaf: its class weights and per-feature class statistics, and what it
-predicts (majority class, naive Bayes, adaptive naive Bayes; see :mod:`.class_kernels`).
+predicts (majority class, naive Bayes, adaptive naive Bayes; see :mod:`.classification`).
 
 The naive Bayes class of the learning step comes from :func:`_nb_class_fast` (a few logarithms
 per class), certified equal to the per-feature loop's :func:`_nb_class`, which runs when it

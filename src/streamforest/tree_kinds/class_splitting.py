@@ -1,6 +1,6 @@
 """Splitting a classification leaf by information gain: the extremely randomised split's
 candidates (ACTSER, thesis section 5.2.1) and the Gaussian split of VFDT (see
-:mod:`.class_kernels`)."""
+:mod:`.classification`)."""
 
 from __future__ import annotations
 
@@ -194,7 +194,7 @@ def _choose_extra(st, prm, leaf):
 
 
 @kernel
-def _split_extra(st, prm, leaf, f):
+def _split_extra_class(st, prm, leaf, f):
     """Split ``leaf`` on its candidate of feature ``f``; the children start with its sides'
     class weights."""
     K = st.lf_class_weights.shape[1]

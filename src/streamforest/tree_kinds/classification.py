@@ -1,7 +1,8 @@
-"""Compiled learning and prediction of classification trees (``TreeParams.task ==
-TASK_CLASSIFICATION``): ACTSER (Seah's thesis, ch. 5) and the VFDT reference tree.
+"""The classification task of a tree (``TreeParams.task == TASK_CLASSIFICATION``): how ACTSER
+(Seah's thesis, ch. 5) and the VFDT reference tree learn and predict a row (the task module
+:mod:`.kernels` calls for trees of a classification kind).
 
-The tree is the regression tree's structure (:mod:`streamforest.tree_kinds.kernels`: routing,
+The tree is the regression tree's structure (:mod:`streamforest.tree_kinds.structure`: routing,
 node and leaf pools, the extremely randomised split's candidates, alternate subtrees, room
 checks); what differs lives here, chosen by :class:`~streamforest.tree_kinds.state.TreeParams`
 like every tree kind:
@@ -54,11 +55,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import entry, kernel
-from .alternates import _adopt_alternate, _discard_alternate, _start_alternate
-from .class_leaves import _observe_leaf, choose, leaf_proba, leaf_votes, reset_class_leaf
-from .class_splitting import _attempt_gauss, _choose_extra, _extra_observe, _split_extra
-from .kinds import kind_hook
-from .room import _freeze, _room
+from .alternates import _adopt_alternate, _discard_alternate, _never_adapts, _start_alternate
+from .class_leaves import (
+    _observe_leaf,
+    choose,
+    init_root_class,
+    leaf_proba,
+    leaf_votes,
+    reset_class_leaf,
+)
+from .class_splitting import _attempt_gauss, _choose_extra, _extra_observe, _split_extra_class
+from .kinds import kind_hook, rule_part
+from .room import _freeze
 from .state import (
     CPH_DBAR,
     CPH_MIN,
@@ -77,33 +85,22 @@ from .state import (
 )
 from .structure import _child, route, route_from
 
-# ------------------------------------------------------------------------------------------------
-
-
-# ------------------------------------------------------------------------------------------------
-
-
-# ------------------------------------------------------------------------------------------------
-
-
-# ------------------------------------------------------------------------------------------------
-
 
 # ------------------------------------------------------------------------------------------------
 # learning
 @kernel
-def _learn_row(st, prm, node, x, y, w, mc, nb):
+def _learn_class_row(st, prm, node, x, y, w, mc, nb):
     """Learn ``(x, y, w)`` at leaf ``node`` (``mc``, ``nb``: the leaf's votes for ``x``)."""
     nfeat = st.ints[I_NFEAT]
     leaf = st.nd_leaf[node]
     _observe_leaf(st, prm, leaf, x, y, w, nfeat, mc, nb)
     if st.lf_active[leaf] == 0:
         return
-    _split_rule_learns(st, prm, leaf, x, y, w, nfeat)
+    _split_rule_class_learns(st, prm, leaf, x, y, w, nfeat)
 
 
 @kernel
-def _extra_learns(st, prm, leaf, x, y, w, nfeat):
+def _extra_class_learns(st, prm, leaf, x, y, w, nfeat):
     """The extremely randomised split's part of learning a row at an active leaf (ACTSER)."""
     _extra_observe(st, prm, leaf, x, y, w, nfeat)
     if st.lf_stat[leaf, S_W] - st.lf_last[leaf] >= prm.grace and st.lf_stat[leaf, S_M2] > 0.0:
@@ -112,19 +109,19 @@ def _extra_learns(st, prm, leaf, x, y, w, nfeat):
             if st.ints[I_NLEAVES] >= prm.max_leaves:
                 _freeze(st)
                 return
-            _split_extra(st, prm, leaf, f)
+            _split_extra_class(st, prm, leaf, f)
 
 
 @kernel
-def _gauss_learns(st, prm, leaf, x, y, w, nfeat):
+def _gauss_class_learns(st, prm, leaf, x, y, w, nfeat):
     """The Gaussian split rule's part of learning a row at an active leaf (VFDT): its
     statistics are the naive Bayes ones, so only the split attempt."""
     if st.lf_stat[leaf, S_W] - st.lf_last[leaf] >= prm.grace and st.lf_stat[leaf, S_M2] > 0.0:
         _attempt_gauss(st, prm, leaf)
 
 
-@kind_hook(lambda kind: _extra_learns if kind.rule == "extra" else _gauss_learns)
-def _split_rule_learns(st, prm, leaf, x, y, w, nfeat):
+@kind_hook(rule_part("class_learn_at_leaf"))
+def _split_rule_class_learns(st, prm, leaf, x, y, w, nfeat):
     """What the classification tree's split rule does with a row its active leaf learnt."""
 
 
@@ -171,7 +168,7 @@ def _restart(st, n):
 
 
 @kernel
-def _adapt(st, prm, x, y, w, pred):
+def _adapt_class(st, prm, x, y, w, pred):
     """Change detection and adaptation along the path of ``x`` (Algorithms 5.1-5.3; see the
     module docstring).  Returns True when an adoption took the example's leaf away (the adopted
     subtree has learnt it)."""
@@ -193,7 +190,7 @@ def _adapt(st, prm, x, y, w, pred):
                     q[n, MC_B] += 1.0
                 elif pred == k and ap != k:
                     q[n, MC_C] += 1.0
-            _learn_row(st, prm, an, x, y, w, amc, anb)
+            _learn_class_row(st, prm, an, x, y, w, amc, anb)
             verdict = mcnemar_verdict(q[n, MC_B], q[n, MC_C], q[n, MC_SEEN], prm.alt_period,
                                       prm.alt_chi2)  # fmt: skip
             if verdict > 0:
@@ -216,18 +213,13 @@ def _adapt(st, prm, x, y, w, pred):
     return False
 
 
-@kernel
-def _never_adapts(st, prm, x, y, w, pred):
-    return False
-
-
-@kind_hook(lambda kind: _adapt if kind.alternates else _never_adapts)
-def _adapts(st, prm, x, y, w, pred):
-    """:func:`_adapt` (kinds with alternate subtrees)."""
+@kind_hook(lambda kind: _adapt_class if kind.alternates else _never_adapts)
+def _adapts_class(st, prm, x, y, w, pred):
+    """:func:`_adapt_class` (kinds with alternate subtrees)."""
 
 
 @kernel
-def learn_step(st, prm, x, y, w):
+def learn_class_step(st, prm, x, y, w):
     """The tree's step for one example (room already checked): predict ``x`` (for the adaptive
     leaves' counts and the node detectors), learn ``(x, y, w)`` when ``w > 0``.  Returns the
     class predicted before learning."""
@@ -237,14 +229,16 @@ def learn_step(st, prm, x, y, w):
     pred = choose(st, prm, leaf, mc, nb)
     st.ints[I_NSEEN] += 1
     if w > 0.0:
-        if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapts(st, prm, x, y, w, pred)):
-            _learn_row(st, prm, node, x, y, w, mc, nb)
+        if not (
+            prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapts_class(st, prm, x, y, w, pred)
+        ):
+            _learn_class_row(st, prm, node, x, y, w, mc, nb)
     return pred
 
 
 @kernel
-def learn_step_at(st, prm, node, x, y, w, mc, nb):
-    """:func:`learn_step` for a row a prediction just routed to leaf node ``node`` (the tree
+def learn_class_step_at(st, prm, node, x, y, w, mc, nb):
+    """:func:`learn_class_step` for a row a prediction just routed to leaf node ``node`` (the tree
     unchanged since), whose votes there it kept (``nb = -1``: not computed, see
     :func:`leaf_proba_votes`)."""
     leaf = st.nd_leaf[node]
@@ -253,8 +247,10 @@ def learn_step_at(st, prm, node, x, y, w, mc, nb):
     pred = choose(st, prm, leaf, mc, nb)
     st.ints[I_NSEEN] += 1
     if w > 0.0:
-        if not (prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapts(st, prm, x, y, w, pred)):
-            _learn_row(st, prm, node, x, y, w, mc, nb)
+        if not (
+            prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapts_class(st, prm, x, y, w, pred)
+        ):
+            _learn_class_row(st, prm, node, x, y, w, mc, nb)
     return pred
 
 
@@ -265,21 +261,50 @@ def predict_proba_row(st, prm, x, out):
     leaf_proba(st, prm, st.nd_leaf[node], x, st.ints[I_NFEAT], out)
 
 
-@entry(nogil=True, _nrt=False)
-def learn_batch(st, prm, X, y, w, start):
-    """Learn rows ``start..`` of ``X``; returns the row it stopped before (``len(X)``: all)."""
-    for i in range(start, X.shape[0]):
-        if w[i] <= 0.0:
-            st.ints[I_NSEEN] += 1
-            continue
-        if not _room(st, prm):
-            return i
-        learn_step(st, prm, X[i], y[i], w[i])
-    return X.shape[0]
+# ------------------------------------------------------------------------------------------------
+# the task's interface (see streamforest.tree_kinds.kernels)
+@kernel
+def learn_one_row(st, prm, x, y, w):
+    """Learn one row (room checked; ``y`` a class index) in a batch pass: returns False (a
+    classification tree adapts in place, it has no drift signal for its owner)."""
+    learn_class_step(st, prm, x, y, w)
+    return False
 
 
-@entry(nogil=True, _nrt=False)
-def predict_proba_batch(st, prm, X, out):
-    """``out[i, :K]``: the class probabilities of row ``i``."""
-    for i in range(X.shape[0]):
-        predict_proba_row(st, prm, X[i], out[i])
+@kernel
+def learn_one_row_memo(st, prm, x, y, w, M, t):
+    """Learn one row in a per-example pass: ``(class predicted before learning, False)``; a row
+    of weight 0 is only counted.  Column ``t`` of the memo ``M`` (leaf node, rows seen,
+    majority and naive Bayes votes; see :func:`remember`) holds the row's leaf and votes when
+    the tree has not changed since a prediction left them."""
+    if w <= 0.0:
+        st.ints[I_NSEEN] += 1
+        return 0.0, False
+    if t < M.shape[1] and M[1, t] == st.ints[I_NSEEN]:  # routed and voted just before
+        k = learn_class_step_at(st, prm, np.int64(M[0, t]), x, y, w, np.int64(M[2, t]),
+                                np.int64(M[3, t]))  # fmt: skip
+    else:
+        k = learn_class_step(st, prm, x, y, w)
+    return float(k), False
+
+
+@kernel
+def predict_one_row_into(st, prm, x, out, i):
+    """``out[i, :K]``: the tree's class probabilities for row ``x``."""
+    predict_proba_row(st, prm, x, out[i])
+
+
+@kernel(inline="always")
+def remember(M, t, st, node, mc, nb):
+    """Keep tree ``t``'s leaf node and votes of a row in the memo ``M`` (rows 0-3 of its
+    column: leaf node, rows seen, majority class, naive Bayes class)."""
+    M[0, t] = node
+    M[1, t] = st.ints[I_NSEEN]
+    M[2, t] = mc
+    M[3, t] = nb
+
+
+@kernel
+def init_task_fields(st):
+    """A new root leaf's class fields (see :func:`~.class_leaves.init_root_class`)."""
+    init_root_class(st)

@@ -33,25 +33,14 @@ from numba.extending import (
     unbox,
 )
 
-from .state import (
-    LEAF_BAYES,
-    SPLIT_EXTRA,
-    SPLIT_GAUSS,
-    SPLIT_OBSERVERS,
-    SPLIT_PREGROWN,
-    TASK_CLASSIFICATION,
-    TreeParams,
-)
-
-RULES = {SPLIT_OBSERVERS: "observers", SPLIT_EXTRA: "extra", SPLIT_PREGROWN: "pregrown",
-         SPLIT_GAUSS: "gauss"}  # fmt: skip
+from .state import LEAF_BAYES, TASK_CLASSIFICATION, TreeParams
 
 
 @dataclass(frozen=True)
 class TreeKind:
     """The split rule and task of a tree, and the components its kernels are compiled with."""
 
-    rule: str = "observers"  # a value of RULES
+    rule: str = "observers"  # a name of the split rules' table (streamforest.tree_kinds.rules)
     classification: bool = False
     sketch: bool = False  # KLL sketches of the leaves' targets (quantile forests)
     alternates: bool = False  # alternate subtrees at split nodes (change adaptation)
@@ -77,7 +66,7 @@ class TreeKind:
 def kind_of(prm: TreeParams) -> TreeKind:
     """The kind of a tree with parameters ``prm``."""
     return TreeKind(
-        rule=RULES[int(prm.split_rule)],
+        rule=_rules().name_of(prm),
         classification=int(prm.task) == TASK_CLASSIFICATION,
         sketch=int(prm.sketch_k) > 0,
         alternates=float(prm.alt_lambda) > 0.0,
@@ -182,9 +171,34 @@ def _resolve_hook(choose, typingctx, argtys):
     return sig, call
 
 
+def _rules():
+    from . import rules  # (the rules' modules import this one)
+
+    return rules
+
+
+def rule_part(name: str):
+    """The choice of a :func:`kind_hook` that calls part ``name`` of the kind's split rule
+    (see :mod:`.rules`)::
+
+        @kind_hook(rule_part("route_from"))
+        def route_from(st, node, x):
+            \"\"\"Node id of the leaf ``x`` reaches from ``node``.\"\"\"
+    """
+    return lambda kind: _rules().part(kind.rule, name)
+
+
 def kind_of_type(ty) -> TreeKind:
     """The :class:`TreeKind` of a numba type that carries one (a tree reference or a tag)."""
     return ty.kind
 
 
-__all__ = ["KindTag", "KindTagType", "TreeKind", "kind_hook", "kind_of", "kind_of_type"]
+__all__ = [
+    "KindTag",
+    "KindTagType",
+    "TreeKind",
+    "kind_hook",
+    "kind_of",
+    "kind_of_type",
+    "rule_part",
+]

@@ -9,7 +9,7 @@ import numpy as np
 from ..compiled import kernel
 from ..stats import welford_update
 from .extra_split import extra_observe
-from .kinds import kind_hook
+from .kinds import kind_hook, rule_part
 from .leaf_models import learn_leaf_model
 from .leaf_sketch import sketch_learn
 from .observers import (
@@ -73,11 +73,7 @@ def _nothing_to_learn(st, prm, leaf, x, y, w, nfeat):
     return None
 
 
-def _split_rule_part(kind):
-    return {"extra": _extra_learns, "observers": _observers_learn}.get(kind.rule, _nothing_to_learn)
-
-
-@kind_hook(_split_rule_part)
+@kind_hook(rule_part("learn_at_leaf"))
 def _split_rule_learns(st, prm, leaf, x, y, w, nfeat):
     """What the tree's split rule does with a row its active leaf learnt: observe it, and try
     a split every grace period (a pre-grown tree's leaves are never active)."""

@@ -361,3 +361,16 @@ def weighted_mean_at(A, p):
         num += a * p[t]
         den += a
     return num / den
+
+
+@kernel
+def route_pregrown(st, node, x):
+    while st.nd_feat[node] >= 0:
+        node = child_pregrown(st, node, x)
+    return node
+
+
+@kernel
+def room_pregrown(st, prm):
+    """A pre-grown tree (grown before data, no observers) never needs room."""
+    return True

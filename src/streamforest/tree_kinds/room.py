@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import kernel
-from .kinds import kind_hook
+from .kinds import kind_hook, rule_part
 from .observers import (
     free_bins,
     free_observers,
@@ -87,13 +87,7 @@ def _freeze(st):
 
 
 # learning and prediction loops
-@kernel
-def _room_pregrown(st, prm):
-    """A pre-grown tree (grown before data, no observers) never needs room."""
-    return True
-
-
-@kind_hook(lambda kind: _room_pregrown if kind.rule == "pregrown" else _room_growing)
+@kind_hook(rule_part("room"))
 def _room(st, prm):
     """True if one more example can be learnt without growing any array."""
 
@@ -114,7 +108,7 @@ def _no_bins_needed(st, prm, nfeat):
     return True
 
 
-@kind_hook(lambda kind: _observer_bin_room if kind.rule == "observers" else _no_bins_needed)
+@kind_hook(rule_part("bin_room"))
 def _bin_room(st, prm, nfeat):
     """Whether the split rule's statistics have room for a row (attribute observers' bins)."""
 

@@ -101,14 +101,12 @@ OBS_TEBST = 1
 OBS_QO = 2
 OBSERVERS = {"ebst": OBS_EBST, "tebst": OBS_TEBST, "qo": OBS_QO}
 
-# split rules (TreeParams.split_rule): the tree kinds' ways of choosing a split
+# split rules (TreeParams.split_rule): the codes of the rules of streamforest.tree_kinds.rules
 SPLIT_OBSERVERS = 0  # best cut of per-feature attribute observers (Hoeffding tree, FIMT)
 SPLIT_EXTRA = 1  # two-stage extremely randomised split (ATSER, thesis ch. 4)
 SPLIT_PREGROWN = 2  # a balanced tree grown before data, random (oblique) splits (ABORF, ch. 6)
 SPLIT_GAUSS = 3  # classification: thresholds scored from per-class Gaussians (VFDT, River's
 # GaussianSplitter) and nominal one-versus-rest splits, from the naive Bayes statistics
-SPLIT_RULES = {"observers": SPLIT_OBSERVERS, "extra": SPLIT_EXTRA, "pregrown": SPLIT_PREGROWN,
-               "gauss": SPLIT_GAUSS}  # fmt: skip
 
 # candidate columns of the extremely randomised split (TreeState.lf_candidate): the candidate's
 # threshold (numeric) or side salt (nominal), then the target statistic of each side

@@ -8,12 +8,11 @@ import numpy as np
 from ..compiled import kernel
 from ..rng import next_below
 from .extra_split import cat_goes_left
-from .kinds import kind_hook
+from .kinds import kind_hook, rule_part
 from .leaf_sketch import sketch_reset
 from .observers import (
     free_observers,
 )
-from .pregrown import build_pregrown, child_pregrown
 from .state import (
     I_FROZEN,
     I_LEAF_HW,
@@ -50,7 +49,7 @@ def route(st, x):
     return route_from(st, 0, x)
 
 
-@kind_hook(lambda kind: _route_pregrown if kind.rule == "pregrown" else _route_axis)
+@kind_hook(rule_part("route_from"))
 def route_from(st, node, x):
     """Node id of the leaf that row ``x`` reaches from ``node`` (the root, or an alternate
     subtree's root): one call per row, the tests of the nodes inlined in it."""
@@ -63,14 +62,7 @@ def _route_axis(st, node, x):
     return node
 
 
-@kernel
-def _route_pregrown(st, node, x):
-    while st.nd_feat[node] >= 0:
-        node = child_pregrown(st, node, x)
-    return node
-
-
-@kind_hook(lambda kind: child_pregrown if kind.rule == "pregrown" else _child_axis)
+@kind_hook(rule_part("child"))
 def _child(st, node, x):
     """The child of split node ``node`` that row ``x`` goes to (a pre-grown tree's: scaled
     values, projections)."""
@@ -182,7 +174,7 @@ def _init_leaf(st, prm, leaf, node, depth, spread):
     _set_scale(st, prm, leaf, spread)
 
 
-@kind_hook(lambda kind: build_pregrown if kind.rule == "pregrown" else _init_root_leaf)
+@kind_hook(rule_part("init_root"))
 def init_root(st, prm):
     """A new tree: one empty root leaf, or for a pre-grown tree the whole tree."""
 

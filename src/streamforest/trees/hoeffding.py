@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from ..engine.model import EngineRegressor
+from ..engine.regressor_model import EngineRegressor
 from ..stats import RunningStats
 from ..tree_kinds import state
 from ..tree_kinds.inspection import TreeInspection
@@ -108,7 +108,9 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     (3.0, 2)
     """
 
-    _split_rule = state.SPLIT_OBSERVERS  # the tree kind's split rule (see _state.SPLIT_RULES)
+    _split_rule = (
+        state.SPLIT_OBSERVERS
+    )  # the tree kind's split rule (see streamforest.tree_kinds.rules)
     # parameters added after format 1: a tree spec loaded from such a file has none of its own
     drift_detection = False
     ph_threshold = 50.0

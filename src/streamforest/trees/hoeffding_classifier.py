@@ -16,7 +16,7 @@ class HoeffdingTreeClassifier(EngineClassifier):
     A leaf keeps, per feature and class, the weight, mean and variance of the values (and per
     nominal category and class a weight): the statistics of its naive Bayes model, which also
     score its split candidates, so the tree keeps no attribute observer
-    (:mod:`streamforest.tree_kinds.class_kernels`, split rule ``SPLIT_GAUSS``):
+    (:mod:`streamforest.tree_kinds.classification`, split rule ``SPLIT_GAUSS``):
 
     - numeric features: ten thresholds evenly spaced between the smallest and largest value the
       leaf saw, each scored by the information gain of the class weights each side would get
