@@ -26,7 +26,7 @@ LAYERS = [
     ["_version", "_numba_cache", "_extras", "compile_events", "concurrency", "features",
      "classification_metrics", "datasets_folder"],
     ["compiled", "base", "_labels", "plotting", "streams"],
-    ["datasets", "rng", "stats", "metrics"],
+    ["datasets", "rng", "stats", "metrics", "sorting"],
     ["drift", "sketches"],
     ["tree_kinds"],
     ["engine"],

@@ -15,6 +15,7 @@ import numpy as np
 from ..compiled import entry, kernel
 from ..engine.handle import h1, h2
 from ..engine.kernels import aggregate_at, engine_views, learn_one, predict_trees_memo
+from ..sorting import argsort_into
 from ..tree_kinds.arena import tree_at
 from ..tree_kinds.kernels import has_room, needs_step
 from ..tree_kinds.leaf_models import fold_leaf_model, folded_predict, predict_leaf
@@ -65,7 +66,8 @@ def _refill(tord, nts, tpos, tn, present, score, c, target, scr_s, scr_o):
     want = min(target - tn, m)
     if want <= 0:
         return tn
-    idx = np.argsort(scr_s[:m])
+    idx = np.empty(m, dtype=np.int64)
+    argsort_into(scr_s, np.int64(m), idx)
     for q in range(m - 1, m - 1 - want, -1):  # largest first: each goes to the end
         s = scr_o[idx[q]]
         nts[tn] = -scr_s[idx[q]]
@@ -210,7 +212,8 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
             scr_s[m] = score[s]
             scr_o[m] = s
             m += 1
-    idx = np.argsort(scr_s[:m])
+    idx = np.empty(m, dtype=np.int64)
+    argsort_into(scr_s, np.int64(m), idx)
     for k in range(m):
         order[k] = scr_o[idx[k]]
         ss[k] = scr_s[idx[k]]
@@ -259,7 +262,7 @@ def _unlink(st, cleaf, cnext, cprev, m):
     cleaf[m] = -1
 
 
-@kernel(inline="always")
+@kernel
 def _refresh(st, prm, leaf, X, cx, cbirth, g0, cnext, ccur, i, ev_t, ev_s, ev_v, ev_n):
     """Recompute the tree's prediction for the calibration members at ``leaf``; append an
     event for each that changed."""

@@ -142,7 +142,7 @@ def linear_raw(st, leaf, x, nfeat):
     return z
 
 
-@kernel(inline="always")
+@kernel
 def predict_leaf(st, prm, leaf, x, nfeat):
     lm = prm.leaf_model
     if lm == LEAF_BAYES:
