@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..compiled import entry, kernel
+from ..sorting import argsort_into
 
 LAC, APS, RAPS = 0, 1, 2
 
@@ -60,10 +61,14 @@ def class_scores(P, U, known, kind, penalty, k_reg, out):
     out : float64 (n, K + 1)
     """
     n, K = P.shape
+    negated = np.empty(K)
+    order = np.empty(K, dtype=np.int64)
     for i in range(n):
         row = P[i]
         kn = known[i]
-        order = np.argsort(-row[:kn], kind="mergesort")
+        for k in range(kn):
+            negated[k] = -row[k]
+        argsort_into(negated, np.int64(kn), order)  # by decreasing probability, ties by column
         cum = 0.0
         for r in range(kn):
             k = order[r]
