@@ -180,15 +180,20 @@ def test_weights_sum_to_one_and_favour_the_tree_whose_partition_is_the_concept(p
     np.testing.assert_allclose(eq.predict(X[:50]), eq.tree_predictions(X[:50]).mean(1))
 
 
-def test_evidence_update_matches_algorithm_6_3():
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_evidence_update_matches_algorithm_6_3(offset):
     """The tree's log weight after a few examples, recomputed here from its prequential
-    errors and leaves (rho = n / S, e_T faded by gamma_T, b_T over the leaves)."""
+    errors and leaves (rho = n / S, e_T faded by gamma_T, b_T over the leaves).  A row that
+    reaches an empty leaf (no prediction) only fades e_T: so an offset of the targets changes
+    no weight (the empty leaf's 0 counted an error of the offset's size)."""
     X, y = friedman(400, seed=3)
+    y = y + offset
     model = sf.ABORFRegressor(n_trees=1, depth=3, seed=4)
     g, gT, D, L = 0.96, 0.9996, X.shape[1], 8
     n_ = np.zeros(L)
     s_ = np.zeros(L)
     term = np.zeros(L)
+    seen = np.zeros(L, bool)
     e_t = 0.0
     for i in range(400):
         leaf, pred = 0, 0.0  # the first row: no range known (leftmost leaf), an empty leaf
@@ -196,11 +201,16 @@ def test_evidence_update_matches_algorithm_6_3():
             leaf = int(model.engine_.apply(0, X[i : i + 1])[0]) - (L - 1)
             pred = model.tree_predictions(X[i : i + 1])[0, 0]
         model.learn_many(X[i : i + 1], y[i : i + 1])
+        if not seen[leaf]:
+            seen[leaf] = True
+            e_t *= gT
+            continue
         e2 = (y[i] - pred) ** 2
         n_[leaf] = g * n_[leaf] + 1
         s_[leaf] = g * s_[leaf] + e2
         term[leaf] = 0.5 * (n_[leaf] - D) * np.log(n_[leaf] / s_[leaf])
         e_t = gT * e_t + 0.5 * n_[leaf] * e2 / s_[leaf]
+    assert seen.sum() >= 6
     ev = model.trees_[0].state_.evidence
     assert abs(ev[S.EV_ERR] - e_t) < 1e-9 * e_t
     assert abs(ev[S.EV_LOGW] - (term.sum() - e_t) / L) < 1e-9 * abs(e_t)
@@ -380,7 +390,8 @@ def test_bayesian_leaf_posterior_equals_the_batch_posterior(gamma):
 def test_bayesian_evidence_is_the_faded_sum_of_log_predictive_densities():
     """The tree's log weight: minus the faded sum of each example's log density under its
     leaf's Student t posterior predictive before learning it (here from the batch posterior
-    of the leaf's earlier rows and scipy), over |leaves|."""
+    of the leaf's earlier rows and scipy), over |leaves|; a row reaching an empty leaf (no
+    prediction) only fades the sum."""
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(8)
     n, d = 300, 2
@@ -395,6 +406,9 @@ def test_bayesian_evidence_is_the_faded_sum_of_log_predictive_densities():
     e_t = 0.0
     for i in range(n):
         before = np.flatnonzero(leaf[:i] == leaf[i])
+        if before.size == 0:
+            e_t *= gT
+            continue
         z = np.zeros(d + 1)
         z[0] = 1.0
         if w[before].sum() >= NIG_MIN_W:

