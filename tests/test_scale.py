@@ -15,10 +15,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from streamforest import registry
+from streamforest import ABORFRegressor, registry
 
-NAMES = registry.names(task="regression")
+# every registered regressor, and ABORF with its Bayesian leaves (not a registry entry)
+VARIANTS = {"aborf-bayesian": lambda: ABORFRegressor(leaf_model="bayesian", seed=0)}
+NAMES = [*registry.names(task="regression"), *VARIANTS]
 N, N_TEST = 2500, 1000
+
+
+def _build(name):
+    return VARIANTS[name]() if name in VARIANTS else registry.build(name, seed=0)
 
 
 def _data(seed: int = 0):
@@ -29,7 +35,7 @@ def _data(seed: int = 0):
 
 def _fit(name, X, y):
     """``(predictions, median width or None)`` on the test rows after learning the others."""
-    model = registry.build(name, seed=0)
+    model = _build(name)
     model.learn_many(X[:N], y[:N])
     pred = model.predict(X[N:])
     width = None
@@ -67,12 +73,13 @@ def test_a_constant_target_is_predicted_exactly(name):
 
 @pytest.mark.parametrize("batch", [False, True], ids=["per-example", "batch"])
 @pytest.mark.parametrize(
-    "name", ["normalized-cp", "tree", "forest", "aborf", "atser", "qrf", "cp-approx"]
+    "name",
+    ["normalized-cp", "tree", "forest", "aborf", "aborf-bayesian", "atser", "qrf", "cp-approx"],
 )
 def test_a_feature_at_1e300_leaves_no_nan_prediction(name, batch):
     X, y = _data(2)
-    clean = registry.build(name, seed=0)
-    model = registry.build(name, seed=0)
+    clean = _build(name)
+    model = _build(name)
     for m in (clean, model):
         m.learn_many(X[:1000], y[:1000])
     bad = X[1000].copy()
