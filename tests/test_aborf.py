@@ -180,15 +180,20 @@ def test_weights_sum_to_one_and_favour_the_tree_whose_partition_is_the_concept(p
     np.testing.assert_allclose(eq.predict(X[:50]), eq.tree_predictions(X[:50]).mean(1))
 
 
-def test_evidence_update_matches_algorithm_6_3():
+@pytest.mark.parametrize("offset", [0.0, 1e6])
+def test_evidence_update_matches_algorithm_6_3(offset):
     """The tree's log weight after a few examples, recomputed here from its prequential
-    errors and leaves (rho = n / S, e_T faded by gamma_T, b_T over the leaves)."""
+    errors and leaves (rho = n / S, e_T faded by gamma_T, b_T over the leaves).  A row that
+    reaches an empty leaf (no prediction) only fades e_T: so an offset of the targets changes
+    no weight (the empty leaf's 0 counted an error of the offset's size)."""
     X, y = friedman(400, seed=3)
+    y = y + offset
     model = sf.ABORFRegressor(n_trees=1, depth=3, seed=4)
     g, gT, D, L = 0.96, 0.9996, X.shape[1], 8
     n_ = np.zeros(L)
     s_ = np.zeros(L)
     term = np.zeros(L)
+    seen = np.zeros(L, bool)
     e_t = 0.0
     for i in range(400):
         leaf, pred = 0, 0.0  # the first row: no range known (leftmost leaf), an empty leaf
@@ -196,11 +201,16 @@ def test_evidence_update_matches_algorithm_6_3():
             leaf = int(model.engine_.apply(0, X[i : i + 1])[0]) - (L - 1)
             pred = model.tree_predictions(X[i : i + 1])[0, 0]
         model.learn_many(X[i : i + 1], y[i : i + 1])
+        if not seen[leaf]:
+            seen[leaf] = True
+            e_t *= gT
+            continue
         e2 = (y[i] - pred) ** 2
         n_[leaf] = g * n_[leaf] + 1
         s_[leaf] = g * s_[leaf] + e2
         term[leaf] = 0.5 * (n_[leaf] - D) * np.log(n_[leaf] / s_[leaf])
         e_t = gT * e_t + 0.5 * n_[leaf] * e2 / s_[leaf]
+    assert seen.sum() >= 6
     ev = model.trees_[0].state_.evidence
     assert abs(ev[S.EV_ERR] - e_t) < 1e-9 * e_t
     assert abs(ev[S.EV_LOGW] - (term.sum() - e_t) / L) < 1e-9 * abs(e_t)
@@ -330,18 +340,20 @@ def learn_rows_recording_leaves(model, X, y, w):
 
 def batch_posterior(X, y, w, g, c, a0, b0):
     """The normal-inverse-gamma posterior of rows ``X, y`` (in order) with weights ``w`` and
-    forgetting ``g``: inputs standardised by their weighted mean and sd, an intercept, each
-    row's likelihood raised to ``w g^age`` (eqs. 6.14-6.17 on the weighted rows)."""
+    forgetting ``g``: inputs standardised by their weighted mean and sd, the target less its
+    weighted mean ``m`` (the prior's centre), an intercept, each row's likelihood raised to ``w
+    g^age`` (eqs. 6.14-6.17 on the weighted rows); the leaf predicts ``m + (1, z) . beta``."""
     mu = np.average(X, axis=0, weights=w)
     sd = np.sqrt(np.average((X - mu) ** 2, axis=0, weights=w))
+    m = np.average(y, weights=w)
     Z = np.column_stack([np.ones(len(y)), (X - mu) / sd])
     age = np.cumsum((w > 0)[::-1])[::-1] - 1  # examples the leaf learnt after each one
     v = w * g**age
     lam = c * np.eye(Z.shape[1]) + Z.T @ (v[:, None] * Z)
-    beta = np.linalg.solve(lam, Z.T @ (v * y))
+    beta = np.linalg.solve(lam, Z.T @ (v * (y - m)))
     a = a0 + 0.5 * v.sum()
-    b = b0 + 0.5 * (v @ y**2 - beta @ lam @ beta)
-    return beta, a, b, lam, mu, sd
+    b = b0 + 0.5 * (v @ (y - m) ** 2 - beta @ lam @ beta)
+    return beta, a, b, lam, mu, sd, m
 
 
 @pytest.mark.parametrize("gamma", [1.0, 0.9])
@@ -364,15 +376,17 @@ def test_bayesian_leaf_posterior_equals_the_batch_posterior(gamma):
         at = (leaf == s) & (w > 0)
         if at.sum() < 10:
             continue
-        beta, a, b, _, _, _ = batch_posterior(X[at], y[at], w[at], gamma, c, a0, b0)
+        beta, a, b, _, mu, _, m = batch_posterior(X[at], y[at], w[at], gamma, c, a0, b0)
         np.testing.assert_allclose(st.lf_coef[s, : d + 1], beta, rtol=1e-8, atol=1e-10)
         assert abs(st.lf_err[s, 0] - a) < 1e-10 * a
         assert abs(st.lf_err[s, 1] - b) < 1e-8 * b
-        # the faded scatter of (y, 1, x)
-        V = np.column_stack([y[at], np.ones(at.sum()), X[at]])
+        # the faded scatter of (y - m, 1, x - mu) about the leaf's (unfaded) means
+        V = np.column_stack([y[at] - m, np.ones(at.sum()), X[at] - mu])
         age = np.cumsum(np.ones(at.sum())[::-1])[::-1] - 1
         M = V.T @ ((w[at] * gamma**age)[:, None] * V)
-        np.testing.assert_allclose(st.lf_bayes[s, : d + 2, : d + 2], M, rtol=1e-12)
+        np.testing.assert_allclose(
+            st.lf_bayes[s, : d + 2, : d + 2], M, rtol=1e-9, atol=1e-12 * np.abs(M).max()
+        )
         checked += 1
     assert checked >= 3
 
@@ -380,7 +394,8 @@ def test_bayesian_leaf_posterior_equals_the_batch_posterior(gamma):
 def test_bayesian_evidence_is_the_faded_sum_of_log_predictive_densities():
     """The tree's log weight: minus the faded sum of each example's log density under its
     leaf's Student t posterior predictive before learning it (here from the batch posterior
-    of the leaf's earlier rows and scipy), over |leaves|."""
+    of the leaf's earlier rows and scipy), over |leaves|; a row reaching an empty leaf (no
+    prediction) only fades the sum."""
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(8)
     n, d = 300, 2
@@ -395,20 +410,25 @@ def test_bayesian_evidence_is_the_faded_sum_of_log_predictive_densities():
     e_t = 0.0
     for i in range(n):
         before = np.flatnonzero(leaf[:i] == leaf[i])
+        if before.size == 0:
+            e_t *= gT
+            continue
         z = np.zeros(d + 1)
         z[0] = 1.0
         if w[before].sum() >= NIG_MIN_W:
-            beta, a, b, lam, mu, sd = batch_posterior(X[before], y[before], w[before], g, c, a0, b0)
+            fit = batch_posterior(X[before], y[before], w[before], g, c, a0, b0)
+            beta, a, b, lam, mu, sd, m = fit
             z[1:] = (X[i] - mu) / sd
         else:  # too few examples to standardise by: the intercept only (z = 0)
             v = g ** np.arange(len(before))[::-1]
+            m = y[before].mean()
             lam = np.diag([c + v.sum()] + [c] * d)
             beta = np.zeros(d + 1)
-            beta[0] = (v @ y[before]) / lam[0, 0]
+            beta[0] = (v @ (y[before] - m)) / lam[0, 0]
             a = a0 + 0.5 * v.sum()
-            b = b0 + 0.5 * (v @ y[before] ** 2 - beta @ lam @ beta)
+            b = b0 + 0.5 * (v @ (y[before] - m) ** 2 - beta @ lam @ beta)
         scale = np.sqrt(b / a * (1 + z @ np.linalg.solve(lam, z)))
-        e_t = gT * e_t - stats.t.logpdf(y[i], df=2 * a, loc=z @ beta, scale=scale)
+        e_t = gT * e_t - stats.t.logpdf(y[i], df=2 * a, loc=m + z @ beta, scale=scale)
     ev = states(model)[0].evidence
     assert abs(ev[S.EV_ERR] - e_t) < 1e-9 * abs(e_t)
     assert abs(ev[S.EV_LOGW] + e_t / 2) < 1e-9 * abs(e_t)
@@ -432,7 +452,8 @@ def test_bayesian_leaves_recover_a_planted_linear_concept_and_its_noise():
             slope = st.lf_coef[s, 1:3] / sd  # back to raw units
             assert st.lf_err[s, 0] > 2000  # ~10k rows per leaf
             np.testing.assert_allclose(slope, [2, -1], atol=0.15)
-            assert abs(st.lf_coef[s, 0] - (3 + 2 * mu[0] - mu[1])) < 0.03  # at the leaf's mean
+            m = st.lf_stat[s, S.S_HI] + st.lf_stat[s, S.S_LO]  # the leaf's target mean
+            assert abs(m + st.lf_coef[s, 0] - (3 + 2 * mu[0] - mu[1])) < 0.03  # at its x mean
             a, b = st.lf_err[s]
             assert abs(b / (a - 1) - 0.25) < 0.025  # the noise variance's posterior mean
     Xt = rng.uniform(size=(500, 2))

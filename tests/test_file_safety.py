@@ -93,6 +93,63 @@ def test_structure_aware_mutations_are_refused_or_run(name):
     assert counts.get("rejected", 0) >= 5, result  # the mutations do reach the validator
 
 
+def test_what_the_fuzzer_found_is_refused():
+    """The findings of 1,000 mutations per model (issue #33): a nominal split's category count or
+    offset of 2**63 - 1 (their sum with the others wrapped in int64 and passed: a crash), a tree's
+    category room count of 10**12 (learning then asked for 14.6 TiB) and a tree specification's
+    sketch accuracy of 10**12 (a reset tree raised in learning): each refused at load, naming the
+    file (in a child: were one to load, its first prediction could crash the process)."""
+    proc = _child(f"""
+        import sys; sys.path.insert(0, {str(FUZZER.parent)!r})
+        import io
+        import model_file_fuzzer as F
+        from streamforest import persistence
+        from streamforest.tree_kinds import arena, state
+        base = persistence._dumps(F.build("qrf"))
+
+        def nominal_split(e):
+            for t in range(e.n_trees):
+                st = arena.load(e.arena, t)
+                for n in range(int(st.ints[state.I_NNODES])):
+                    f = st.nd_feat[n]
+                    if f >= 0 and st.ft_nominal[f] and st.nd_cat_len[n] > 0:
+                        return st, n
+            raise AssertionError("no nominal split to edit")
+
+        def edit_split(field):
+            def edit(e):
+                st, n = nominal_split(e)
+                getattr(st, field)[n] = 2**63 - 1
+            return edit
+
+        def edit_room(e):
+            arena.load(e.arena, 1).ints[state.I_MAXCAT] = 10**12
+
+        def edit_spec(e):
+            e.specs[0].leaf_quantile_k = 10**12
+
+        for name, edit in [("cat_len", edit_split("nd_cat_len")),
+                           ("cat_off", edit_split("nd_cat_off")),
+                           ("room", edit_room), ("spec", edit_spec)]:
+            model = persistence.load(io.BytesIO(base))
+            edit(model.forest_.engine_)
+            buf = io.BytesIO(persistence._dumps(model))
+            buf.name = "edited.sfm"
+            try:
+                persistence.load(buf)
+            except ValueError as err:
+                print(name, "REFUSED", err)
+            else:
+                print(name, "LOADED")
+    """)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 4 and all("REFUSED" in x and "edited.sfm" in x for x in lines), lines
+    assert "category offset or count" in lines[0] and "category offset or count" in lines[1]
+    assert "more categories than the model knows" in lines[2]
+    assert "specification" in lines[3] and "leaf_quantile_k" in lines[3]
+
+
 def test_validation_accepts_every_kind_of_learnt_model():
     """No false alarm: a learnt model of every registry entry (regression and classification)
     passes the validator, after learning per example and in batches."""

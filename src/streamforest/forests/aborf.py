@@ -42,8 +42,10 @@ class ABORFRegressor(OnlineForestRegressor):
       :attr:`weights_`).  ``weighting="equal"``: the plain mean (the thesis' benchmark).  There
       is no drift detection: the fast-forgetting leaves and the weights adapt.
     - **The Bayesian variant** (``leaf_model="bayesian"``, thesis §6.2.1-6.2.2, the model that
-      ABORF approximates): each leaf is a conjugate Bayesian linear regression on its
-      standardised inputs with a normal-inverse-gamma prior (``Lambda_0 = prior_precision I``,
+      ABORF approximates): each leaf is a conjugate Bayesian linear regression of its target
+      less the leaf's running mean (the thesis' prior is centred at 0: an offset of the
+      targets then moved every prediction) on its standardised inputs, with a
+      normal-inverse-gamma prior (``Lambda_0 = prior_precision I``,
       ``0.1`` as in the thesis' Table 6.3; ``sigma^2 ~ IG(prior_shape, prior_scale)``, 0.001
       each), forgetting its past with ``leaf_decay`` ``gamma`` (eqs. 6.32-6.33; ``gamma = 1``
       allowed: the stationary model), updated exactly after every example (a rank-one update of

@@ -56,8 +56,8 @@ link stays).
 
 Package layout: :mod:`._format` (the archive, the manifest, versions), :mod:`._classes` (which
 classes a file may name), :mod:`._encoder` / :mod:`._decoder` (the object graph as JSON and
-arrays), :mod:`._dtypes`, :mod:`._atomic_file`, :mod:`._validation` and
-:mod:`._tree_validation`.
+arrays), :mod:`._dtypes`, :mod:`._atomic_file`, :mod:`._validation`,
+:mod:`._tree_validation` and :mod:`._state_upgrades` (state whose meaning changed).
 
 Versions
 --------
@@ -78,6 +78,8 @@ format_version  written by                                      read by
                 leaves
 5               streamforest 0.1.x, a classifier's category      streamforest 0.1.x
                 weights per nominal feature
+6               streamforest 0.1.x, Bayesian leaves centred     streamforest 0.1.x
+                on their means
 ==============  ==============================================  ======================
 
 Version 2: every tree's state has the fields of the split rules and of change adaptation
@@ -112,6 +114,12 @@ normaliser or observer columns (``lf_coef`` and ``lf_rmsprop`` one column, ``lf_
 4 files load: the arena keeps the nominal features' rows of ``lf_nominal_class_weights``
 (:func:`streamforest.tree_kinds.arena.upgrade`; the other fields are read by their shapes, so wider
 ones still work).
+
+Version 6: ABORF's Bayesian leaves model their target less the leaf's running mean and keep
+their scatter (``lf_bayes``) about the leaf's running means of the target and the features
+(raw units before: not offset invariant); the layout is unchanged.  Version 4 and 5 files load:
+each Bayesian leaf's scatter is moved to its means and its intercept lowered by its target mean
+(:mod:`._state_upgrades`), so the model predicts as saved, and learns on as the new model.
 """
 
 from __future__ import annotations
@@ -135,6 +143,7 @@ from ._format import (
     corrupt,
     read_manifest,
 )
+from ._state_upgrades import upgrade_state
 from ._validation import validate
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "MIN_FORMAT_VERSION", "load", "read_manifest", "save"]
@@ -183,7 +192,9 @@ def load(path):
 
 
 def _load(zf, where: str):
-    manifest = _check_version(_read_manifest(zf, where), where)
+    manifest = _read_manifest(zf, where)
+    version = manifest.get("format_version")
+    manifest = _check_version(manifest, where)
     cls = _resolve(manifest.get("class"))
     dec = _Decoder(zf, where)
     params = manifest.get("params")
@@ -195,6 +206,7 @@ def _load(zf, where: str):
     if type(model) is not cls:
         raise dec.bad(f"the state is a {type(model).__name__}, not a {cls.__name__}")
     validate(model, where)
+    upgrade_state(model, version)
     return model
 
 

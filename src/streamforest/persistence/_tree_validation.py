@@ -319,6 +319,12 @@ def _check_nodes(st: state.TreeState, sh: dict) -> None:
         )
         used = int(st.ints[state.I_CAT_USED])
         _need((off >= 0).all() and (nr >= 0).all(), "negative category offset or count")
+        # each part first: their sum in int64 wraps (an offset of 2**63 - 1 passed, then the
+        # first prediction read past the pool and crashed)
+        _need(
+            (off <= used).all() and (nl <= used).all() and (nr <= used).all(),
+            f"a nominal split's category offset or count past the {used} used",
+        )
         _need((off + nl + nr <= used).all(), f"a nominal split's categories past the {used} used")
         _need((kind >= -1).all(), "bad nominal split kind")
     # leaf nodes and leaf slots point at each other

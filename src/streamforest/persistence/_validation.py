@@ -119,13 +119,29 @@ def _check_engine(e) -> None:
         "a background tree without its tree",
     )
     n_features = _check_features(e.features)
+    n_cats = e.features.max_categories
     for A, live in ((e.arena, e.created), (e.bg, e.bg_on)):
         for t in np.flatnonzero(live).tolist():
-            known = int(arena.load(A, t).ints[state.I_NFEAT])
+            ints = arena.load(A, t).ints
+            known = int(ints[state.I_NFEAT])
             _need(
                 known <= n_features,
                 f"tree {t} knows more features than the model ({known} > {n_features})",
             )
+            # the room a tree keeps for a nominal split's categories (a count of 10**12 passed
+            # the tree's own check, then learning asked for 14.6 TiB)
+            _need(
+                int(ints[state.I_MAXCAT]) <= n_cats,
+                f"tree {t} counts more categories than the model knows "
+                f"({int(ints[state.I_MAXCAT])} > {n_cats})",
+            )
+    # the trees' specifications, which make a new or reset tree (a sketch accuracy of 10**12
+    # loaded, then the first tree reset raised in learning)
+    for t, spec in enumerate(e.specs):
+        try:
+            spec._check_params()
+        except (TypeError, ValueError) as err:
+            raise _Bad(f"tree {t}'s specification: {err}") from None
 
 
 def _check_features(fs) -> int:

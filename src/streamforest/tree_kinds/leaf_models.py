@@ -20,34 +20,42 @@
 - ``bayesian`` (``LEAF_BAYES``, ABORF's pre-grown trees only; Seah's thesis §6.2.1-6.2.2):
   conjugate Bayesian linear regression with a normal-inverse-gamma prior, see below.
 
-**Bayesian leaves.**  The model of a leaf is ``y = (1, z) . beta + eps``, ``eps ~ N(0, sigma^2)``,
-on the inputs standardised per leaf, ``z_j = (x_j - mean_j) / sd_j`` (eq. 6.8; the leaf's running
-weighted mean and sd of each numeric feature, in ``lf_x``; a feature without spread at the leaf,
-a nominal feature or a missing value has ``z_j = 0``), with an intercept, the prior
-``beta | sigma^2 ~ N(0, sigma^2 / c I)`` (``Lambda_0 = c I``, ``beta_0 = 0``), ``sigma^2 ~
-IG(a_0, b_0)`` (eqs. 6.9-6.17).  Forgetting (eqs. 6.32-6.33): each example's likelihood is
-raised to ``gamma^age`` (``age`` = examples the leaf learnt since, ``gamma`` = ``nig_decay``) and
-to its weight ``w``, so that ``Lambda = c I + sum_i w_i gamma^age_i z_i z_i^T`` and ``Lambda beta =
-sum_i w_i gamma^age_i z_i y_i`` (eqs. 6.41-6.42); the inverse-gamma parameters are the same
-weighted sums, ``a = a_0 + 1/2 sum_i w_i gamma^age_i`` and ``b = b_0 + 1/2 (sum_i w_i gamma^age_i
-y_i^2 - beta^T Lambda beta)`` (the thesis instead inflates the variance of ``sigma^2`` about its
-mean, ``a' = 2 + gamma (a - 2)``, ``b' = b (a' - 1) / (a - 1)``, eqs. 6.34-6.35, which is defined
-for ``a > 2`` only while ``a`` starts at ``a_0 = 0.001``; both settle at about the same ``a``, 12.5
-and 14 with ``gamma = 0.96``).  The leaf keeps the faded weighted scatter of ``(y, 1, x)`` in raw
-units (``lf_bayes``, a rank-one update per example: ``M <- gamma M + w v v^T``) and solves the
-posterior (``beta`` into ``lf_coef``, ``(a, b)`` into ``lf_err``) after each update in its
-current standardised coordinates (an ``O(D^3)`` Cholesky factorisation, as the thesis'
-implementation; a rank-one update of the inverse does not apply because the prior ``c I`` is not
-faded, §6.2.3, and the coordinates move), so the posterior is exactly the batch posterior of the
-weighted examples standardised by the leaf's current means and sds.  A missing value
+**Bayesian leaves.**  The model of a leaf is ``y - m_y = (1, z) . beta + eps``, ``eps ~ N(0,
+sigma^2)``, on the inputs standardised per leaf, ``z_j = (x_j - mean_j) / sd_j`` (eq. 6.8; the
+leaf's running weighted mean and sd of each numeric feature, in ``lf_x``; a feature without
+spread at the leaf, a nominal feature or a missing value has ``z_j = 0``), with an intercept, the
+prior ``beta | sigma^2 ~ N(0, sigma^2 / c I)`` (``Lambda_0 = c I``, ``beta_0 = 0``), ``sigma^2 ~
+IG(a_0, b_0)`` (eqs. 6.9-6.17).  ``m_y`` is the leaf's running weighted target mean (``lf_stat``,
+0 for an empty leaf): the thesis' model has ``m_y = 0``, so its prior shrinks the intercept
+towards 0 and an offset ``o`` of the targets moved predictions by about ``o c / n`` (an error of
+5,000 at ``o = 1e6``); centred on the leaf's mean, the prior shrinks towards it, and an offset
+changes no prediction beyond rounding.  Forgetting (eqs. 6.32-6.33): each example's likelihood
+is raised to ``gamma^age`` (``age`` = examples the leaf learnt since, ``gamma`` = ``nig_decay``)
+and to its weight ``w``, so that ``Lambda = c I + sum_i w_i gamma^age_i z_i z_i^T`` and ``Lambda
+beta = sum_i w_i gamma^age_i z_i (y_i - m_y)`` (eqs. 6.41-6.42); the inverse-gamma parameters
+are the same weighted sums, ``a = a_0 + 1/2 sum_i w_i gamma^age_i`` and ``b = b_0 + 1/2 (sum_i
+w_i gamma^age_i (y_i - m_y)^2 - beta^T Lambda beta)`` (the thesis instead inflates the variance
+of ``sigma^2`` about its mean, ``a' = 2 + gamma (a - 2)``, ``b' = b (a' - 1) / (a - 1)``, eqs.
+6.34-6.35, which is defined for ``a > 2`` only while ``a`` starts at ``a_0 = 0.001``; both
+settle at about the same ``a``, 12.5 and 14 with ``gamma = 0.96``).  The leaf keeps the faded
+weighted scatter of ``v = (y - m_y, 1, x - m_x)`` about its current means (``lf_bayes``, a
+rank-one update per example: ``M <- gamma M + w v v^T``, the stored rows moved with the means as
+they change, see :func:`bayes_learn`; in raw units the squares of targets near 1e15 rounded by
+more than their spread) and solves the posterior (``beta`` into ``lf_coef``, ``(a, b)`` into
+``lf_err``) after each update in its current standardised coordinates (an ``O(D^3)`` Cholesky
+factorisation, as the thesis' implementation; a rank-one update of the inverse does not apply
+because the prior ``c I`` is not faded, §6.2.3, and the coordinates move), so the posterior is
+exactly the batch posterior of the weighted examples standardised by the leaf's current means
+and sds.  A missing value
 enters the scatter at the leaf's mean of that feature; the rows a leaf learnt before the first
 value of a feature (missing, or before the feature emerged) are moved to that first value when it
 arrives (not left at 0, which depends on the feature's units).  The leaf predicts the posterior mean
-``(1, z) . beta`` (an empty leaf: 0, the prior mean).  With the tree's evidence on
-(``ev_fade > 0``) the leaf also computes, before learning an example, the log density of its
-posterior predictive, a Student t with ``2 a`` degrees of freedom, location ``(1, z) . beta`` and
-squared scale ``b / a (1 + (1, z)^T Lambda^-1 (1, z))``, and leaves it in
-``lf_evidence[leaf, LEV_TERM]`` for :func:`streamforest.tree_kinds.pregrown.evidence_update`.
+``m_y + (1, z) . beta`` (an empty leaf: 0).  With the tree's evidence on (``ev_fade > 0``) a
+leaf that is not empty also computes, before learning an example, the log density of its
+posterior predictive, a Student t with ``2 a`` degrees of freedom, location ``m_y + (1, z) .
+beta`` and squared scale ``b / a (1 + (1, z)^T Lambda^-1 (1, z))``, and leaves it in
+``lf_evidence[leaf, LEV_TERM]`` for :func:`streamforest.tree_kinds.pregrown.evidence_update`
+(an empty leaf predicts nothing: the row adds no term).
 
 On a split the children inherit the parent's linear model, its RMSProp state, its normaliser and
 its faded errors; the coefficients are rescaled so that each child's initial linear function is
@@ -344,10 +352,19 @@ def _nig_coords(st, leaf, j):
     return mean, 1.0 / sd
 
 
+@kernel(inline="always")
+def _centre(st, leaf):
+    """The leaf's running target mean ``m_y`` as its compensated pair ``(hi, lo)`` (``(0, 0)``
+    for an empty leaf): the Bayesian leaf's target is ``y - m_y``."""
+    if st.lf_stat[leaf, S_W] <= 0.0:
+        return 0.0, 0.0
+    return st.lf_stat[leaf, S_HI], st.lf_stat[leaf, S_LO]
+
+
 @kernel
 def bayes_predict(st, leaf, x, nfeat):
-    """The posterior mean ``(1, z) . beta`` of ``x`` at ``leaf`` (``beta`` in ``lf_coef``, solved
-    after the leaf's last example in the coordinates it still has)."""
+    """The posterior mean ``m_y + (1, z) . beta`` of ``x`` at ``leaf`` (``beta`` in ``lf_coef``,
+    solved after the leaf's last example in the coordinates it still has)."""
     c = st.lf_coef
     z = c[leaf, 0]
     for j in range(nfeat):
@@ -357,12 +374,13 @@ def bayes_predict(st, leaf, x, nfeat):
             if abs(xj) <= HUGE_X:  # (not missing: NaN fails it)
                 mu, isd = _nig_coords(st, leaf, j)
                 z += b * ((xj - mu) * isd)
-    return z
+    hi, lo = _centre(st, leaf)
+    return hi + (lo + z)
 
 
 @kernel
 def bayes_fold(st, leaf, nfeat):
-    """:func:`fold_leaf_model` of a Bayesian leaf: ``beta_0 + sum_j (beta_j / sd_j) (x_j -
+    """:func:`fold_leaf_model` of a Bayesian leaf: ``m_y + beta_0 + sum_j (beta_j / sd_j) (x_j -
     mean_j)``."""
     c = st.lf_coef
     fl = st.ft_linear
@@ -370,7 +388,8 @@ def bayes_fold(st, leaf, nfeat):
         mu, isd = _nig_coords(st, leaf, j)
         fl[j, 0] = c[leaf, j + 1] * isd
         fl[j, 1] = mu
-    return c[leaf, 0]
+    hi, lo = _centre(st, leaf)
+    return hi + (lo + c[leaf, 0])
 
 
 @kernel(inline="always")
@@ -391,10 +410,11 @@ def _forward_solve(A, P, col):
 @kernel
 def nig_solve(st, prm, leaf, nfeat):
     """The leaf's posterior in its current standardised coordinates, from its scatter
-    ``lf_bayes[leaf]``: ``Lambda = c I + T S T^T`` (``S`` the scatter of ``(1, x)``, ``T`` the
-    standardisation) factorised in place in ``ft_bayes[:P, :P]`` (lower Cholesky factor, ``P =
-    nfeat + 1``), ``beta`` in column ``ft_bayes.shape[1] - 3``; each feature's ``(1 / sd, mean)``
-    in ``ft_linear``.  Returns ``(a, b)``."""
+    ``lf_bayes[leaf]`` (about the leaf's means, see :func:`bayes_learn`): ``Lambda = c I + T S T``
+    (``S`` the scatter of ``(1, x - mean)``, ``T = diag(1, 1 / sd)`` the standardisation)
+    factorised in place in ``ft_bayes[:P, :P]`` (lower Cholesky factor, ``P = nfeat + 1``),
+    ``beta`` in column ``ft_bayes.shape[1] - 3``; each feature's ``(1 / sd, mean)`` in
+    ``ft_linear``.  Returns ``(a, b)``."""
     M = st.lf_bayes
     A = st.ft_bayes
     fl = st.ft_linear
@@ -417,18 +437,10 @@ def nig_solve(st, prm, leaf, nfeat):
             A[i, i] = c
             A[i, kr] = 0.0
             continue
-        mu = fl[j, 1]
-        s1j = M[leaf, 1, 2 + j]  # sum w x_j
-        A[i, 0] = (s1j - mu * n) * isd
-        A[i, kr] = (M[leaf, 0, 2 + j] - mu * M[leaf, 0, 1]) * isd
+        A[i, 0] = M[leaf, 1, 2 + j] * isd
+        A[i, kr] = M[leaf, 0, 2 + j] * isd
         for k in range(j + 1):
-            isk = fl[k, 0]
-            if isk == 0.0:
-                A[i, k + 1] = 0.0
-                continue
-            muk = fl[k, 1]
-            v = M[leaf, 2 + j, 2 + k] - mu * M[leaf, 1, 2 + k] - muk * s1j + mu * muk * n
-            A[i, k + 1] = v * isd * isk
+            A[i, k + 1] = M[leaf, 2 + j, 2 + k] * isd * fl[k, 0]
         A[i, i] += c
     # Cholesky factorisation in place (Lambda = L L^T, L in the lower triangle)
     for i in range(P):
@@ -455,7 +467,7 @@ def nig_solve(st, prm, leaf, nfeat):
 @kernel
 def nig_log_predictive(st, prm, leaf, x, y, nfeat):
     """Log density at ``y`` of the leaf's posterior predictive for ``x`` (before it learns
-    them): Student t, ``2 a`` degrees of freedom, location ``(1, z) . beta``, squared scale
+    them): Student t, ``2 a`` degrees of freedom, location ``m_y + (1, z) . beta``, squared scale
     ``b / a (1 + (1, z)^T Lambda^-1 (1, z))``."""
     a, b = nig_solve(st, prm, leaf, nfeat)
     A = st.ft_bayes
@@ -474,7 +486,8 @@ def nig_log_predictive(st, prm, leaf, x, y, nfeat):
     q = _forward_solve(A, P, kz)  # |L^-1 (1, z)|^2
     nu = 2.0 * a
     s2 = b / a * (1.0 + q)
-    e = y - m
+    hi, lo = _centre(st, leaf)
+    e = ((y - hi) - lo) - m
     return (
         math.lgamma(0.5 * (nu + 1.0))
         - math.lgamma(0.5 * nu)
@@ -485,8 +498,8 @@ def nig_log_predictive(st, prm, leaf, x, y, nfeat):
 
 @kernel(inline="always")
 def _nig_shift(M, leaf, k, r, n):
-    """Move feature column ``k`` of every row in the scatter from 0 to ``r``: ``M <- E M E^T``
-    with ``E = I + r e_k e_1^T`` (the intercept is column 1)."""
+    """Move column ``k`` of every row in the scatter by ``r``: ``M <- E M E^T`` with ``E = I + r
+    e_k e_1^T`` (the intercept is column 1)."""
     for i in range(n):
         M[leaf, k, i] += r * M[leaf, 1, i]
     for i in range(n):
@@ -496,33 +509,53 @@ def _nig_shift(M, leaf, k, r, n):
 @kernel
 def bayes_learn(st, prm, leaf, x, y, w, nfeat):
     """Learn ``(x, y, w)`` at a Bayesian leaf: (the log predictive density first, with the
-    evidence on), the feature statistics, the faded scatter, then the posterior's
-    coefficients into ``lf_coef`` and ``(a, b)`` into ``lf_err``."""
+    evidence on and the leaf not empty), the feature statistics, the faded scatter about the
+    leaf's new means, then the posterior's coefficients into ``lf_coef`` and ``(a, b)`` into
+    ``lf_err``.
+
+    The scatter holds ``v = (y - m_y, 1, x - m_x)``, ``m_y`` and ``m_x`` the leaf's running
+    means (``lf_stat``, ``lf_x``) after its last example, so that an offset of ``y`` or of a
+    feature cancels before any product is formed (raw units: at ``y ~ 1e15`` the squares'
+    rounding was larger than the spread).  When a mean moves from ``m`` to ``m'`` the stored
+    rows move with it (:func:`_nig_shift` by ``m - m'``); a feature's first value at the leaf
+    moves nothing: the rows before sit at it."""
+    ts = st.lf_stat
     if prm.ev_fade > 0.0:
-        st.lf_evidence[leaf, LEV_TERM] = nig_log_predictive(st, prm, leaf, x, y, nfeat)
-    s = st.lf_x
+        st.lf_evidence[leaf, LEV_TERM] = (
+            nig_log_predictive(st, prm, leaf, x, y, nfeat) if ts[leaf, S_W] > 0.0 else 0.0
+        )
     M = st.lf_bayes
+    n_m = nfeat + 2
+    # the target's mean after the row, as the caller's statistic will have it (same operands)
+    _, hi1, lo1, _ = welford_update(ts[leaf, 0], ts[leaf, 1], ts[leaf, 2], ts[leaf, 3], y, w)
+    if ts[leaf, S_W] > 0.0:  # (an empty leaf's scatter is 0: nothing to move)
+        r = (ts[leaf, S_HI] - hi1) + (ts[leaf, S_LO] - lo1)
+        if r != 0.0:
+            _nig_shift(M, leaf, 0, r, n_m)
+    s = st.lf_x
     for j in range(nfeat):
         xj = x[j]
         if abs(xj) <= HUGE_X and not st.ft_nominal[j]:  # (not missing: NaN fails it)
-            if s[leaf, j, S_W] == 0.0:  # its first value here: the rows before sit at it
-                _nig_shift(M, leaf, 2 + j, xj, nfeat + 2)
+            w0, hi0, lo0 = s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2]
             s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3] = welford_update(
-                s[leaf, j, 0], s[leaf, j, 1], s[leaf, j, 2], s[leaf, j, 3], xj, w
+                w0, hi0, lo0, s[leaf, j, 3], xj, w
             )
+            if w0 > 0.0:  # (its first value here: the rows before sit at it)
+                r = (hi0 - s[leaf, j, 1]) + (lo0 - s[leaf, j, 2])
+                if r != 0.0:
+                    _nig_shift(M, leaf, 2 + j, r, n_m)
     A = st.ft_bayes
     kv = A.shape[1] - 1
-    A[0, kv] = y
+    A[0, kv] = (y - hi1) - lo1
     A[1, kv] = 1.0
     for j in range(nfeat):
         xj = x[j]
-        if st.ft_nominal[j]:
-            xj = 0.0
-        elif not abs(xj) <= HUGE_X:  # missing: at the leaf's mean (0 before any value)
-            xj = s[leaf, j, S_HI] + s[leaf, j, S_LO]
-        A[j + 2, kv] = xj
+        v = 0.0  # nominal, or missing: at the leaf's mean
+        if abs(xj) <= HUGE_X and not st.ft_nominal[j]:
+            v = (xj - s[leaf, j, 1]) - s[leaf, j, 2]
+        A[j + 2, kv] = v
     g = prm.nig_decay
-    for i in range(nfeat + 2):
+    for i in range(n_m):
         wi = w * A[i, kv]
         for k in range(i + 1):
             v = g * M[leaf, i, k] + wi * A[k, kv]
@@ -534,3 +567,29 @@ def bayes_learn(st, prm, leaf, x, y, w, nfeat):
         st.lf_coef[leaf, i] = A[i, kr]
     st.lf_err[leaf, 0] = a
     st.lf_err[leaf, 1] = b
+
+
+def centre_raw_scatter(st) -> None:
+    """Convert the Bayesian leaves of tree state ``st`` (numpy views, changed in place) saved
+    before their scatter was kept about the leaf's means (files of format 4 and 5: a raw-unit
+    scatter of ``(y, 1, x)``, a prior mean of 0 for ``y``): each scatter is moved to the leaf's
+    current means (``E M E^T``, ``E = I - m e_1^T``) and each intercept lowered by the leaf's
+    target mean, so that the leaf predicts as it did until it learns its next example (which
+    solves its posterior with the prior about the mean)."""
+    M = st.lf_bayes
+    if M.shape[1] == 0:
+        return
+    n = M.shape[1]
+    for leaf in range(M.shape[0]):
+        w = st.lf_stat[leaf, S_W]
+        if not (w > 0.0 and M[leaf, 1, 1] > 0.0):
+            continue
+        shift = np.zeros(n)
+        shift[0] = st.lf_stat[leaf, S_HI] + st.lf_stat[leaf, S_LO]
+        k = min(n - 2, st.lf_x.shape[1])
+        known = (st.lf_x[leaf, :k, S_W] > 0.0) & (st.ft_nominal[:k] == 0)
+        shift[2 : 2 + k] = np.where(known, st.lf_x[leaf, :k, S_HI] + st.lf_x[leaf, :k, S_LO], 0.0)
+        E = np.eye(n)
+        E[:, 1] -= shift
+        M[leaf] = E @ M[leaf] @ E.T
+        st.lf_coef[leaf, 0] -= shift[0]

@@ -29,6 +29,12 @@ one :func:`route` gives for it at that moment (the thesis scales with the exampl
 differs only for an example outside the range seen so far, which is routed with a scaled value
 outside ``[0, 1]`` instead of at its edge).
 
+A value beyond ``HUGE_X`` (1e100, missing to the leaf models) extends no range: one row with a
+feature at 1e300 squashed every later row's scaled value of that feature to 0, and the trees'
+routing with it, for good.  Such a value is still routed as it is (far out on its side; a scaled
+value that overflows to infinity, or a projection that becomes NaN, sends the row to one side: a
+routing, never a prediction, that is not finite).
+
 **Missing values and later features**: a missing value, or a feature whose range is still
 unknown (fewer than two distinct values), takes the coordinate of the node's centre, so it
 pushes neither way (an axis-aligned node then sends the row left: ``c_f <= c_f``); a missing
@@ -45,7 +51,10 @@ forest's prediction is the mean of the trees' predictions weighted by ``exp`` of
 (Algorithm 6.1, line 7).  ``D`` is the number of features known when the leaf learns.  This is
 the leaf level of ``rho`` that Algorithm 6.3 lists; the thesis' tables use the ensemble level
 (one ``rho`` from every tree's errors, §6.5.1), which makes each tree's weight depend on the
-other trees' errors row by row, while the engine runs every tree on its own.
+other trees' errors row by row, while the engine runs every tree on its own.  An example that
+reaches an empty leaf only fades ``e_T``: the leaf made no prediction (its 0 is no estimate, and
+counted an error of the targets' own size: with ``y`` offset by 1e6, the first rows of each leaf
+outweighed every later error, and the forest's error rose by half).
 
 **Bayesian leaves** (``leaf_model == LEAF_BAYES``, thesis §6.2.1-6.2.2, see
 :mod:`streamforest.tree_kinds.leaf_models`): the tree's evidence is its marginal likelihood, kept as
@@ -54,7 +63,7 @@ by its leaf before learning it: ``e_T <- gamma_T e_T - w log p(y | x, leaf)``, l
 |leaves|`` (with ``gamma = gamma_T = 1`` the sum is the log of eq. 6.21, the product of the
 leaves' evidences, by the chain rule; the thesis' eq. 6.38 mixes the evidence itself with weight
 ``gamma_T / (1 + gamma_T)``, about 1/2 per example, where this fades its log as Algorithm 6.3
-does).
+does); a row reaching an empty leaf adds no term, as above.
 """
 
 from __future__ import annotations
@@ -66,6 +75,7 @@ from ..rng import next_below, next_float
 from ..sketches.kll import kll_reset
 from .arena import tree_state
 from .extra_split import cat_goes_left
+from .leaf_models import HUGE_X
 from .state import (
     EV_ERR,
     EV_LOGB,
@@ -85,6 +95,7 @@ from .state import (
     NODE_AXIS,
     NODE_PROJ,
     NODE_SALT,
+    S_W,
 )
 
 MAX_DEPTH = 16
@@ -278,11 +289,12 @@ def child_pregrown(st, node, x):
 
 @kernel
 def update_scaling(st, x, nfeat):
-    """Extend each numeric feature's range with row ``x`` (after the tree learnt it)."""
+    """Extend each numeric feature's range with row ``x`` (after the tree learnt it); a missing
+    value (NaN, or beyond ``HUGE_X``) extends nothing."""
     mm = st.ft_minmax
     for j in range(nfeat):
         v = x[j]
-        if np.isnan(v) or st.ft_nominal[j]:
+        if not abs(v) <= HUGE_X or st.ft_nominal[j]:
             continue
         lo = mm[j, MM_MIN]
         hi = mm[j, MM_MAX]
@@ -305,6 +317,10 @@ def evidence_update(st, prm, leaf, y, w, pred, nfeat):
     (the log predictive density the leaf computed), log weight ``-e_T / |leaves|``."""
     ev = st.evidence
     le = st.lf_evidence
+    if st.lf_stat[leaf, S_W] <= w:  # the leaf was empty: it made no prediction, no error
+        ev[EV_ERR] = prm.ev_fade * ev[EV_ERR]
+        ev[EV_LOGW] = (ev[EV_LOGB] - ev[EV_ERR]) / st.ints[I_NLEAVES]
+        return
     if prm.leaf_model == LEAF_BAYES:  # the leaf left its log predictive density of y there
         ev[EV_ERR] = prm.ev_fade * ev[EV_ERR] - w * le[leaf, LEV_TERM]
         ev[EV_LOGW] = -ev[EV_ERR] / st.ints[I_NLEAVES]
@@ -333,34 +349,38 @@ def log_weights(A, out):
 
 @kernel(inline="always")
 def weighted_mean(lw, p):
-    """``sum_t w_t p_t`` with ``w = softmax(lw)`` (``lw`` and ``p`` of the same length)."""
+    """``sum_t w_t p_t`` with ``w = softmax(lw)`` (``lw`` and ``p`` of the same length), summed
+    as ``p_0 + sum_t w_t (p_t - p_0)``: equal predictions give exactly that value, and an
+    offset common to them cancels before the weights multiply."""
     top = lw[0]
     for t in range(1, lw.shape[0]):
         top = max(top, lw[t])
+    ref = p[0]
     num = 0.0
     den = 0.0
     for t in range(lw.shape[0]):
         a = np.exp(lw[t] - top)
-        num += a * p[t]
+        num += a * (p[t] - ref)
         den += a
-    return num / den
+    return ref + num / den
 
 
 @kernel(inline="always")
 def weighted_mean_at(A, p):
     """:func:`weighted_mean` of the tree predictions ``p`` with the log weights of the trees of
-    arena ``A`` (read twice, no scratch: compiled callers may not allocate)."""
+    arena ``A`` (read twice, no scratch: compiled callers may not allocate), summed as there."""
     T = A.lay.shape[0]
     top = tree_state(A, 0).evidence[EV_LOGW]
     for t in range(1, T):
         top = max(top, tree_state(A, t).evidence[EV_LOGW])
+    ref = p[0]
     num = 0.0
     den = 0.0
     for t in range(T):
         a = np.exp(tree_state(A, t).evidence[EV_LOGW] - top)
-        num += a * p[t]
+        num += a * (p[t] - ref)
         den += a
-    return num / den
+    return ref + num / den
 
 
 @kernel
