@@ -93,3 +93,22 @@ def test_an_edit_of_a_called_module_recompiles_its_callers(tmp_path):
     (pkg / "probe" / "callee.py").write_text(_CALLEE.format(value="5.0"))  # the caller unchanged
     value, compiled = _probe_run(root, cache)
     assert value == 6.0 and compiled > 0  # numba alone would load the caller's stale 2.0
+
+
+def test_the_package_locator_answers_what_numba_asks_its_locators():
+    """numba reads ``_py_file`` of a function's locator when it warns that the function cannot
+    be cached (under NUMBA_OPT=0 that ended in AttributeError inside the first call of a
+    model); the package's locator answers with its base locator's attributes."""
+    from numba.core import caching
+
+    from streamforest.tree_kinds import kernels
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    fn = kernels.learn_batch.py_func
+    source = fn.__code__.co_filename
+    locator = next(
+        loc for cls in impl._locator_classes if (loc := cls.from_function(fn, source)) is not None
+    )
+    assert type(locator).__name__ == "PackageStampLocator"
+    assert locator._py_file == source
+    assert locator.get_source_stamp() != locator._base.get_source_stamp()

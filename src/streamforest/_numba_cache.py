@@ -102,6 +102,11 @@ def _install_package_locator() -> None:
         def get_disambiguator(self):
             return self._base.get_disambiguator()
 
+        def __getattr__(self, name):
+            # numba reads other attributes of its locators (``_py_file`` when it warns that a
+            # function cannot be cached, e.g. under NUMBA_OPT=0): the base locator's
+            return getattr(self.__dict__["_base"], name)
+
         @classmethod
         def from_function(cls, py_func, py_file):
             if not os.path.abspath(py_file).startswith(PACKAGE_DIR + os.sep):
