@@ -52,24 +52,46 @@ def run_protocol(model, X, y, batch=1, delay=0, alpha=0.1):
 PROTOCOLS = [(50, 0), (1, 100)]
 
 
-@pytest.mark.parametrize("batch,delay", PROTOCOLS)
-def test_aci_holds_its_bound_on_what_was_served(batch, delay, rng):
+@pytest.mark.parametrize("batch,delay,gamma", [(50, 0, 0.005), (1, 100, 0.05)])
+def test_aci_holds_its_bound_on_what_was_served(batch, delay, gamma, rng):
     """Gibbs & Candes' long-run bound holds for the served intervals, with the lag between a
-    row's serving and its label (``batch - 1 + delay`` labels) added to ``gamma``'s term; feeding
-    the controller the errors of the intervals it would give after learning (``log_size=0``,
-    the wrapper's behaviour before the log) does not hold alpha here."""
+    row's serving and its label (``batch - 1 + delay`` labels) added to ``gamma``'s term: in
+    batches of 50 at ``gamma = 0.005`` (lags up to 49, the step never capped) and with labels
+    100 rows late at ``gamma = 0.05`` (the step capped at ``LAG_GAIN / 101``, constant).
+    Feeding the controller the errors of the intervals it would give after learning
+    (``log_size=0``, the wrapper's behaviour before the log) misses alpha by over twice the
+    bound (measured 0.22 and 0.44-0.46 against the served feedback's 0.100-0.102 and
+    0.109-0.110 on two seeds)."""
     X, y = autocorrelated(5000, rng)
-    alpha, gamma = 0.1, 0.05
-    iv = run_protocol(
-        sf.AdaptiveConformal(small_base(), alphas=alpha, gamma=gamma), X, y, batch, delay, alpha
-    )
-    mer = miss(y, iv).mean()
-    lag = batch - 1 + delay
-    bound = (max(alpha, 1 - alpha) + gamma * (1 + lag)) / (gamma * y.shape[0])
-    assert abs(mer - alpha) <= bound < 0.03, (mer, bound)
+    alpha = 0.1
+    m = sf.AdaptiveConformal(small_base(), alphas=alpha, gamma=gamma)
+    mer = miss(y, run_protocol(m, X, y, batch, delay, alpha)).mean()
+    bound = m.long_run_bound(y.shape[0], delay=batch - 1 + delay)[alpha]
+    assert abs(mer - alpha) <= min(bound, 0.02), (mer, bound)
     old = sf.AdaptiveConformal(small_base(), alphas=alpha, gamma=gamma, log_size=0)
     mer_old = miss(y, run_protocol(old, X, y, batch, delay, alpha)).mean()
     assert abs(mer_old - alpha) > 2 * bound, mer_old
+
+
+def test_stale_labels_take_capped_steps(rng):
+    """A label learnt ``lag`` rows after its row was served moves ACI's level by
+    ``min(gamma, LAG_GAIN / (1 + lag)) (alpha - err)``, ``err`` the miss of the interval served:
+    stale feedback with a fixed step is a delayed integrator that swings between the whole line
+    and narrow intervals (ACI in batches of 1000 on ``wind``: MER 0.134, worst window 0.35)."""
+    from streamforest.intervals._adaptive_kernels import LAG_GAIN
+
+    X, y = autocorrelated(1400, rng)
+    alpha, gamma = 0.1, 0.05
+    m = sf.AdaptiveConformal(small_base(), alphas=alpha, gamma=gamma)
+    run_protocol(m, X[:1000], y[:1000], 1, 0, alpha)
+    iv = m.predict_interval(X[1000:], alpha)  # 400 rows served, then learnt one by one
+    err = miss(y[1000:], iv)
+    for k in range(400):
+        before = m.alpha_t[alpha]
+        m.learn_many(X[1000 + k : 1001 + k], y[1000 + k : 1001 + k])
+        step = min(gamma, LAG_GAIN / (1 + k))  # (k rows learnt since it was served)
+        assert m.alpha_t[alpha] - before == pytest.approx(step * (alpha - err[k]), abs=1e-12)
+    assert m.log_stats["matched"] == 1400 - 1  # (the first row: served before any learning)
 
 
 @pytest.mark.parametrize("method", ["pid", "agaci", "sfogd", "dtaci", "saocp"])
@@ -88,10 +110,12 @@ def test_every_method_holds_alpha_in_batches_and_with_delays(method, batch, dela
     assert st["matched"] + st["unmatched"] == 5000 and st["unmatched"] <= batch + delay + 1, st
 
 
-@pytest.mark.parametrize("method", ["dtaci", "saocp"])
+@pytest.mark.parametrize("method", ["dtaci", "saocp", "agaci"])
 @pytest.mark.parametrize("batch,delay", PROTOCOLS)
-def test_dtaci_and_saocp_hold_alpha_on_what_was_served(method, batch, delay, rng):
-    """DtACI and SAOCP within 0.01 of alpha in batches of 50 and 0.015 with labels 100 rows late
+def test_corrected_methods_hold_alpha_on_what_was_served(method, batch, delay, rng):
+    """DtACI, SAOCP and AgACI (their served-miss corrections; AgACI's since it missed alpha by
+    0.02-0.04 in batches of 1000 on the Friedman stream) within 0.01 of alpha in batches of 50
+    and 0.015 with labels 100 rows late
     (measured 0.097 / 0.100 DtACI, 0.101 / 0.110 SAOCP over these 4,500 rows; at 10,000 rows the
     delayed DtACI gave 0.089: within 0.01 is not reached with a delay at this length).
     Stale by a batch or a delay, their experts alone do not hold it (before the served-miss

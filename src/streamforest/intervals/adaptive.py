@@ -82,6 +82,14 @@ class AdaptiveConformal(Estimator):
     warns once (raise ``log_size`` above the delay plus the batch size); :attr:`log_stats`
     counts matched, late and unmatched rows.
 
+    **Stale feedback.**  A label learnt ``lag`` rows after its row was served (the rows the
+    level learnt in between: up to ``b - 1`` in batches of ``b``, ``d`` with delays) is stale
+    feedback: a controller that integrates the served misses with a fixed step ``gamma`` is then
+    a delayed integrator, and past ``gamma * lag`` of about 1 it swings between the whole line
+    and narrow intervals.  So each step on a served miss is at most ``LAG_GAIN / (1 + lag)``
+    per unit of the level (``LAG_GAIN = 1/e``, a critically damped delayed integrator); below
+    ``lag = LAG_GAIN / gamma - 1`` (72 rows at ``gamma = 0.005``) the step is the paper's.
+
     **Methods** (per tracked level; the score-based ones work on the base interval ``[lo, hi]``
     at that level through the scaled score ``s = |y - m| / h``, ``m``, ``h`` its centre and
     half-width, and serve ``m +- theta h``: ``theta = 1`` is the base interval, so widths stay
@@ -94,12 +102,18 @@ class AdaptiveConformal(Estimator):
       error).  On *any* sequence of ``T`` labels (Prop. 4.1), ``|MER_T - alpha| <= (max(alpha_1,
       1 - alpha_1) + gamma) / (gamma T)`` (:meth:`long_run_bound`); with labels learnt up to
       ``d`` labels after their row was served, ``gamma (1 + d)`` replaces ``gamma`` in the
-      numerator.  The base model gives its intervals at a ladder of 13 levels around ``alpha``
+      numerator.  Departures from the paper: a step on a label learnt ``lag`` rows after its
+      row was served is capped at ``LAG_GAIN / (1 + lag)`` ("Stale feedback" above; the bound
+      then holds with that step for a constant lag, and as stated while ``lag <= LAG_GAIN /
+      gamma - 1``), and a row served an infinite interval at ``0 < alpha_t < 1`` (the base's,
+      unfitted or warming up) teaches nothing (the bound is over the rows that teach).  The
+      base model gives its intervals at a ladder of 13 levels around ``alpha``
       (``expit(logit(alpha) + 0.3 k)``, ``k = -8 .. 4``), interpolated in ``logit``.
     - ``"pid"``: conformal PID control (Angelopoulos, Candes & Tibshirani 2023, "Conformal PID
       control for time series prediction"), quantile tracking plus a saturating integrator, no
       scorecaster: the interval is ``[lo - q_t, hi + q_t]``, ``q_t = p_t + I_t``, the tracker
-      ``p += gamma * B_t * (err - alpha)`` (``B_t``: the range of the last ``window`` scores
+      ``p += gamma * B_t * (err - alpha)`` (the step capped as ACI's; ``B_t``: the range of
+      the last ``window`` scores
       ``max(lo - y, y - hi)``) and ``I_t = ki B_t tan(S_t log(t + 1) / (csat (t + 1)))``, ``S_t =
       sum (err - alpha)``, infinite once ``|S_t| >= (pi/2) csat (t + 1) / log(t + 1)``; hence
       ``|MER_T - alpha| <= ((pi/2) csat (T + 1) / log(T + 1) + 1) / T``.
@@ -112,10 +126,10 @@ class AdaptiveConformal(Estimator):
       100``; a level ``<= 0`` serves the whole line and ``>= 1`` the empty set, as in the paper
       (the reference implementation's clipping to the window's extremes cannot widen past the
       largest recent score, and missed alpha by 0.2 in batches on a trending series).  Each
-      expert learns from the miss of the interval it served, its step divided by ``1 + lag``
-      (``lag``: the rows learnt between serving the row and learning it; 0 one row at a time).
+      expert learns from the miss of the interval it served, its step capped as ACI's.
       The served level is the experts' weighted mean plus a correction ``c``, ``c += gamma
-      (alpha - err)`` on the miss of the served interval (ACI on the aggregate): stale by a batch
+      (alpha - err)`` on the miss of the served interval (ACI on the aggregate, its step capped
+      as ACI's): stale by a batch
       or a delay the mean of the experts' levels does not hold alpha though each expert does
       (the docs' online-conformal benchmark), since a level's miss rate is not linear in the
       level; with ``c`` the served intervals keep ACI's bound,
@@ -125,18 +139,23 @@ class AdaptiveConformal(Estimator):
       interval it served), their lower and upper bounds aggregated separately by Bernstein online
       aggregation (Wintenberger 2017; multiple learning rates, linearised pinball losses at
       ``alpha / 2`` and ``1 - alpha / 2``); an expert's infinite bound (level <= 0) is replaced
-      by the window's largest score.
+      by the window's largest score; the experts' steps capped as ACI's.  As SAOCP's, the
+      served bounds are widened by a correction ``c += gamma D / sqrt(3) (err - alpha)`` on the
+      miss of the served interval (stale by a batch, the aggregate missed alpha by 0.02-0.04 on
+      the Friedman stream in batches of 1000); ``gamma=0`` is the paper's AgACI.
     - ``"sfogd"``: scale-free online gradient descent on the pinball loss of ``theta``
       (Bhatnagar, Wang, Xiong & Bai 2023, "Improved online conformal prediction via strongly
       adaptive online learning", after Orabona & Pal 2018): ``theta <- max(0, theta - D g /
       sqrt(sum g^2))``, ``g`` the gradient at the *served* ``theta`` (``alpha - err``), ``D``
-      the largest score seen (or ``scale / sqrt(3)``).
+      the largest score seen (or ``scale / sqrt(3)``); stale by ``lag`` rows, the step is
+      divided by ``sqrt(1 + lag)`` (the delay-tolerant AdaGrad step, McMahan & Streeter 2014).
     - ``"saocp"``: strongly adaptive online conformal prediction (Bhatnagar et al. 2023, Alg. 1):
       SF-OGD experts started every step with lifetimes ``lifetime * 2**u`` (geometric covering),
       combined by coin betting (CBCE); the experts take their losses at their current thresholds
       when the label arrives (the reference implementation's order).  The served threshold is
       the experts' aggregate plus a correction ``c += gamma D / sqrt(3) (err - alpha)`` on the
-      miss of the served interval (``D`` the steps' scale): stale by a batch or a delay, the
+      miss of the served interval (``D`` the steps' scale; the step capped as ACI's): stale
+      by a batch or a delay, the
       experts learn the scores' quantile but not the served misses, and under-cover a trending
       series (the docs' online-conformal benchmark).  ``gamma=0`` is the paper's SAOCP.
     - ``"nexcp"``: non-exchangeable split conformal (Barber, Candes, Ramdas & Tibshirani 2023,
@@ -162,7 +181,7 @@ class AdaptiveConformal(Estimator):
         ``"aci"``, ``"pid"``, ``"dtaci"``, ``"agaci"``, ``"sfogd"``, ``"saocp"`` or ``"nexcp"``.
     gamma
         ACI: the step of ``alpha_t`` (default 0.005).  PID: the tracker's step as a fraction of
-        the recent score range (default 0.05).  DtACI, SAOCP: the step of the served-miss
+        the recent score range (default 0.05).  DtACI, SAOCP, AgACI: the step of the served-miss
         correction (default 0.005).
     ki, csat, window
         PID's integrator gain and saturation constant, and the number of recent scores whose
@@ -268,8 +287,10 @@ class AdaptiveConformal(Estimator):
 
     def _check_controller_params(self) -> None:
         g = self.gamma
-        if g is not None and (not _is_real(g) or not 0 < g < 1):
-            raise ValueError(f"gamma must be None or a number in (0, 1), got {g!r}")
+        zero = self.method in ("dtaci", "saocp", "agaci")  # (0: the papers' methods)
+        if g is not None and (not _is_real(g) or not (0 <= g if zero else 0 < g) or not g < 1):
+            span = "[0, 1)" if zero else "(0, 1)"
+            raise ValueError(f"gamma must be None or a number in {span}, got {g!r}")
         if not _is_real(self.ki) or not 0 <= self.ki < math.inf:
             raise ValueError(f"ki must be a number >= 0, got {self.ki!r}")
         if not _is_real(self.csat) or not 0 < self.csat < math.inf:
@@ -344,7 +365,8 @@ class AdaptiveConformal(Estimator):
         """A served row's record per level: own and base interval, the method's served
         quantities, and the level's count of learnt rows when served (the label's lag)."""
         if self.method in ("dtaci", "agaci"):
-            return 5 + EXPERT_GAMMAS.shape[0] * (2 if self.method == "dtaci" else 1)
+            K = EXPERT_GAMMAS.shape[0]
+            return 5 + 2 * K if self.method == "dtaci" else 6 + K
         return 6
 
     def _initial_rows(self, k: int, levels) -> dict:
@@ -420,10 +442,11 @@ class AdaptiveConformal(Estimator):
     def long_run_bound(self, n: int, delay: int = 0) -> dict:
         """The bound on ``|MER - alpha|`` after ``n`` labels that ACI and PID guarantee for each
         tracked level's own intervals on any sequence (ACI with labels learnt up to ``delay``
-        labels after their row was served; see the class docstring)."""
+        labels after their row was served, each ``delay`` labels late when that caps the step;
+        see the class docstring)."""
         _ = self.model_
         if self.method == "aci":
-            g = self.gamma_
+            g = min(self.gamma_, adaptive_kernels.LAG_GAIN / (1 + delay))
             return {float(a): (max(a, 1 - a) + g * (1 + delay)) / (g * n) for a in self.levels_}
         if self.method == "pid":
             c = (math.pi / 2) * float(self.csat) * (n + 1) / math.log(n + 1)
@@ -472,6 +495,7 @@ class AdaptiveConformal(Estimator):
                 learns,
                 self.gamma_,
                 s["alpha_t_"],
+                s["steps_"],
                 order,
                 out_lo,
                 out_hi,
