@@ -223,17 +223,7 @@ def learn_class_step(st, prm, x, y, w):
     """The tree's step for one example (room already checked): predict ``x`` (for the adaptive
     leaves' counts and the node detectors), learn ``(x, y, w)`` when ``w > 0``.  Returns the
     class predicted before learning."""
-    node = route(st, x)
-    leaf = st.nd_leaf[node]
-    mc, nb = leaf_votes(st, prm, leaf, x, st.ints[I_NFEAT])
-    pred = choose(st, prm, leaf, mc, nb)
-    st.ints[I_NSEEN] += 1
-    if w > 0.0:
-        if not (
-            prm.alt_lambda > 0.0 and st.nd_feat[0] >= 0 and _adapts_class(st, prm, x, y, w, pred)
-        ):
-            _learn_class_row(st, prm, node, x, y, w, mc, nb)
-    return pred
+    return learn_class_step_at(st, prm, route(st, x), x, y, w, np.int64(-1), np.int64(-1))
 
 
 @kernel
