@@ -250,8 +250,8 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             if public in d:
                 d[saved] = d.pop(public)
         # the rows' fields, not their reserve; not the kind (read from the trees' parameters)
-        d["arena"] = arena.trimmed(self.arena, self.created)._replace(kind=None)
-        d["bg"] = arena.trimmed(self.bg, self.bg_on)._replace(kind=None)
+        d["arena"] = arena.with_kind(arena.trimmed(self.arena, self.created), None)
+        d["bg"] = arena.with_kind(arena.trimmed(self.bg, self.bg_on), None)
         return d
 
     def __setstate__(self, d):

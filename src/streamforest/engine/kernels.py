@@ -41,7 +41,7 @@ import numpy as np
 
 from ..compiled import entry, kernel
 from ..rng import next_float
-from ..tree_kinds.arena import Arena, tree_at
+from ..tree_kinds.arena import make_arena, tree_at
 from ..tree_kinds.kernels import apply_batch as _apply_batch
 from ..tree_kinds.kernels import (
     has_room,
@@ -321,8 +321,8 @@ H_ROW = 18  # where the row's address is (the only array a caller may change bet
 def engine_views(H, kind):
     """``(arena, rng, row, weights, predictions, drifted, memo, empty memo)`` of a handle (the
     arena of trees of ``kind``, a :class:`~streamforest.tree_kinds.kinds.KindTag`)."""
-    A = Arena(h2(H, 0, np.float64), h2(H, 3, np.int64), h2(H, 6, np.int8),
-              h3(H, 9, np.int64), h2(H, 13, np.float64), kind)  # fmt: skip
+    A = make_arena(kind, h2(H, 0, np.float64), h2(H, 3, np.int64), h2(H, 6, np.int8),
+                   h3(H, 9, np.int64), h2(H, 13, np.float64))  # fmt: skip
     return (A, h1(H, 16, np.uint64), h1(H, 18, np.float64), h1(H, 20, np.float64),
             h1(H, 22, np.float64), h1(H, 24, np.int8), h2(H, 26, np.float64),
             h2(H, 29, np.float64))  # fmt: skip

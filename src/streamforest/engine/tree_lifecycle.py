@@ -9,7 +9,7 @@ from .. import rng as _rng
 from ..drift import page_hinkley_init
 from ..tree_kinds import arena, state
 from ..tree_kinds import rules as split_rules
-from ..tree_kinds.kinds import KindTag, TreeKind, kind_of
+from ..tree_kinds.kinds import TreeKind, kind_of
 from ..tree_kinds.pregrown import pregrown_size
 from . import budget, kernels
 
@@ -21,13 +21,13 @@ def _with_kind(A: arena.Arena, kind: TreeKind) -> arena.Arena:
         kind = A.kind.kind.union(kind)
         if kind == A.kind.kind:
             return A
-    return A._replace(kind=KindTag(kind))
+    return arena.with_kind(A, kind)
 
 
 def _arena_kind(A: arena.Arena, created) -> arena.Arena:
     """``A`` with the kind of its created trees (``created[t]``), read from their parameters
     (a loaded arena: the kind is not saved)."""
-    A = A._replace(kind=None)
+    A = arena.with_kind(A, None)
     for t in range(A.lay.shape[0]):
         if created is None or created[t]:
             A = _with_kind(A, kind_of(arena.params_at(A, t)))

@@ -41,6 +41,7 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
 from ..compiled import kernel
+from .kinds import KindTag, KindTagType, TreeKind
 from .state import TreeParams, TreeState
 from .tree_ref import param_ref, tree_ref
 
@@ -54,12 +55,55 @@ _INT_PARAMS = frozenset(n for n, tp in get_type_hints(TreeParams).items() if tp 
 
 
 class Arena(NamedTuple):
+    """The arrays of a forest's trees.  The trees' kind (what their kernels are compiled for) is
+    the arena's *class*: :func:`with_kind` gives the arena as an instance of the subclass of its
+    kind, whose ``kind`` is a :class:`~.kinds.KindTag` (``None`` on this base class, before any
+    tree exists and in saved files).  A class, not a field: numba types a tuple of arrays and
+    numbers from a fingerprint computed in C (about a microsecond), but a tuple holding any
+    other object in Python (about 100 microseconds, paid by every call of a kernel from Python:
+    a forest of ten trees paid it ten times per ``predict`` of one row)."""
+
     fa: np.ndarray  # (T, Cf) float64
     ia: np.ndarray  # (T, Ci) int64
     ba: np.ndarray  # (T, Cb) int8
     lay: np.ndarray  # (T, N_FIELDS, 4) int64: offset, shape
     pa: np.ndarray  # (T, N_PARAMS) float64
-    kind: object = None  # the trees' KindTag (see .tree_kind), None before any tree exists
+    kind = None  # (a class attribute: see with_kind)
+
+
+_KINDED_PREFIX = "Arena__"
+_KINDED: dict[TreeKind, type] = {}
+_FLAGS = tuple(f for f in TreeKind.__dataclass_fields__ if f != "rule")
+
+
+def kinded_class(kind: TreeKind | None) -> type:
+    """The :class:`Arena` subclass of trees of ``kind`` (one per kind and process; named in this
+    module, so that pickle and numba's cache index find it by name in a new process)."""
+    if kind is None:
+        return Arena
+    cls = _KINDED.get(kind)
+    if cls is None:
+        bits = "".join("1" if getattr(kind, f) else "0" for f in _FLAGS)
+        name = f"{_KINDED_PREFIX}{kind.rule}__{bits}"
+        cls = type(name, (Arena,), {"__slots__": (), "kind": KindTag(kind), "__module__": __name__,
+                                    "__qualname__": name})  # fmt: skip
+        _KINDED[kind] = cls
+    return cls
+
+
+def with_kind(A: Arena, kind: TreeKind | None) -> Arena:
+    """``A``'s arrays as an arena of trees of ``kind`` (``None``: of no kind yet)."""
+    return kinded_class(kind)(A.fa, A.ia, A.ba, A.lay, A.pa)
+
+
+def __getattr__(name: str):
+    """The kinded arena classes by name (for pickle and numba's cache index)."""
+    if name.startswith(_KINDED_PREFIX):
+        rule, _, bits = name[len(_KINDED_PREFIX) :].rpartition("__")
+        if rule and len(bits) == len(_FLAGS) and set(bits) <= {"0", "1"}:
+            flags = {f: b == "1" for f, b in zip(_FLAGS, bits, strict=True)}
+            return kinded_class(TreeKind(rule=rule, **flags))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def empty(n_trees: int) -> Arena:
@@ -210,7 +254,7 @@ def _write(row: np.ndarray, off: int, a: np.ndarray) -> None:
 
 
 def _finish(A: Arena, t: int, arrays, lay, prm) -> Arena:
-    A = Arena(arrays[0], arrays[1], arrays[2], A.lay, A.pa, A.kind)
+    A = type(A)(arrays[0], arrays[1], arrays[2], A.lay, A.pa)
     A.lay[t] = lay
     if prm is not None:
         A.pa[t] = params_row(prm)
@@ -438,7 +482,7 @@ def trimmed(A: Arena, created=None) -> Arena:
             if e:
                 new[t, :e] = arrays[w][t, :e]
         arrays[w] = new
-    return Arena(arrays[0], arrays[1], arrays[2], A.lay, A.pa, A.kind)
+    return type(A)(arrays[0], arrays[1], arrays[2], A.lay, A.pa)
 
 
 def _field_kinds():
@@ -522,7 +566,32 @@ def _v3(a, lay, t, k):
 def tree_state(A, t):
     """Tree ``t``'s state: a :data:`~.tree_ref.TreeRef` whose attributes are the fields of
     :class:`TreeState`, as views of the arena (no allocation)."""
-    return tree_ref(A.fa, A.ia, A.ba, A.lay, t, A.kind)
+    return tree_ref(A.fa, A.ia, A.ba, A.lay, t, arena_kind(A))
+
+
+@intrinsic
+def arena_kind(typingctx, A):
+    """The :class:`~.kinds.KindTag` of a kinded arena (read from its numba type: no data)."""
+    tag = getattr(getattr(A, "instance_class", None), "kind", None)
+    if tag is None:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return context.get_dummy_value()
+
+    return KindTagType(tag.kind)(A), codegen
+
+
+@intrinsic
+def make_arena(typingctx, kind, fa, ia, ba, lay, pa):
+    """The arena of trees of ``kind`` (a :class:`~.kinds.KindTag`) made of these arrays."""
+    arena_type = types.NamedTuple((fa, ia, ba, lay, pa), kinded_class(kind.kind))
+
+    def codegen(context, builder, sig, args):
+        value = context.make_tuple(builder, sig.return_type, args[1:])
+        return impl_ret_borrowed(context, builder, sig.return_type, value)
+
+    return arena_type(kind, fa, ia, ba, lay, pa), codegen
 
 
 @kernel(inline="always")
