@@ -1,10 +1,12 @@
 """Compiled kernels of aggregated Mondrian trees (AMF; Mourtada, Gaïffas & Scornet, JRSS-B 2021).
 
-The trees of one forest share a few arrays (see :class:`~streamforest.mondrian.state.
-MondrianState`); tree ``t`` owns row ``t`` of each.  Node 0 is a tree's root for ever: a split
-of a node keeps the node where it is (with the new feature and threshold) and moves its old
-content (statistics, box, children) to a new child, as the Mondrian process inserts a split
-above a subtree.
+The trees of one forest share one array of node records, ``nodes`` ``(T, C, R)`` float64 (tree
+``t`` owns row ``t``; see :mod:`streamforest.mondrian.state` for the columns): a node's links,
+split, statistics, aggregation weights, value and range box lie together, so a step down a path
+reads a few adjacent cache lines (the trees outgrow the caches: their passes are bound by memory
+reads).  Node 0 is a tree's root for ever: a split of a node keeps the node where it is (with
+the new feature and threshold) and moves its old content (statistics, box, children) to a new
+child, as the Mondrian process inserts a split above a subtree.
 
 **Learning a row** (the paper's Algorithm 1 with the weights' update of its Algorithm 2) walks
 down from the root.  At each node ``v`` the row's *range extension* is the distance by which it
@@ -19,12 +21,13 @@ Krichevsky-Trofimov (Dirichlet) class probabilities ``(n_k + d) / (n + d K)``), 
 statistics take the row with weight ``w``.  A new leaf's weight starts at 0 (no loss yet).
 Then, from the leaf up to the root, each node's *subtree weight* is recomputed:
 ``log W(v) = log((exp(log w(v)) + exp(log W(left) + log W(right))) / 2)`` (a leaf's is its own),
-the context-tree-weighting recursion over every pruning of the tree with prior 1/2 per node.
+the context-tree-weighting recursion over every pruning of the tree with prior 1/2 per node,
+and with it the node's *mixing weight* ``a(v) = exp(log w(v) - log W(v)) / 2``.
 
 **Predicting a row** routes it to its leaf and averages up the path: starting from the leaf's
-prediction ``p``, each ancestor ``v`` gives ``p = a p_v + (1 - a) p``, ``a = exp(log w(v) -
-log W(v)) / 2``: the exponentially weighted average of the predictions of all prunings
-(exact).  Without aggregation the leaf's prediction is the tree's.
+prediction ``p``, each ancestor ``v`` gives ``p = a(v) p_v + (1 - a(v)) p``: the exponentially
+weighted average of the predictions of all prunings (exact).  Without aggregation the leaf's
+prediction is the tree's.
 
 Random draws come from each tree's own SplitMix64 state (:mod:`streamforest.rng`), in this
 order, for each node where a split is considered: the uniform of the exponential time; when it
@@ -32,10 +35,11 @@ splits, the uniform choosing the feature, then the threshold's.  Trees are indep
 passes run tree by tree (tree-major) and a per-example call runs them in order: both give the
 same trees.
 
-Missing values (NaN; a nominal feature's unseen category, code < 0) extend no box and draw no
-split on their feature; at a split on such a feature the row goes to the child that has seen
-more weight (left on ties).  A feature whose box is empty at a node (no value seen there yet)
-has no extension: the first value seen sets it.  Nominal features are split as their codes.
+Missing values (NaN) extend no box and draw no split on their feature; at a split on such a
+feature the row goes to the child that has seen more weight (left on ties).  A feature whose box
+is empty at a node (no value seen there yet) has no extension: the first value seen sets it.
+The kernels read rows whose nominal features' unseen categories (codes < 0) are already NaN
+(:func:`clean_row`; the engine cleans batches).  Nominal features are split as their codes.
 
 Rows of weight 0 change nothing (a bagging weight of 0: out of bag).  A pass stops before a row
 when a tree may lack room for the two nodes a split adds (see :func:`learn_rows`); the owner
@@ -51,12 +55,12 @@ import numpy as np
 from ..compiled import entry, kernel
 from ..rng import next_float
 
-# columns of ``links`` (int64, (T, C, 4))
-PARENT, LEFT, RIGHT, FEATURE = 0, 1, 2, 3
-N_LINKS = 4
-# columns of ``nodes`` (float64, (T, C, VALUE + K)): then the node's value (regression: the mean
-# of its targets, K = 1; classification: the weight of each class)
-THRESHOLD, TIME, COUNT, LOG_WEIGHT, LOG_TREE, VALUE = 0, 1, 2, 3, 4, 5
+# columns of a node record (``nodes[t, v]``); links are stored as floats (exact integers)
+LEFT, RIGHT, FEATURE, THRESHOLD, COUNT, MIX = 0, 1, 2, 3, 4, 5  # what routing and predicting read
+PARENT, TIME, SPLIT_TIME = 6, 7, 8  # birth time; the children's (inf for a leaf)
+LOG_WEIGHT, LOG_TREE, LEFT_TREE, RIGHT_TREE = 9, 10, 11, 12  # (copies of the children's LOG_TREE)
+VALUE = 13  # then K value columns (regression: the targets' mean, K = 1; else each class's
+# weight), then the range box: lower and upper bound of each feature (NaN: none seen yet)
 # columns of ``meta`` (int64, (T, 2))
 N_NODES, N_SEEN = 0, 1
 # entries of the parameters (float64 array)
@@ -66,84 +70,77 @@ N_PARAMS = 6
 _LOG2 = math.log(2.0)
 
 
+@kernel(inline="always")
+def box_at(params):
+    """The first box column of a node record (after the ``K`` value columns)."""
+    return VALUE + max(int(params[P_CLASSES]), 1)
+
+
 # --- reading a row --------------------------------------------------------------------------------
 @kernel(inline="always")
-def coordinate(nominal, x, j):
-    """Feature ``j`` of row ``x``, NaN when missing (a nominal feature's unseen code < 0)."""
-    v = x[j]
-    if nominal[j] != 0 and v < 0.0:
-        return np.nan
-    return v
-
-
-@kernel(inline="always")
-def n_features(box, x):
-    return min(box.shape[2], x.shape[0])
-
-
-@kernel(inline="always")
-def child_of(links, nodes, nominal, t, v, x):
+def child_of(nodes, t, v, x):
     """The child of split node ``v`` of tree ``t`` that row ``x`` goes to."""
-    left = links[t, v, LEFT]
-    right = links[t, v, RIGHT]
-    xv = coordinate(nominal, x, links[t, v, FEATURE])
+    left = int(nodes[t, v, LEFT])
+    right = int(nodes[t, v, RIGHT])
+    xv = x[int(nodes[t, v, FEATURE])]
     if xv != xv:  # missing: the child that has seen more
         return left if nodes[t, left, COUNT] >= nodes[t, right, COUNT] else right
     return left if xv <= nodes[t, v, THRESHOLD] else right
 
 
 @kernel
-def leaf_of(links, nodes, nominal, t, x):
+def leaf_of(nodes, t, x):
     """The leaf of tree ``t`` that row ``x`` reaches."""
     v = 0
-    while links[t, v, LEFT] >= 0:
-        v = child_of(links, nodes, nominal, t, v, x)
+    while nodes[t, v, LEFT] >= 0.0:
+        v = child_of(nodes, t, v, x)
     return v
 
 
 @kernel(inline="always")
-def log_sum_2_exp(a, b):
-    """``log((exp(a) + exp(b)) / 2)`` without overflow."""
-    if a > b:
-        return a + math.log1p(math.exp(b - a)) - _LOG2
-    return b + math.log1p(math.exp(a - b)) - _LOG2
+def clean_row(nominal, x, out):
+    """``out``: row ``x`` with the unseen categories of nominal features (codes < 0) as NaN and
+    the features it lacks as NaN; returns ``out`` cut to the features the trees know."""
+    P = min(nominal.shape[0], out.shape[0])
+    for j in range(P):
+        v = x[j] if j < x.shape[0] else np.nan
+        out[j] = np.nan if nominal[j] != 0 and v < 0.0 else v
+    return out[:P]
 
 
 # --- predictions ---------------------------------------------------------------------------------
 @kernel
-def predict_value(links, nodes, nominal, params, t, x):
+def predict_value(nodes, params, t, x):
     """Tree ``t``'s prediction of a regression target for row ``x`` (0 while it is empty)."""
-    leaf = leaf_of(links, nodes, nominal, t, x)
-    p = nodes[t, leaf, VALUE]
+    v = leaf_of(nodes, t, x)
+    p = nodes[t, v, VALUE]
     if params[P_AGGREGATE] == 0.0:
         return p
-    v = leaf
     while v != 0:
-        v = links[t, v, PARENT]
-        a = 0.5 * math.exp(nodes[t, v, LOG_WEIGHT] - nodes[t, v, LOG_TREE])
+        v = int(nodes[t, v, PARENT])
+        a = nodes[t, v, MIX]
         p = a * nodes[t, v, VALUE] + (1.0 - a) * p
     return p
 
 
 @kernel
-def predict_classes(links, nodes, nominal, params, t, x, out):
+def predict_classes(nodes, params, t, x, out):
     """Tree ``t``'s class probabilities for row ``x`` into ``out`` (``K`` entries): each node's
     Dirichlet-smoothed class frequencies, aggregated up the path (uniform while it is empty)."""
     K = out.shape[0]
     d = params[P_DIRICHLET]
-    leaf = leaf_of(links, nodes, nominal, t, x)
-    den = nodes[t, leaf, COUNT] + d * K
+    v = leaf_of(nodes, t, x)
+    den = nodes[t, v, COUNT] + d * K
     for k in range(K):
-        out[k] = (nodes[t, leaf, VALUE + k] + d) / den
+        out[k] = (nodes[t, v, VALUE + k] + d) / den
     if params[P_AGGREGATE] == 0.0:
         return
-    v = leaf
     while v != 0:
-        v = links[t, v, PARENT]
-        a = 0.5 * math.exp(nodes[t, v, LOG_WEIGHT] - nodes[t, v, LOG_TREE])
+        v = int(nodes[t, v, PARENT])
+        a = nodes[t, v, MIX]
         den = nodes[t, v, COUNT] + d * K
         for k in range(K):
-            out[k] = a * (nodes[t, v, VALUE + k] + d) / den + (1.0 - a) * out[k]
+            out[k] = a * ((nodes[t, v, VALUE + k] + d) / den) + (1.0 - a) * out[k]
 
 
 # --- learning ------------------------------------------------------------------------------------
@@ -155,63 +152,62 @@ def node_loss(nodes, params, t, v, y):
         r = nodes[t, v, VALUE] - y
         return 0.5 * r * r
     d = params[P_DIRICHLET]
-    k = int(y)
-    return -math.log((nodes[t, v, VALUE + k] + d) / (nodes[t, v, COUNT] + d * K))
+    return -math.log((nodes[t, v, VALUE + int(y)] + d) / (nodes[t, v, COUNT] + d * K))
 
 
 @kernel
-def take_row(nodes, box, nominal, params, t, v, x, y, w, weigh):
+def take_row(nodes, params, t, v, x, y, w, weigh):
     """Node ``v`` of tree ``t`` learns row ``(x, y)`` with weight ``w``: its box holds the row,
     its log weight loses the loss of its prediction (when ``weigh`` and aggregating), then its
     statistics take the row."""
-    for j in range(n_features(box, x)):
-        xv = coordinate(nominal, x, j)
+    b = box_at(params)
+    for j in range(x.shape[0]):
+        xv = x[j]
         if xv == xv:
-            lo = box[t, v, j, 0]
+            c = b + 2 * j
+            lo = nodes[t, v, c]
             if lo != lo:  # no value of this feature seen at the node yet
-                box[t, v, j, 0] = xv
-                box[t, v, j, 1] = xv
+                nodes[t, v, c] = xv
+                nodes[t, v, c + 1] = xv
             elif xv < lo:
-                box[t, v, j, 0] = xv
-            elif xv > box[t, v, j, 1]:
-                box[t, v, j, 1] = xv
+                nodes[t, v, c] = xv
+            elif xv > nodes[t, v, c + 1]:
+                nodes[t, v, c + 1] = xv
     if weigh and params[P_AGGREGATE] != 0.0:
         nodes[t, v, LOG_WEIGHT] -= params[P_STEP] * w * node_loss(nodes, params, t, v, y)
-    c = nodes[t, v, COUNT] + w
-    nodes[t, v, COUNT] = c
+    n = nodes[t, v, COUNT] + w
+    nodes[t, v, COUNT] = n
     if params[P_CLASSES] == 0.0:
         m = nodes[t, v, VALUE]
-        nodes[t, v, VALUE] = m + w * (y - m) / c
+        nodes[t, v, VALUE] = m + w * (y - m) / n
     else:
         nodes[t, v, VALUE + int(y)] += w
 
 
 @kernel
-def range_extension(box, nominal, extension, t, v, x):
+def range_extension(nodes, params, extension, t, v, x):
     """``extension[t, j]``: how far row ``x`` lies outside node ``v``'s box in feature ``j``;
     returns their sum."""
+    b = box_at(params)
     total = 0.0
-    for j in range(box.shape[2]):
+    for j in range(x.shape[0]):
         e = 0.0
-        if j < x.shape[0]:
-            xv = coordinate(nominal, x, j)
-            lo = box[t, v, j, 0]
-            if xv == xv and lo == lo:
-                if xv < lo:
-                    e = lo - xv
-                else:
-                    hi = box[t, v, j, 1]
-                    if xv > hi:
-                        e = xv - hi
+        xv = x[j]
+        lo = nodes[t, v, b + 2 * j]
+        if xv < lo:  # (False when either is NaN)
+            e = lo - xv
+        else:
+            hi = nodes[t, v, b + 2 * j + 1]
+            if xv > hi:
+                e = xv - hi
         extension[t, j] = e
         total += e
     return total
 
 
 @kernel
-def draw_feature(extension, rng, t, total):
+def draw_feature(extension, rng, t, P, total):
     """A feature drawn with probability proportional to its extension."""
-    P = extension.shape[1]
     last = -1
     if total < np.inf:
         r = next_float(rng) * total
@@ -233,36 +229,40 @@ def draw_feature(extension, rng, t, total):
 
 
 @kernel
-def add_children(links, nodes, box, meta, t, v, j, threshold, time, right):
-    """Split node ``v`` of tree ``t`` (see the module docstring); returns the new leaf."""
-    a = meta[t, N_NODES]
-    meta[t, N_NODES] = a + 2
-    b = a + 1
-    old, new = (a, b) if right else (b, a)
-    for c in range(N_LINKS):
-        links[t, old, c] = links[t, v, c]
-    for c in range(nodes.shape[2]):
+def add_children(nodes, meta, t, v, j, threshold, time, right, box):
+    """Split node ``v`` of tree ``t`` (see the module docstring; ``box``: the records' first box
+    column); returns the new leaf."""
+    first = meta[t, N_NODES]
+    second = first + 1
+    meta[t, N_NODES] = first + 2
+    old, new = (first, second) if right else (second, first)
+    R = nodes.shape[2]
+    for c in range(R):
         nodes[t, old, c] = nodes[t, v, c]
+    for c in range(box):
         nodes[t, new, c] = 0.0
-    for f in range(box.shape[2]):
-        box[t, old, f, 0] = box[t, v, f, 0]
-        box[t, old, f, 1] = box[t, v, f, 1]
-        box[t, new, f, 0] = np.nan
-        box[t, new, f, 1] = np.nan
-    links[t, old, PARENT] = v
-    nodes[t, old, TIME] = time
-    if links[t, old, LEFT] >= 0:
-        links[t, links[t, old, LEFT], PARENT] = old
-        links[t, links[t, old, RIGHT], PARENT] = old
-    links[t, new, PARENT] = v
-    links[t, new, LEFT] = -1
-    links[t, new, RIGHT] = -1
-    links[t, new, FEATURE] = -1
+    for c in range(box, R):  # an empty box
+        nodes[t, new, c] = np.nan
+    nodes[t, new, LEFT] = -1.0
+    nodes[t, new, RIGHT] = -1.0
+    nodes[t, new, FEATURE] = -1.0
+    nodes[t, new, MIX] = 0.5
+    nodes[t, new, PARENT] = v
     nodes[t, new, TIME] = time
-    links[t, v, LEFT] = a
-    links[t, v, RIGHT] = b
-    links[t, v, FEATURE] = j
+    nodes[t, new, SPLIT_TIME] = np.inf
+    nodes[t, old, PARENT] = v
+    nodes[t, old, TIME] = time
+    if nodes[t, old, LEFT] >= 0.0:
+        nodes[t, int(nodes[t, old, LEFT]), PARENT] = old
+        nodes[t, int(nodes[t, old, RIGHT]), PARENT] = old
+    nodes[t, v, LEFT] = first
+    nodes[t, v, RIGHT] = second
+    nodes[t, v, FEATURE] = j
     nodes[t, v, THRESHOLD] = threshold
+    nodes[t, v, SPLIT_TIME] = time
+    lt_old = nodes[t, v, LOG_TREE]  # the moved subtree's (the new leaf's: set going up)
+    nodes[t, v, LEFT_TREE] = lt_old if right else 0.0
+    nodes[t, v, RIGHT_TREE] = 0.0 if right else lt_old
     return new
 
 
@@ -272,8 +272,23 @@ def is_pure(nodes, t, v, y):
     return nodes[t, v, VALUE + int(y)] >= nodes[t, v, COUNT]
 
 
+@kernel(inline="always")
+def mix_up(nodes, t, v):
+    """Node ``v``'s subtree weight and mixing weight from its own and its children's."""
+    own = nodes[t, v, LOG_WEIGHT]
+    below = nodes[t, v, LEFT_TREE] + nodes[t, v, RIGHT_TREE]
+    if own > below:
+        e = math.exp(below - own)
+        nodes[t, v, LOG_TREE] = own + math.log1p(e) - _LOG2
+        nodes[t, v, MIX] = 1.0 / (1.0 + e)
+    else:
+        e = math.exp(own - below)
+        nodes[t, v, LOG_TREE] = below + math.log1p(e) - _LOG2
+        nodes[t, v, MIX] = e / (1.0 + e)
+
+
 @kernel
-def learn_tree(links, nodes, box, meta, rng, nominal, extension, params, t, x, y, w):
+def learn_tree(nodes, meta, rng, extension, params, t, x, y, w):
     """Tree ``t`` learns row ``(x, y)`` with weight ``w`` (see the module docstring); the caller
     made room for two more nodes."""
     if not w > 0.0:
@@ -282,9 +297,11 @@ def learn_tree(links, nodes, box, meta, rng, nominal, extension, params, t, x, y
     K = int(params[P_CLASSES])
     max_nodes = params[P_MAX_NODES]
     if meta[t, N_NODES] == 1 and nodes[t, 0, COUNT] == 0.0:  # the first row
-        take_row(nodes, box, nominal, params, t, 0, x, y, w, False)
+        take_row(nodes, params, t, 0, x, y, w, False)
         nodes[t, 0, LOG_TREE] = nodes[t, 0, LOG_WEIGHT]
         return
+    P = x.shape[0]
+    b = box_at(params)
     v = 0
     leaf = 0
     total = 0.0
@@ -292,19 +309,17 @@ def learn_tree(links, nodes, box, meta, rng, nominal, extension, params, t, x, y
     while True:
         split = False
         if max_nodes <= 0.0 or meta[t, N_NODES] + 2 <= max_nodes:
-            considered = K == 0 or params[P_SPLIT_PURE] != 0.0 or not is_pure(nodes, t, v, y)
-            if considered:
-                total = range_extension(box, nominal, extension, t, v, x)
+            if K == 0 or params[P_SPLIT_PURE] != 0.0 or not is_pure(nodes, t, v, y):
+                total = range_extension(nodes, params, extension, t, v, x)
                 if total > 0.0:
                     u = next_float(rng)
                     time = nodes[t, v, TIME] - math.log1p(-u) / total
-                    left = links[t, v, LEFT]
-                    split = left < 0 or time < nodes[t, left, TIME]
+                    split = time < nodes[t, v, SPLIT_TIME]  # (inf at a leaf)
         if split:
-            j = draw_feature(extension, rng, t, total)
+            j = draw_feature(extension, rng, t, P, total)
             xv = x[j]
-            lo = box[t, v, j, 0]
-            hi = box[t, v, j, 1]
+            lo = nodes[t, v, b + 2 * j]
+            hi = nodes[t, v, b + 2 * j + 1]
             u = next_float(rng)
             right = xv > hi
             if right:  # hi <= threshold < x
@@ -315,108 +330,113 @@ def learn_tree(links, nodes, box, meta, rng, nominal, extension, params, t, x, y
                 threshold = xv + u * (lo - xv)
                 if not threshold < lo:
                     threshold = xv
-            leaf = add_children(links, nodes, box, meta, t, v, j, threshold, time, right)
-            take_row(nodes, box, nominal, params, t, v, x, y, w, True)
-            take_row(nodes, box, nominal, params, t, leaf, x, y, w, False)
+            leaf = add_children(nodes, meta, t, v, j, threshold, time, right, b)
+            take_row(nodes, params, t, v, x, y, w, True)
+            take_row(nodes, params, t, leaf, x, y, w, False)
             break
-        take_row(nodes, box, nominal, params, t, v, x, y, w, True)
-        if links[t, v, LEFT] < 0:
+        take_row(nodes, params, t, v, x, y, w, True)
+        if nodes[t, v, LEFT] < 0.0:
             leaf = v
             break
-        v = child_of(links, nodes, nominal, t, v, x)
+        v = child_of(nodes, t, v, x)
     if params[P_AGGREGATE] == 0.0:
         return
     nodes[t, leaf, LOG_TREE] = nodes[t, leaf, LOG_WEIGHT]
-    v = leaf
-    while v != 0:
-        v = links[t, v, PARENT]
-        below = nodes[t, links[t, v, LEFT], LOG_TREE] + nodes[t, links[t, v, RIGHT], LOG_TREE]
-        nodes[t, v, LOG_TREE] = log_sum_2_exp(nodes[t, v, LOG_WEIGHT], below)
+    u = leaf
+    while u != 0:
+        v = int(nodes[t, u, PARENT])
+        if nodes[t, v, LEFT] == u:
+            nodes[t, v, LEFT_TREE] = nodes[t, u, LOG_TREE]
+        else:
+            nodes[t, v, RIGHT_TREE] = nodes[t, u, LOG_TREE]
+        mix_up(nodes, t, v)
+        u = v
 
 
 # --- passes called from Python -------------------------------------------------------------------
 @entry(nogil=True, _nrt=False)
-def learn_rows(links, nodes, box, meta, rng, nominal, extension, params, t, X, y, W, start,
-               predict, P):  # fmt: skip
-    """Tree ``t`` learns rows ``start..`` of ``X`` with weights ``W[t]`` (predicting each into
-    ``P[t]`` first when ``predict``); returns the row it stopped before: ``n`` when done, else
-    a row before which the tree may lack room for two nodes."""
+def learn_rows(nodes, meta, rng, extension, params, t, X, y, W, start, predict, P):
+    """Tree ``t`` learns rows ``start..`` of ``X`` (cleaned, see :func:`clean_row`) with weights
+    ``W[t]`` (predicting each into ``P[t]`` first when ``predict``); returns the row it stopped
+    before: ``n`` when done, else a row before which the tree may lack room for two nodes."""
     n = X.shape[0]
-    capacity = links.shape[1]
+    capacity = nodes.shape[1]
     tree_rng = rng[t]
     for i in range(start, n):
         if meta[t, N_NODES] + 2 > capacity:
             return i
         x = X[i]
         if predict:
-            P[t, i] = predict_value(links, nodes, nominal, params, t, x)
-        learn_tree(links, nodes, box, meta, tree_rng, nominal, extension, params, t, x, y[i],
-                   W[t, i])  # fmt: skip
+            P[t, i] = predict_value(nodes, params, t, x)
+        learn_tree(nodes, meta, tree_rng, extension, params, t, x, y[i], W[t, i])
     return n
 
 
 @entry(nogil=True, _nrt=False)
-def predict_rows(links, nodes, nominal, params, t, X, P):
-    """``P[t, i]``: tree ``t``'s prediction of a regression target for each row of ``X``."""
+def predict_rows(nodes, params, t, X, P):
+    """``P[t, i]``: tree ``t``'s prediction of a regression target for each (cleaned) row of
+    ``X``."""
     for i in range(X.shape[0]):
-        P[t, i] = predict_value(links, nodes, nominal, params, t, X[i])
+        P[t, i] = predict_value(nodes, params, t, X[i])
 
 
 @entry(nogil=True, _nrt=False)
-def predict_class_rows(links, nodes, nominal, params, t, X, P):
-    """``P[t, i]``: tree ``t``'s class probabilities for each row of ``X`` (``P`` of shape
-    ``(T, n, K)``)."""
+def predict_class_rows(nodes, params, t, X, P):
+    """``P[t, i]``: tree ``t``'s class probabilities for each (cleaned) row of ``X`` (``P`` of
+    shape ``(T, n, K)``)."""
     for i in range(X.shape[0]):
-        predict_classes(links, nodes, nominal, params, t, X[i], P[t, i])
+        predict_classes(nodes, params, t, X[i], P[t, i])
 
 
 @entry(nogil=True, _nrt=False)
-def apply_rows(links, nodes, nominal, t, X, out):
-    """``out[i]``: the leaf of tree ``t`` that row ``i`` of ``X`` reaches."""
+def apply_rows(nodes, t, X, out):
+    """``out[i]``: the leaf of tree ``t`` that (cleaned) row ``i`` of ``X`` reaches."""
     for i in range(X.shape[0]):
-        out[i] = leaf_of(links, nodes, nominal, t, X[i])
+        out[i] = leaf_of(nodes, t, X[i])
 
 
 @entry(nogil=True, _nrt=False)
-def learn_one(links, nodes, box, meta, rng, nominal, extension, params, x, y, weights, predict,
+def learn_one(nodes, meta, rng, extension, params, nominal, row, clean, y, weights, predict,
               shift, out):  # fmt: skip
-    """Every tree learns row ``(x, y)`` with weight ``weights[t]`` (predicting it into
-    ``out[t]`` first, plus ``shift``, when ``predict``), in tree order; the caller made room.
-    Returns the most nodes a tree holds now."""
+    """Every tree learns ``row`` (cleaned into ``clean`` first) and target ``y`` with weight
+    ``weights[t]`` (predicting it into ``out[t]`` first, plus ``shift``, when ``predict``), in
+    tree order; the caller made room.  Returns the most nodes a tree holds now."""
+    x = clean_row(nominal, row, clean)
     most = 0
-    for t in range(links.shape[0]):
+    for t in range(nodes.shape[0]):
         if predict:
-            out[t] = predict_value(links, nodes, nominal, params, t, x) + shift
-        learn_tree(links, nodes, box, meta, rng[t], nominal, extension, params, t, x, y,
-                   weights[t])  # fmt: skip
+            out[t] = predict_value(nodes, params, t, x) + shift
+        learn_tree(nodes, meta, rng[t], extension, params, t, x, y, weights[t])
         most = max(most, meta[t, N_NODES])
     return most
 
 
 @entry(nogil=True, _nrt=False)
-def predict_one(links, nodes, nominal, params, x, shift, out):
-    """Each tree's prediction of a regression target for row ``x``, plus ``shift``, into
+def predict_one(nodes, params, nominal, row, clean, shift, out):
+    """Each tree's prediction of a regression target for ``row``, plus ``shift``, into
     ``out[t]``; returns their mean (summed in tree order, as
     ``streamforest.engine.kernels.mean_columns`` does)."""
-    T = links.shape[0]
+    x = clean_row(nominal, row, clean)
+    T = nodes.shape[0]
     s = 0.0
     for t in range(T):
-        p = predict_value(links, nodes, nominal, params, t, x) + shift
+        p = predict_value(nodes, params, t, x) + shift
         out[t] = p
         s += p
     return s / T
 
 
 @entry(nogil=True, _nrt=False)
-def predict_proba_one(links, nodes, nominal, params, x, scratch, mean):
-    """The mean of the trees' class probabilities for row ``x`` into ``mean`` (``scratch``: one
+def predict_proba_one(nodes, params, nominal, row, clean, scratch, mean):
+    """The mean of the trees' class probabilities for ``row`` into ``mean`` (``scratch``: one
     tree's, ``K`` entries); returns the most probable class (the first on ties)."""
-    T = links.shape[0]
+    x = clean_row(nominal, row, clean)
+    T = nodes.shape[0]
     K = mean.shape[0]
     for k in range(K):
         mean[k] = 0.0
     for t in range(T):
-        predict_classes(links, nodes, nominal, params, t, x, scratch)
+        predict_classes(nodes, params, t, x, scratch)
         for k in range(K):
             mean[k] += scratch[k]
     best = 0
@@ -444,3 +464,11 @@ def mean_probabilities(P, mean, best):
             if mean[i, k] > mean[i, b]:
                 b = k
         best[i] = b
+
+
+@entry(nogil=True, _nrt=False)
+def clean_rows(nominal, X):
+    """Rows of ``X`` with the unseen categories of nominal features (codes < 0) as NaN, in
+    place."""
+    for i in range(X.shape[0]):
+        clean_row(nominal, X[i], X[i])

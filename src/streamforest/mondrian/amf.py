@@ -69,7 +69,7 @@ def _node_counts(model) -> tuple[int, int]:
     for t in range(e.n_trees):
         n = int(tr.meta[t, mondrian_kernels.N_NODES])
         nodes += n
-        leaves += int(np.count_nonzero(tr.links[t, :n, mondrian_kernels.LEFT] < 0))
+        leaves += int(np.count_nonzero(tr.nodes[t, :n, mondrian_kernels.LEFT] < 0))
     return nodes, leaves
 
 

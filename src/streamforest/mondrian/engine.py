@@ -114,6 +114,8 @@ class MondrianEngine:
         self.settings[mondrian_kernels.P_DIRICHLET] = float(dirichlet)
         self.settings[mondrian_kernels.P_SPLIT_PURE] = 1.0 if split_pure else 0.0
         self.trees = None  # made when the first feature is known (sync)
+        self.tree_features = 0  # the features and values the trees' records hold
+        self.tree_values = 1
         self.nominal = np.zeros(0, np.int8)
         self.fitted = False
         self.synced_version = -1
@@ -132,14 +134,15 @@ class MondrianEngine:
         self._weights = np.zeros(T)
         self._weights_column = self._weights.reshape(T, 1)  # (the same memory)
         self._one_weight = np.zeros(1)
-        P = 0 if self.trees is None else self.trees.box.shape[2]
+        P = self.tree_features
         self._extension = np.zeros((T, max(P, 1)))
+        self._clean = np.zeros(P)
         self._most = 0 if self.trees is None else int(self.trees.meta[:, 0].max())
 
     def __getstate__(self):
         d = dict(self.__dict__)
         for k in ("row_buffer", "last_predictions", "_weights", "_weights_column", "_one_weight",
-                  "_extension", "_most", "_pool"):  # fmt: skip
+                  "_extension", "_clean", "_most", "_pool"):  # fmt: skip
             d.pop(k, None)
         if d.get("trees") is not None:
             d["trees"] = tree_arrays.trimmed(d["trees"])
@@ -152,7 +155,9 @@ class MondrianEngine:
             n_features = len(features) if hasattr(features, "__len__") else -1
             seeds = d.get("seeds")
             n_trees = len(seeds) if isinstance(seeds, list) else -1
-            n_values = max(int(d.get("n_classes", 0)), 1) if d.get("classify") else 1
+            n_values = max(int(d.get("synced_classes", 0)), 1) if d.get("classify") else 1
+            if d.get("tree_features") != n_features or d.get("tree_values") != n_values:
+                raise ValueError("malformed Mondrian trees: widths not the features' and classes'")
             tree_arrays.check(trees, n_trees, n_features, n_values)
             nominal = d.get("nominal")
             if not (isinstance(nominal, np.ndarray) and nominal.dtype == np.int8
@@ -162,8 +167,8 @@ class MondrianEngine:
             if not (isinstance(settings, np.ndarray) and settings.dtype == np.float64
                     and settings.shape == (mondrian_kernels.N_PARAMS,)):  # fmt: skip
                 raise ValueError("malformed Mondrian trees: settings")
-            classes = d.get("n_classes", 0) if d.get("classify") else 0
-            if settings[mondrian_kernels.P_CLASSES] != classes:
+            classes = d.get("synced_classes", 0) if d.get("classify") else 0
+            if settings[mondrian_kernels.P_CLASSES] != classes or d.get("n_classes") != classes:
                 raise ValueError("malformed Mondrian trees: class count")
         self.__dict__.update(d)
         self._scratch()
@@ -183,14 +188,13 @@ class MondrianEngine:
 
     @property
     def capacity(self) -> int:
-        return self.trees.links.shape[1] if self.trees is not None else 0
+        return self.trees.nodes.shape[1] if self.trees is not None else 0
 
     def node_limit(self) -> int:
         """Nodes a tree may hold (0: no limit): ``max_nodes`` and the memory budget's share."""
         limit = int(self.max_nodes or 0)
         if self.max_memory_mb is not None and self.trees is not None:
-            P = self.trees.box.shape[2]
-            K = self.trees.nodes.shape[2] - tree_arrays.VALUE
+            P, K = self.tree_features, self.tree_values
             share = int(self.max_memory_mb * 2**20 / (self.n_trees_ * tree_arrays.node_bytes(P, K)))
             share = max(share, 1)
             limit = share if limit == 0 else min(limit, share)
@@ -219,7 +223,9 @@ class MondrianEngine:
             if self.trees is None:
                 self.trees = tree_arrays.allocate(self.seeds, _INITIAL_NODES, p, K)
             else:
-                self.trees = tree_arrays.resized(self.trees, self.capacity, p, K)
+                self.trees = tree_arrays.resized(self.trees, self.tree_values, self.capacity, p, K)
+            self.tree_features, self.tree_values = p, K
+            self._clean = np.zeros(p)
             self.nominal = np.array(fs.nominal, dtype=np.int8)
             self.settings[mondrian_kernels.P_CLASSES] = self.n_classes if self.classify else 0
             self.settings[mondrian_kernels.P_MAX_NODES] = self.node_limit()
@@ -235,8 +241,8 @@ class MondrianEngine:
         new = 2 * C if limit <= 0 else max(C, min(2 * C, limit + 2))
         if new == C:  # (a tree at its limit splits no more: the passes never stop for room)
             return
-        P, K = self.trees.box.shape[2], self.trees.nodes.shape[2] - tree_arrays.VALUE
-        self.trees = tree_arrays.resized(self.trees, new, P, K)
+        P, K = self.tree_features, self.tree_values
+        self.trees = tree_arrays.resized(self.trees, K, new, P, K)
 
     def load_kernels(self) -> None:
         """Nothing to load: every kernel runs on the first rows."""
@@ -281,9 +287,23 @@ class MondrianEngine:
             for t in trees:
                 run(t)
 
+    def rows(self, Xa) -> np.ndarray:
+        """``Xa`` as the kernels read it: float64, C order, the trees' features (missing ones
+        NaN, later ones dropped), nominal codes < 0 (unseen categories) as NaN."""
+        P = self.tree_features
+        n, p = Xa.shape
+        X = Xa
+        if p != P:
+            X = np.full((n, P), np.nan)
+            X[:, : min(p, P)] = Xa[:, : min(p, P)]
+        if self.nominal.any():
+            X = np.array(X, dtype=np.float64, order="C")  # (a copy: cleaned in place)
+            mondrian_kernels.clean_rows(self.nominal, X)
+        return np.ascontiguousarray(X, dtype=np.float64)
+
     def _learn_pass(self, Xa, ya, W, P) -> None:
         n = Xa.shape[0]
-        Xa = np.ascontiguousarray(Xa, dtype=np.float64)
+        X = self.rows(Xa)
         W = np.ascontiguousarray(W, dtype=np.float64)
         predict = P is not None
         out = P if predict else np.zeros((1, 1))
@@ -292,8 +312,8 @@ class MondrianEngine:
         def run(t):
             tr = self.trees
             stop[t] = mondrian_kernels.learn_rows(
-                tr.links, tr.nodes, tr.box, tr.meta, tr.tree_rng, self.nominal,
-                self._extension, self.settings, t, Xa, ya, W, stop[t], predict, out,
+                tr.nodes, tr.meta, tr.tree_rng, self._extension, self.settings, t, X, ya, W,
+                stop[t], predict, out,
             )  # fmt: skip
 
         todo = list(range(self.n_trees_))
@@ -333,21 +353,19 @@ class MondrianEngine:
         P = np.zeros((T, n, n_classes) if n_classes else (T, n))
         if not (self.fitted and n):
             return P
-        Xa = np.ascontiguousarray(Xa, dtype=np.float64)
+        X = self.rows(Xa)
         tr = self.trees
         if n_classes:
             if n_classes != self.n_classes:
                 raise ValueError(f"the trees hold {self.n_classes} classes, not {n_classes}")
 
             def run(t):
-                mondrian_kernels.predict_class_rows(tr.links, tr.nodes, self.nominal,
-                                                    self.settings, t, Xa, P)  # fmt: skip
+                mondrian_kernels.predict_class_rows(tr.nodes, self.settings, t, X, P)
 
         else:
 
             def run(t):
-                mondrian_kernels.predict_rows(tr.links, tr.nodes, self.nominal, self.settings,
-                                              t, Xa, P)  # fmt: skip
+                mondrian_kernels.predict_rows(tr.nodes, self.settings, t, X, P)
 
         self._each_tree(run, range(T), n)
         if not n_classes and self.target_shift is not None:
@@ -358,9 +376,7 @@ class MondrianEngine:
         """The leaf node of tree ``t`` that each row of ``Xa`` reaches."""
         out = np.zeros(Xa.shape[0], dtype=np.int64)
         if self.fitted:
-            tr = self.trees
-            Xa = np.ascontiguousarray(Xa, dtype=np.float64)
-            mondrian_kernels.apply_rows(tr.links, tr.nodes, self.nominal, int(t), Xa, out)
+            mondrian_kernels.apply_rows(self.trees.nodes, int(t), self.rows(Xa), out)
         return out
 
     # --- one example ------------------------------------------------------------------------------
@@ -397,8 +413,8 @@ class MondrianEngine:
                 shift = self.target_shift
             y = y - self.target_shift
         tr = self.trees
-        args = (tr.links, tr.nodes, tr.box, tr.meta, tr.tree_rng, self.nominal, self._extension,
-                self.settings, row, y, wt, predict, shift, self.last_predictions)  # fmt: skip
+        args = (tr.nodes, tr.meta, tr.tree_rng, self._extension, self.settings, self.nominal, row,
+                self._clean, y, wt, predict, shift, self.last_predictions)  # fmt: skip
         self._most = _entry(mondrian_kernels.learn_one, args)(*args)
         return self.last_predictions
 
@@ -409,7 +425,7 @@ class MondrianEngine:
             row = np.ascontiguousarray(row, dtype=np.float64).reshape(-1)
         tr = self.trees
         shift = self.target_shift if self.target_shift is not None else 0.0
-        args = (tr.links, tr.nodes, self.nominal, self.settings, row, shift,
+        args = (tr.nodes, self.settings, self.nominal, row, self._clean, shift,
                 self.last_predictions)  # fmt: skip
         return _entry(mondrian_kernels.predict_one, args)(*args)
 
@@ -419,7 +435,7 @@ class MondrianEngine:
         if not (row.flags.c_contiguous and row.dtype == np.float64 and row.ndim == 1):
             row = np.ascontiguousarray(row, dtype=np.float64).reshape(-1)
         tr = self.trees
-        args = (tr.links, tr.nodes, self.nominal, self.settings, row, scratch, mean)
+        args = (tr.nodes, self.settings, self.nominal, row, self._clean, scratch, mean)
         return _entry(mondrian_kernels.predict_proba_one, args)(*args)
 
     def remember(self, row) -> None:

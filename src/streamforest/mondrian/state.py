@@ -4,13 +4,13 @@ Every tree of a forest has row ``t`` of each array (the kernels' layout,
 :mod:`streamforest.mondrian._kernels`), ``C`` nodes of room (the same for all trees), ``P``
 features and ``K`` value columns:
 
-- ``links`` ``(T, C, 4)`` int64: parent (-1 at the root), left and right child (-1 for a
-  leaf), split feature;
-- ``nodes`` ``(T, C, 5 + K)`` float64: threshold, birth time, weight of the examples seen, log
-  aggregation weight, log subtree weight, then the value (the targets' mean, or each class's
-  weight);
-- ``box`` ``(T, C, P, 2)`` float64: each node's range box, lower and upper bound per feature
-  (NaN: no value of the feature seen at the node);
+- ``nodes`` ``(T, C, 13 + K + 2 P)`` float64, one record per node: left and right child (-1
+  for a leaf), split feature and threshold, weight of the examples seen, mixing weight (what
+  routing and predicting read first), parent (-1 at the root), birth time, split time (the
+  children's birth; infinite at a leaf), log aggregation weight, log subtree weight and its
+  children's (copies, so that going up reads one record a node), the value (the targets' mean,
+  or each class's weight), then the range box: lower and upper bound of each feature (NaN: no
+  value of the feature seen at the node);
 - ``meta`` ``(T, 2)`` int64: nodes in use, rows learnt;
 - ``tree_rng`` ``(T, 1)`` uint64: each tree's random state.
 
@@ -26,66 +26,88 @@ import numpy as np
 
 from . import _kernels as mondrian_kernels
 
-LINK_COLUMNS = mondrian_kernels.N_LINKS
 VALUE = mondrian_kernels.VALUE
-_FIELDS = ("links", "nodes", "box", "meta", "tree_rng")
+_LINKS = (mondrian_kernels.LEFT, mondrian_kernels.RIGHT, mondrian_kernels.FEATURE,
+          mondrian_kernels.PARENT)  # fmt: skip
 
 
 class Trees(NamedTuple):
     """The arrays of every tree of a forest (see the module docstring)."""
 
-    links: np.ndarray
     nodes: np.ndarray
-    box: np.ndarray
     meta: np.ndarray
     tree_rng: np.ndarray
 
 
+def shape_of(trees: Trees, n_values: int) -> tuple[int, int, int]:
+    """``(trees, capacity, features)`` of ``trees`` whose records hold ``n_values`` values."""
+    T, C, R = trees.nodes.shape
+    return T, C, (R - VALUE - n_values) // 2
+
+
+def record_width(n_features: int, n_values: int) -> int:
+    return VALUE + n_values + 2 * n_features
+
+
 def node_bytes(n_features: int, n_values: int) -> int:
-    """Bytes one node holds (links, floats, box)."""
-    return 8 * (LINK_COLUMNS + VALUE + n_values + 2 * n_features)
+    """Bytes one node holds."""
+    return 8 * record_width(n_features, n_values)
+
+
+def _empty_record(n_features: int, n_values: int) -> np.ndarray:
+    """The record of a node that does not exist yet (a leaf without examples)."""
+    record = np.zeros(record_width(n_features, n_values))
+    record[VALUE + n_values :] = np.nan
+    for c in _LINKS:
+        record[c] = -1.0
+    record[mondrian_kernels.MIX] = 0.5
+    record[mondrian_kernels.SPLIT_TIME] = np.inf
+    return record
+
+
+def _empty_records(T: int, capacity: int, n_features: int, n_values: int) -> np.ndarray:
+    nodes = np.empty((T, capacity, record_width(n_features, n_values)))
+    nodes[...] = _empty_record(n_features, n_values)
+    return nodes
 
 
 def allocate(seeds, capacity: int, n_features: int, n_values: int) -> Trees:
     """Empty trees (each a root without examples), one per seed."""
     T = len(seeds)
-    links = np.full((T, capacity, LINK_COLUMNS), -1, np.int64)
-    nodes = np.zeros((T, capacity, VALUE + n_values))
-    box = np.full((T, capacity, n_features, 2), np.nan)
     meta = np.zeros((T, 2), np.int64)
     meta[:, mondrian_kernels.N_NODES] = 1
-    tree_rng = np.array([[int(s) % (1 << 64)] for s in seeds], dtype=np.uint64).reshape(T, 1)
-    return Trees(links, nodes, box, meta, tree_rng)
+    tree_rng = np.array([int(s) % (1 << 64) for s in seeds], dtype=np.uint64).reshape(T, 1)
+    return Trees(_empty_records(T, capacity, n_features, n_values), meta, tree_rng)
 
 
-def resized(trees: Trees, capacity: int, n_features: int, n_values: int) -> Trees:
-    """``trees`` with room for ``capacity`` nodes, ``n_features`` features and ``n_values``
-    value columns (each at least what it holds), contents kept: a new feature's box is empty,
-    a new class has weight 0."""
-    T, C, _ = trees.links.shape
-    P, K = trees.box.shape[2], trees.nodes.shape[2] - VALUE
+def resized(trees: Trees, n_values_now: int, capacity: int, n_features: int,
+            n_values: int) -> Trees:  # fmt: skip
+    """``trees`` (records of ``n_values_now`` values) with room for ``capacity`` nodes,
+    ``n_features`` features and ``n_values`` values (each at least what it holds), contents
+    kept: a new feature's box is empty, a new class has weight 0."""
+    T, C, P = shape_of(trees, n_values_now)
+    K = n_values_now
     capacity, n_features, n_values = max(capacity, C), max(n_features, P), max(n_values, K)
     if (capacity, n_features, n_values) == (C, P, K):
         return trees
-    links = np.full((T, capacity, LINK_COLUMNS), -1, np.int64)
-    links[:, :C] = trees.links
-    nodes = np.zeros((T, capacity, VALUE + n_values))
-    nodes[:, :C, : VALUE + K] = trees.nodes
-    box = np.full((T, capacity, n_features, 2), np.nan)
-    box[:, :C, :P] = trees.box
-    return Trees(links, nodes, box, trees.meta, trees.tree_rng)
+    nodes = np.empty((T, capacity, record_width(n_features, n_values)))
+    nodes[:, C:] = _empty_record(n_features, n_values)
+    if (n_features, n_values) == (P, K):
+        nodes[:, :C] = trees.nodes
+    else:
+        nodes[:, :C] = _empty_record(n_features, n_values)
+        nodes[:, :C, : VALUE + K] = trees.nodes[:, :, : VALUE + K]
+        b = VALUE + n_values
+        nodes[:, :C, b : b + 2 * P] = trees.nodes[:, :, VALUE + K :]
+    return Trees(nodes, trees.meta, trees.tree_rng)
 
 
 def trimmed(trees: Trees) -> Trees:
     """``trees`` cut to the nodes in use (what a saved forest holds)."""
     used = max(1, int(trees.meta[:, mondrian_kernels.N_NODES].max()))
-    if used == trees.links.shape[1]:
+    if used == trees.nodes.shape[1]:
         return trees
-    return trees._replace(
-        links=np.ascontiguousarray(trees.links[:, :used]),
-        nodes=np.ascontiguousarray(trees.nodes[:, :used]),
-        box=np.ascontiguousarray(trees.box[:, :used]),
-    )
+    return trees._replace(nodes=np.ascontiguousarray(trees.nodes[:, :used]))
 
 
 def nbytes(trees: Trees) -> int:
@@ -103,8 +125,7 @@ def check(trees, n_trees: int, n_features: int, n_values: int) -> None:
     within the arrays, and in each tree every node in use reached exactly once from the root
     through consistent parent and child links, split features within the features."""
     _need(isinstance(trees, Trees), "not a Trees")
-    for name, dtype, ndim in (("links", np.int64, 3), ("nodes", np.float64, 3),
-                              ("box", np.float64, 4), ("meta", np.int64, 2),
+    for name, dtype, ndim in (("nodes", np.float64, 3), ("meta", np.int64, 2),
                               ("tree_rng", np.uint64, 2)):  # fmt: skip
         a = getattr(trees, name)
         _need(
@@ -112,19 +133,23 @@ def check(trees, n_trees: int, n_features: int, n_values: int) -> None:
             f"{name} is not a {ndim}-d {np.dtype(dtype)} array",
         )
         _need(a.shape[0] == n_trees, f"{name} has not one row per tree")
-    T, C, L = trees.links.shape
-    _need(L == LINK_COLUMNS and C >= 1, "links have a wrong shape")
-    _need(trees.nodes.shape == (T, C, VALUE + n_values), "nodes have a wrong shape")
-    _need(trees.box.shape == (T, C, n_features, 2), "boxes have a wrong shape")
+    T, C, R = trees.nodes.shape
+    _need(C >= 1 and R == record_width(n_features, n_values), "node records of a wrong shape")
     _need(trees.meta.shape == (T, 2) and trees.tree_rng.shape == (T, 1), "wrong per-tree shapes")
     for t in range(T):
-        _check_tree(trees.links[t], int(trees.meta[t, mondrian_kernels.N_NODES]), n_features, t)
+        _check_tree(trees.nodes[t], int(trees.meta[t, mondrian_kernels.N_NODES]), n_features, t)
 
 
-def _check_tree(links: np.ndarray, n: int, n_features: int, t: int) -> None:
-    C = links.shape[0]
+def _check_tree(records: np.ndarray, n: int, n_features: int, t: int) -> None:
+    C = records.shape[0]
     _need(1 <= n <= C, f"tree {t}: {n} nodes in use for room for {C}")
-    parent, left, right, feature = (links[:n, c] for c in range(LINK_COLUMNS))
+    links = records[:n][:, list(_LINKS)]
+    _need(
+        bool(np.all(np.isfinite(links) & (links == np.round(links)) & (links >= -1))),
+        f"tree {t}: a link that is not a node index",
+    )
+    left, right, feature, parent = (links[:, c].astype(np.int64) for c in range(4))
+    _need(bool(np.all(parent < n)), f"tree {t}: a parent outside the nodes in use")
     _need(parent[0] == -1, f"tree {t}: the root has a parent")
     split = left >= 0
     _need(np.array_equal(split, right >= 0), f"tree {t}: a node with one child")
@@ -157,4 +182,5 @@ def _check_tree(links: np.ndarray, n: int, n_features: int, t: int) -> None:
     _need(reached == n, f"tree {t}: {n - reached} nodes in use not in the tree")
 
 
-__all__ = ["Trees", "allocate", "check", "nbytes", "node_bytes", "resized", "trimmed"]
+__all__ = ["Trees", "allocate", "check", "nbytes", "node_bytes", "record_width", "resized",
+           "shape_of", "trimmed"]  # fmt: skip
