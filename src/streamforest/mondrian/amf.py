@@ -59,6 +59,20 @@ def _engine(model, features, classify: bool, dirichlet: float, split_pure: bool)
     )  # fmt: skip
 
 
+def _check_loaded(model, d) -> None:
+    """A loaded model's tree count is its engine's (code sizes arrays with either)."""
+    e = d.get("engine_")
+    if e is not None and (not isinstance(e, MondrianEngine) or d.get("n_trees") != e.n_trees):
+        raise ValueError("malformed AMF model: n_trees is not its engine's tree count")
+    classes = d.get("classes_")
+    if (
+        e is not None
+        and e.classify
+        and (not isinstance(classes, list) or len(classes) != e.n_classes)
+    ):
+        raise ValueError("malformed AMF model: classes_ are not its trees' classes")
+
+
 def _node_counts(model) -> tuple[int, int]:
     """``(nodes, leaves)`` of all trees."""
     e = model.__dict__.get("engine_")
@@ -187,6 +201,7 @@ class AMFRegressor(OnlineForestRegressor):
         return None
 
     def __setstate__(self, d):
+        _check_loaded(self, d)
         self.__dict__.update(d)
 
     # --- what a Hoeffding forest has and this one has not -----------------------------------------
@@ -303,6 +318,10 @@ class AMFClassifier(EngineClassifier):
 
     def _make_engine(self, features) -> MondrianEngine:
         return _engine(self, features, True, float(self.dirichlet), bool(self.split_pure))
+
+    def __setstate__(self, d):
+        _check_loaded(self, d)
+        self.__dict__.update(d)
 
     # --- answers: the mean of the trees' probabilities -------------------------------------------
     def _answers(self, X):

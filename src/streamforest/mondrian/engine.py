@@ -149,12 +149,16 @@ class MondrianEngine:
         return d
 
     def __setstate__(self, d):
+        seeds = d.get("seeds")
+        n_trees = len(seeds) if isinstance(seeds, list) else -1
+        rng = d.get("rng")
+        if not (n_trees >= 1 and d.get("n_trees_") == n_trees and isinstance(rng, np.ndarray)
+                and rng.dtype == np.uint64 and rng.shape == (1,)):  # fmt: skip
+            raise ValueError("malformed Mondrian trees: tree count or random state")
         trees = d.get("trees")
         if trees is not None:
             features = d.get("features")
             n_features = len(features) if hasattr(features, "__len__") else -1
-            seeds = d.get("seeds")
-            n_trees = len(seeds) if isinstance(seeds, list) else -1
             n_values = max(int(d.get("synced_classes", 0)), 1) if d.get("classify") else 1
             if d.get("tree_features") != n_features or d.get("tree_values") != n_values:
                 raise ValueError("malformed Mondrian trees: widths not the features' and classes'")
@@ -167,6 +171,10 @@ class MondrianEngine:
             if not (isinstance(settings, np.ndarray) and settings.dtype == np.float64
                     and settings.shape == (mondrian_kernels.N_PARAMS,)):  # fmt: skip
                 raise ValueError("malformed Mondrian trees: settings")
+            step, aggregate, dirichlet, pure, limit, _ = settings.tolist()
+            if not (0 < step < np.inf and aggregate in (0.0, 1.0) and 0 < dirichlet < np.inf
+                    and pure in (0.0, 1.0) and 0 <= limit < np.inf):  # fmt: skip
+                raise ValueError("malformed Mondrian trees: settings out of their ranges")
             classes = d.get("synced_classes", 0) if d.get("classify") else 0
             if settings[mondrian_kernels.P_CLASSES] != classes or d.get("n_classes") != classes:
                 raise ValueError("malformed Mondrian trees: class count")

@@ -149,6 +149,8 @@ def _check_tree(records: np.ndarray, n: int, n_features: int, t: int) -> None:
         f"tree {t}: a link that is not a node index",
     )
     left, right, feature, parent = (links[:, c].astype(np.int64) for c in range(4))
+    count = records[:n, mondrian_kernels.COUNT]
+    _need(bool(np.all(np.isfinite(count) & (count >= 0))), f"tree {t}: a negative node weight")
     _need(bool(np.all(parent < n)), f"tree {t}: a parent outside the nodes in use")
     _need(parent[0] == -1, f"tree {t}: the root has a parent")
     split = left >= 0
