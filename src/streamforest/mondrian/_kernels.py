@@ -156,23 +156,9 @@ def node_loss(nodes, params, t, v, y):
 
 
 @kernel
-def take_row(nodes, params, t, v, x, y, w, weigh):
-    """Node ``v`` of tree ``t`` learns row ``(x, y)`` with weight ``w``: its box holds the row,
-    its log weight loses the loss of its prediction (when ``weigh`` and aggregating), then its
-    statistics take the row."""
-    b = box_at(params)
-    for j in range(x.shape[0]):
-        xv = x[j]
-        if xv == xv:
-            c = b + 2 * j
-            lo = nodes[t, v, c]
-            if lo != lo:  # no value of this feature seen at the node yet
-                nodes[t, v, c] = xv
-                nodes[t, v, c + 1] = xv
-            elif xv < lo:
-                nodes[t, v, c] = xv
-            elif xv > nodes[t, v, c + 1]:
-                nodes[t, v, c + 1] = xv
+def take_stats(nodes, params, t, v, y, w, weigh):
+    """Node ``v`` of tree ``t`` learns target ``y`` with weight ``w``: its log weight loses the
+    loss of its prediction (when ``weigh`` and aggregating), then its statistics take it."""
     if weigh and params[P_AGGREGATE] != 0.0:
         nodes[t, v, LOG_WEIGHT] -= params[P_STEP] * w * node_loss(nodes, params, t, v, y)
     n = nodes[t, v, COUNT] + w
@@ -185,24 +171,63 @@ def take_row(nodes, params, t, v, x, y, w, weigh):
 
 
 @kernel
-def range_extension(nodes, params, extension, t, v, x):
-    """``extension[t, j]``: how far row ``x`` lies outside node ``v``'s box in feature ``j``;
-    returns their sum."""
+def box_of_row(nodes, params, t, v, x):
+    """Node ``v``'s box (empty) becomes row ``x``'s point."""
+    b = box_at(params)
+    for j in range(x.shape[0]):
+        xv = x[j]
+        if xv == xv:
+            nodes[t, v, b + 2 * j] = xv
+            nodes[t, v, b + 2 * j + 1] = xv
+
+
+@kernel
+def extend_box(nodes, params, extension, saved, t, v, x):
+    """Node ``v``'s box grows to hold row ``x`` (one pass over the features: the box is read
+    once); ``extension[t, j]``: how far ``x`` lay outside it in feature ``j`` (-1: the feature's
+    box was empty, the row's value fills it), ``saved[t, j]`` the bound a positive extension
+    replaced; returns the sum of the extensions."""
     b = box_at(params)
     total = 0.0
     for j in range(x.shape[0]):
-        e = 0.0
         xv = x[j]
-        lo = nodes[t, v, b + 2 * j]
+        c = b + 2 * j
+        lo = nodes[t, v, c]
+        hi = nodes[t, v, c + 1]
+        e = 0.0
         if xv < lo:  # (False when either is NaN)
             e = lo - xv
-        else:
-            hi = nodes[t, v, b + 2 * j + 1]
-            if xv > hi:
-                e = xv - hi
+            saved[t, j] = lo
+            nodes[t, v, c] = xv
+            total += e
+        elif xv > hi:
+            e = xv - hi
+            saved[t, j] = hi
+            nodes[t, v, c + 1] = xv
+            total += e
+        elif lo != lo and xv == xv:
+            e = -1.0
+            nodes[t, v, c] = xv
+            nodes[t, v, c + 1] = xv
         extension[t, j] = e
-        total += e
     return total
+
+
+@kernel
+def box_before(nodes, params, extension, saved, t, v, x):
+    """Node ``v``'s box as it was before :func:`extend_box` took row ``x`` (whose ``extension``
+    and ``saved`` it reads)."""
+    b = box_at(params)
+    for j in range(x.shape[0]):
+        e = extension[t, j]
+        if e > 0.0:
+            if x[j] < saved[t, j]:
+                nodes[t, v, b + 2 * j] = saved[t, j]
+            else:
+                nodes[t, v, b + 2 * j + 1] = saved[t, j]
+        elif e < 0.0:
+            nodes[t, v, b + 2 * j] = np.nan
+            nodes[t, v, b + 2 * j + 1] = np.nan
 
 
 @kernel
@@ -288,7 +313,7 @@ def mix_up(nodes, t, v):
 
 
 @kernel
-def learn_tree(nodes, meta, rng, extension, params, t, x, y, w):
+def learn_tree(nodes, meta, rng, extension, saved, params, t, x, y, w):
     """Tree ``t`` learns row ``(x, y)`` with weight ``w`` (see the module docstring); the caller
     made room for two more nodes."""
     if not w > 0.0:
@@ -297,44 +322,45 @@ def learn_tree(nodes, meta, rng, extension, params, t, x, y, w):
     K = int(params[P_CLASSES])
     max_nodes = params[P_MAX_NODES]
     if meta[t, N_NODES] == 1 and nodes[t, 0, COUNT] == 0.0:  # the first row
-        take_row(nodes, params, t, 0, x, y, w, False)
+        box_of_row(nodes, params, t, 0, x)
+        take_stats(nodes, params, t, 0, y, w, False)
         nodes[t, 0, LOG_TREE] = nodes[t, 0, LOG_WEIGHT]
         return
     P = x.shape[0]
-    b = box_at(params)
     v = 0
     leaf = 0
-    total = 0.0
-    time = 0.0
     while True:
+        total = extend_box(nodes, params, extension, saved, t, v, x)
         split = False
-        if max_nodes <= 0.0 or meta[t, N_NODES] + 2 <= max_nodes:
+        time = 0.0
+        if total > 0.0 and (max_nodes <= 0.0 or meta[t, N_NODES] + 2 <= max_nodes):
             if K == 0 or params[P_SPLIT_PURE] != 0.0 or not is_pure(nodes, t, v, y):
-                total = range_extension(nodes, params, extension, t, v, x)
-                if total > 0.0:
-                    u = next_float(rng)
-                    time = nodes[t, v, TIME] - math.log1p(-u) / total
-                    split = time < nodes[t, v, SPLIT_TIME]  # (inf at a leaf)
+                u = next_float(rng)
+                time = nodes[t, v, TIME] - math.log1p(-u) / total
+                split = time < nodes[t, v, SPLIT_TIME]  # (inf at a leaf)
         if split:
             j = draw_feature(extension, rng, t, P, total)
             xv = x[j]
-            lo = nodes[t, v, b + 2 * j]
-            hi = nodes[t, v, b + 2 * j + 1]
             u = next_float(rng)
-            right = xv > hi
+            right = not xv < saved[t, j]  # the row extends the box to the right
             if right:  # hi <= threshold < x
+                hi = saved[t, j]
                 threshold = hi + u * (xv - hi)
                 if not threshold < xv:
                     threshold = hi
             else:  # x <= threshold < lo
+                lo = saved[t, j]
                 threshold = xv + u * (lo - xv)
                 if not threshold < lo:
                     threshold = xv
-            leaf = add_children(nodes, meta, t, v, j, threshold, time, right, b)
-            take_row(nodes, params, t, v, x, y, w, True)
-            take_row(nodes, params, t, leaf, x, y, w, False)
+            leaf = add_children(nodes, meta, t, v, j, threshold, time, right, box_at(params))
+            old = int(nodes[t, v, LEFT if right else RIGHT])
+            box_before(nodes, params, extension, saved, t, old, x)
+            take_stats(nodes, params, t, v, y, w, True)
+            box_of_row(nodes, params, t, leaf, x)
+            take_stats(nodes, params, t, leaf, y, w, False)
             break
-        take_row(nodes, params, t, v, x, y, w, True)
+        take_stats(nodes, params, t, v, y, w, True)
         if nodes[t, v, LEFT] < 0.0:
             leaf = v
             break
@@ -355,7 +381,7 @@ def learn_tree(nodes, meta, rng, extension, params, t, x, y, w):
 
 # --- passes called from Python -------------------------------------------------------------------
 @entry(nogil=True, _nrt=False)
-def learn_rows(nodes, meta, rng, extension, params, t, X, y, W, start, predict, P):
+def learn_rows(nodes, meta, rng, extension, saved, params, t, X, y, W, start, predict, P):
     """Tree ``t`` learns rows ``start..`` of ``X`` (cleaned, see :func:`clean_row`) with weights
     ``W[t]`` (predicting each into ``P[t]`` first when ``predict``); returns the row it stopped
     before: ``n`` when done, else a row before which the tree may lack room for two nodes."""
@@ -368,7 +394,7 @@ def learn_rows(nodes, meta, rng, extension, params, t, X, y, W, start, predict, 
         x = X[i]
         if predict:
             P[t, i] = predict_value(nodes, params, t, x)
-        learn_tree(nodes, meta, tree_rng, extension, params, t, x, y[i], W[t, i])
+        learn_tree(nodes, meta, tree_rng, extension, saved, params, t, x, y[i], W[t, i])
     return n
 
 
@@ -396,8 +422,8 @@ def apply_rows(nodes, t, X, out):
 
 
 @entry(nogil=True, _nrt=False)
-def learn_one(nodes, meta, rng, extension, params, nominal, row, clean, y, weights, predict,
-              shift, out):  # fmt: skip
+def learn_one(nodes, meta, rng, extension, saved, params, nominal, row, clean, y, weights,
+              predict, shift, out):  # fmt: skip
     """Every tree learns ``row`` (cleaned into ``clean`` first) and target ``y`` with weight
     ``weights[t]`` (predicting it into ``out[t]`` first, plus ``shift``, when ``predict``), in
     tree order; the caller made room.  Returns the most nodes a tree holds now."""
@@ -406,7 +432,7 @@ def learn_one(nodes, meta, rng, extension, params, nominal, row, clean, y, weigh
     for t in range(nodes.shape[0]):
         if predict:
             out[t] = predict_value(nodes, params, t, x) + shift
-        learn_tree(nodes, meta, rng[t], extension, params, t, x, y, weights[t])
+        learn_tree(nodes, meta, rng[t], extension, saved, params, t, x, y, weights[t])
         most = max(most, meta[t, N_NODES])
     return most
 

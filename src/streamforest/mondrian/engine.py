@@ -136,13 +136,14 @@ class MondrianEngine:
         self._one_weight = np.zeros(1)
         P = self.tree_features
         self._extension = np.zeros((T, max(P, 1)))
+        self._saved = np.zeros((T, max(P, 1)))
         self._clean = np.zeros(P)
         self._most = 0 if self.trees is None else int(self.trees.meta[:, 0].max())
 
     def __getstate__(self):
         d = dict(self.__dict__)
         for k in ("row_buffer", "last_predictions", "_weights", "_weights_column", "_one_weight",
-                  "_extension", "_clean", "_most", "_pool"):  # fmt: skip
+                  "_extension", "_saved", "_clean", "_most", "_pool"):  # fmt: skip
             d.pop(k, None)
         if d.get("trees") is not None:
             d["trees"] = tree_arrays.trimmed(d["trees"])
@@ -238,6 +239,7 @@ class MondrianEngine:
             self.settings[mondrian_kernels.P_CLASSES] = self.n_classes if self.classify else 0
             self.settings[mondrian_kernels.P_MAX_NODES] = self.node_limit()
             self._extension = np.zeros((self.n_trees_, p))
+            self._saved = np.zeros((self.n_trees_, p))
             self.fitted = True
         self.synced_version = fs.version
         self.synced_classes = self.n_classes
@@ -320,8 +322,8 @@ class MondrianEngine:
         def run(t):
             tr = self.trees
             stop[t] = mondrian_kernels.learn_rows(
-                tr.nodes, tr.meta, tr.tree_rng, self._extension, self.settings, t, X, ya, W,
-                stop[t], predict, out,
+                tr.nodes, tr.meta, tr.tree_rng, self._extension, self._saved, self.settings, t, X,
+                ya, W, stop[t], predict, out,
             )  # fmt: skip
 
         todo = list(range(self.n_trees_))
@@ -421,8 +423,9 @@ class MondrianEngine:
                 shift = self.target_shift
             y = y - self.target_shift
         tr = self.trees
-        args = (tr.nodes, tr.meta, tr.tree_rng, self._extension, self.settings, self.nominal, row,
-                self._clean, y, wt, predict, shift, self.last_predictions)  # fmt: skip
+        args = (tr.nodes, tr.meta, tr.tree_rng, self._extension, self._saved, self.settings,
+                self.nominal, row, self._clean, y, wt, predict, shift,
+                self.last_predictions)  # fmt: skip
         self._most = _entry(mondrian_kernels.learn_one, args)(*args)
         return self.last_predictions
 
