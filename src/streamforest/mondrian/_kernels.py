@@ -158,8 +158,9 @@ def node_loss(nodes, params, t, v, y):
 @kernel
 def take_stats(nodes, params, t, v, y, w, weigh):
     """Node ``v`` of tree ``t`` learns target ``y`` with weight ``w``: its log weight loses the
-    loss of its prediction (when ``weigh`` and aggregating), then its statistics take it."""
-    if weigh and params[P_AGGREGATE] != 0.0:
+    loss of its prediction (when ``weigh`` is 1.0 and aggregating; 0.0: it made none), then its
+    statistics take it."""
+    if weigh != 0.0 and params[P_AGGREGATE] != 0.0:
         nodes[t, v, LOG_WEIGHT] -= params[P_STEP] * w * node_loss(nodes, params, t, v, y)
     n = nodes[t, v, COUNT] + w
     nodes[t, v, COUNT] = n
@@ -321,14 +322,15 @@ def learn_tree(nodes, meta, rng, extension, saved, params, t, x, y, w):
     meta[t, N_SEEN] += 1
     K = int(params[P_CLASSES])
     max_nodes = params[P_MAX_NODES]
-    if meta[t, N_NODES] == 1 and nodes[t, 0, COUNT] == 0.0:  # the first row
-        box_of_row(nodes, params, t, 0, x)
-        take_stats(nodes, params, t, 0, y, w, False)
-        nodes[t, 0, LOG_TREE] = nodes[t, 0, LOG_WEIGHT]
+    root = np.int64(0)  # (not a literal: see "Literal constants" in tree_kinds.kernels)
+    if meta[t, N_NODES] == 1 and nodes[t, root, COUNT] == 0.0:  # the first row
+        box_of_row(nodes, params, t, root, x)
+        take_stats(nodes, params, t, root, y, w, 0.0)
+        nodes[t, root, LOG_TREE] = nodes[t, root, LOG_WEIGHT]
         return
     P = x.shape[0]
-    v = 0
-    leaf = 0
+    v = root
+    leaf = root
     while True:
         total = extend_box(nodes, params, extension, saved, t, v, x)
         split = False
@@ -356,11 +358,11 @@ def learn_tree(nodes, meta, rng, extension, saved, params, t, x, y, w):
             leaf = add_children(nodes, meta, t, v, j, threshold, time, right, box_at(params))
             old = int(nodes[t, v, LEFT if right else RIGHT])
             box_before(nodes, params, extension, saved, t, old, x)
-            take_stats(nodes, params, t, v, y, w, True)
+            take_stats(nodes, params, t, v, y, w, 1.0)
             box_of_row(nodes, params, t, leaf, x)
-            take_stats(nodes, params, t, leaf, y, w, False)
+            take_stats(nodes, params, t, leaf, y, w, 0.0)
             break
-        take_stats(nodes, params, t, v, y, w, True)
+        take_stats(nodes, params, t, v, y, w, 1.0)
         if nodes[t, v, LEFT] < 0.0:
             leaf = v
             break
