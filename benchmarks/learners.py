@@ -49,7 +49,8 @@ missing cells left out of River's dicts).  Each learner runs once per seed of ``
 (the same seeds for both libraries); the metric skips row 0 (River predicts nothing before
 learning).  Ours run the dict API (``predict_one`` then ``learn_one``, as River) and, for the
 regressor, the array API's compiled prequential pass (``predict_learn_many``).  Rows/s is rows
-over the wall time of the pass.
+over the wall time of the pass.  On the Friedman rows it also runs NormalizedConformal over
+AMFRegressor and over the default forest at alpha 0.1 (MER, RIS, the centre's MAE).
 
     python benchmarks/learners.py --amf [--seeds 42,43,44,45,46] [--friedman-n 20000]
         [--skip-river] [--out results/amf.json]
@@ -318,7 +319,31 @@ def run_amf(args) -> dict:
                   f" seeds {', '.join(f'{v:.4f}' for v in scores)})  "
                   f"{np.median(speeds):9.0f} rows/s", flush=True)  # fmt: skip
         report["streams"][name] = {"task": task, "rows": len(y), "learners": table}
+        if name.startswith("Friedman"):
+            report["normalized_conformal"] = amf_intervals(X, y, seeds[0])
     return report
+
+
+def amf_intervals(X, y, seed) -> dict:
+    """NormalizedConformal over AMFRegressor and over the default forest at alpha 0.1 (MER,
+    RIS and the centre's MAE), test-then-train on arrays."""
+    import streamforest as sf
+    from streamforest.metrics import score
+
+    out = {}
+    for label, forest in (("AMFRegressor", sf.AMFRegressor()),
+                          ("OnlineForestRegressor", sf.OnlineForestRegressor())):  # fmt: skip
+        m = sf.NormalizedConformal(forest, seed=seed)
+        t0 = time.perf_counter()
+        pred, iv = m.predict_learn_many(X, y, alpha=ALPHA)
+        secs = time.perf_counter() - t0
+        r = score(y, pred, iv, [ALPHA])
+        a = r["intervals"][f"{ALPHA:g}"]
+        out[label] = {"mae": r["mae"], "mer": a["mer"], "ris": a["ris"],
+                      "rows_per_s": len(y) / secs}  # fmt: skip
+        print(f"NormalizedConformal({label}) alpha {ALPHA}: MER {a['mer']:.4f} RIS {a['ris']:.4f}"
+              f" MAE {r['mae']:.4f} {len(y) / secs:.0f} rows/s", flush=True)  # fmt: skip
+    return out
 
 
 def main() -> None:
