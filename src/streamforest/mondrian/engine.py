@@ -261,9 +261,9 @@ class MondrianEngine:
     def bagging_weights(self, wa: np.ndarray) -> np.ndarray:
         """``(n_trees, n)`` weights of the next ``n`` rows: Poisson bagging weights times the
         sample weights, or the sample weights (no bagging)."""
-        wa = np.ascontiguousarray(wa, dtype=np.float64)
+        wa = kernel_array(wa)
         if self.bagging <= 0.0:
-            return np.ascontiguousarray(np.broadcast_to(wa, (self.n_trees_, wa.shape[0])))
+            return np.repeat(wa[None, :], self.n_trees_, axis=0)  # (a new, writeable array)
         out = np.empty((self.n_trees_, wa.shape[0]))
         engine_kernels.draw_weights(self.rng, self.bagging, wa, out)
         return out
@@ -278,7 +278,7 @@ class MondrianEngine:
     def _shifted(self, ya: np.ndarray) -> tuple[np.ndarray, bool]:
         """Regression targets less the shift (set by the first row ever learnt)."""
         if self.classify:
-            return np.ascontiguousarray(ya, dtype=np.float64), False
+            return kernel_array(ya), False
         first = self.target_shift is None and ya.shape[0] > 0
         if first:
             self.target_shift = float(ya[0])
@@ -309,12 +309,12 @@ class MondrianEngine:
         if self.nominal.any():
             X = np.array(X, dtype=np.float64, order="C")  # (a copy: cleaned in place)
             mondrian_kernels.clean_rows(self.nominal, X)
-        return np.ascontiguousarray(X, dtype=np.float64)
+        return kernel_array(X)
 
     def _learn_pass(self, Xa, ya, W, P) -> None:
         n = Xa.shape[0]
         X = self.rows(Xa)
-        W = np.ascontiguousarray(W, dtype=np.float64)
+        W = kernel_array(W)
         predict = P is not None
         out = P if predict else np.zeros((1, 1))
         stop = [0] * self.n_trees_
@@ -396,8 +396,9 @@ class MondrianEngine:
         the next call; zeros for a classifier)."""
         if kernel is not None or handle is not None:
             raise TypeError(_NOT_ARENA.format(what="a method kernel in learn_one"))
-        if not (row.flags.c_contiguous and row.dtype == np.float64 and row.ndim == 1):
-            row = np.ascontiguousarray(row, dtype=np.float64).reshape(-1)
+        if not (row.flags.c_contiguous and row.flags.writeable and row.dtype == np.float64
+                and row.ndim == 1):  # (the entry points take exactly this type)  # fmt: skip
+            row = kernel_array(row).reshape(-1)
         return self._one(row, float(y), float(w))
 
     def learn_row(self, y: float, w: float):
@@ -418,7 +419,7 @@ class MondrianEngine:
         predict = not self.classify
         if predict:
             if self.target_shift is None:
-                self.target_shift = y  # (the predictions of empty trees are 0 then)
+                self.target_shift = float(y)  # (the predictions of empty trees are 0 then)
             else:
                 shift = self.target_shift
             y = y - self.target_shift
@@ -432,8 +433,9 @@ class MondrianEngine:
     def predict_one(self, row) -> float:
         """The forest's regression prediction for one encoded row (each tree's in
         :attr:`last_predictions`)."""
-        if not (row.flags.c_contiguous and row.dtype == np.float64 and row.ndim == 1):
-            row = np.ascontiguousarray(row, dtype=np.float64).reshape(-1)
+        if not (row.flags.c_contiguous and row.flags.writeable and row.dtype == np.float64
+                and row.ndim == 1):  # (the entry points take exactly this type)  # fmt: skip
+            row = kernel_array(row).reshape(-1)
         tr = self.trees
         shift = self.target_shift if self.target_shift is not None else 0.0
         args = (tr.nodes, self.settings, self.nominal, row, self._clean, shift,
@@ -443,8 +445,9 @@ class MondrianEngine:
     def predict_proba_one(self, row, scratch: np.ndarray, mean: np.ndarray) -> int:
         """The mean class probabilities of one encoded row into ``mean``; returns the most
         probable class."""
-        if not (row.flags.c_contiguous and row.dtype == np.float64 and row.ndim == 1):
-            row = np.ascontiguousarray(row, dtype=np.float64).reshape(-1)
+        if not (row.flags.c_contiguous and row.flags.writeable and row.dtype == np.float64
+                and row.ndim == 1):  # (the entry points take exactly this type)  # fmt: skip
+            row = kernel_array(row).reshape(-1)
         tr = self.trees
         args = (tr.nodes, self.settings, self.nominal, row, self._clean, scratch, mean)
         return _entry(mondrian_kernels.predict_proba_one, args)(*args)
