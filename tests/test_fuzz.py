@@ -61,8 +61,9 @@ def _build(name):
         params["k"] = 16
     if "grace_period" in spec.param_names():
         params["grace_period"] = 20
-    if "n_trees" in spec.param_names() and "forest" not in spec.layers:  # ABORF
+    if "n_trees" in spec.param_names() and "forest" not in spec.layers:  # ABORF, AMF
         params["n_trees"] = 3
+    if "depth" in spec.param_names():  # ABORF
         params["depth"] = 4
     return registry.build(name, params, seed=0)
 
@@ -413,7 +414,7 @@ LABELS = [0, 1, 2, "a", "b", True, (1, "x"), 2.5]  # hashable labels of mixed ty
 
 def _build_classifier(name):
     spec = registry.get(name)
-    params = {"grace_period": 20}
+    params = {"grace_period": 20} if "grace_period" in spec.param_names() else {}
     if "n_members" in spec.param_names():
         params["n_members"] = 3
     if "calibration_size" in spec.param_names():

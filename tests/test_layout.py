@@ -32,7 +32,7 @@ LAYERS = [
     ["engine"],
     ["trees"],
     ["forests", "persistence", "river"],
-    ["intervals", "boosting"],
+    ["intervals", "boosting", "mondrian"],
     ["prediction_sets", "batch", "evaluate"],
     ["registry"],
     ["compilation"],
@@ -149,7 +149,7 @@ def test_no_source_file_over_the_line_limit(path):
 # private one.  A private name read on another object (``x._name``, ``x`` not ``self``/``cls``/
 # ``super()``) is allowed only when the module's own package defines that name and no other
 # package does (so the object is one of the package's own); the exceptions, one reason each:
-INTERFACE_USERS = ["intervals", "prediction_sets", "distributed", "batch", "boosting"]
+INTERFACE_USERS = ["intervals", "prediction_sets", "distributed", "batch", "boosting", "mondrian"]
 NAMEDTUPLE_API = {"_fields", "_replace", "_asdict", "_make", "_field_defaults"}
 ALLOWED_PRIVATE_READS = {
     # a batch model borrows the Estimator conventions without being one (see its docstring)

@@ -110,6 +110,8 @@ MODELS = {
     "SGBTRegressor": lambda: sf.SGBTRegressor(
         n_steps=8, tree=tree(drift_threshold=20.0), drift_threshold=20.0, seed=26
     ),
+    "AMFRegressor": lambda: sf.AMFRegressor(n_trees=3, step=0.5, seed=27),
+    "AMFClassifier": lambda: sf.AMFClassifier(n_trees=3, dirichlet=0.25, seed=28),
     "HoeffdingTreeClassifier": lambda: sf.HoeffdingTreeClassifier(
         grace_period=40, nominal_features=("grp",), seed=16
     ),
@@ -139,6 +141,7 @@ MODELS = {
     "QuantileForestRegressor": lambda: sf.QuantileForestRegressor(n_estimators=8, seed=24),
 }
 CLASSIFIERS = (
+    "AMFClassifier",
     "HoeffdingTreeClassifier",
     "ACTSERClassifier",
     "ACTSEREnsembleClassifier",

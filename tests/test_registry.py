@@ -41,6 +41,7 @@ TODAY = [
     "atser",
     "aborf",
     "sgbt",
+    "amf",
 ]
 
 

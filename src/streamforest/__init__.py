@@ -25,6 +25,7 @@ from .intervals import (
     NormalizedConformal,
     OnlineQRF,
 )
+from .mondrian import AMFClassifier, AMFRegressor
 from .persistence import load, save
 from .prediction_sets import AdaptiveConformalClassifier, ConformalClassifier
 from .sketches import KLLSketch
@@ -37,6 +38,8 @@ from .trees import (
 
 __all__ = [
     "ABORFRegressor",
+    "AMFClassifier",
+    "AMFRegressor",
     "ACTSERClassifier",
     "ACTSEREnsembleClassifier",
     "ATSEREnsembleRegressor",

@@ -34,6 +34,7 @@ from .intervals import (
     NormalizedConformal,
     OnlineQRF,
 )
+from .mondrian import AMFRegressor
 from .prediction_sets import AdaptiveConformalClassifier, ConformalClassifier
 from .trees import ATSERRegressor, HoeffdingTreeRegressor
 
@@ -338,6 +339,12 @@ MODELS: dict[str, ModelSpec] = {
             layers=("tree",),
             tree_cls=SGBTRegressor,
         ),
+        ModelSpec(
+            "amf",
+            AMFRegressor,
+            "AMFRegressor: aggregated Mondrian forest (Mourtada et al. 2021), 10 trees",
+            layers=("tree",),
+        ),
     )
 }
 
@@ -351,6 +358,8 @@ CLASSIFIERS = {
                        "ACTSEREnsembleClassifier(mode='rforest'): ACTSER-RForest, 25 trees"),
     "ht-classifier": ("streamforest:HoeffdingTreeClassifier", {}, "HoeffdingTreeClassifier: "
                       "VFDT-style tree, information gain, naive Bayes adaptive leaves"),
+    "amf-classifier": ("streamforest:AMFClassifier", {}, "AMFClassifier: aggregated Mondrian "
+                       "forest (Mourtada et al. 2021), 10 trees"),
 }  # fmt: skip
 MODELS.update(
     {
