@@ -51,6 +51,8 @@ CASES = {  # name -> constructor expression (``sf`` is streamforest)
     "AdaptiveConformalClassifier": (
         "sf.AdaptiveConformalClassifier(sf.ConformalClassifier(sf.ACTSEREnsembleClassifier(seed=0)))"
     ),
+    "AMFRegressor": "sf.AMFRegressor(seed=0)",
+    "AMFClassifier": "sf.AMFClassifier(seed=0)",
     "HDIForestRegressor": "sf.HDIForestRegressor(seed=0)",
     "QuantileForestRegressor": "sf.QuantileForestRegressor(seed=0)",
 }
