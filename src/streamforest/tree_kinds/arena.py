@@ -167,18 +167,27 @@ def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: i
     return arrays
 
 
-def _release_row(arr: np.ndarray, t: int, lo: int, hi: int) -> None:
+def _release_row(arr: np.ndarray, t: int, lo: int, hi: int, zero: bool = False) -> None:
     """Give back to the system the whole pages of items ``[lo, hi)`` of row ``t`` of ``arr``
-    (they read as zeros afterwards; Linux, elsewhere nothing)."""
+    (they read as zeros afterwards; Linux, elsewhere nothing); ``zero``: the items of the
+    partial pages at either end are set to 0 too (every item of ``[lo, hi)`` then reads 0,
+    wherever the row's pages begin: a saved or pickled row, holes included, does not depend on
+    the addresses the arrays got)."""
     mad = _madvise()
     if mad is None or hi <= lo:
         return
     fn, page = mad
+    item = arr.itemsize
     base = arr[t].ctypes.data
-    a = -(-(base + lo * arr.itemsize) // page) * page
-    b = (base + hi * arr.itemsize) // page * page
+    a = -(-(base + lo * item) // page) * page
+    b = (base + hi * item) // page * page
     if b > a:
         fn(a, b - a, _MADV_DONTNEED)
+        if zero:  # the partial pages: items [lo, first whole page) and [last page end, hi)
+            arr[t, lo : lo + (a - base - lo * item) // item] = 0
+            arr[t, hi - (base + hi * item - b) // item : hi] = 0
+    elif zero:
+        arr[t, lo:hi] = 0
 
 
 def _extents(lay: np.ndarray) -> np.ndarray:
@@ -255,7 +264,7 @@ def release_dead_pages(A: Arena, t: int) -> None:
         pos = 0
         for lo, hi in [*_live(A.lay[t], which), (arr.shape[1], arr.shape[1])]:
             if lo > pos:  # a gap [pos, lo): its whole pages
-                _release_row(arr, t, pos, lo)
+                _release_row(arr, t, pos, lo, zero=True)
             pos = hi
 
 
