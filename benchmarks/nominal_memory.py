@@ -45,13 +45,14 @@ APIS = ("one", "many")
 
 
 def stream(name: str, n: int, seed: int = 0):
-    """``(ids, X numeric (n, 2), labels)`` of stream ``name``."""
+    """``(ids, X numeric (n, 2), labels)`` of stream ``name`` (its first ``n`` rows: a shorter
+    run sees the rows a longer one starts with)."""
     n_ids, n_classes = STREAMS[name]
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, n_ids, n)
-    X = rng.random((n, 2))
-    preferred = np.random.default_rng(seed + 1).integers(0, n_classes, n_ids)
-    y = np.where(rng.random(n) < 0.7, preferred[ids], np.floor(n_classes * X[:, 0]).astype(int))
+    ids = np.random.default_rng([seed, 0]).integers(0, n_ids, n)
+    X = np.random.default_rng([seed, 1]).random((n, 2))
+    preferred = np.random.default_rng([seed, 2]).integers(0, n_classes, n_ids)
+    mix = np.random.default_rng([seed, 3]).random(n) < 0.7
+    y = np.where(mix, preferred[ids], np.floor(n_classes * X[:, 0]).astype(int))
     return ids, X, y
 
 
