@@ -377,7 +377,7 @@ def test_predicting_does_not_change_the_saved_file(name, fitted):
 def test_manifest_contents(fitted):
     m = persistence.read_manifest(fitted["CPExact"].path)
     assert m["format"] == "streamforest-model"
-    assert m["format_version"] == persistence.FORMAT_VERSION == 6
+    assert m["format_version"] == persistence.FORMAT_VERSION == 7
     assert m["library_version"] == sf.__version__
     assert m["class"].endswith(":CPExact")
     assert m["params"]["calibration_size"] == 150 and m["params"]["seed"] == 8

@@ -9,6 +9,14 @@ a plain array) to the columns of the float matrix the compiled core reads.  Rule
 - **Nominal features**: a feature whose first seen value is a ``str`` (or one listed in the
   model's ``nominal_features``) is nominal.  Its categories are coded 0, 1, 2, ... in order of first
   appearance while learning; at prediction a category never learnt is coded -1 ("unseen").
+- **Category cap**: a model under a memory budget may cap the codes of a nominal feature
+  (:attr:`FeatureSpace.max_codes`, set by a classifier's engine from its budget, see
+  :mod:`streamforest.engine.classifier_engine`).  A feature that has that many codes when a new
+  category arrives stops coding new ones: from then on (its :attr:`FeatureSpace.code_limits`
+  entry ``B``, the cap at that moment) every category without a code, learnt or predicted, is
+  coded :func:`category_bucket` ``(v, B)``, a hash bucket among the feature's ``B`` first codes,
+  the same in every process (not Python's salted ``hash``).  Its categories dict stays at the
+  codes it had.  Without a cap (``max_codes`` None, every regressor) nothing changes.
 - **Emerging features**: a new name met while learning gets the next column; met while
   predicting it is ignored (the model knows nothing of it).  New names met in the same dict
   get their columns sorted by (type name, ``str(name)``), so a model does not depend on the
@@ -29,6 +37,7 @@ a plain array) to the columns of the float matrix the compiled core reads.  Rule
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 import struct
@@ -61,6 +70,41 @@ _NO_MEMO = (None, None, None, (), -1)  # matches no dict (``m[0] is x`` is False
 _NOT_FAST = object()  # stands for a nominal value without a code: not in _FAST_NUMERIC
 
 
+def _category_bytes(v) -> bytes:
+    """A canonical byte string of category ``v``, equal for categories a dict takes as one key
+    (``1``, ``1.0``, ``True`` and ``np.int64(1)``), the same in every process."""
+    if isinstance(v, str):
+        return b"s" + v.encode("utf-8", "surrogatepass")
+    if isinstance(v, bytes):
+        return b"b" + v
+    if isinstance(v, (bool, np.bool_, numbers.Integral)):
+        return b"i" + str(int(v)).encode()
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        if math.isfinite(f) and f == int(f):
+            return b"i" + str(int(f)).encode()
+        return b"f" + f.hex().encode()
+    if isinstance(v, tuple):
+        parts = [_category_bytes(e) for e in v]
+    elif isinstance(v, frozenset):
+        parts = sorted(_category_bytes(e) for e in v)
+    else:  # any other hashable value: by type and repr (stable when its repr is)
+        t = type(v)
+        return b"r" + f"{t.__module__}.{t.__qualname__}:{v!r}".encode("utf-8", "surrogatepass")
+    tag = b"t" if isinstance(v, tuple) else b"z"
+    return tag + b"".join(b"%d:" % len(p) + p for p in parts)
+
+
+def category_bucket(v, n: int) -> int:
+    """The hash bucket, in ``[0, n)``, of category ``v``: a nominal feature past its cap codes a
+    category it has no code for as its bucket (see the module docstring).  A 64-bit BLAKE2b
+    hash of a canonical encoding of ``v`` (strings by their UTF-8 bytes, numbers by value,
+    tuples and frozensets element by element, anything else by its type and ``repr``), so the
+    same in every process and Python version."""
+    h = hashlib.blake2b(_category_bytes(v), digest_size=8).digest()
+    return int.from_bytes(h, "little") % int(n)
+
+
 def _is_missing(v) -> bool:
     """None, NaN, or pandas' ``pd.NA`` (the missing value of its nullable dtypes)."""
     return v is None or (isinstance(v, float) and math.isnan(v)) or type(v).__name__ == "NAType"
@@ -76,6 +120,10 @@ class FeatureSpace:
         self.categories: list[dict[Hashable, int]] = []
         self.forced_nominal = frozenset(nominal or ())
         self.version = 0  # bumped whenever a feature or a category is added
+        # the category cap (None: none) and each feature's bucket count once it reached the cap
+        # (None: it still codes new categories); see the module docstring
+        self.max_codes: int | None = None
+        self.code_limits: list[int | None] = []
         self.array_names: list[Hashable] | None = None  # the features of an array's columns
         self._forget_layouts()
 
@@ -95,12 +143,17 @@ class FeatureSpace:
         d.pop("_layouts", None)
         d.pop("_last", None)
         d.pop("_memo", None)
+        d.pop("_max_cats", None)
         return d
 
     def __setstate__(self, d) -> None:
         self.__dict__.update(d)
         # states saved before it existed: arrays take every feature, as they did then
         self.__dict__.setdefault("array_names", None)
+        # saved before category caps (format 6 and older): no cap, every feature codes anew
+        self.__dict__.setdefault("max_codes", None)
+        if "code_limits" not in self.__dict__:
+            self.code_limits = [None] * len(self.__dict__.get("names", ()))
         self._forget_layouts()
 
     def __len__(self) -> int:
@@ -108,7 +161,37 @@ class FeatureSpace:
 
     @property
     def max_categories(self) -> int:
-        return max((len(c) for c in self.categories), default=0)
+        """The most category codes of a feature (kept per :attr:`version`: an engine's sync
+        reads it once per tree)."""
+        memo = self.__dict__.get("_max_cats")
+        if memo is not None and memo[0] == self.version:
+            return memo[1]
+        n = max((len(c) for c in self.categories), default=0)
+        self._max_cats = (self.version, n)
+        return n
+
+    def set_max_codes(self, n: int | None) -> None:
+        """Cap the codes of each nominal feature at ``n`` (at least 1; None: no cap) from the
+        next category on; features already at their bucket count keep it."""
+        self.max_codes = None if n is None else max(1, int(n))
+
+    def _limit_for_new(self, j: int, n_codes: int) -> int | None:
+        """The bucket count of feature ``j`` (holding ``n_codes`` codes) if a new category
+        comes now: its limit, or the cap when it has reached it; None: the category gets the
+        next code."""
+        lim = self.code_limits[j]
+        if lim is not None:
+            return lim
+        cap = self.max_codes
+        if cap is not None and n_codes >= cap:
+            return cap
+        return None
+
+    def _unlearnt_code(self, j: int, v) -> float:
+        """The code of a category of feature ``j`` that has none when predicting: its bucket
+        once the feature is past its cap, else -1 (unseen)."""
+        lim = self.code_limits[j]
+        return -1.0 if lim is None else float(category_bucket(v, lim))
 
     # ---------------------------------------------------------------------------------------------
     def _plan_feature(self, name, value, new: dict) -> bool:
@@ -119,7 +202,7 @@ class FeatureSpace:
         new[name] = nominal
         return nominal
 
-    def _commit(self, new: dict, new_cats: list) -> None:
+    def _commit(self, new: dict, new_cats: list, limits=()) -> None:
         if new:
             self._forget_layouts()  # the row gets wider: every layout is stale
         for name, nominal in new.items():
@@ -127,10 +210,13 @@ class FeatureSpace:
             self.names.append(name)
             self.nominal.append(nominal)
             self.categories.append({})
+            self.code_limits.append(None)
         for j, v in new_cats:
             cats = self.categories[j]
             if v not in cats:
                 cats[v] = len(cats)
+        for j, lim in limits:  # features that reached the cap: buckets from now on
+            self.code_limits[j] = lim
         if new or new_cats:
             self.version += 1
 
@@ -307,6 +393,7 @@ class FeatureSpace:
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
         new: dict = {}
         new_cats: list = []
+        limits: list = []
         known = len(self.names)
         vals: list[tuple[int, float]] = []
         extra: list[float] = []
@@ -324,11 +411,17 @@ class FeatureSpace:
                     raise TypeError(f"category of feature {name!r} is not hashable: {v!r}")
                 code = self.categories[j].get(v)
                 if code is None:
-                    if learn:
-                        new_cats.append((j, v))
-                        code = len(self.categories[j])
+                    if not learn:
+                        code = self._unlearnt_code(j, v)
                     else:
-                        code = -1
+                        lim = self._limit_for_new(j, len(self.categories[j]))
+                        if lim is None:
+                            new_cats.append((j, v))
+                            code = len(self.categories[j])
+                        else:  # past the cap: the category's bucket
+                            if self.code_limits[j] is None:
+                                limits.append((j, lim))
+                            code = category_bucket(v, lim)
                 vals.append((j, float(code)))
             else:
                 vals.append((j, self._numeric(name, v)))
@@ -346,7 +439,7 @@ class FeatureSpace:
             row[j] = f
         row[known:] = extra
         if learn:
-            self._commit(new, new_cats)
+            self._commit(new, new_cats, limits)
         return row
 
     def encode_array(self, X, learn: bool) -> np.ndarray:
@@ -422,6 +515,7 @@ class FeatureSpace:
     def _encode_columns(self, names, cols, n, learn: bool) -> np.ndarray:
         new: dict = {}
         new_cats: list = []
+        limits: list = []
         known = len(self.names)
         order = []
         for name, col in zip(names, cols, strict=True):
@@ -438,6 +532,7 @@ class FeatureSpace:
             nominal = self.nominal[j] if j < known else new[name]
             if nominal:
                 cats = dict(self.categories[j]) if j < known else {}
+                lim = self.code_limits[j] if j < known else None  # buckets past the cap
                 codes = np.empty(n)
                 for i, v in enumerate(col):
                     if _is_missing(v):
@@ -447,17 +542,24 @@ class FeatureSpace:
                         raise TypeError(f"category of feature {name!r} is not hashable: {v!r}")
                     c = cats.get(v)
                     if c is None:
-                        if learn:
-                            c = cats[v] = len(cats)
-                            new_cats.append((j, v))
+                        if not learn:
+                            c = -1 if lim is None else category_bucket(v, lim)
                         else:
-                            c = -1
+                            if lim is None and self.max_codes is not None:
+                                if len(cats) >= self.max_codes:
+                                    lim = self.max_codes
+                                    limits.append((j, lim))
+                            if lim is None:
+                                c = cats[v] = len(cats)
+                                new_cats.append((j, v))
+                            else:
+                                c = category_bucket(v, lim)
                     codes[i] = c
                 out[:, j] = codes
             else:
                 out[:, j] = self._numeric_column(name, col)
         if learn:
-            self._commit(new, new_cats)
+            self._commit(new, new_cats, limits)
         return out
 
     @staticmethod

@@ -83,6 +83,12 @@ TOKEN_BINS = 16
 ALTERNATE_SLACK = 3
 BIN_SHARE = 0.75
 BIN_SHARE_SKETCH = 0.5
+# a classification tree's category room (the codes of its leaves' nominal class counts, which
+# take 8 bytes per code, class and nominal feature in every leaf slot) grows only while the tree
+# can still hold this many leaves with it (see category_room and
+# streamforest.engine.classifier_engine): 50k user ids and 2 classes took 800 kB a leaf, and 500
+# classes 200 MB, so no leaf cap could keep a tree in its share
+CATEGORY_LEAVES = 32
 
 
 class UnitBytes(NamedTuple):
@@ -187,6 +193,8 @@ def classifier_tree_bytes(
     max_bins: int = 64,
     n_cats: int = 0,
     cat_splits: bool = False,
+    slots: int = 0,
+    nodes: int = 0,
 ) -> int:
     """The most a classification tree with leaf cap ``max_leaves`` holds (``units``: its leaves
     as wide as they will be, see :func:`classifier_caps`).
@@ -205,10 +213,13 @@ def classifier_tree_bytes(
       lacks them, so it stays below ``4 n_cats`` when splits use none (ACTSER's nominal splits
       send categories to random sides); ``cat_splits`` (VFDT's one-versus-rest splits, one list
       of up to ``n_cats`` per split, no alternates) below ``2 (max_leaves + 1) n_cats``.
-    - ``fixed`` holds one node, one leaf slot and one bin."""
+    - ``fixed`` holds one node, one leaf slot and one bin.
+
+    ``slots`` and ``nodes``: at least that many leaf slots and nodes (a tree that holds them
+    already: slots in use are never given back, node arrays never shrink)."""
     L = int(max_leaves)
     k = (L - 1) // 2 + 2 if alternates else 1
-    slots, nodes = L + k, 2 * (L + k)
+    slots, nodes = max(L + k, int(slots)), max(2 * (L + k), int(nodes))
     bins = bins_bytes(max_bins, units) - bins_bytes(1, units)
     cats = max(64, 2 * (L + 1) * n_cats if cat_splits else 4 * n_cats)
     return (units.fixed + (slots - 1) * units.leaf + (nodes - 1) * units.node + bins
@@ -238,6 +249,88 @@ def classifier_caps(share_bytes: float, units: UnitBytes, alternates: bool,
         else:
             hi = mid
     return lo, max_bins
+
+
+def with_categories(units: UnitBytes, rows: int, n_classes: int, n_cats: int) -> UnitBytes:
+    """``units`` (of leaves without category codes) with a category room of ``n_cats`` codes in
+    ``rows`` nominal rows of ``n_classes`` classes: what :func:`unit_bytes` adds for them."""
+    extra = 8 * int(rows) * int(n_cats) * int(n_classes)
+    return units._replace(leaf=units.leaf + extra, fixed=units.fixed + extra)
+
+
+# no category room bound: a tree without nominal rows holds no category codes in its leaves
+UNBOUNDED_ROOM = 2**40
+
+
+def category_room(share_bytes: float, units: UnitBytes, rows: int, n_classes: int,
+                  alternates: bool, max_bins: int = 64, n_cats: int | None = None,
+                  cat_splits: bool = False, leaves: int = CATEGORY_LEAVES, slots: int = 0,
+                  nodes: int = 0) -> int:  # fmt: skip
+    """The most category codes a classification tree's nominal class counts may hold: the
+    largest room ``C`` with which a tree of ``leaves`` leaves (and at least ``slots`` leaf
+    slots and ``nodes`` nodes, those it holds) fits ``share_bytes``
+    (:func:`classifier_tree_bytes`, ``units`` its leaves without codes, see
+    :func:`with_categories`); -1 when it does not fit even without codes; ``UNBOUNDED_ROOM``
+    when its leaves have no nominal row.  ``n_cats``: the bound of the nodes' category lists
+    (the most categories of a feature); None: ``C`` itself."""
+    K = max(1, int(n_classes))
+
+    def bytes_at(c):
+        u = with_categories(units, rows, K, c)
+        pool = c if n_cats is None else n_cats
+        return classifier_tree_bytes(leaves, u, alternates, max_bins, pool, cat_splits, slots,
+                                     nodes)  # fmt: skip
+
+    b0 = bytes_at(0)
+    if b0 > share_bytes:
+        return -1
+    # bytes_at is linear in the codes past a few (piecewise: the lists' bound is at least 64),
+    # so the answer lies between the room at its largest slope and at its smallest
+    big = UNBOUNDED_ROOM // 2
+    fast, slow = bytes_at(big + 1) - bytes_at(big), bytes_at(1) - b0
+    if fast <= 0:
+        return UNBOUNDED_ROOM
+    lo = min(UNBOUNDED_ROOM, int((share_bytes - b0) // fast))
+    hi = UNBOUNDED_ROOM if slow <= 0 else min(UNBOUNDED_ROOM, int((share_bytes - b0) // slow) + 1)
+    lo = min(lo, hi)
+    while bytes_at(lo) > share_bytes:  # (not reached: bytes_at is convex)
+        lo //= 2
+    if bytes_at(hi) <= share_bytes:
+        return hi
+    while hi - lo > 1:  # bytes(lo) <= share < bytes(hi)
+        mid = (lo + hi) // 2
+        if bytes_at(mid) <= share_bytes:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def class_room(share_bytes: float, one: UnitBytes, two: UnitBytes, alternates: bool,
+               max_bins: int = 64) -> int:  # fmt: skip
+    """The most classes with which a classification tree of two leaves (the least a tree holds)
+    and no category code fits ``share_bytes``: ``one`` and ``two`` are its units with one and
+    two classes (every class field of a leaf is as wide as the classes, so the bytes grow by
+    ``two - one`` a class).  0 when not even one class fits."""
+
+    def units_of(k):
+        return UnitBytes(*(a + (k - 1) * (b - a) for a, b in zip(one, two, strict=True)))
+
+    def fits(k):
+        return classifier_tree_bytes(2, units_of(k), alternates, max_bins) <= share_bytes
+
+    if not fits(1):
+        return 0
+    lo, hi = 1, 2
+    while fits(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def grown(current: int, needed: int, cap: int) -> int:

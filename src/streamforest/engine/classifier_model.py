@@ -31,6 +31,8 @@ from ..features import check_weights, n_rows, weight_of
 from . import class_votes
 from .model import EngineModel
 
+PREDICT_BLOCK_BYTES = 2**24  # the most the trees' probabilities of a batch take at once
+
 
 class EngineClassifier(EngineModel):
     """Base of the classifiers run by an :class:`~streamforest.engine.core.Engine`."""
@@ -92,6 +94,8 @@ class EngineClassifier(EngineModel):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
         if not e.fitted and not x:
             raise ValueError("no feature has been seen yet: an example needs at least one feature")
+        if k is None and hasattr(e, "check_new_classes"):  # a new class: refused past the
+            e.check_new_classes(len(self.classes_), 1)  # budget's class cap, before anything
         row = e.encode_one(x, True)  # validates x before anything is recorded
         k = self._index_of(label)
         e.sync()
@@ -108,6 +112,7 @@ class EngineClassifier(EngineModel):
         n = n_rows(X)
         labels = self._checked_labels(y, n)
         wa = check_weights(w, n)
+        self._check_class_room(labels)
         Xa = fs.encode_array(X, learn=True)
         if not n:
             return self
@@ -132,6 +137,20 @@ class EngineClassifier(EngineModel):
             return a
         return _labels(y, n)
 
+    def _check_class_room(self, labels) -> None:
+        """Refuse ``labels`` (from :meth:`_checked_labels`) if their new classes would be more
+        than the engine's budget holds (see
+        :meth:`~streamforest.engine.classifier_engine.ClassifierEngine.check_new_classes`)."""
+        e = self.engine_
+        cap = e.max_classes() if hasattr(e, "max_classes") else None  # (files of format 3:
+        if cap is None or len(self.classes_) + len(labels) <= cap:  # an engine of either task)
+            return
+        if isinstance(labels, np.ndarray):
+            labels = [_label(v) for v in np.unique(labels).tolist()]
+        index = self._class_index
+        new = {v for v in labels if v not in index}
+        e.check_new_classes(len(self.classes_), len(new))
+
     def _indices_of(self, labels) -> np.ndarray:
         """The class indices (float64) of ``labels`` (from :meth:`_checked_labels`), new
         labels registered in order of first appearance, as one :meth:`_index_of` per label
@@ -154,9 +173,15 @@ class EngineClassifier(EngineModel):
         mean = np.zeros((n, K))
         if not self.is_fitted or not K:
             return mean, None
-        PT = self.engine_.predict_trees(Xa, n_classes=K)  # (n_trees, n, K)
+        e = self.engine_
         cls = np.zeros(n, dtype=np.int64)
-        class_votes.vote_rows(PT, mean, np.zeros(K), cls)
+        votes = np.zeros(K)
+        # the trees' probabilities, (n_trees, rows, K), a block of rows at a time: 500 classes
+        # and 25 trees took 100 MB for a chunk of 1,000 rows
+        step = max(1, PREDICT_BLOCK_BYTES // (8 * e.n_trees * K))
+        for i in range(0, n, step):
+            PT = e.predict_trees(Xa[i : i + step], n_classes=K)
+            class_votes.vote_rows(PT, mean[i : i + step], votes, cls[i : i + step])
         return mean, cls
 
     def predict_proba(self, X) -> np.ndarray:

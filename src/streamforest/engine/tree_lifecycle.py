@@ -34,27 +34,77 @@ def _arena_kind(A: arena.Arena, created) -> arena.Arena:
     return A
 
 
+# fields of a tree state read from the arena's layout (see TreeLifecycle._classes_held)
+_INTS, _FT_NOMINAL, _CLASS_WEIGHTS, _NOMINAL_WEIGHTS = (
+    state.TreeState._fields.index(f)
+    for f in ("ints", "ft_nominal", "lf_class_weights", "lf_nominal_class_weights")
+)
+
+
 class TreeLifecycle:
     """Creates trees and gives them room (a part of :class:`~streamforest.engine.core.Engine`)."""
 
-    def _widen_classes(self, t: int, bg: bool = False) -> None:
-        """Give classification tree ``t`` room for every class and category code known."""
+    def _widen_classes(self, t: int, bg: bool = False, room: int | None = None) -> None:
+        """Give classification tree ``t`` room for every class and category code known (the
+        categories known, doubled past its room); ``room``: exactly that many category codes
+        instead (fewer than it holds drops the others' weights, see
+        :func:`~streamforest.tree_kinds.state.fit_classes`)."""
+        if room is None and self._classes_held(t, bg):
+            return
         before = st = arena.load(self._arena_of(bg), t)
         K0 = state.n_classes(st)
         if not K0:
             return
-        C0 = state.n_cat_codes(st)
-        cats = self.features.max_categories
-        if K0 >= self.n_classes and C0 >= cats:
-            return
+        if room is None:
+            C0 = state.n_cat_codes(st)
+            cats = self.features.max_categories
+            if K0 >= self.n_classes and C0 >= cats:
+                return
+            room = max(cats, 2 * C0) if cats > C0 else C0
+            room = max(room, int(st.lf_nominal_class_weights.shape[2]) // K0)  # codes it holds
         # wider leaves cost more: the tree's caps are worked out again for its share, and leaf
         # slots allocated past the new cap (and never used) are given back before widening
         prm = self._capped_params(t, int(st.ints[state.I_NFEAT]), bg)
         k = int(st.ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1  # as make_room
         st = state.shrink_leaves(st, prm.max_leaves + k)
-        st = state.grow_classes(st, self.n_classes, max(cats, 2 * C0) if cats > C0 else C0)
+        st = state.fit_classes(st, self.n_classes, room)
         kept = [a is b for a, b in zip(st, before, strict=True)]
-        self._put(bg, arena.store(self._arena_of(bg), t, st, prm, kept=kept))
+        self._put(bg, arena.store(self._arena_of(bg), t, st, prm, kept=kept,
+                                  release_old=self._release_old()))  # fmt: skip
+
+    def _classes_held(self, t: int, bg: bool) -> bool:
+        """Whether tree ``t`` has nothing to widen: a regression tree, or a classification tree
+        whose class fields hold every class and whose nominal class counts hold a row per
+        nominal feature and the categories known (read from the arena's layout: loading the
+        state for it took most of a per-example step that met a new category)."""
+        A = self._arena_of(bg)
+        lay = A.lay[t]
+        K0 = int(lay[_CLASS_WEIGHTS, 2])
+        if not K0:
+            return True
+        if K0 < self.n_classes:
+            return False
+        cats = self.features.max_categories
+        if not cats:
+            return True
+        nfeat = int(A.ia[t, lay[_INTS, 0] + state.I_NFEAT])
+        o = int(lay[_FT_NOMINAL, 0])
+        nominal = int(np.count_nonzero(A.ba[t, o : o + nfeat]))
+        return (
+            int(lay[_NOMINAL_WEIGHTS, 2]) >= nominal and int(lay[_NOMINAL_WEIGHTS, 3]) >= cats * K0
+        )
+
+    def _release_old(self) -> bool:
+        """Whether a lengthened arena may give back each other tree's old row once copied
+        (:func:`~streamforest.tree_kinds.arena.store`'s ``release_old``): never here; a
+        classifier's engine does when no pass runs its trees on threads."""
+        return False
+
+    def _new_category_room(self, t: int, p: int, bg: bool) -> int:
+        """The category room of a new classification tree in row ``t``: the categories known
+        (a budget may cap it, see
+        :class:`~streamforest.engine.classifier_engine.ClassifierEngine`)."""
+        return self.features.max_categories
 
     def _tree_seed(self, t: int):
         seed, k = self.specs[t].seed, int(self.n_resets[t])
@@ -112,14 +162,15 @@ class TreeLifecycle:
             alternates=prm.alt_lambda > 0,
             pregrown=grown,
             n_classes=max(1, self.n_classes) if classify else 0,
-            n_cats=self.features.max_categories if classify else 0,
+            n_cats=self._new_category_room(t, p, bg) if classify else 0,
             ranges=gauss,
             nig=prm.leaf_model == state.LEAF_BAYES,  # ABORF's Bayesian leaves
         )
         st.ft_nominal[:p] = self.features.nominal
         st.ints[state.I_MAXCAT] = self.features.max_categories
         page_hinkley_init(st.drift_detector, self.warning)
-        A = arena.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st))
+        A = arena.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st),
+                        release_old=self._release_old())  # fmt: skip
         self._put(bg, _with_kind(A, kind_of(prm)))
         kernels.init_tree(self._arena_of(bg), t)
 
@@ -150,7 +201,8 @@ class TreeLifecycle:
             st.lf_range[:, old:p, 1] = -np.inf
         st.ints[state.I_NFEAT] = p
         kept = [a is b for a, b in zip(st, before, strict=True)]
-        self._put(bg, arena.store(self._arena_of(bg), t, st, self._capped_params(t, p, bg), kept))
+        self._put(bg, arena.store(self._arena_of(bg), t, st, self._capped_params(t, p, bg), kept,
+                                  release_old=self._release_old()))  # fmt: skip
 
     def _apply_memory_budget(self, spec, p: int) -> None:
         """Cap a new tree's leaves and observer bins so that the forest holds at most
@@ -238,7 +290,8 @@ class TreeLifecycle:
             # for the tree is then what memory_bytes counts; the fields growth left alone are
             # the loaded views of the row
             views = [a is b for a, b in zip(st, old, strict=True)]
-            self._put(bg, arena.store(self._arena_of(bg), t, st, views=views))
+            self._put(bg, arena.store(self._arena_of(bg), t, st, views=views,
+                                      release_old=self._release_old()))  # fmt: skip
             if "bins" in kw:
                 self.call(kernels.rebuild_hash_at, (self._arena_of(bg), t), self._arena_of(bg).kind)
         budget.release_free_memory()  # the old arrays and the row's assembly

@@ -68,8 +68,12 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         leaves (whose class statistics grow with the classes and features) fit its share;
         a tree at its cap stops splitting and its leaves keep learning (see
         :mod:`streamforest.engine.budget`).  When a class or category first appears the caps
-        are computed again for the wider leaves.  ``None``: no budget (each member still
-        stops at 100,000 leaves).
+        are computed again for the wider leaves.  Categories and classes count too: a nominal
+        feature keeps at most the category codes a tree's share holds and hashes later
+        categories into that many buckets, new classes cut the trees' category room (or replace
+        a tree that no longer fits), and a label past the classes the budget holds is refused
+        (:class:`~streamforest.engine.classifier_engine.ClassifierEngine`).  ``None``: no budget
+        (each member still stops at 100,000 leaves; categories and classes are not capped).
     n_jobs
         Threads that run trees in parallel on chunks of at least 256 rows; results do not
         depend on it.

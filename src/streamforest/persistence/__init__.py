@@ -80,6 +80,8 @@ format_version  written by                                      read by
                 weights per nominal feature
 6               streamforest 0.1.x, Bayesian leaves centred     streamforest 0.1.x
                 on their means
+7               streamforest 0.1.x, a classifier's category     streamforest 0.1.x
+                cap (hash buckets past it)
 ==============  ==============================================  ======================
 
 Version 2: every tree's state has the fields of the split rules and of change adaptation
@@ -120,6 +122,12 @@ their scatter (``lf_bayes``) about the leaf's running means of the target and th
 (raw units before: not offset invariant); the layout is unchanged.  Version 4 and 5 files load:
 each Bayesian leaf's scatter is moved to its means and its intercept lowered by its target mean
 (:mod:`._state_upgrades`), so the model predicts as saved, and learns on as the new model.
+
+Version 7: a model's feature space records its category cap (``max_codes``, set by a classifier
+under a memory budget) and, per feature, the number of hash buckets its later categories go to
+once it reached the cap (``code_limits``; see :mod:`streamforest.features`).  Files of formats 6
+and older load with no cap and no feature past one (their categories were all coded, as before);
+a classifier with a budget works its cap out at its next learning call.
 """
 
 from __future__ import annotations

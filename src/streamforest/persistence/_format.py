@@ -16,7 +16,7 @@ from ._classes import _PKG, _class_name, _is_object_class
 from ._encoder import _Encoder
 
 FORMAT_NAME = "streamforest-model"
-FORMAT_VERSION = 6  # written by this library
+FORMAT_VERSION = 7  # written by this library
 MIN_FORMAT_VERSION = 1  # oldest format this library reads
 MANIFEST = "manifest.json"
 
@@ -29,6 +29,7 @@ _UPGRADES: dict[int, Callable[[dict], dict]] = {
         manifest
     ),  # 4 -> 5: likewise (the arena keeps lf_nominal_class_weights's nominal rows)
     5: lambda manifest: manifest,  # 5 -> 6: load converts Bayesian leaves (._state_upgrades)
+    6: lambda manifest: manifest,  # 6 -> 7: a feature space without a cap sets none itself
 }
 
 

@@ -160,6 +160,18 @@ def _check_features(fs) -> int:
             isinstance(cats, dict) and sorted(cats.values()) == list(range(len(cats))),
             f"feature {j}'s category codes are not 0, 1, ...",
         )
+    # the category cap and the buckets of the features past it (a bucket is a code: below the
+    # codes the feature has)
+    cap = fs.max_codes
+    _need(cap is None or (type(cap) is int and cap >= 1), f"category cap {cap!r}")
+    limits = fs.code_limits
+    _need(isinstance(limits, list) and len(limits) == n, "category limits not one per feature")
+    for j, lim in enumerate(limits):
+        _need(
+            lim is None
+            or (type(lim) is int and fs.nominal[j] and 1 <= lim <= len(fs.categories[j])),
+            f"feature {j}'s category buckets {lim!r} for {len(fs.categories[j])} codes",
+        )
     return n
 
 

@@ -131,7 +131,7 @@ def params_at(A: Arena, t: int) -> TreeParams:
 
 
 def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=None,
-          views=None) -> Arena:  # fmt: skip
+          views=None, release_old: bool = False) -> Arena:  # fmt: skip
     """Write tree state ``st`` (and parameters) into row ``t``; returns the arena, with new
     arrays when a row had to be lengthened (by ``GROWTH``: a forest reallocates O(log size)
     times and copies a fraction of its final size in all).
@@ -142,7 +142,12 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=N
     becomes a hole).  Without ``kept`` (or when holes would make the row more than twice what
     the tree holds) the row is laid out afresh from its start (:func:`_store_apart`); there
     ``views[k]``, when given, says that field k of ``st`` is :func:`load`'s view of this row
-    (else the fields' addresses tell)."""
+    (else the fields' addresses tell).
+
+    ``release_old``: when the arrays are lengthened, each other row's pages in the old arrays
+    are given back to the system once copied (:func:`_lengthened`), so the process holds the
+    trees once, not twice, while it copies them; only when no other thread works on the old
+    arrays (another tree's pass would lose its row)."""
     sizes = [a.size for a in st]
     arena_of = [_ARENA_OF[a.dtype] for a in st]
     lay = np.ones((N_FIELDS, 4), np.int64)
@@ -151,8 +156,9 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=N
     used = [0, 0, 0]
     for k in range(N_FIELDS):
         used[arena_of[k]] += sizes[k]
+    keep = t if release_old else None
     if kept is None or not any(kept):  # a new tree (or unknown views): from the row's start
-        return _store_apart(A, t, st, prm, lay, sizes, arena_of, views)
+        return _store_apart(A, t, st, prm, lay, sizes, arena_of, views, keep)
     cur = A.lay[t].tolist()
     need = [0, 0, 0]  # past the row's fields as they are
     for k in range(N_FIELDS):
@@ -165,19 +171,22 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=N
             lay[k, 0] = need[arena_of[k]]
             need[arena_of[k]] += sizes[k]
     if any(need[w] > 2 * used[w] + 64 for w in range(3)):  # mostly holes: compact
-        return _store_apart(A, t, st, prm, lay, sizes, arena_of)
-    arrays = _lengthened([A.fa, A.ia, A.ba], need, A.lay)
+        return _store_apart(A, t, st, prm, lay, sizes, arena_of, None, keep)
+    arrays = _lengthened([A.fa, A.ia, A.ba], need, A.lay, keep=keep)
     for k, a in enumerate(st):  # kept fields are in place; the others go past the old fields
         if not kept[k]:
             _write(arrays[arena_of[k]][t], lay[k, 0], a)
     return _finish(A, t, arrays, lay, prm)
 
 
-def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: int = -1) -> list:
+def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: int = -1,
+                keep: int | None = None) -> list:  # fmt: skip
     """The arena arrays, each with rows of at least ``need`` (lengthened by ``GROWTH``).  Only
     each row's fields (their extent in ``lay``, the arena's layout) are copied, and nothing of
     row ``skip`` (about to be laid out afresh): the rest of a row stays untouched, so it costs
-    address space, not memory."""
+    address space, not memory.  ``keep`` not None: only the fields of each row are copied, not
+    the holes between them, and every row but row ``keep`` (whose fields the caller may still
+    read from the old arrays) has its old pages given back once copied (:func:`_release_row`)."""
     if all(need[w] <= arrays[w].shape[1] for w in range(3)):
         return arrays  # (the common case: no array to lengthen)
     ext = _extents(lay) if lay is not None else None
@@ -191,10 +200,38 @@ def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: i
             old = arrays[which]
             for t in range(old.shape[0]):
                 e = cap if ext is None else min(cap, int(ext[t, which]))
-                if e:
+                if keep is not None and lay is not None:
+                    for lo, hi in _live(lay[t], which) if e else ():
+                        new[t, lo:hi] = old[t, lo:hi]
+                    if t != keep:
+                        _release_row(old, t, 0, cap)
+                elif e:
                     new[t, :e] = old[t, :e]
             arrays[which] = new
     return arrays
+
+
+def _release_row(arr: np.ndarray, t: int, lo: int, hi: int, zero: bool = False) -> None:
+    """Give back to the system the whole pages of items ``[lo, hi)`` of row ``t`` of ``arr``
+    (they read as zeros afterwards; Linux, elsewhere nothing); ``zero``: the items of the
+    partial pages at either end are set to 0 too (every item of ``[lo, hi)`` then reads 0,
+    wherever the row's pages begin: a saved or pickled row, holes included, does not depend on
+    the addresses the arrays got)."""
+    mad = _madvise()
+    if mad is None or hi <= lo:
+        return
+    fn, page = mad
+    item = arr.itemsize
+    base = arr[t].ctypes.data
+    a = -(-(base + lo * item) // page) * page
+    b = (base + hi * item) // page * page
+    if b > a:
+        fn(a, b - a, _MADV_DONTNEED)
+        if zero:  # the partial pages: items [lo, first whole page) and [last page end, hi)
+            arr[t, lo : lo + (a - base - lo * item) // item] = 0
+            arr[t, hi - (base + hi * item - b) // item : hi] = 0
+    elif zero:
+        arr[t, lo:hi] = 0
 
 
 def _extents(lay: np.ndarray) -> np.ndarray:
@@ -224,6 +261,18 @@ def small_page_zeros(shape: tuple, dtype) -> np.ndarray:
     a = np.zeros(shape, dtype)
     if a.nbytes < 2**22:  # numpy does not ask for huge pages below 4 MiB
         return a
+    if _madvise() is not None:
+        fn, page = _MADVISE[0]
+        start = a.ctypes.data
+        lo = -(-start // page) * page  # whole pages inside the array (it is not touched yet)
+        hi = (start + a.nbytes) // page * page
+        if hi > lo:
+            fn(lo, hi - lo, _MADV_NOHUGEPAGE)  # advice only: a failure changes nothing
+    return a
+
+
+def _madvise():
+    """``(libc's madvise, page size)``, or None where there is none (resolved once)."""
     if not _MADVISE:
         fn = None
         if sys.platform.startswith("linux"):
@@ -236,14 +285,47 @@ def small_page_zeros(shape: tuple, dtype) -> np.ndarray:
             except (OSError, AttributeError, ValueError):
                 fn = None
         _MADVISE.append(fn)
-    if _MADVISE[0] is not None:
-        fn, page = _MADVISE[0]
-        start = a.ctypes.data
-        lo = -(-start // page) * page  # whole pages inside the array (it is not touched yet)
-        hi = (start + a.nbytes) // page * page
-        if hi > lo:
-            fn(lo, hi - lo, _MADV_NOHUGEPAGE)  # advice only: a failure changes nothing
-    return a
+    return _MADVISE[0]
+
+
+_MADV_DONTNEED = 4  # Linux
+
+
+def release_dead_pages(A: Arena, t: int) -> None:
+    """Give the whole pages of row ``t`` that hold none of its fields back to the system (Linux;
+    elsewhere nothing): the holes a :func:`store` leaves where moved fields were, and the old
+    tail of a row laid out shorter.  Those pages stay resident once written, though
+    :func:`used_bytes` (what a budget counts) does not see them: a classifier whose leaves were
+    widened a few times held twice its ``memory_bytes``.  Nothing reads them before writing
+    (a field is written where it is laid out; a lengthened row copies its fields only), and
+    a page given back reads as zeros.  Only pages wholly inside row ``t`` are given back, so
+    the other trees' rows (written by other threads) are not touched."""
+    if _madvise() is None:
+        return
+    for which, arr in enumerate((A.fa, A.ia, A.ba)):
+        if arr.shape[1] == 0:
+            continue
+        pos = 0
+        for lo, hi in [*_live(A.lay[t], which), (arr.shape[1], arr.shape[1])]:
+            if lo > pos:  # a gap [pos, lo): its whole pages
+                _release_row(arr, t, pos, lo, zero=True)
+            pos = hi
+
+
+def _live(lay: np.ndarray, which: int) -> list:
+    """The items of a row (layout ``lay``) that its fields in arena array ``which`` take, as
+    sorted, disjoint ``[lo, hi)`` intervals."""
+    out = []
+    for lo, hi in sorted(
+        (int(lay[k, 0]), int(lay[k, 0]) + int(lay[k, 1] * lay[k, 2] * lay[k, 3]))
+        for k in range(N_FIELDS)
+        if _FIELD_ARENA[k] == which and lay[k, 1] * lay[k, 2] * lay[k, 3] > 0
+    ):
+        if out and lo <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return out
 
 
 def _write(row: np.ndarray, off: int, a: np.ndarray) -> None:
@@ -261,7 +343,7 @@ def _finish(A: Arena, t: int, arrays, lay, prm) -> Arena:
     return A
 
 
-def _store_apart(A, t, st, prm, lay, sizes, arena_of, views=None) -> Arena:
+def _store_apart(A, t, st, prm, lay, sizes, arena_of, views=None, keep=None) -> Arena:
     """Lay row ``t`` out afresh from its start (no holes), in field order.
 
     ``st`` may hold views of the row (the fields a growth left as they were).  Per arena
@@ -277,7 +359,7 @@ def _store_apart(A, t, st, prm, lay, sizes, arena_of, views=None) -> Arena:
         lay[k, 0] = need[arena_of[k]]
         need[arena_of[k]] += sizes[k]
     old = [A.fa, A.ia, A.ba]
-    arrays = _lengthened(list(old), need, A.lay, skip=t)
+    arrays = _lengthened(list(old), need, A.lay, skip=t, keep=keep)
     for w in range(3):
         fields = [k for k in range(N_FIELDS) if arena_of[k] == w]
         row = arrays[w][t]

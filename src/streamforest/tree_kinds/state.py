@@ -530,11 +530,20 @@ def grow_classes(st: TreeState, classes: int, cats: int) -> TreeState:
     contents preserved (a new class has weight 0 everywhere, a new row nothing)."""
     K0 = n_classes(st)
     C0 = int(st.lf_nominal_class_weights.shape[2]) // K0 if K0 else 0
+    return fit_classes(st, classes, max(C0, cats))
+
+
+def fit_classes(st: TreeState, classes: int, cats: int) -> TreeState:
+    """:func:`grow_classes` with exactly ``cats`` category codes: fewer than the tree holds drops
+    the weights of the codes from ``cats`` on (the leaves' naive Bayes then takes those
+    categories as unseen ones: a classifier's category room cut to its memory budget)."""
+    K0 = n_classes(st)
+    C0 = int(st.lf_nominal_class_weights.shape[2]) // K0 if K0 else 0
     N0, N = (
         st.lf_nominal_class_weights.shape[1],
         max(st.lf_nominal_class_weights.shape[1], n_nominal(st)),
     )
-    K, C = max(K0, classes), max(C0, cats)
+    K, C = max(K0, classes), int(cats)
     if (K, C, N) == (K0, C0, N0):
         return st
     d = st._asdict()
@@ -552,7 +561,8 @@ def grow_classes(st: TreeState, classes: int, cats: int) -> TreeState:
     d["lf_class_weights"] = cc
     d["lf_class_stats"] = remap(st.lf_class_stats, (K0, 3), (K, 3))
     ncc = np.zeros((L, N, C, K))
-    ncc[:, :N0, :C0, :K0] = st.lf_nominal_class_weights.reshape(L, N0, C0, K0)
+    c = min(C0, C)
+    ncc[:, :N0, :c, :K0] = st.lf_nominal_class_weights.reshape(L, N0, C0, K0)[:, :, :c, :]
     d["lf_nominal_class_weights"] = ncc.reshape(L, N, C * K)
     if st.lf_candidate_classes.shape[2]:
         d["lf_candidate_classes"] = remap(st.lf_candidate_classes, (K0, 2), (K, 2))

@@ -1,0 +1,230 @@
+"""Memory of a classifier on high-cardinality nominal streams (issue 33).
+
+``ACTSEREnsembleClassifier`` with its defaults (25 trees, ``max_memory_mb=256``) learns three
+streams prequentially, each stream and API in a process of its own (so that its resident memory
+is its own):
+
+- ``ids-50k``: a nominal user id uniform over 50,000 ids, two numeric features, 2 classes;
+- ``ids-200k``: the same with 200,000 ids;
+- ``classes-500``: 500 classes and 50,000 ids.
+
+Each user has a preferred class: the label is it with probability 0.7, else the class of the
+first numeric feature's interval (``floor(K x0)``), so the id carries most of what can be learnt.
+
+Two APIs: ``one`` (a dict per example: ``predict_one`` then ``learn_one``) and ``many`` (a chunk
+of ``--chunk`` rows as an object array: ``predict`` then ``learn_many``); the accuracy counts
+the rows after the first chunk in both (prequential: each row predicted before it is learnt).
+After every 1,000 rows
+a line gives the rows, the peak RSS of the process over those rows (``VmHWM``, reset per chunk
+through ``/proc/self/clear_refs``) and its ratio to the budget, the same less the process's RSS
+before learning (the interpreter, numpy and the compiled kernels, loaded first by a small model
+that is then dropped) as a ratio to the budget, ``memory_bytes`` (MiB), the prequential accuracy
+so far and the rows per second (prediction and learning).  The summary line of each run gives
+the largest ratios over all chunks.
+
+    python benchmarks/nominal_memory.py [--rows 200_000] [--streams ids-50k,ids-200k,classes-500]
+        [--apis one,many] [--budget 256] [--every 1000] [--quiet] [--stop-rss-mib MiB]
+
+``--stop-rss-mib`` ends a run once its peak RSS passes that much (to measure a version without
+the category cap, whose memory grows without bound).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+STREAMS = {"ids-50k": (50_000, 2), "ids-200k": (200_000, 2), "classes-500": (50_000, 500)}
+APIS = ("one", "many")
+
+
+def stream(name: str, n: int, seed: int = 0):
+    """``(ids, X numeric (n, 2), labels)`` of stream ``name`` (its first ``n`` rows: a shorter
+    run sees the rows a longer one starts with)."""
+    n_ids, n_classes = STREAMS[name]
+    ids = np.random.default_rng([seed, 0]).integers(0, n_ids, n)
+    X = np.random.default_rng([seed, 1]).random((n, 2))
+    preferred = np.random.default_rng([seed, 2]).integers(0, n_classes, n_ids)
+    mix = np.random.default_rng([seed, 3]).random(n) < 0.7
+    y = np.where(mix, preferred[ids], np.floor(n_classes * X[:, 0]).astype(int))
+    return ids, X, y
+
+
+def _status(key: str) -> float:
+    """A ``/proc/self/status`` entry in MiB (NaN where there is none)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _reset_peak() -> None:
+    """Reset ``VmHWM`` to the current RSS (Linux 4.0+; nothing elsewhere)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def _warm_up(budget: float) -> None:
+    """Load (or compile) the kernels both APIs use, with a small model that is then dropped."""
+    import gc
+
+    import streamforest as sf
+    from streamforest.engine.budget import release_free_memory
+
+    ids, X, y = stream("ids-50k", 3000)
+    m = sf.ACTSEREnsembleClassifier(n_members=3, max_memory_mb=budget, seed=0)
+    for i in range(300):
+        x = {"user": f"u{ids[i]}", "x0": X[i, 0], "x1": X[i, 1]}
+        m.predict_one(x)
+        m.learn_one(x, f"c{y[i]}")
+    rows = _rows(ids, X, 300, 3000)
+    m.predict(rows)
+    m.learn_many(rows, np.array([f"c{v}" for v in y[300:3000]]))
+    del m
+    gc.collect()
+    release_free_memory()
+
+
+def _rows(ids, X, a: int, b: int) -> np.ndarray:
+    out = np.empty((b - a, 3), dtype=object)
+    out[:, 0] = [f"u{v}" for v in ids[a:b].tolist()]
+    out[:, 1] = X[a:b, 0].tolist()
+    out[:, 2] = X[a:b, 1].tolist()
+    return out
+
+
+def run_one(name: str, api: str, n: int, budget: float, chunk: int, every: int, quiet: bool,
+            stop_mib: float = float("inf")):  # fmt: skip
+    """One stream and API in this process; prints a JSON line per ``every`` rows and a
+    summary (early, ``"stopped"``, once the peak RSS passed ``stop_mib``)."""
+    import streamforest as sf
+
+    _warm_up(budget)
+    base = _status("VmRSS")
+    ids, X, y = stream(name, n)
+    labels = np.array([f"c{v}" for v in y.tolist()], dtype=object)
+    m = sf.ACTSEREnsembleClassifier(max_memory_mb=budget, seed=0)
+    correct = 0
+    elapsed = 0.0
+    worst = {"rss_ratio": 0.0, "growth_ratio": 0.0, "memory_mib": 0.0}
+    step = chunk if api == "many" else every
+    done = 0
+    _reset_peak()
+    while done < n:
+        b = min(n, done + step)
+        t0 = time.perf_counter()
+        if api == "one":
+            for i in range(done, b):
+                x = {"user": f"u{ids[i]}", "x0": float(X[i, 0]), "x1": float(X[i, 1])}
+                hit = m.predict_one(x) == labels[i]
+                correct += bool(hit) and i >= chunk  # scored from the second chunk, as below
+                m.learn_one(x, labels[i])
+        else:
+            rows = _rows(ids, X, done, b)
+            if done:
+                correct += int(np.sum(m.predict(rows) == labels[done:b]))
+            m.learn_many(rows, labels[done:b])
+        elapsed += time.perf_counter() - t0
+        done = b
+        if done % every and done < n:
+            continue
+        peak = _status("VmHWM")
+        _reset_peak()
+        rec = {
+            "stream": name,
+            "api": api,
+            "rows": done,
+            "peak_rss_mib": round(peak, 1),
+            "rss_ratio": round(peak / budget, 3),
+            "growth_ratio": round((peak - base) / budget, 3),
+            "memory_mib": round(m.memory_bytes / 2**20, 1),
+            "accuracy": round(correct / max(1, done - chunk), 4),
+            "rows_per_s": round(done / elapsed, 1),
+        }
+        for k in worst:
+            worst[k] = max(worst[k], rec[k])
+        if not quiet:
+            print(json.dumps(rec), flush=True)
+        if peak > stop_mib:
+            break
+    fs = m.features_
+    summary = {
+        "summary": True,
+        "stream": name,
+        "api": api,
+        "rows": done,
+        "stopped": done < n,
+        "budget_mib": budget,
+        "base_rss_mib": round(base, 1),
+        "max_rss_ratio": worst["rss_ratio"],
+        "max_growth_ratio": worst["growth_ratio"],
+        "max_memory_mib": worst["memory_mib"],
+        "accuracy": round(correct / max(1, done - chunk), 4),
+        "rows_per_s": round(done / elapsed, 1),
+        "classes": m.n_classes_,
+        "codes_kept": fs.max_categories,
+        "code_cap": getattr(fs, "max_codes", None),  # (None before the cap existed)
+        "tree_resets": int(m.engine_.n_resets.sum()),
+    }
+    print(json.dumps(summary), flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--streams", default=",".join(STREAMS))
+    ap.add_argument("--apis", default=",".join(APIS))
+    ap.add_argument("--budget", type=float, default=256.0, help="max_memory_mb (MiB)")
+    ap.add_argument("--chunk", type=int, default=1000)
+    ap.add_argument("--every", type=int, default=1000)
+    ap.add_argument("--quiet", action="store_true", help="summary lines only")
+    ap.add_argument("--stop-rss-mib", type=float, default=float("inf"),
+                    help="end a run once its peak RSS passes this (MiB)")  # fmt: skip
+    ap.add_argument("--one", nargs=2, metavar=("STREAM", "API"), help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.one:
+        run_one(a.one[0], a.one[1], a.rows, a.budget, a.chunk, a.every, a.quiet, a.stop_rss_mib)
+        return 0
+    for name in a.streams.split(","):
+        for api in a.apis.split(","):
+            if name not in STREAMS or api not in APIS:
+                raise SystemExit(f"unknown stream or API: {name} {api}")
+            cmd = [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--one",
+                name,
+                api,
+                "--rows",
+                str(a.rows),
+                "--budget",
+                str(a.budget),
+                "--chunk",
+                str(a.chunk),
+                "--every",
+                str(a.every),
+                "--stop-rss-mib",
+                str(a.stop_rss_mib),
+            ]
+            cmd += ["--quiet"] if a.quiet else []  # fmt: skip
+            r = subprocess.run(cmd, check=False)
+            if r.returncode:
+                print(json.dumps({"stream": name, "api": api, "exit_code": r.returncode}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
