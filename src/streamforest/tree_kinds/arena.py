@@ -31,6 +31,7 @@ import ctypes
 import ctypes.util
 import os
 import sys
+import threading
 from typing import NamedTuple, get_type_hints
 
 import numpy as np
@@ -73,6 +74,7 @@ class Arena(NamedTuple):
 
 _KINDED_PREFIX = "Arena__"
 _KINDED: dict[TreeKind, type] = {}
+_KINDED_LOCK = threading.Lock()
 _FLAGS = tuple(f for f in TreeKind.__dataclass_fields__ if f != "rule")
 
 
@@ -83,11 +85,15 @@ def kinded_class(kind: TreeKind | None) -> type:
         return Arena
     cls = _KINDED.get(kind)
     if cls is None:
-        bits = "".join("1" if getattr(kind, f) else "0" for f in _FLAGS)
-        name = f"{_KINDED_PREFIX}{kind.rule}__{bits}"
-        cls = type(name, (Arena,), {"__slots__": (), "kind": KindTag(kind), "__module__": __name__,
-                                    "__qualname__": name})  # fmt: skip
-        _KINDED[kind] = cls
+        with _KINDED_LOCK:  # (two threads must not make two classes of one kind)
+            cls = _KINDED.get(kind)
+            if cls is None:
+                bits = "".join("1" if getattr(kind, f) else "0" for f in _FLAGS)
+                name = f"{_KINDED_PREFIX}{kind.rule}__{bits}"
+                body = {"__slots__": (), "kind": KindTag(kind), "__module__": __name__,
+                        "__qualname__": name}  # fmt: skip
+                cls = type(name, (Arena,), body)
+                _KINDED[kind] = cls
     return cls
 
 
