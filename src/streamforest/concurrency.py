@@ -34,7 +34,7 @@ import functools
 import inspect
 import threading
 
-__all__ = ["LOCKED_CALLS", "ThreadSafe", "lock_of", "locked"]
+__all__ = ["LOCKED_CALLS", "PicklableLock", "ThreadSafe", "lock_of", "locked"]
 
 #: The methods whose calls hold the model's lock (when a model class defines them).
 LOCKED_CALLS = frozenset({
@@ -45,6 +45,26 @@ LOCKED_CALLS = frozenset({
 })  # fmt: skip
 
 _CREATING = threading.Lock()  # held while a model's lock is made (once per model)
+
+
+class PicklableLock:
+    """A re-entrant lock (a context manager) that pickles as a new one: an engine holds one, and
+    models pickle with their engine."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+
+    def __getstate__(self):
+        return {}
+
+    def __setstate__(self, state):
+        self.__init__()
+
+    def __enter__(self):
+        self._lock.acquire()
+
+    def __exit__(self, *exc):
+        self._lock.release()
 
 
 def lock_of(model) -> threading.RLock:

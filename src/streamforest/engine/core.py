@@ -70,12 +70,12 @@ left.
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .. import rng as _rng
+from ..concurrency import PicklableLock
 from ..drift import N_PH, page_hinkley_init
 from ..features import kernel_array
 from ..tree_kinds import arena
@@ -94,25 +94,6 @@ AGGREGATIONS = {
 # public attributes saved under their earlier (private) names: saved models and pickles keep
 # their format
 _SAVED_AS = (("fitted", "_fitted"), ("synced_version", "_synced"))
-
-
-class _Lock:
-    """A re-entrant lock that pickles as a new one (models pickle with their engine)."""
-
-    def __init__(self):
-        self._lock = threading.RLock()
-
-    def __getstate__(self):
-        return {}
-
-    def __setstate__(self, state):
-        self.__init__()
-
-    def __enter__(self):
-        self._lock.acquire()
-
-    def __exit__(self, *exc):
-        self._lock.release()
 
 
 class Engine(TreeLifecycle, BackgroundTrees, PerExample):
@@ -165,7 +146,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         self.synced_version = -1  # the version of the feature space the trees match (public)
         self.n_classes = 0  # classification trees: classes their fields hold (set by the model)
         self._synced_classes = 0
-        self._lock = _Lock()
+        self._lock = PicklableLock()
         self._scratch()
 
     def restrict(self, trees) -> None:

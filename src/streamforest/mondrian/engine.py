@@ -22,13 +22,13 @@ variances, per-leaf member lists) cannot take this forest.
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .. import rng as random_state
 from ..compiled import entry_point
+from ..concurrency import PicklableLock
 from ..engine import kernels as engine_kernels
 from ..features import kernel_array
 from . import _kernels as mondrian_kernels
@@ -48,25 +48,6 @@ def _entry(kernel, args):
     if ep is None:
         ep = _ENTRY_POINTS[kernel] = entry_point(kernel, args)
     return ep
-
-
-class _Lock:
-    """A lock that pickles as a new one."""
-
-    def __init__(self):
-        self._lock = threading.RLock()
-
-    def __getstate__(self):
-        return {}
-
-    def __setstate__(self, state):
-        self.__init__()
-
-    def __enter__(self):
-        self._lock.acquire()
-
-    def __exit__(self, *exc):
-        self._lock.release()
 
 
 class MondrianEngine:
@@ -123,7 +104,7 @@ class MondrianEngine:
         self.synced_classes = 0
         self.target_shift = None  # regression: the first target learnt (the trees learn y - it)
         self.n_trees_ = int(n_trees)
-        self._lock = _Lock()
+        self._lock = PicklableLock()
         self._scratch()
 
     # --- state ------------------------------------------------------------------------------------
