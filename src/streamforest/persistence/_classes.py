@@ -15,6 +15,11 @@ _MOVED_MODULES = {
     "streamforest.trees.inspection": "streamforest.tree_kinds.inspection",
     "streamforest.engine._kernels": "streamforest.engine.kernels",
 }
+# classes that moved since files were written (``module:QualName`` a file names -> where it is)
+_MOVED_CLASSES = {
+    "streamforest.engine.core:_Lock": "streamforest.concurrency:PicklableLock",
+    "streamforest.mondrian.engine:_Lock": "streamforest.concurrency:PicklableLock",
+}
 # bases a streamforest class may have besides streamforest classes and object
 _HARMLESS_BASES = ("abc.ABC", "typing.Generic")
 
@@ -88,7 +93,7 @@ def _resolve(spec) -> type:
     """The class named ``module:qualname``, only if it is a streamforest class."""
     if not isinstance(spec, str) or spec.count(":") != 1:
         raise ValueError(f"bad class name {spec!r} (expected 'module:QualName')")
-    module, qual = spec.split(":")
+    module, qual = _MOVED_CLASSES.get(spec, spec).split(":")
     module = _MOVED_MODULES.get(module, module)
     parts = qual.split(".")
     if not _in_package(module):
