@@ -90,7 +90,26 @@ def _node_counts(model) -> tuple[int, int]:
 _NO_ALTERNATES = {"started": 0, "adopted": 0, "discarded": 0, "live": 0}
 
 
-class AMFRegressor(OnlineForestRegressor):
+class _MondrianInspection:
+    """What both AMF estimators answer about their trees (a mixin, before the estimator's base)."""
+
+    @property
+    def alternate_stats(self) -> dict:
+        """No alternate subtrees: every count is 0."""
+        return dict(_NO_ALTERNATES)
+
+    @property
+    def n_nodes(self) -> int:
+        """Nodes of all trees (one per tree before learning)."""
+        return _node_counts(self)[0]
+
+    @property
+    def n_leaves(self) -> int:
+        """Leaves of all trees (one per tree before learning)."""
+        return _node_counts(self)[1]
+
+
+class AMFRegressor(_MondrianInspection, OnlineForestRegressor):
     """Aggregated Mondrian forest regressor (AMF; Mourtada, Gaïffas & Scornet, JRSS-B 2021),
     compiled with numba.
 
@@ -225,24 +244,8 @@ class AMFRegressor(OnlineForestRegressor):
     def params_(self):
         raise TypeError(_NOT_HOEFFDING.format(name="AMFRegressor", what="no tree parameters"))
 
-    @property
-    def alternate_stats(self) -> dict:
-        """No alternate subtrees: every count is 0."""
-        return dict(_NO_ALTERNATES)
 
-    # --- inspection -------------------------------------------------------------------------------
-    @property
-    def n_nodes(self) -> int:
-        """Nodes of all trees (one per tree before learning)."""
-        return _node_counts(self)[0]
-
-    @property
-    def n_leaves(self) -> int:
-        """Leaves of all trees (one per tree before learning)."""
-        return _node_counts(self)[1]
-
-
-class AMFClassifier(EngineClassifier):
+class AMFClassifier(_MondrianInspection, EngineClassifier):
     """Aggregated Mondrian forest classifier (AMF; Mourtada, Gaïffas & Scornet, JRSS-B 2021),
     compiled with numba.
 
@@ -357,21 +360,6 @@ class AMFClassifier(EngineClassifier):
         if e.n_classes != e.synced_classes:
             e.sync()
         return mean, e.predict_proba_one(row, self._votes, mean)
-
-    @property
-    def alternate_stats(self) -> dict:
-        """No alternate subtrees: every count is 0."""
-        return dict(_NO_ALTERNATES)
-
-    @property
-    def n_nodes(self) -> int:
-        """Nodes of all trees (one per tree before learning)."""
-        return _node_counts(self)[0]
-
-    @property
-    def n_leaves(self) -> int:
-        """Leaves of all trees (one per tree before learning)."""
-        return _node_counts(self)[1]
 
 
 __all__ = ["AMFClassifier", "AMFRegressor"]
