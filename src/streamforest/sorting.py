@@ -1,16 +1,18 @@
-"""Sorting inside compiled loops: :func:`argsort_into`, a stable merge sort of indices.
+"""Sorting inside compiled loops: :func:`argsort_into`, a stable merge sort of indices, and
+:func:`sort_into`, an in-place heapsort of values.
 
-``np.argsort`` in a numba kernel compiles numba's quicksort for its caller (about two seconds of
+``np.argsort`` (or ``ndarray.sort``) in a numba kernel compiles numba's quicksort for its caller (about two seconds of
 a cold start, every process that compiles the caller); this kernel is small, cached on disk like
 every streamforest kernel, and stable (equal values keep their order), so its result is defined
-by the values alone.  Checked against ``np.argsort(kind="stable")`` in ``tests/test_sorting.py``.
+by the values alone.  Checked against ``np.argsort(kind="stable")`` and ``np.sort`` in
+``tests/test_sorting.py``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .compiled import entry
+from .compiled import entry, kernel
 
 
 @entry(nogil=True)
@@ -54,3 +56,40 @@ def argsort_into(values, n, out):
         width *= 2
     for i in range(n):
         out[i] = src[i]
+
+
+@entry(nogil=True, _nrt=False)
+def sort_into(values, n):
+    """Sort ``values[:n]`` in place, ascending, NaN last (as ``np.sort``); no memory allocated.
+    A heapsort: equal values are indistinguishable, except ``-0.0`` and ``0.0``, whose order
+    among themselves is unspecified (as numpy's quicksort leaves it)."""
+    for start in range(n // 2 - 1, -1, -1):
+        _sift(values, start, n)
+    for end in range(n - 1, 0, -1):
+        top = values[0]
+        values[0] = values[end]
+        values[end] = top
+        _sift(values, 0, end)
+
+
+@kernel(inline="always")
+def _above(a, b):
+    """``a`` sorts after ``b`` (NaN after every number)."""
+    return (a > b) or (a != a and b == b)
+
+
+@kernel
+def _sift(values, root, end):
+    """Restore the max-heap order of ``values[root:end]`` below ``root``."""
+    v = values[root]
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            break
+        if child + 1 < end and _above(values[child + 1], values[child]):
+            child += 1
+        if not _above(values[child], v):
+            break
+        values[root] = values[child]
+        root = child
+    values[root] = v

@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from ..compiled import entry, kernel
+from ..sorting import argsort_into, sort_into
 from ._adaptive_kernels import LAG_GAIN, _nest, lag_step
 
 SFOGD, SAOCP, DTACI, AGACI, NEXCP = 0, 1, 2, 3, 4
@@ -76,7 +77,7 @@ def _sorted_window(cal, st, r, buf):
     n = int(st[r, CALN])
     for j in range(n):
         buf[j] = cal[r, j]
-    buf[:n].sort()
+    sort_into(buf, n)
     return n
 
 
@@ -115,7 +116,8 @@ def _weighted_quantile(cal, st, r, rho, p, buf):
         buf[j] = cal[r, j]
         age = (pos - 1 - j) % W
         total += rho**age
-    order = np.argsort(buf[:n])
+    order = np.empty(n, dtype=np.int64)
+    argsort_into(buf, n, order)
     acc = 0.0
     for k in range(n):
         j = order[k]

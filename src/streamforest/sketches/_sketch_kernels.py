@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import rng as _rng
 from ..compiled import entry, kernel
+from ..sorting import sort_into
 from . import _sortnet as _net
 from . import kll
 
@@ -208,7 +209,7 @@ def _insert_unit_row(it, lv, values, capt, rng):
                 tmp[j] = v
                 if v == 0.0:
                     zeros += 1
-            tmp[:m].sort()
+            sort_into(tmp, m)
             if zeros > 1:  # -0.0 and 0.0 tie: in the order they came, as insertions leave them
                 z = 0
                 while tmp[z] != 0.0:
