@@ -10,8 +10,10 @@ without sketches never compiles the KLL kernels.  Each kind's compiled code is c
 
 A component flag says that the kernels *can* use the component; whether a tree does is still
 read from its parameters (a forest whose trees differ in a component compiles for the kind that
-has every component of any of its trees, :meth:`TreeKind.union`).  The split rule and the task
-are exact: a forest's trees all share them.
+has every component of any of its trees, :meth:`TreeKind.union`; and a split rule names the
+components every kind of it compiles with, :attr:`~.rules.SplitRule.compiled_with`, so that
+models of the rule that differ only in those share their compiled code).  The split rule and the
+task are exact: a forest's trees all share them.
 
 The kind travels with the forest's arena (:class:`~streamforest.tree_kinds.arena.Arena.kind`) as a
 :class:`KindTag`, a Python object whose numba type carries the kind and that holds no data.
@@ -64,15 +66,20 @@ class TreeKind:
 
 
 def kind_of(prm: TreeParams) -> TreeKind:
-    """The kind of a tree with parameters ``prm``."""
-    return TreeKind(
-        rule=_rules().name_of(prm),
+    """The kind a tree with parameters ``prm`` compiles for: its split rule, task and
+    components, with the components its rule always compiles with
+    (:attr:`~.rules.SplitRule.compiled_with`: an ATSER tree without alternate subtrees runs
+    the kernels of one with them, reading ``alt_lambda = 0`` from its parameters)."""
+    rules = _rules()
+    kind = TreeKind(
+        rule=rules.name_of(prm),
         classification=int(prm.task) == TASK_CLASSIFICATION,
         sketch=int(prm.sketch_k) > 0,
         alternates=float(prm.alt_lambda) > 0.0,
         evidence=float(prm.ev_fade) > 0.0,
         bayes=int(prm.leaf_model) == LEAF_BAYES,
     )
+    return replace(kind, **{name: True for name in rules.of(prm).compiled_with})
 
 
 class KindTag:

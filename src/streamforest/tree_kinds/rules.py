@@ -46,6 +46,10 @@ class SplitRule:
     grown_before_data: bool = False  # every node allocated and built at creation
     buffers_examples: bool = False  # leaves buffer ``m_min`` examples for candidate splits
     value_ranges: bool = False  # per-leaf value ranges of the features (classification)
+    # components every kind of the rule compiles with, used or not (a tree reads from its
+    # parameters whether it uses them): models of the rule that differ only in these share
+    # one compiled kind, so switching one off costs no compilation (see kinds.kind_of)
+    compiled_with: tuple = ()
 
 
 DEFAULTS = {
@@ -63,10 +67,12 @@ RULES = {
     "observers": SplitRule(SPLIT_OBSERVERS, learn_at_leaf=_observers_learn,
                            bin_room=_observer_bin_room, observer_bins=True),
     "extra": SplitRule(SPLIT_EXTRA, learn_at_leaf=_extra_learns,
-                       class_learn_at_leaf=_extra_class_learns, buffers_examples=True),
+                       class_learn_at_leaf=_extra_class_learns, buffers_examples=True,
+                       compiled_with=("alternates",)),
     "pregrown": SplitRule(SPLIT_PREGROWN, route_from=route_pregrown, child=child_pregrown,
                           init_root=build_pregrown, room=room_pregrown,
-                          after_learning=update_scaling, grown_before_data=True),
+                          after_learning=update_scaling, grown_before_data=True,
+                          compiled_with=("evidence", "bayes")),
     "gauss": SplitRule(SPLIT_GAUSS, class_learn_at_leaf=_gauss_class_learns, value_ranges=True),
 }  # fmt: skip
 
