@@ -10,8 +10,8 @@ from numba.core.registry import CPUDispatcher
 
 import streamforest as sf
 from streamforest.tree_kinds import arena as AR
-from streamforest.tree_kinds import state as S
 from streamforest.tree_kinds import rules as split_rules
+from streamforest.tree_kinds import state as S
 
 from .conftest import friedman1
 

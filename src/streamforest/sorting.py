@@ -1,11 +1,11 @@
 """Sorting inside compiled loops: :func:`argsort_into`, a stable merge sort of indices, and
 :func:`sort_into`, an in-place heapsort of values.
 
-``np.argsort`` (or ``ndarray.sort``) in a numba kernel compiles numba's quicksort for its caller (about two seconds of
-a cold start, every process that compiles the caller); this kernel is small, cached on disk like
-every streamforest kernel, and stable (equal values keep their order), so its result is defined
-by the values alone.  Checked against ``np.argsort(kind="stable")`` and ``np.sort`` in
-``tests/test_sorting.py``.
+``np.argsort`` (or ``ndarray.sort``) in a numba kernel compiles numba's quicksort for its caller
+(about two seconds of a cold start, every process that compiles the caller); these kernels are
+small and cached on disk like every streamforest kernel; the argsort is stable (equal values keep
+their order), so its result is defined by the values alone.  Checked against
+``np.argsort(kind="stable")`` and ``np.sort`` in ``tests/test_sorting.py``.
 """
 
 from __future__ import annotations
