@@ -83,8 +83,9 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
     """Rows in order: ``half[i, a]`` from the scores before row i, then row i enters the
     calibration set (evicting its slot's occupant) with the stored OOB predictions ``P[:, i]``,
     then the trees' refreshed predictions of time i (events, CPExact; ``ev_*[t]`` tree t's, in
-    typed lists) are applied.  Each member keeps the sum and count of its OOB predictions,
-    updated per event.  Returns the new size.
+    typed lists; ``None``: no events, CPApproximate, compiled without their loop) are applied.
+    Each member keeps the sum and count of its OOB predictions, updated per event.  Returns
+    the new size.
 
     The levels' ranks only reach the largest scores (``alpha = 0.1``: the top tenth), so
     during the pass only a *top part* is kept sorted: the members with the largest scores,
@@ -145,30 +146,31 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
             if tn > 0 and v > -nts[tn - 1]:
                 tn = ss_insert(tord, tpos, nts, tn, -v, s)
         nt = 0
-        for t in range(T):
-            k = cur[t]
-            if k >= ev_n[t]:  # no event left for this tree (always so for CPApproximate)
-                continue
-            et = ev_t[t]
-            es = ev_s[t]
-            evv = ev_v[t]
-            while k < ev_n[t] and et[k] == i:
-                s2 = es[k]
-                v = evv[k]
-                if np.isnan(v):
-                    if coob[s2, t]:
-                        coob[s2, t] = 0
-                        csum[s2] -= cpred[s2, t]
-                        ccnt[s2] -= 1
-                else:
-                    csum[s2] += v - cpred[s2, t]
-                    cpred[s2, t] = v
-                if mark[s2] == 0:
-                    mark[s2] = 1
-                    touched[nt] = s2
-                    nt += 1
-                k += 1
-            cur[t] = k
+        if ev_t is not None:  # CPExact's events (None, CPApproximate: a branch numba prunes)
+            for t in range(T):
+                k = cur[t]
+                if k >= ev_n[t]:  # no event left for this tree
+                    continue
+                et = ev_t[t]
+                es = ev_s[t]
+                evv = ev_v[t]
+                while k < ev_n[t] and et[k] == i:
+                    s2 = es[k]
+                    v = evv[k]
+                    if np.isnan(v):
+                        if coob[s2, t]:
+                            coob[s2, t] = 0
+                            csum[s2] -= cpred[s2, t]
+                            ccnt[s2] -= 1
+                    else:
+                        csum[s2] += v - cpred[s2, t]
+                        cpred[s2, t] = v
+                    if mark[s2] == 0:
+                        mark[s2] = 1
+                        touched[nt] = s2
+                        nt += 1
+                    k += 1
+                cur[t] = k
         for k in range(nt):
             s2 = touched[k]
             mark[s2] = 0

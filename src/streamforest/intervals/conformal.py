@@ -263,17 +263,12 @@ class CPApproximate(IntervalRegressor):
 
     @staticmethod
     def _empty_events(T):
-        """No refresh events (CPApproximate): read-only, so made once per number of trees and
-        shared (building three typed lists costs a noticeable share of a chunk's trees)."""
+        """No refresh events (CPApproximate): ``None`` for the buffers, so the pass compiles
+        without the events' loop and no typed list is built (numba compiles a typed list's
+        methods again in every process: most of a warm process's first chunk)."""
         ev = _NO_EVENTS.get(T)
         if ev is None:
-            e = np.zeros(1, np.int32)
-            ev = _NO_EVENTS[T] = (
-                typed.List([e] * T),
-                typed.List([e] * T),
-                typed.List([np.zeros(1)] * T),
-                np.zeros(T, np.int64),
-            )
+            ev = _NO_EVENTS[T] = (None, None, None, np.zeros(T, np.int64))
         return ev
 
     def _exact_tree_passes(self, Xa, ya, wa, W, slots, P, parity):
