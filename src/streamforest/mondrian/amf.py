@@ -328,19 +328,12 @@ class AMFClassifier(_MondrianInspection, EngineClassifier):
         self.__dict__.update(d)
 
     # --- answers: the mean of the trees' probabilities -------------------------------------------
-    def _answers(self, X):
-        """``(mean probabilities (n, K), most probable classes (n,) or None before learning)``."""
-        Xa = self.encode_predict(X)
-        n, K = Xa.shape[0], len(self.classes_)
-        mean = np.zeros((n, K))
-        if not self.is_fitted or not K:
-            return mean, None
-        e = self.engine_
-        e.sync()  # (a class registered by a rejected call: the trees widen)
-        PT = e.predict_trees(Xa, n_classes=K)
-        best = np.zeros(n, dtype=np.int64)
-        mondrian_kernels.mean_probabilities(PT, mean, best)
-        return mean, best
+    @staticmethod
+    def _combine_trees(PT, mean, votes, cls) -> None:
+        """``mean[i]`` the mean of the trees' probabilities ``PT[:, i]``, ``cls[i]`` its most
+        probable class (the first on ties): the base's :meth:`_answers` calls it a block of rows
+        at a time (``votes`` unused)."""
+        mondrian_kernels.mean_probabilities(PT, mean, cls)
 
     def _one(self, x):
         """``(mean probabilities, most probable class)`` of one example, or None before
