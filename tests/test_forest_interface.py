@@ -123,3 +123,31 @@ def test_files_saved_before_the_interface_load_and_answer_as_saved(name):
     again = pickle.loads(pickle.dumps(model))
     assert again.predict_interval(X[550:], 0.1).tobytes() == a.tobytes()
 
+
+# --- the distributed layer shards by capability ------------------------------------------------
+def test_sharded_forest_takes_models_by_capability():
+    from streamforest.distributed.workers import model_kind
+
+    class MyForest(sf.OnlineForestRegressor):  # a subclass keeps its capabilities
+        pass
+
+    assert model_kind(sf.OnlineForestRegressor()) == "forest"
+    assert model_kind(MyForest()) == "forest"
+    assert model_kind(sf.OnlineQRF()) == "qrf"
+    assert model_kind(sf.CPApproximate(MyForest(n_trees=4))) == "cp"
+    refused = [
+        (sf.CPExact(), "CPExact links calibration rows"),
+        (sf.ConformalQRF(), "ConformalQRF .*conformal widening"),
+        (sf.GaussianInterval(), "GaussianInterval"),
+        (sf.AMFRegressor(), "ShardedForest needs .*'tree_shards'.*AMFRegressor lacks"),
+        (sf.SGBTRegressor(), "ShardedForest needs .*'tree_shards'.*SGBTRegressor lacks"),
+        (sf.ABORFRegressor(), "'tree_shards'.*ABORFRegressor lacks"),
+        (
+            sf.CPApproximate(sf.AMFRegressor(lambda_value=1.0)),
+            r"ShardedForest\(CPApproximate\) needs .*'tree_shards'.*AMFRegressor",
+        ),
+        (sf.HoeffdingTreeRegressor(), "forest or an interval method .*HoeffdingTreeRegressor"),
+    ]
+    for model, message in refused:
+        with pytest.raises(TypeError, match=message):
+            model_kind(model)
