@@ -62,8 +62,8 @@ def build(name: str):
 
     spec = registry.get(name)
     params = {}
-    if "forest" in spec.layers:
-        params["n_trees"] = 3
+    if "forest" in spec.layers:  # (an SGBT forest's members are its boosting steps)
+        params["n_trees" if "n_trees" in spec.parameters()["forest"] else "n_steps"] = 3
     if "n_members" in spec.param_names():
         params["n_members"] = 3
     if "calibration_size" in spec.param_names():

@@ -250,6 +250,58 @@ def test_classifier_matches_the_reference(split_pure):
     assert list(model.predict(Xt)) == [classes[k] for k in want.argmax(axis=1)]
 
 
+def _classifier(n=600, seed=5):
+    X, _ = _stream(n, missing=0.03)
+    y = np.where(X[:, 0] > 0.6, "a", np.where(X[:, 1] > 0.5, "b", "c"))
+    return AMFClassifier(n_trees=4, seed=seed).learn_many(X, y), X
+
+
+def test_classifier_probabilities_are_the_mean_of_its_trees_bit_for_bit():
+    """The base's answers with AMF's combine hook: the trees' probabilities summed in tree order
+    and divided by the tree count, the first most probable class on ties."""
+    from streamforest.engine.classifier_model import EngineClassifier
+
+    assert AMFClassifier._answers is EngineClassifier._answers  # only the combine step is AMF's
+    model, X = _classifier()
+    Xt = np.random.default_rng(9).uniform(size=(200, 3))
+    trees = model.engine_.predict_trees(model.encode_predict(Xt), n_classes=3)
+    want = np.zeros(trees.shape[1:])
+    for t in range(trees.shape[0]):
+        want += trees[t]
+    want /= trees.shape[0]
+    got = model.predict_proba(Xt)
+    assert got.tobytes() == want.tobytes()
+    assert model.predict(Xt).tolist() == [model.classes_[k] for k in want.argmax(axis=1)]
+    for i in range(20):  # the per-example path gives the same numbers
+        one = model.predict_proba_one({j: float(Xt[i, j]) for j in range(3)})
+        assert [one[c] for c in model.classes_] == want[i].tolist()
+
+
+def test_classifier_answers_a_block_of_rows_at_a_time(monkeypatch):
+    """The trees' probabilities of a batch never take more than the base's bound at once, and
+    the answers do not depend on the blocks."""
+    from streamforest.engine import classifier_model
+
+    model, X = _classifier()
+    Xt = np.random.default_rng(9).uniform(size=(1000, 3))
+    whole = model.predict_proba(Xt)
+    engine = model.engine_
+    sizes = []
+    predict_trees = engine.predict_trees
+
+    def recorded(Xa, n_classes=0):
+        out = predict_trees(Xa, n_classes=n_classes)
+        sizes.append(out.nbytes)
+        return out
+
+    bound = 8 * engine.n_trees * 3 * 64  # 64 rows of 4 trees' 3 probabilities
+    monkeypatch.setattr(classifier_model, "PREDICT_BLOCK_BYTES", bound)
+    monkeypatch.setattr(engine, "predict_trees", recorded)
+    blocked = model.predict_proba(Xt)
+    assert len(sizes) == 16 and max(sizes) <= bound
+    assert blocked.tobytes() == whole.tobytes()
+
+
 # --- exact properties ----------------------------------------------------------------------------
 def _records(model):
     tr = model.engine_.trees

@@ -51,8 +51,8 @@ NAMED = re.compile(
 def _build(name):
     spec = registry.get(name)
     params = {}
-    if "forest" in spec.layers:
-        params["n_trees"] = 3
+    if "forest" in spec.layers:  # (an SGBT forest's members are its boosting steps)
+        params["n_trees" if "n_trees" in spec.parameters()["forest"] else "n_steps"] = 3
     if "n_members" in spec.param_names():  # the ATSER ensembles
         params["n_members"] = 3
     if name in ("cp-approx", "cp-exact", "conformal-qrf"):

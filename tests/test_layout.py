@@ -226,3 +226,60 @@ def test_forest_users_read_no_private_member_of_another_package():
     assert found == [], "\n".join(sorted(found))
     stale = sorted(set(ALLOWED_PRIVATE_READS) - used)
     assert stale == [], f"allowed reads no longer made (remove them): {stale}"
+
+
+# The forest interface takes forests by capability (streamforest.engine.forest_interface): the
+# packages built on forests never test a forest's concrete class of another package (no
+# ``isinstance``/``issubclass`` against it, no ``type(x) is`` it, no table keyed by classes);
+# they check ``RegressionForest`` and its ``forest_capabilities`` instead.
+FOREST_PACKAGES = ["forests", "mondrian", "boosting"]
+
+
+def _forest_classes() -> dict[str, str]:
+    """``{class name: package}`` of the classes the forest packages define."""
+    out = {}
+    for path, rel, _ in _modules():
+        if rel[0] in FOREST_PACKAGES:
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                    out[node.name] = rel[0]
+    return out
+
+
+def _class_names(node) -> list[str]:
+    items = node.elts if isinstance(node, ast.Tuple) else [node]
+    return [i.id if isinstance(i, ast.Name) else i.attr for i in items
+            if isinstance(i, (ast.Name, ast.Attribute))]  # fmt: skip
+
+
+def test_forest_users_check_capabilities_not_forest_classes():
+    classes = _forest_classes()
+    assert {"OnlineForestRegressor", "AMFRegressor", "SGBTRegressor"} <= set(classes)
+    found = []
+    for path, rel, _ in _modules():
+        package = rel[0]
+        if package not in INTERFACE_USERS:
+            continue
+        where = path.relative_to(SRC).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            tested = []
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("isinstance", "issubclass")
+                and len(node.args) == 2
+            ):
+                tested = _class_names(node.args[1])
+            elif (
+                isinstance(node, ast.Compare)
+                and isinstance(node.left, ast.Call)
+                and isinstance(node.left.func, ast.Name)
+                and node.left.func.id == "type"
+            ):
+                tested = [n for c in node.comparators for n in _class_names(c)]
+            elif isinstance(node, ast.Dict):
+                tested = [n for k in node.keys if k is not None for n in _class_names(k)]
+            for name in tested:
+                if classes.get(name, package) != package:
+                    found.append(f"{where}:{node.lineno} tests the class {name}")
+    assert found == [], "\n".join(found)

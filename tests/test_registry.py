@@ -42,6 +42,10 @@ TODAY = [
     "aborf",
     "sgbt",
     "amf",
+    "normalized-cp-amf",
+    "adaptive-normalized-cp-amf",
+    "normalized-cp-sgbt",
+    "adaptive-normalized-cp-sgbt",
 ]
 
 
@@ -67,7 +71,10 @@ def test_every_entry_builds_its_class(name):
     assert spec.task == "regression" and spec.description
     if "forest" in spec.layers:
         forest = m if spec.layers[0] == "forest" else m.forest
-        assert forest.n_trees == 10 and forest.n_jobs == 2 and forest.seed == 7
+        assert type(forest) is spec.forest_cls
+        assert forest.n_jobs == 2 and forest.seed == 7
+        if "n_trees" in spec.parameters()["forest"]:  # (SGBT has boosting steps)
+            assert forest.n_trees == 10
     for k, v in spec.fixed.items():
         assert getattr(m, k) == v
 
@@ -136,3 +143,55 @@ def test_adaptive_entries_route_to_the_wrapper_then_its_model():
     assert registry.get("adaptive-cqr").method_cls is ConformalQRF
     with pytest.raises(ValueError, match="method_cls"):
         ModelSpec("x", AdaptiveConformal, "x", layers=registry.LAYERS)
+
+
+@pytest.mark.parametrize("forest", ["amf", "sgbt"])
+def test_a_method_over_a_forest_without_tree_template(forest, tmp_path):
+    """``normalized-cp-amf`` (and over SGBT): the method and the forest are layers, the forest
+    the last; the model is the one built by hand from the classes, bit for bit, and runs from
+    the command line."""
+    import numpy as np
+
+    from streamforest import AMFRegressor, NormalizedConformal, SGBTRegressor, streams
+    from streamforest.cli import main
+
+    forest_cls = {"amf": AMFRegressor, "sgbt": SGBTRegressor}[forest]
+    spec = registry.get(f"normalized-cp-{forest}")
+    assert spec.layers == ("method", "forest") and spec.forest_cls is forest_cls
+    params = {"calibration_size": 200, "step": 0.5} if forest == "amf" else {"n_steps": 5}
+    kw = spec.route({**params, "seed": 4})
+    assert kw["method"] == {
+        k: v for k, v in {**params, "seed": 4}.items() if k != "step" and k != "n_steps"
+    }
+    built = spec.build(params, seed=4)
+    forest_params = {k: v for k, v in params.items() if k in ("step", "n_steps")}
+    by_hand = NormalizedConformal(
+        forest_cls(**forest_params, seed=4), seed=4,
+        **{k: v for k, v in params.items() if k == "calibration_size"},
+    )  # fmt: skip
+
+    def params_of(model):
+        return {k: v for k, v in model.get_params(deep=True).items() if k != "forest"}
+
+    assert params_of(built) == params_of(by_hand) and repr(built) == repr(by_hand)
+    X, y = streams.Friedman(function=1, n=1500, seed=2).arrays()
+    a = built.predict_learn_many(X, y, alpha=[0.1, 0.2])
+    b = by_hand.predict_learn_many(X, y, alpha=[0.1, 0.2])
+    assert a[0].tobytes() == b[0].tobytes() and a[1].tobytes() == b[1].tobytes()
+    wrapped = registry.build(f"adaptive-normalized-cp-{forest}", {"gamma": 0.01, **params}, seed=4)
+    assert wrapped.gamma == 0.01 and type(wrapped.model.forest) is forest_cls
+    out = tmp_path / "run"
+    argv = ["run", "--model", f"normalized-cp-{forest}", "--n", "1500", "--no-plot", "--quiet",
+            "--out", str(out)]  # fmt: skip
+    for key, value in params.items():
+        argv += ["--param", f"{key}={value}"]
+    assert main(argv) == 0
+    assert np.isfinite(a[1][500:]).all()
+
+
+def test_a_forest_layer_may_end_an_entry():
+    from streamforest import AMFRegressor, NormalizedConformal
+
+    ModelSpec("x", NormalizedConformal, "x", layers=("method", "forest"), forest_cls=AMFRegressor)
+    with pytest.raises(ValueError, match="layers"):
+        ModelSpec("x", NormalizedConformal, "x", layers=("method",))

@@ -20,8 +20,8 @@ def _small(name):
     """A small model of every registry entry (3 trees, few calibration scores)."""
     spec = registry.get(name)
     params = {}
-    if "forest" in spec.layers:
-        params["n_trees"] = 3
+    if "forest" in spec.layers:  # (an SGBT forest's members are its boosting steps)
+        params["n_trees" if "n_trees" in spec.parameters()["forest"] else "n_steps"] = 3
     if "n_members" in spec.param_names():  # the ATSER ensembles
         params["n_members"] = 3
     if name in ("cp-approx", "cp-exact", "conformal-qrf"):
@@ -162,14 +162,16 @@ def test_predicting_before_learning_creates_no_state(name, rng):
     # so a parameter set afterwards is the one learning uses
     layers = registry.get(name).layers
     if "forest" in layers:
+        forest_params = registry.get(name).parameters()["forest"]
+        count = "n_trees" if "n_trees" in forest_params else "n_steps"  # (SGBT: its steps)
         key, forest = {
-            "forest": ("n_trees", lambda m: m),
-            "method": ("forest__n_trees", lambda m: m.forest_),
-            "adaptive": ("model__forest__n_trees", lambda m: m.model_.forest_),
+            "forest": (count, lambda m: m),
+            "method": (f"forest__{count}", lambda m: m.forest_),
+            "adaptive": (f"model__forest__{count}", lambda m: m.model_.forest_),
         }[layers[0]]
         model.set_params(**{key: 2})
         model.learn_many(X, y)
-        assert len(forest(model).trees_) == 2
+        assert forest(model).engine_.n_trees == 2
 
 
 # --- defect 3: a stray dict key breaks the array API ---------------------------------------------

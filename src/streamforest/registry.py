@@ -5,8 +5,11 @@ class it builds, a one-line description, its task, constructor values it fixes (
 OnlineQRF with ``interval="hdi"``) and its *layers*: the objects a ``--param KEY=VALUE`` can reach.
 An interval method has three (the method, its forest, the forest's tree template), a forest two,
 a tree one, and an adaptive wrapper (``adaptive-*``: :class:`AdaptiveConformal` over an interval
-method) four; a key goes to the first layer whose constructor takes it.  Adding a model is adding
-one entry to :data:`MODELS`.
+method) four; a key goes to the first layer whose constructor takes it.  A forest without a tree
+template (:class:`AMFRegressor`, :class:`SGBTRegressor`: any forest of the forest interface,
+:mod:`streamforest.engine.forest_interface`) is the last layer of its entry: ``("method",
+"forest")`` is NormalizedConformal over AMF (``normalized-cp-amf``).  Adding a model is adding one
+entry to :data:`MODELS`.
 
 >>> from streamforest import registry
 >>> m = registry.build("cp-exact", {"calibration_size": 50, "n_trees": 4, "leaf_model": "mean"})
@@ -87,7 +90,8 @@ class ModelSpec:
         "tree")`` for a meta-algorithm over a forest (``cls`` takes ``forest=``), ``("forest",
         "tree")`` for a forest (``cls`` takes ``tree=``), ``("tree",)`` for a single tree, and
         ``("adaptive", "method", "forest", "tree")`` for a wrapper over a meta-algorithm (``cls``
-        takes ``model=``, an instance of ``method_cls``).
+        takes ``model=``, an instance of ``method_cls``); an entry whose forest has no tree
+        template ends at ``"forest"`` (``("method", "forest")``).
     fixed
         Constructor values of ``cls`` this entry sets (a ``--param`` overrides them).
     aliases
@@ -122,9 +126,11 @@ class ModelSpec:
 
     def __post_init__(self):
         suffixes = [t[i:] for t in (LAYERS, SET_LAYERS) for i in range(len(t))]
+        suffixes += [s[:-1] for s in suffixes if s[-2:] == ("forest", "tree")]  # no template
         if self.layers not in suffixes:
             raise ValueError(
-                f"layers must be a suffix of {LAYERS} or {SET_LAYERS}, got {self.layers!r}"
+                f"layers must be a suffix of {LAYERS} or {SET_LAYERS} (a forest without a tree "
+                f"layer may end it), got {self.layers!r}"
             )
         if self.layers[0] == "adaptive" and (
             self.method_cls is None if "method" in self.layers else self.sets_cls is None
@@ -219,9 +225,10 @@ class ModelSpec:
             inner = self._inner(layer)
             if inner is not None and obj is not None:
                 args[inner] = obj
-            if layer == "forest":
-                args = {**FOREST_DEFAULTS, "seed": seed, "n_jobs": n_jobs, **args}
             takes = inspect.signature(self.layer_cls(layer).__init__).parameters
+            if layer == "forest":  # (the defaults the forest's class takes)
+                given = {**FOREST_DEFAULTS, "seed": seed, "n_jobs": n_jobs}
+                args = {**{k: v for k, v in given.items() if k in takes}, **args}
             if (layer == self.layers[0] or layer in _OUTER) and "seed" in takes:
                 args = {"seed": seed, **args}
             if layer == self.layers[0]:
@@ -344,6 +351,29 @@ MODELS: dict[str, ModelSpec] = {
             AMFRegressor,
             "AMFRegressor: aggregated Mondrian forest (Mourtada et al. 2021), 10 trees",
             layers=("tree",),
+        ),
+        # interval methods over the forests without a tree template: those whose needs their
+        # capabilities meet in both APIs (see streamforest.engine.forest_interface)
+        *(
+            entry
+            for forest, forest_cls in (("amf", AMFRegressor), ("sgbt", SGBTRegressor))
+            for entry in (
+                ModelSpec(
+                    f"normalized-cp-{forest}",
+                    NormalizedConformal,
+                    f"NormalizedConformal over {forest} (its forest's parameters: {forest}'s)",
+                    layers=("method", "forest"),
+                    forest_cls=forest_cls,
+                ),
+                ModelSpec(
+                    f"adaptive-normalized-cp-{forest}",
+                    AdaptiveConformal,
+                    f"AdaptiveConformal over normalized-cp-{forest}: ACI, or --param method=pid",
+                    layers=("adaptive", "method", "forest"),
+                    method_cls=NormalizedConformal,
+                    forest_cls=forest_cls,
+                ),
+            )
         ),
     )
 }

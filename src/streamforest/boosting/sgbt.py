@@ -10,7 +10,8 @@ import numpy as np
 
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
-from ..forests.online_forest import OnlineForestRegressor
+from ..engine.forest_interface import TREE_MEMBERS, RegressionForest, lacks
+from ..forests.hoeffding_trees import HoeffdingTrees
 from ..tree_kinds import state
 from ..trees import HoeffdingTreeRegressor
 from . import _kernels as boosting_kernels
@@ -176,7 +177,7 @@ class BoostEngine(Engine):
         )
 
 
-class SGBTRegressor(OnlineForestRegressor):
+class SGBTRegressor(HoeffdingTrees, RegressionForest):
     """Streaming gradient-boosted trees (SGBT; Gunasekara, Pfahringer, Gomes & Bifet, Machine
     Learning 2024), compiled with numba.
 
@@ -217,11 +218,13 @@ class SGBTRegressor(OnlineForestRegressor):
     - no "skip" or "multiple iterations" variants (MOA's ``-S`` and ``-M``; with squared loss
       ``h = 1``, so ``-M`` changes nothing).
 
-    It is not a bagged forest: it subclasses :class:`OnlineForestRegressor` so that the
-    interval methods take it as their ``forest``, but only those that use the forest's
-    prediction alone apply (:class:`~streamforest.NormalizedConformal` with its default
+    It is not a bagged forest: it implements the forest interface
+    (:class:`~streamforest.engine.forest_interface.RegressionForest`, with the Hoeffding trees'
+    ``trees_``, ``params_`` and ``tree_template``) without any capability, so the interval
+    methods take it as their ``forest`` but only those that use the forest's prediction alone
+    apply (:class:`~streamforest.NormalizedConformal` with its default
     ``normalize="residuals"``, and :class:`~streamforest.AdaptiveConformal` over it; the others
-    raise ``TypeError``).
+    raise a ``TypeError`` naming the capability they need).
 
     Parameters
     ----------
@@ -256,7 +259,8 @@ class SGBTRegressor(OnlineForestRegressor):
     [10, 0]
     """
 
-    # what the forest's code reads: a boosted model has no bagging, no background trees
+    forest_limits = _WRAPPERS
+    # as a Hoeffding forest's: a boosted model has no bagging, no background trees
     lambda_value = 0.0
     aggregation = "mean"
     warning_fraction = None
@@ -285,9 +289,9 @@ class SGBTRegressor(OnlineForestRegressor):
 
     @property
     def n_trees(self):
-        """Not a forest's count of bagged members: ``TypeError`` (the interval methods that
-        size per-tree arrays by it do not apply; the steps' trees are ``n_steps``)."""
-        raise TypeError(_WRAPPERS)
+        """Not a forest's count of bagged members: ``TypeError`` (the capability tree members;
+        the steps' trees are ``n_steps``)."""
+        raise lacks(self, TREE_MEMBERS, "n_trees")
 
     @property
     def n_leaves(self) -> int:
@@ -298,7 +302,7 @@ class SGBTRegressor(OnlineForestRegressor):
         """Counts of the steps' whole-tree drift detectors (``drift_threshold``): ``drifts``
         and ``replacements`` (fresh trees), in total and per step (``per_tree``); FIMT-DD's
         alternate subtrees are counted by each tree (``trees_[t]``)."""
-        return OnlineForestRegressor.drift_stats_.fget(self)
+        return RegressionForest.drift_stats_.fget(self)
 
     def member_count(self) -> int:
         """The boosting steps' trees: ``n_steps``."""
@@ -332,9 +336,6 @@ class SGBTRegressor(OnlineForestRegressor):
     def tree_template(self) -> HoeffdingTreeRegressor:
         """The tree the steps' trees are clones of."""
         return self.tree if self.tree is not None else default_tree()
-
-    def configure_trees(self, **overrides) -> None:
-        raise TypeError(_WRAPPERS)
 
     def _make_engine(self, features) -> BoostEngine:
         specs, seed = self.tree_specs(self.n_steps)

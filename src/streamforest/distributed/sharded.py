@@ -51,9 +51,12 @@ class ShardedForest(GroupFront):
     Parameters
     ----------
     model
-        Unfitted :class:`~streamforest.OnlineForestRegressor` (mean or median aggregation),
-        :class:`~streamforest.OnlineQRF` or :class:`~streamforest.CPApproximate`.  Without a
-        seed, one is drawn (shards must share it).
+        Unfitted forest whose trees can be split over processes (the capabilities tree shards
+        and tree members, see :mod:`streamforest.engine.forest_interface`: an
+        :class:`~streamforest.OnlineForestRegressor`, mean or median aggregation), or an interval
+        method that offers its chunk stages (``shard_stages``: :class:`~streamforest.OnlineQRF`,
+        :class:`~streamforest.CPApproximate`) over one.  Without a seed, one is drawn (shards
+        must share it).
     n_workers
         Ray actors; the trees are split in contiguous blocks (at most one actor per tree).
     checkpoint_dir
@@ -166,7 +169,7 @@ class ShardedForest(GroupFront):
         """Prediction intervals at significance ``alpha`` (a number or a list), as the local
         model's ``predict_interval``."""
         if self.kind == "forest":
-            raise TypeError("an OnlineForestRegressor has no intervals: shard an interval method")
+            raise TypeError("a forest has no intervals: shard an interval method over it")
         alphas, scalar = check_alphas(alpha)
         Xa = self._encode(X)
         n = Xa.shape[0]

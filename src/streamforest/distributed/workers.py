@@ -17,8 +17,7 @@ import time
 import numpy as np
 
 from ..base import Estimator
-from ..forests import OnlineForestRegressor
-from ..intervals import CPApproximate, CPExact, OnlineQRF
+from ..engine.forest_interface import TREE_MEMBERS, TREE_SHARDS, RegressionForest, require
 from ..intervals.base import IntervalRegressor
 from ..tree_kinds import state as tree_state
 from .storage import model_bytes, read_model, write_model
@@ -167,24 +166,36 @@ class KeyedWorker:
 # ------------------------------------------------------------------------------------------------
 # tree shards
 
-KINDS = {OnlineForestRegressor: "forest", OnlineQRF: "qrf", CPApproximate: "cp"}
+SHARDED_NEEDS = (TREE_SHARDS, TREE_MEMBERS)  # the capabilities of a forest split over workers
 
 
 def model_kind(model) -> str:
-    """``"forest"``, ``"qrf"`` or ``"cp"``: how a sharded forest combines the model's trees."""
-    kind = KINDS.get(type(model))
-    if kind is None:
-        names = ", ".join(c.__name__ for c in KINDS)
-        extra = " (CPExact links calibration rows to leaves of every tree)" if isinstance(
-            model, CPExact) else ""  # fmt: skip
-        raise TypeError(
-            f"ShardedForest shards {names}, got {type(model).__name__}{extra}; "
-            "use KeyedModels or a local model for others"
-        )
-    return kind
+    """``"forest"``, ``"qrf"`` or ``"cp"``: how a sharded forest combines the model's trees.  A
+    forest is sharded when it has the capabilities :data:`SHARDED_NEEDS` (its members can be
+    split over processes); an interval method when it offers its chunk stages
+    (``shard_stages``) and its forest has them."""
+    if isinstance(model, IntervalRegressor):
+        kind = model.shard_stages
+        if kind is None:
+            reason = f" ({model.not_sharded})" if model.not_sharded else ""
+            raise TypeError(
+                f"ShardedForest shards a forest whose trees can be split over processes, or an "
+                f"interval method that offers its chunk stages (OnlineQRF, CPApproximate), got "
+                f"{type(model).__name__}{reason}; use KeyedModels or a local model for others"
+            )
+        if model.forest is not None:
+            require(model.forest, SHARDED_NEEDS, f"ShardedForest({type(model).__name__})")
+        return kind
+    if isinstance(model, RegressionForest):
+        require(model, SHARDED_NEEDS, "ShardedForest")
+        return "forest"
+    raise TypeError(
+        f"ShardedForest shards a forest or an interval method over one, got "
+        f"{type(model).__name__}; use KeyedModels or a local model for others"
+    )
 
 
-def forest_of(model) -> OnlineForestRegressor:
+def forest_of(model) -> RegressionForest:
     """The forest whose trees run (the model itself, or an interval method's), with its engine
     made (no tree exists before the first batch)."""
     f = model.forest_ if isinstance(model, IntervalRegressor) else model

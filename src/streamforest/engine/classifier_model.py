@@ -181,8 +181,17 @@ class EngineClassifier(EngineModel):
         step = max(1, PREDICT_BLOCK_BYTES // (8 * e.n_trees * K))
         for i in range(0, n, step):
             PT = e.predict_trees(Xa[i : i + step], n_classes=K)
-            class_votes.vote_rows(PT, mean[i : i + step], votes, cls[i : i + step])
+            self._combine_trees(PT, mean[i : i + step], votes, cls[i : i + step])
         return mean, cls
+
+    @staticmethod
+    def _combine_trees(PT, mean, votes, cls) -> None:
+        """The forest's answer from its trees' class probabilities ``PT`` (``(T, n, K)``, a block
+        of rows): ``mean[i]`` the probabilities of row ``i``, ``cls[i]`` its class (``votes``:
+        ``(K,)`` scratch).  Here the arena's vote (:func:`~streamforest.engine.class_votes.
+        vote_rows`); a subclass whose trees combine otherwise overrides only this (it must work
+        row by row: :meth:`_answers` calls it a block of rows at a time)."""
+        class_votes.vote_rows(PT, mean, votes, cls)
 
     def predict_proba(self, X) -> np.ndarray:
         """``(n, len(classes_))`` class probabilities of the rows of ``X`` (columns in the

@@ -21,8 +21,8 @@ distributed layer and batch estimators use of a forest (with its ``engine_``, se
 - :meth:`EngineModel.load_kernels`: load the kernels that run only when a tree grows;
 - a regressor adds ``encode_learn_row``, ``prepare_batch``, ``check_fittable`` and
   ``learn_featureless`` (:class:`~streamforest.engine.regressor_model.EngineRegressor`), a
-  forest ``encode_one``, ``tree_predictions``, ``tree_template`` and ``configure_trees`` (see
-  :class:`~streamforest.OnlineForestRegressor`).
+  regression forest ``encode_one``, ``tree_predictions``, ``drift_stats_`` and its
+  capabilities (:mod:`streamforest.engine.forest_interface`).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ..engine import forest_interface
 from ..engine.core import Engine
 from ..trees import ABORFTreeRegressor
 from .online_forest import OnlineForestRegressor
@@ -138,6 +139,10 @@ class ABORFRegressor(OnlineForestRegressor):
             "lambda_value": 0.0,
         }
     )
+
+    # the distributed layer is checked (tests/test_distributed.py) on the plain forest only
+    forest_capabilities = OnlineForestRegressor.forest_capabilities - {forest_interface.TREE_SHARDS}
+    forest_limits = "ShardedForest has not been checked against its trees (split a plain forest)"
 
     def __init__(
         self,

@@ -6,6 +6,7 @@ import math
 import numbers
 from types import MappingProxyType
 
+from ..engine import forest_interface
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..trees import ATSERRegressor
 from .online_forest import OnlineForestRegressor
@@ -81,6 +82,10 @@ class ATSEREnsembleRegressor(OnlineForestRegressor):
             "learning_rate": 0.025,
         }
     )
+
+    # the distributed layer is checked (tests/test_distributed.py) on the plain forest only
+    forest_capabilities = OnlineForestRegressor.forest_capabilities - {forest_interface.TREE_SHARDS}
+    forest_limits = "ShardedForest has not been checked against its trees (split a plain forest)"
 
     def __init__(
         self,

@@ -6,27 +6,25 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
-
+from ..engine import forest_interface
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
-from ..engine.regressor_model import EngineRegressor
-from ..tree_kinds import state
-from ..tree_kinds.inspection import TreeView
+from ..engine.forest_interface import RegressionForest
 from ..trees import HoeffdingTreeRegressor
+from .hoeffding_trees import HoeffdingTrees
 
 
-class OnlineForestRegressor(EngineRegressor):
+class OnlineForestRegressor(HoeffdingTrees, RegressionForest):
     """Online bagging forest of regression trees, compiled with numba.
 
     Each tree learns each example with weight ``k * w``, ``k ~ Poisson(lambda_value)`` (online
     bagging; ``w`` the sample weight), and observes a fresh random subset of ``max_features``
     features at every leaf.  The forest predicts the mean (or median) of its trees.
 
-    The forest interface (what the interval methods and the other meta-models use of a forest:
-    ``is_fitted``, ``feature_space``, ``encode_learn_row``, ``encode_one``, ``prepare_batch``,
-    ``encode_predict``, ``tree_predictions``, ``tree_template``, ``configure_trees``,
-    ``load_kernels`` and ``engine_``) is listed in :mod:`streamforest.engine.model`.
+    The forest interface (what the interval methods and the other meta-models use of a forest)
+    is :class:`~streamforest.engine.forest_interface.RegressionForest`; this forest has every
+    capability: leaf payloads, tree settings (``tree_template``, ``configure_trees``), bagged
+    tree members and tree shards.
 
     Parameters
     ----------
@@ -99,6 +97,11 @@ class OnlineForestRegressor(EngineRegressor):
     [10, 0]
     """
 
+    forest_capabilities = frozenset({
+        forest_interface.LEAF_PAYLOADS, forest_interface.TREE_SETTINGS,
+        forest_interface.TREE_MEMBERS, forest_interface.TREE_SHARDS,
+    })  # fmt: skip
+
     def __init__(
         self,
         n_trees: int = 10,
@@ -141,26 +144,6 @@ class OnlineForestRegressor(EngineRegressor):
             )
         self._check_engine_params()
 
-    def _check_engine_params(self) -> None:
-        """The parameters every forest passes to its engine: drift detection, memory, threads,
-        seed."""
-        dl = self.drift_threshold
-        if dl is not None and not (isinstance(dl, numbers.Real) and 0 < dl < math.inf):
-            raise ValueError(f"drift_threshold must be None or a positive number, got {dl!r}")
-        da = self.drift_delta
-        if not (isinstance(da, numbers.Real) and 0 <= da < math.inf) or isinstance(da, bool):
-            raise ValueError(f"drift_delta must be a number >= 0, got {da!r}")
-        wf = self.warning_fraction
-        if wf is not None and not (isinstance(wf, numbers.Real) and 0 < wf < 1):
-            raise ValueError(f"warning_fraction must be None or a number in (0, 1), got {wf!r}")
-        mm = self.max_memory_mb
-        if mm is not None and not (isinstance(mm, numbers.Real) and mm > 0 and math.isfinite(mm)):
-            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
-        if not (isinstance(self.n_jobs, numbers.Integral) and 1 <= self.n_jobs <= 64):
-            raise ValueError(f"n_jobs must be an integer in [1, 64], got {self.n_jobs!r}")
-        if self.seed is not None and not isinstance(self.seed, numbers.Integral):
-            raise TypeError(f"seed must be an int or None, got {self.seed!r}")
-
     def configure_trees(self, **overrides) -> None:
         """Tree parameters a meta-algorithm imposes (e.g. leaf sketches); before learning only."""
         if self.__dict__.get("engine_") is not None:
@@ -170,30 +153,6 @@ class OnlineForestRegressor(EngineRegressor):
     def tree_template(self) -> HoeffdingTreeRegressor:
         """The tree the forest's trees are clones of (``tree``, or the default tree)."""
         return self.tree if self.tree is not None else HoeffdingTreeRegressor()
-
-    def _nominal(self):
-        return self.tree_template().nominal_features
-
-    def tree_specs(self, n: int) -> tuple[list, int]:
-        """``n`` checked clones of :meth:`tree_template` with the forest's per-tree settings
-        (feature subspace, a seed each, drift detection, a meta-algorithm's overrides) and the
-        engine's own seed: what an engine is built from (this forest's, or a subclass's that
-        uses the trees otherwise, as SGBT's boosting steps)."""
-        template = self.tree_template()
-        seeds = np.random.SeedSequence(self.seed).generate_state(n + 1, np.uint64)
-        overrides = getattr(self, "_tree_overrides", {})
-        specs = []
-        for t in range(n):
-            spec = template.clone(
-                max_features=self.max_features,
-                seed=int(seeds[t]),
-                drift_threshold=self.drift_threshold,
-                drift_delta=self.drift_delta,
-                **overrides,
-            )
-            spec._check_params()
-            specs.append(spec)
-        return specs, int(seeds[-1])
 
     def _make_engine(self, features) -> Engine:
         specs, seed = self.tree_specs(self.n_trees)
@@ -215,66 +174,7 @@ class OnlineForestRegressor(EngineRegressor):
             self.drift_delta = tree.drift_delta if tree is not None else 0.1
             self.warning_fraction = None
 
-    @property
-    def trees_(self) -> list[TreeView]:
-        """Read-only views of the trees (size, splits, resets)."""
-        if "features_" not in self.__dict__:  # before learning: views of empty trees
-            return self._first_call(lambda m: m.trees_, keep=False)
-        e = self._engine
-        return [TreeView(e, t) for t in range(e.n_trees)]
-
-    @property
-    def params_(self) -> state.TreeParams:
-        return self.engine_.params(0)
-
-    # ---------------------------------------------------------------------------------------------
-    # the door of the interval methods: encoding (below and EngineRegressor's prepare_batch,
-    # encode_predict, encode_learn_row) and ``engine_`` (bagging weights, passes, aggregation);
-    # the forest interface: see streamforest.engine.model
-    def encode_one(self, x, learn: bool) -> np.ndarray:
-        """One example as a one-row matrix of its own (the interval methods' chunk path)."""
-        if learn:
-            return self.encode_learn_row(x).reshape(1, -1).copy()
-        return self.feature_space().encode_dict(x, learn=False).reshape(1, -1)
-
-    def tree_predictions(self, X) -> np.ndarray:
-        """``(n, n_trees)`` array of each tree's prediction (0 before any learning)."""
-        if "features_" not in self.__dict__:
-            return self._first_call(OnlineForestRegressor.tree_predictions, X, keep=False)
-        return self._engine.predict_trees(self.encode_predict(X)).T
-
     # ---------------------------------------------------------------------------------------------
     @property
     def n_leaves(self) -> int:
         return sum(t.n_leaves for t in self.trees_) if self.is_fitted else self.n_trees
-
-    @property
-    def n_resets(self) -> int:
-        """Trees replaced after a detected drift so far (by a background or a fresh tree)."""
-        e = self.__dict__.get("engine_")
-        return int(e.n_resets.sum()) if e is not None else 0
-
-    @property
-    def drift_stats_(self) -> dict:
-        """Counts of drift detection and adaptation so far, in total and per tree
-        (``per_tree``: the same keys, a list of one count per tree):
-
-        - ``warnings``, ``drifts``: signals of the trees' detectors;
-        - ``background_started``, ``background_swapped`` (replaced their tree at a drift),
-          ``background_discarded`` (their warning was withdrawn), ``background_live`` (now);
-        - ``replacements``: trees replaced (``drifts``: swaps plus fresh trees), as
-          :attr:`n_resets`.
-        """
-        e = self.__dict__.get("engine_")
-        if e is not None:
-            return e.drift_stats()
-        keys = ("warnings", "drifts", "background_started", "background_swapped",
-                "background_discarded", "background_live", "replacements")  # fmt: skip
-        out = {k: 0 for k in keys}
-        out["per_tree"] = {k: [0] * self.member_count() for k in keys}
-        return out
-
-    def member_count(self) -> int:
-        """How many trees the engine holds (``n_trees``; a subclass whose trees are no bagged
-        members, as SGBT's boosting steps, says its own)."""
-        return int(self.n_trees)

@@ -10,6 +10,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..base import Estimator
+from ..engine.forest_interface import RegressionForest, require
 from ..features import check_target, check_weight, kernel_array
 from ..forests import OnlineForestRegressor
 
@@ -78,6 +79,8 @@ def stack_bounds(lo: np.ndarray, hi: np.ndarray, scalar: bool) -> np.ndarray:
 class IntervalRegressor(Estimator):
     """Base of the interval methods: a forest plus the method's own state.
 
+    The forest is any :class:`~streamforest.engine.forest_interface.RegressionForest` that has
+    the capabilities :meth:`forest_needs` lists (checked when learning starts).
     Subclasses implement ``_configure(forest)`` (tree settings the method needs),
     ``_init_state()`` and ``_chunk(Xa, ya, wa, alphas, learn)`` returning
     ``(prediction, lower, upper)`` for the rows of one chunk, predicted before learning them
@@ -87,6 +90,11 @@ class IntervalRegressor(Estimator):
     """
 
     _chunk_rows = 8192
+    #: How the distributed layer combines the method's shards (``"qrf"``, ``"cp"``), when the
+    #: method offers the chunk stages it drives (``None``: it cannot be sharded, because
+    #: :attr:`not_sharded`).
+    shard_stages: str | None = None
+    not_sharded: str = ""
     _scratch_keys: tuple = ("_one_lohi",)  # reused buffers, not model state (not pickled)
 
     def __getstate__(self):
@@ -96,15 +104,25 @@ class IntervalRegressor(Estimator):
         return d
 
     def _check_common(self) -> None:
-        if self.forest is not None and not isinstance(self.forest, OnlineForestRegressor):
-            raise TypeError(
-                f"forest must be an OnlineForestRegressor, got {type(self.forest).__name__}"
-            )
+        if self.forest is not None:
+            if not isinstance(self.forest, RegressionForest):
+                raise TypeError(
+                    "forest must be a regression forest (the forest interface, "
+                    "streamforest.engine.forest_interface.RegressionForest: OnlineForestRegressor, "
+                    f"AMFRegressor, SGBTRegressor, ...), got {type(self.forest).__name__}"
+                )
+            require(self.forest, self.forest_needs(), type(self).__name__)
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
 
+    def forest_needs(self) -> tuple[str, ...]:
+        """The forest capabilities this method needs with its parameters (names of
+        :data:`streamforest.engine.forest_interface.CAPABILITIES`); a forest that lacks one is
+        refused when learning starts, with a ``TypeError`` naming it."""
+        return ()
+
     @property
-    def forest_(self) -> OnlineForestRegressor:
+    def forest_(self) -> RegressionForest:
         f = self.__dict__.get("_forest")
         if f is None:
             self._check_params()
@@ -125,7 +143,7 @@ class IntervalRegressor(Estimator):
     def _check_params(self) -> None:
         self._check_common()
 
-    def _configure(self, forest: OnlineForestRegressor) -> None:
+    def _configure(self, forest: RegressionForest) -> None:
         pass
 
     def _init_state(self) -> None:

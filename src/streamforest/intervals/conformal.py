@@ -9,6 +9,7 @@ import numpy as np
 from numba import typed
 
 from ..compiled import entry_point
+from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
 from . import _conformal_kernels as conformal_kernels
@@ -56,6 +57,13 @@ class CPApproximate(IntervalRegressor):
         self.forest = forest
         self.calibration_size = calibration_size
         self.seed = seed
+
+    shard_stages = "cp"  # learn_scored, half_widths, store_calibration_rows
+
+    def forest_needs(self) -> tuple[str, ...]:
+        """Out-of-bag members (the per-example path also runs kernels over the arena: a forest
+        without leaf payloads is taken on arrays only)."""
+        return (TREE_MEMBERS,)
 
     def _check_params(self) -> None:
         self._check_common()
@@ -291,6 +299,13 @@ class CPExact(CPApproximate):
     out-of-bag sets, and those left with none leave the calibration set (their scores measured
     replaced models); CPApproximate keeps its stored predictions.
     """
+
+    shard_stages = None
+    not_sharded = "CPExact links calibration rows to leaves of every tree"
+
+    def forest_needs(self) -> tuple[str, ...]:
+        """Per-leaf member lists in each member's leaves; the trees' drift_detection read."""
+        return (LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS)
 
     def _configure(self, forest) -> None:
         super()._configure(forest)

@@ -90,6 +90,9 @@ class ConformalQRF(OnlineQRF):
         self.calibration_size = calibration_size
         self.aci_gamma = aci_gamma
 
+    shard_stages = None
+    not_sharded = "its conformal widening is a stage the shards do not run"
+
     def _check_params(self) -> None:
         super()._check_params()
         check_alphas(

@@ -8,6 +8,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS
 from ..features import check_target, weight_of
 from . import _gaussian_kernels as gaussian_kernels
 from .base import IntervalRegressor, check_quantiles
@@ -91,6 +92,10 @@ class GaussianInterval(IntervalRegressor):
         self.min_leaf_weight = min_leaf_weight
         self.scale_window = scale_window
         self.seed = seed
+
+    def forest_needs(self) -> tuple[str, ...]:
+        """Each member's leaf mean and variance, read by its kernels."""
+        return (LEAF_PAYLOADS, TREE_MEMBERS)
 
     def _check_params(self) -> None:
         self._check_common()

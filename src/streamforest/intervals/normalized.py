@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from ..compiled import entry_point
+from ..engine.forest_interface import TREE_MEMBERS
 from ..features import check_target, weight_of
 from ..forests import OnlineForestRegressor
 from . import _normalized_kernels as normalized_kernels
@@ -136,6 +137,10 @@ class NormalizedConformal(IntervalRegressor):
         self.batch_scores = batch_scores
         self.guard = guard
         self.seed = seed
+
+    def forest_needs(self) -> tuple[str, ...]:
+        """Nothing but the interface, or with ``normalize="trees"`` the members' spread."""
+        return (TREE_MEMBERS,) if self.normalize == "trees" else ()
 
     def _check_params(self) -> None:
         self._check_common()

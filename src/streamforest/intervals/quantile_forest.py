@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 from numba import typed
 
+from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
 from ..sketches import kll
@@ -85,6 +86,12 @@ class OnlineQRF(IntervalRegressor):
         self.interval = interval
         self.split_sketch = split_sketch
         self.seed = seed
+
+    shard_stages = "qrf"  # sketch_records, query_records
+
+    def forest_needs(self) -> tuple[str, ...]:
+        """Leaf sketches in the trees' leaves (set through the tree settings), per member."""
+        return (LEAF_PAYLOADS, TREE_SETTINGS, TREE_MEMBERS)
 
     def _check_params(self) -> None:
         self._check_common()

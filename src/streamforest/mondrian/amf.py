@@ -8,16 +8,19 @@ import numbers
 
 import numpy as np
 
+from ..engine import forest_interface
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.classifier_model import EngineClassifier
-from ..forests import OnlineForestRegressor
+from ..engine.forest_interface import RegressionForest
 from . import _kernels as mondrian_kernels
 from .engine import MondrianEngine
 
 _NOT_HOEFFDING = (
-    "{name} grows Mondrian trees, not Hoeffding trees: {what} (an interval method that needs "
-    "the Hoeffding trees' leaves: leaf sketches, leaf variances or per-leaf member lists, "
-    "cannot take it; NormalizedConformal can, and CPApproximate on arrays with lambda_value > 0)"
+    "AMFRegressor grows Mondrian trees, not Hoeffding trees: their nodes are not in the engine's "
+    "arena and take no Hoeffding tree settings, and they cannot be split over processes (an "
+    "interval method that needs the trees' leaves: leaf sketches, leaf variances or per-leaf "
+    "member lists, cannot take it; NormalizedConformal can, and CPApproximate on arrays with "
+    "lambda_value > 0)"
 )
 
 
@@ -109,7 +112,7 @@ class _MondrianInspection:
         return _node_counts(self)[1]
 
 
-class AMFRegressor(_MondrianInspection, OnlineForestRegressor):
+class AMFRegressor(_MondrianInspection, RegressionForest):
     """Aggregated Mondrian forest regressor (AMF; Mourtada, Gaïffas & Scornet, JRSS-B 2021),
     compiled with numba.
 
@@ -143,12 +146,14 @@ class AMFRegressor(_MondrianInspection, OnlineForestRegressor):
     - ``max_memory_mb`` bounds all trees' nodes (a tree at its share splits no more, as at
       ``max_nodes``; River's trees grow without bound by default).
 
-    Interval methods: :class:`~streamforest.NormalizedConformal` (and
+    Interval methods: it implements the forest interface
+    (:class:`~streamforest.engine.forest_interface.RegressionForest`) with one capability, tree
+    members (``n_trees`` averaged trees).  :class:`~streamforest.NormalizedConformal` (and
     :class:`~streamforest.AdaptiveConformal` over it) take an AMFRegressor as their ``forest``;
     :class:`~streamforest.CPApproximate` takes one with ``lambda_value > 0`` on arrays only (its
-    per-example path runs its kernels over the engine's arena).  The methods that read the
-    Hoeffding trees' leaves (OnlineQRF, ConformalQRF, GaussianInterval, CPExact) raise
-    ``TypeError``.
+    per-example path runs its kernels over the engine's arena).  The methods that need the
+    capability *leaf payloads* (OnlineQRF, ConformalQRF, GaussianInterval, CPExact) raise a
+    ``TypeError`` naming it; so do ``configure_trees`` and ``tree_template`` (*tree settings*).
 
     Parameters
     ----------
@@ -185,7 +190,9 @@ class AMFRegressor(_MondrianInspection, OnlineForestRegressor):
     [True, True]
     """
 
-    # what the forest's code reads: no background trees, no drift detection, mean of the trees
+    forest_capabilities = frozenset({forest_interface.TREE_MEMBERS})
+    forest_limits = _NOT_HOEFFDING
+    # as a Hoeffding forest's: no background trees, no drift detection, mean of the trees
     aggregation = "mean"
     warning_fraction = None
     drift_threshold = None
@@ -223,26 +230,6 @@ class AMFRegressor(_MondrianInspection, OnlineForestRegressor):
     def __setstate__(self, d):
         _check_loaded(self, d)
         self.__dict__.update(d)
-
-    # --- what a Hoeffding forest has and this one has not -----------------------------------------
-    def configure_trees(self, **overrides) -> None:
-        raise TypeError(
-            _NOT_HOEFFDING.format(name="AMFRegressor", what=f"no tree settings {sorted(overrides)}")
-        )
-
-    def tree_template(self):
-        raise TypeError(_NOT_HOEFFDING.format(name="AMFRegressor", what="no tree template"))
-
-    def tree_specs(self, n: int):
-        raise TypeError(_NOT_HOEFFDING.format(name="AMFRegressor", what="no tree specs"))
-
-    @property
-    def trees_(self):
-        raise TypeError(_NOT_HOEFFDING.format(name="AMFRegressor", what="no Hoeffding tree views"))
-
-    @property
-    def params_(self):
-        raise TypeError(_NOT_HOEFFDING.format(name="AMFRegressor", what="no tree parameters"))
 
 
 class AMFClassifier(_MondrianInspection, EngineClassifier):
@@ -328,19 +315,12 @@ class AMFClassifier(_MondrianInspection, EngineClassifier):
         self.__dict__.update(d)
 
     # --- answers: the mean of the trees' probabilities -------------------------------------------
-    def _answers(self, X):
-        """``(mean probabilities (n, K), most probable classes (n,) or None before learning)``."""
-        Xa = self.encode_predict(X)
-        n, K = Xa.shape[0], len(self.classes_)
-        mean = np.zeros((n, K))
-        if not self.is_fitted or not K:
-            return mean, None
-        e = self.engine_
-        e.sync()  # (a class registered by a rejected call: the trees widen)
-        PT = e.predict_trees(Xa, n_classes=K)
-        best = np.zeros(n, dtype=np.int64)
-        mondrian_kernels.mean_probabilities(PT, mean, best)
-        return mean, best
+    @staticmethod
+    def _combine_trees(PT, mean, votes, cls) -> None:
+        """``mean[i]`` the mean of the trees' probabilities ``PT[:, i]``, ``cls[i]`` its most
+        probable class (the first on ties): the base's :meth:`_answers` calls it a block of rows
+        at a time (``votes`` unused)."""
+        mondrian_kernels.mean_probabilities(PT, mean, cls)
 
     def _one(self, x):
         """``(mean probabilities, most probable class)`` of one example, or None before

@@ -338,7 +338,10 @@ class MondrianEngine:
 
     def predict_trees(self, Xa, n_classes: int = 0) -> np.ndarray:
         """``(n_trees, n)`` tree predictions, or for a classifier (``n_classes`` > 0)
-        ``(n_trees, n, n_classes)`` class probabilities (zeros before any tree exists)."""
+        ``(n_trees, n, n_classes)`` class probabilities (zeros before any tree exists; the trees
+        are synced to the features and classes known first)."""
+        if n_classes:
+            self.sync()  # (a class registered by a rejected call: the trees widen first)
         n = Xa.shape[0]
         T = self.n_trees_
         P = np.zeros((T, n, n_classes) if n_classes else (T, n))
