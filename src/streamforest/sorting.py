@@ -69,7 +69,7 @@ def sort_into(values, n):
         top = values[0]
         values[0] = values[end]
         values[end] = top
-        _sift(values, 0, end)
+        _sift(values, np.int64(0), end)  # (not a literal: see tree_kinds.kernels)
 
 
 @kernel(inline="always")
