@@ -248,14 +248,15 @@ def test_models_differing_only_in_what_their_rule_always_compiles_share_one_kind
     """A split rule's ``compiled_with`` components are in every kind of the rule: an ATSER or
     ACTSER tree without alternate subtrees, or an ABORF tree with RMSProp leaves, runs the
     kernels of the model that has them (each tree reads from its parameters whether it uses
-    them), so switching one off compiles nothing new; the observers' kinds stay exact."""
+    them), so switching one off compiles nothing new; the observers' kinds stay exact, and so
+    do ABORF's Bayesian leaves (not compiled into the default ABORF's kind)."""
     X, y = friedman1(300, rng)
     labels = np.where(y > np.median(y), "high", "low")
     pairs = [
         (sf.ATSERRegressor(seed=0), sf.ATSERRegressor(drift_detection=False, seed=0), y),
         (sf.ACTSERClassifier(seed=0), sf.ACTSERClassifier(drift_detection=False, seed=0), labels),
         (sf.ABORFRegressor(n_trees=2, seed=0),
-         sf.ABORFRegressor(n_trees=2, leaf_model="bayesian", seed=0), y),
+         sf.ABORFRegressor(n_trees=2, weighting="equal", seed=0), y),
     ]  # fmt: skip
     for full, reduced, target in pairs:
         kinds = [m.learn_many(X, target).engine_.arena.kind.kind for m in (full, reduced)]
@@ -264,6 +265,7 @@ def test_models_differing_only_in_what_their_rule_always_compiles_share_one_kind
         assert rule.compiled_with and all(getattr(kinds[0], c) for c in rule.compiled_with)
     plain = sf.HoeffdingTreeRegressor(seed=0).learn_many(X, y).engine_.arena.kind.kind
     assert not (plain.alternates or plain.sketch or plain.evidence or plain.bayes)
+    assert not pairs[2][0].engine_.arena.kind.kind.bayes
 
 
 def test_qrf_per_example_follows_set_params_and_sizes_from_its_trees(rng):
