@@ -259,3 +259,27 @@ def test_no_kernel_is_compiled_for_a_literal_constant():
             m.learn_many(X[a : a + 500], target[a : a + 500])
         m.predict(X[:5])
     assert _literal_signatures() == []
+
+
+def test_entries_the_warm_up_skips_compile_nothing_the_others_do_not():
+    """An entry left out of the full warm-up (``warmed=False``: a method over a forest without
+    a tree template) has its method and its forest each warmed by an entry of its own, with the
+    same layers below the method (so the same kernels): the method over the default forest,
+    the forest alone, and any wrapper over a warmed entry of the method."""
+    from streamforest import registry
+
+    skipped = [registry.get(n) for n in registry.names() if not registry.get(n).warmed]
+    warmed = [registry.get(n) for n in registry.names() if registry.get(n).warmed]
+    assert skipped, "the registry has no skipped entry: this test checks nothing"
+    for spec in skipped:
+        assert spec.layers[-1] == "forest" and "tree" not in spec.layers
+        method = spec.method_cls or spec.cls
+        forest_alone = [w for w in warmed if w.layers == ("tree",) and w.cls is spec.forest_cls]
+        assert forest_alone, f"{spec.name}: its forest {spec.forest_cls.__name__} is not warmed"
+        wrapped = spec.layers[0] == "adaptive"
+        same_method = [
+            w
+            for w in warmed
+            if (w.method_cls or w.cls) is method and (w.layers[0] == "adaptive") == wrapped
+        ]
+        assert same_method, f"{spec.name}: no warmed entry runs {method.__name__} that way"

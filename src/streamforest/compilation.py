@@ -284,7 +284,8 @@ def warmup(
     ----------
     models
         Registry names (``streamforest list``) or one name; default: every model (regression
-        and classification).
+        and classification), except entries whose kernels are all other entries' (a method
+        over AMF or SGBT: ``ModelSpec.warmed``).
     verbose
         Print a line per model (time, kernels compiled and loaded) to stderr.
     processes
@@ -303,8 +304,8 @@ def warmup(
     """
     from . import registry
 
-    if models is None:
-        names = registry.names()
+    if models is None:  # (entries whose kernels are other entries' are not run again)
+        names = [n for n in registry.names() if registry.get(n).warmed]
     else:
         names = [models] if isinstance(models, str) else list(models)
     specs = [registry.get(n) for n in names if n != _SKETCH]  # unknown: fail before any work
