@@ -136,17 +136,20 @@ def run_ours(make, X, y):
     return pred, time.perf_counter() - t0
 
 
-def run_dict(make, X, y):
-    m = make()
-    names = [f"x{j + 1}" for j in range(X.shape[1])]
-    rows = [dict(zip(names, r, strict=True)) for r in X.tolist()]
-    ys = y.tolist()
-    pred = np.zeros(len(ys))
+def timed_dicts(m, rows, ys, pred):
+    """Test-then-train ``m`` on dicts ``rows`` (``pred[i]``: its prediction of row i before
+    learning it); returns ``(pred, seconds)``."""
     t0 = time.perf_counter()
     for i, x in enumerate(rows):
         pred[i] = m.predict_one(x)
         m.learn_one(x, ys[i])
     return pred, time.perf_counter() - t0
+
+
+def run_dict(make, X, y):
+    names = [f"x{j + 1}" for j in range(X.shape[1])]
+    rows = [dict(zip(names, r, strict=True)) for r in X.tolist()]
+    return timed_dicts(make(), rows, y.tolist(), np.zeros(X.shape[0]))
 
 
 def run_river(X, y):
@@ -239,23 +242,13 @@ def amf_ours(task, rows, keys, X, y, seed, api):
     ys = y.tolist()
     if task == "classification":
         m = sf.AMFClassifier(n_trees=10, seed=seed)
-        pred = [None] * len(ys)
-        t0 = time.perf_counter()
-        for i, x in enumerate(rows):
-            pred[i] = m.predict_one(x)
-            m.learn_one(x, ys[i])
-        return np.array(pred, dtype=object), time.perf_counter() - t0
+        return timed_dicts(m, rows, ys, np.empty(len(ys), dtype=object))
     m = sf.AMFRegressor(n_trees=10, seed=seed)
     if api == "array":
         t0 = time.perf_counter()
         pred = m.predict_learn_many(X, y)
         return pred, time.perf_counter() - t0
-    pred = np.zeros(len(ys))
-    t0 = time.perf_counter()
-    for i, x in enumerate(rows):
-        pred[i] = m.predict_one(x)
-        m.learn_one(x, ys[i])
-    return pred, time.perf_counter() - t0
+    return timed_dicts(m, rows, ys, np.zeros(len(ys)))
 
 
 def amf_river(task, rows, y, seed):

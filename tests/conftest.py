@@ -47,3 +47,26 @@ def friedman1(n, rng, noise=1.0, p=10):
         + noise * rng.standard_normal(n)
     )
     return X, y
+
+
+def check_normalized_conformal_over(forest, X, y, strict_centre=False):
+    """NormalizedConformal over ``forest`` (a forest of the forest interface): prequential
+    coverage at alpha 0.1 within (0.8, 0.97) after 500 rows of the first 2000, then rows
+    2000-2099 one at a time, each interval holding the point prediction (strictly inside if
+    ``strict_centre``), then intervals of the next 100 rows.  Returns the first 2000 rows'
+    predictions and the model."""
+    import streamforest as sf
+
+    model = sf.NormalizedConformal(forest, seed=1)
+    pred, iv = model.predict_learn_many(X[:2000], y[:2000], alpha=0.1)
+    inside = (y[:2000] >= iv[:, 0]) & (y[:2000] <= iv[:, 1])
+    assert 0.8 < inside[500:].mean() < 0.97
+    names = [f"x{j + 1}" for j in range(X.shape[1])]
+    for i in range(2000, 2100):  # the per-example path
+        x = dict(zip(names, X[i], strict=True))
+        lo, hi = model.predict_interval_one(x, 0.1)
+        centre = model.predict_one(x)
+        assert (lo < centre < hi) if strict_centre else (lo <= centre <= hi)
+        model.learn_one(x, float(y[i]))
+    assert model.predict_interval(X[2100:2200], 0.1).shape == (100, 2)
+    return pred, model

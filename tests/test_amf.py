@@ -16,6 +16,8 @@ from streamforest.mondrian import _kernels as mondrian_kernels
 from streamforest.mondrian import state as tree_arrays
 from streamforest.streams import Friedman
 
+from .conftest import check_normalized_conformal_over
+
 # --- a naive reference: one Python object per node, the paper's steps written out -------------
 _MASK = (1 << 64) - 1
 
@@ -525,17 +527,7 @@ def test_a_damaged_tree_is_refused(tmp_path):
 # --- interval methods and prediction sets -------------------------------------------------------
 def test_normalized_conformal_and_adaptive_over_amf():
     X, y = Friedman(function=1, n=3000, seed=2).arrays()
-    model = sf.NormalizedConformal(AMFRegressor(n_trees=5), seed=1)
-    pred, iv = model.predict_learn_many(X[:2000], y[:2000], alpha=0.1)
-    inside = (y[:2000] >= iv[:, 0]) & (y[:2000] <= iv[:, 1])
-    assert 0.8 < inside[500:].mean() < 0.97
-    names = [f"x{j + 1}" for j in range(10)]
-    for i in range(2000, 2100):  # the per-example path
-        x = dict(zip(names, X[i], strict=True))
-        lo, hi = model.predict_interval_one(x, 0.1)
-        assert lo <= model.predict_one(x) <= hi
-        model.learn_one(x, float(y[i]))
-    assert model.predict_interval(X[2100:2200], 0.1).shape == (100, 2)
+    check_normalized_conformal_over(AMFRegressor(n_trees=5), X, y)
     aci = sf.AdaptiveConformal(sf.NormalizedConformal(AMFRegressor(n_trees=3), seed=1))
     _, iv = aci.predict_learn_many(X[:1500], y[:1500], alpha=0.1)
     assert 0.8 < np.mean((y[500:1500] >= iv[500:, 0]) & (y[500:1500] <= iv[500:, 1])) < 0.97

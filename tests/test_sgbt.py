@@ -13,6 +13,8 @@ from streamforest import HoeffdingTreeRegressor, SGBTRegressor
 from streamforest.boosting.sgbt import default_tree
 from streamforest.streams import Friedman
 
+from .conftest import check_normalized_conformal_over
+
 
 def _stream(n=600, seed=3):
     """A small nonlinear stream whose concept changes half way (the trees' alternates act)."""
@@ -164,17 +166,8 @@ def test_bad_input():
 
 def test_normalized_conformal_over_sgbt():
     X, y = Friedman(function=1, drift="gra", n=3000, seed=2).arrays()
-    model = sf.NormalizedConformal(SGBTRegressor(n_steps=8, learning_rate=0.3), seed=1)
-    pred, iv = model.predict_learn_many(X[:2000], y[:2000], alpha=0.1)
-    inside = (y[:2000] >= iv[:, 0]) & (y[:2000] <= iv[:, 1])
-    assert 0.8 < inside[500:].mean() < 0.97
-    names = [f"x{j + 1}" for j in range(10)]
-    for i in range(2000, 2100):  # the per-example path
-        x = dict(zip(names, X[i], strict=True))
-        lo, hi = model.predict_interval_one(x, 0.1)
-        assert lo < model.predict_one(x) < hi
-        model.learn_one(x, float(y[i]))
-    assert model.predict_interval(X[2100:2200], 0.1).shape == (100, 2)
+    forest = SGBTRegressor(n_steps=8, learning_rate=0.3)
+    pred, _ = check_normalized_conformal_over(forest, X, y, strict_centre=True)
     again = sf.NormalizedConformal(SGBTRegressor(n_steps=8, learning_rate=0.3), seed=1)
     p2, _ = again.predict_learn_many(X[:2000], y[:2000], alpha=0.1)
     np.testing.assert_array_equal(pred, p2)
