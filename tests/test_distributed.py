@@ -273,9 +273,9 @@ def test_workers_that_cannot_be_placed_raise_a_clear_error(local_ray, kind):
     make = KeyedModels if kind == "keyed" else ShardedForest
     before = _live_placement_groups()
     with pytest.raises(WorkerPlacementError, match=r"could not place 2 worker.*2 CPUs in all"):
-        make(forest(), n_workers=2, num_cpus=1.5, placement_timeout=2)
+        make(forest(), n_workers=2, num_cpus=1.5, placement_timeout=0.5)
     with pytest.raises(WorkerPlacementError, match=r"no node has 3 CPUs.*num_cpus=0.25"):
-        make(forest(), n_workers=1, num_cpus=3, placement_timeout=2)
+        make(forest(), n_workers=1, num_cpus=3, placement_timeout=0.5)
     assert _live_placement_groups() == before
     for bad in ({"num_cpus": 0}, {"num_cpus": "1"}, {"placement_timeout": -1.0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
@@ -352,8 +352,7 @@ FRESH = """
 import sys
 sys.path.insert(0, {src!r})
 import numpy as np, ray
-ray.init(num_cpus=2, address="local", include_dashboard=False,
-         runtime_env={{"env_vars": {env!r}}})
+ray.init(address={address!r}, runtime_env={{"env_vars": {env!r}}})
 from streamforest.distributed import KeyedModels, ShardedForest
 X = np.load({xq!r})
 with ShardedForest.restore({sdir!r}) as sf:
@@ -385,8 +384,10 @@ def test_checkpoints_load_in_a_fresh_process(local_ray, tmp_path):
         assert "checkpoint.json" in os.listdir(d)
         assert len([f for f in os.listdir(d) if f.startswith("ckpt-")]) == 1
     np.save(tmp_path / "xq.npy", Xq)
-    code = FRESH.format(src=SRC, env=WORKER_ENV, xq=str(tmp_path / "xq.npy"), sdir=sdir, kdir=kdir,
-                        out_a=str(tmp_path / "a.npy"), out_b=str(tmp_path / "b.npy"))  # fmt: skip
+    address = ray.get_runtime_context().gcs_address  # a new driver (and actors) on the same Ray
+    code = FRESH.format(src=SRC, env=WORKER_ENV, address=address, xq=str(tmp_path / "xq.npy"),
+                        sdir=sdir, kdir=kdir, out_a=str(tmp_path / "a.npy"),
+                        out_b=str(tmp_path / "b.npy"))  # fmt: skip
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                        text=True, timeout=900)  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
