@@ -120,6 +120,52 @@ def test_per_example_calls_equal_the_batch_pass(rng, drift):
         assert a.drift_stats_ == b.drift_stats_
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sf.HoeffdingTreeRegressor(grace_period=40),
+        lambda: sf.OnlineForestRegressor(
+            n_trees=5, drift_threshold=2.0, seed=3, tree=sf.HoeffdingTreeRegressor(grace_period=40)
+        ),
+        lambda: sf.ATSEREnsembleRegressor(n_members=3, seed=2),
+        lambda: sf.ABORFRegressor(n_trees=3, depth=5, seed=3),
+    ],
+    ids=["tree", "forest-drift", "atser-seeds", "aborf"],
+)
+def test_a_one_row_batch_is_one_example(rng, make):
+    """``learn_many`` / ``predict`` / ``predict_learn_many`` of one row run the per-example
+    calls (one compiled call, not a batch pass): exactly the results of the batch pass and of
+    ``predict_one`` / ``learn_one`` on dicts, interleaved with dict calls in any order (no memo
+    of a dict's encoding or prediction applies to an array row), and the caller's array is
+    never written."""
+    X, y = friedman1(1200, rng, p=5)
+    y[600:] += 8.0
+    batch, rows, dicts = make(), make(), make()
+    expected = batch.predict_learn_many(X, y)
+    D = [dict(enumerate(map(float, r))) for r in X]
+    X_before = X.copy()
+    got_rows, got_dicts = [], []
+    for i in range(X.shape[0]):
+        got_dicts.append(dicts.predict_one(D[i]))
+        dicts.learn_one(D[i], float(y[i]))
+        if i % 3 == 0:
+            got_rows.append(rows.predict(X[i : i + 1])[0])
+            rows.learn_many(X[i : i + 1], y[i : i + 1])
+        elif i % 3 == 1:
+            got_rows.append(rows.predict_one(D[i]))
+            k = (7 * i) % len(D)
+            rows.predict_one(D[k])  # another dict's memos, then an array row
+            rows.learn_many(X[i : i + 1], y[i : i + 1])
+            assert rows.predict_one(D[k]) == dicts.predict_one(D[k])  # not the array's row
+        else:
+            got_rows.append(rows.predict_learn_many(X[i : i + 1], y[i : i + 1])[0])
+            rows.predict_one(D[i - 1])  # an array row, then a dict encoded into the buffer
+    assert np.array_equal(got_rows, expected)
+    assert np.array_equal(got_dicts, expected)
+    assert np.array_equal(rows.predict(X[:300]), batch.predict(X[:300]))
+    assert np.array_equal(X, X_before)
+
+
 def test_learning_after_a_prediction_is_learning_alone(rng):
     """A per-example prediction leaves the trees' leaves in a memo that learning the same dict
     next uses (engine.kernels): whatever comes in between (another dict predicted, a batch

@@ -138,6 +138,11 @@ class FeatureSpace:
         self._last: tuple = _NO_LAYOUT
         self._memo: tuple = _NO_MEMO
 
+    def forget_written(self) -> None:
+        """The caller is about to write into the buffer it passes to :meth:`encode_dict_into`
+        itself: the dict last written there is no longer what it holds."""
+        self._memo = _NO_MEMO
+
     def __getstate__(self):
         d = dict(self.__dict__)
         d.pop("_layouts", None)

@@ -85,6 +85,25 @@ class PerExample:
             r = self.row_buffer = r.reshape(-1)
         return r
 
+    def takes_array_rows(self) -> bool:
+        """Whether a one-row batch may run as one example (:meth:`use_row`, then the
+        per-example calls): the results are the batch pass's (the kernels draw the same bagging
+        weights and aggregate alike), except in a shard, which learns through batches only."""
+        return self.fitted and self.__dict__.get("shard") is None
+
+    def use_row(self, encoded: np.ndarray) -> np.ndarray:
+        """An encoded array row (e.g. a one-row batch's) copied into the row buffer, for the
+        per-example calls (:meth:`learn_row`, :meth:`predict_one`, a method's handle kernels):
+        the memos of the dict last encoded there, and of its prediction, are dropped (they no
+        longer describe the buffer), and the caller's array is never written later."""
+        row = self.row_buffer
+        if row.shape[0] != encoded.shape[0]:  # (a new width: the handle is built again once)
+            row = self.row_buffer = np.empty(encoded.shape[0])
+        self.features.forget_written()
+        self._hint = None
+        row[:] = encoded
+        return row
+
     def remember(self, row: np.ndarray) -> None:
         """A per-example kernel just left the trees' leaves and predictions of ``row`` in the
         memo (:func:`~streamforest.engine.kernels.predict_trees_memo`): if ``row`` is the

@@ -72,6 +72,10 @@ class EngineRegressor(EngineModel):
             if not e.fitted:  # rows without any feature (the tree keeps their mean)
                 self._featureless_rows(ya, wa)
                 return self
+            if Xa.shape[0] == 1 and e.takes_array_rows():  # one compiled call, as learn_one
+                e.use_row(Xa[0])
+                e.learn_row(float(ya[0]), float(wa[0]))
+                return self
             e.learn(Xa, ya, e.bagging_weights(wa), wa)
         return self
 
@@ -98,6 +102,8 @@ class EngineRegressor(EngineModel):
         if not self.is_fitted:
             return np.full(Xa.shape[0], self._featureless_prediction())
         e = self.engine_
+        if Xa.shape[0] == 1 and e.takes_array_rows():  # one compiled call, as predict_one
+            return np.array([e.predict_one(e.use_row(Xa[0]))])
         return e.aggregate(e.predict_trees(Xa))
 
     def predict_learn_many(self, X, y, w=None) -> np.ndarray:
@@ -114,6 +120,10 @@ class EngineRegressor(EngineModel):
         e = self.engine_
         if not e.fitted:  # rows without any feature (the tree keeps their mean)
             return self._featureless_rows(ya, wa)
+        if Xa.shape[0] == 1 and e.takes_array_rows():  # predict_one then learn_one
+            prediction = e.predict_one(e.use_row(Xa[0]))
+            e.learn_row(float(ya[0]), float(wa[0]))
+            return np.array([prediction])
         return e.aggregate(e.predict_learn(Xa, ya, e.bagging_weights(wa), wa))
 
     # --- River-style API -------------------------------------------------------------------------
