@@ -1,8 +1,9 @@
 """Memory of a classifier on high-cardinality nominal streams (issue 33).
 
-``ACTSEREnsembleClassifier`` with its defaults (25 trees, ``max_memory_mb=256``) learns three
-streams prequentially, each stream and API in a process of its own (so that its resident memory
-is its own):
+A classifier with its defaults (``--model``: ``actser-ensemble``, ``ACTSEREnsembleClassifier``,
+25 trees; ``actser``, one ``ACTSERClassifier``; ``hoeffding``, one ``HoeffdingTreeClassifier``;
+each with ``max_memory_mb=--budget``, 256 by default) learns three streams prequentially, each
+stream and API in a process of its own (so that its resident memory is its own):
 
 - ``ids-50k``: a nominal user id uniform over 50,000 ids, two numeric features, 2 classes;
 - ``ids-200k``: the same with 200,000 ids;
@@ -23,7 +24,8 @@ so far and the rows per second (prediction and learning).  The summary line of e
 the largest ratios over all chunks.
 
     python benchmarks/nominal_memory.py [--rows 200_000] [--streams ids-50k,ids-200k,classes-500]
-        [--apis one,many] [--budget 256] [--every 1000] [--quiet] [--stop-rss-mib MiB]
+        [--apis one,many] [--model actser-ensemble|actser|hoeffding] [--budget 256]
+        [--every 1000] [--quiet] [--stop-rss-mib MiB]
 
 ``--stop-rss-mib`` ends a run once its peak RSS passes that much (to measure a version without
 the category cap, whose memory grows without bound).
@@ -42,6 +44,19 @@ import numpy as np
 
 STREAMS = {"ids-50k": (50_000, 2), "ids-200k": (200_000, 2), "classes-500": (50_000, 500)}
 APIS = ("one", "many")
+#: ``--model``: the class's name in streamforest and the parameters of the warm-up's small model
+MODELS = {
+    "actser-ensemble": ("ACTSEREnsembleClassifier", {"n_members": 3}),
+    "actser": ("ACTSERClassifier", {}),
+    "hoeffding": ("HoeffdingTreeClassifier", {}),
+}
+
+
+def make_model(model: str, budget: float, **params):
+    """The classifier ``--model`` names, with budget ``budget`` and seed 0."""
+    import streamforest as sf
+
+    return getattr(sf, MODELS[model][0])(max_memory_mb=budget, seed=0, **params)
 
 
 def stream(name: str, n: int, seed: int = 0):
@@ -77,15 +92,14 @@ def _reset_peak() -> None:
         pass
 
 
-def _warm_up(budget: float) -> None:
+def _warm_up(model: str, budget: float) -> None:
     """Load (or compile) the kernels both APIs use, with a small model that is then dropped."""
     import gc
 
-    import streamforest as sf
     from streamforest.engine.budget import release_free_memory
 
     ids, X, y = stream("ids-50k", 3000)
-    m = sf.ACTSEREnsembleClassifier(n_members=3, max_memory_mb=budget, seed=0)
+    m = make_model(model, budget, **MODELS[model][1])
     for i in range(300):
         x = {"user": f"u{ids[i]}", "x0": X[i, 0], "x1": X[i, 1]}
         m.predict_one(x)
@@ -107,16 +121,14 @@ def _rows(ids, X, a: int, b: int) -> np.ndarray:
 
 
 def run_one(name: str, api: str, n: int, budget: float, chunk: int, every: int, quiet: bool,
-            stop_mib: float = float("inf")):  # fmt: skip
+            stop_mib: float = float("inf"), model: str = "actser-ensemble"):  # fmt: skip
     """One stream and API in this process; prints a JSON line per ``every`` rows and a
     summary (early, ``"stopped"``, once the peak RSS passed ``stop_mib``)."""
-    import streamforest as sf
-
-    _warm_up(budget)
+    _warm_up(model, budget)
     base = _status("VmRSS")
     ids, X, y = stream(name, n)
     labels = np.array([f"c{v}" for v in y.tolist()], dtype=object)
-    m = sf.ACTSEREnsembleClassifier(max_memory_mb=budget, seed=0)
+    m = make_model(model, budget)
     correct = 0
     elapsed = 0.0
     worst = {"rss_ratio": 0.0, "growth_ratio": 0.0, "memory_mib": 0.0}
@@ -144,6 +156,7 @@ def run_one(name: str, api: str, n: int, budget: float, chunk: int, every: int, 
         peak = _status("VmHWM")
         _reset_peak()
         rec = {
+            "model": model,
             "stream": name,
             "api": api,
             "rows": done,
@@ -163,6 +176,7 @@ def run_one(name: str, api: str, n: int, budget: float, chunk: int, every: int, 
     fs = m.features_
     summary = {
         "summary": True,
+        "model": model,
         "stream": name,
         "api": api,
         "rows": done,
@@ -178,6 +192,7 @@ def run_one(name: str, api: str, n: int, budget: float, chunk: int, every: int, 
         "codes_kept": fs.max_categories,
         "code_cap": getattr(fs, "max_codes", None),  # (None before the cap existed)
         "tree_resets": int(m.engine_.n_resets.sum()),
+        "leaves": int(getattr(m, "n_leaves", -1)),  # (the ensemble's: -1, it does not count)
     }
     print(json.dumps(summary), flush=True)
 
@@ -187,6 +202,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--streams", default=",".join(STREAMS))
     ap.add_argument("--apis", default=",".join(APIS))
+    ap.add_argument("--model", default="actser-ensemble", choices=sorted(MODELS))
     ap.add_argument("--budget", type=float, default=256.0, help="max_memory_mb (MiB)")
     ap.add_argument("--chunk", type=int, default=1000)
     ap.add_argument("--every", type=int, default=1000)
@@ -196,7 +212,8 @@ def main(argv=None) -> int:
     ap.add_argument("--one", nargs=2, metavar=("STREAM", "API"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.one:
-        run_one(a.one[0], a.one[1], a.rows, a.budget, a.chunk, a.every, a.quiet, a.stop_rss_mib)
+        run_one(a.one[0], a.one[1], a.rows, a.budget, a.chunk, a.every, a.quiet, a.stop_rss_mib,
+                a.model)  # fmt: skip
         return 0
     for name in a.streams.split(","):
         for api in a.apis.split(","):
@@ -218,11 +235,14 @@ def main(argv=None) -> int:
                 str(a.every),
                 "--stop-rss-mib",
                 str(a.stop_rss_mib),
+                "--model",
+                a.model,
             ]
             cmd += ["--quiet"] if a.quiet else []  # fmt: skip
             r = subprocess.run(cmd, check=False)
             if r.returncode:
-                print(json.dumps({"stream": name, "api": api, "exit_code": r.returncode}))
+                print(json.dumps({"model": a.model, "stream": name, "api": api,
+                                  "exit_code": r.returncode}))  # fmt: skip
     return 0
 
 

@@ -361,10 +361,13 @@ class ClassifierEngine(Engine):
             return
         cap = self.max_classes()
         if cap is not None and known + new > cap:
+            many = self.forest_trees > 1
+            trees = f"{self.forest_trees} trees" if many else "its one tree"
+            fewer = "use fewer trees, " if many else ""
             raise ValueError(
                 f"{known + new} classes are more than this model's memory budget holds: "
-                f"max_memory_mb={self.max_memory_mb:g} over {self.forest_trees} trees holds at "
+                f"max_memory_mb={self.max_memory_mb:g} over {trees} holds at "
                 f"most {cap} classes with {max(1, len(self.features))} features (a tree needs "
                 f"room for two leaves, whose class statistics grow with the classes); raise "
-                f"max_memory_mb, use fewer trees, or map the labels to fewer classes"
+                f"max_memory_mb, {fewer}or map the labels to fewer classes"
             )

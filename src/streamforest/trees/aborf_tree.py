@@ -79,6 +79,7 @@ class ABORFTreeRegressor(HoeffdingTreeRegressor):
     ph_alpha = 0.005
     alt_fading = 0.995
     alt_period = 150
+    max_memory_mb = None  # (its memory is fixed by its depth: no budget of its own)
     # defaults of the parameters added since (for trees saved before them)
     bayesian = False
     prior_precision = 0.1

@@ -7,6 +7,7 @@ import math
 import numbers
 from types import MappingProxyType
 
+from ..engine.budget import DEFAULT_MEMORY_MB
 from ..tree_kinds import state
 from .hoeffding_classifier import HoeffdingTreeClassifier
 
@@ -60,9 +61,11 @@ class ACTSERClassifier(HoeffdingTreeClassifier):
         ``T_min`` (150).
     alt_chi2
         McNemar's critical value (3.841, the thesis' Algorithm 5.3).
-    max_depth, min_samples_split, max_features, max_leaves, nominal_features, seed
+    max_depth, min_samples_split, max_features, max_leaves, nominal_features, max_memory_mb, seed
         As in :class:`~streamforest.HoeffdingTreeClassifier` (``max_features``: features a leaf
-        draws candidates for; ``"sqrt"`` is ACTSER-RForest's).
+        draws candidates for; ``"sqrt"`` is ACTSER-RForest's; ``max_memory_mb``: the tree's
+        budget, 256 MiB by default, not read when the tree is the template of
+        :class:`~streamforest.ACTSEREnsembleClassifier`'s members, whose own budget governs).
 
     Examples
     --------
@@ -112,6 +115,7 @@ class ACTSERClassifier(HoeffdingTreeClassifier):
         max_features: int | float | str | None = None,
         max_leaves: int = 100_000,
         nominal_features: tuple | None = None,
+        max_memory_mb: float | None = DEFAULT_MEMORY_MB,
         seed: int | None = None,
     ):
         self.grace_period = grace_period
@@ -130,6 +134,7 @@ class ACTSERClassifier(HoeffdingTreeClassifier):
         self.max_features = max_features
         self.max_leaves = max_leaves
         self.nominal_features = nominal_features
+        self.max_memory_mb = max_memory_mb
         self.seed = seed
 
     def _check_params(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 from types import MappingProxyType
 
+from ..engine.budget import DEFAULT_MEMORY_MB
 from ..tree_kinds import state
 from .hoeffding import HoeffdingTreeRegressor
 
@@ -52,9 +53,12 @@ class ATSERRegressor(HoeffdingTreeRegressor):
         RMSProp of the linear leaves (``eta``, ``gamma_beta``, ``mu``).
     max_depth, min_samples_split, max_features, max_leaves, nominal_features, leaf_quantile_k,
     leaf_quantile_split, drift_threshold, drift_delta, drift_detection, ph_threshold, ph_alpha,
-    alt_fading, alt_period, seed
+    alt_fading, alt_period, max_memory_mb, seed
         As in :class:`~streamforest.HoeffdingTreeRegressor` (``max_features``: features a leaf
-        draws candidates for; ``None`` is all, the thesis' ``k = F``).
+        draws candidates for; ``None`` is all, the thesis' ``k = F``; ``max_memory_mb``: the
+        tree's budget, 256 MiB by default, not read when the tree is the template of a forest's
+        trees, :class:`~streamforest.ATSEREnsembleRegressor`'s or ``OnlineForestRegressor``'s,
+        whose own budget governs).
 
     Examples
     --------
@@ -119,6 +123,7 @@ class ATSERRegressor(HoeffdingTreeRegressor):
         ph_alpha: float = 0.005,
         alt_fading: float = 0.995,
         alt_period: int = 150,
+        max_memory_mb: float | None = DEFAULT_MEMORY_MB,
         seed: int | None = None,
     ):
         self.grace_period = grace_period
@@ -143,6 +148,7 @@ class ATSERRegressor(HoeffdingTreeRegressor):
         self.ph_alpha = ph_alpha
         self.alt_fading = alt_fading
         self.alt_period = alt_period
+        self.max_memory_mb = max_memory_mb
         self.seed = seed
 
     def _check_params(self) -> None:

@@ -7,6 +7,7 @@ import numbers
 
 import numpy as np
 
+from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.regressor_model import EngineRegressor
 from ..stats import RunningStats
 from ..tree_kinds import state
@@ -90,6 +91,15 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         read as "the alternate is getting worse").  Counts: ``alternate_stats``.
     ph_threshold, ph_alpha, alt_fading, alt_period
         The thesis' (Table 4.2) lambda = 50, alpha = 0.005, gamma_Q = 0.995, N_Q = 150.
+    max_memory_mb
+        Memory budget of the tree in MiB (default 256, as the forests'): ``max_leaves`` and
+        ``max_observer_bins`` are lowered so that the tree's nodes, leaves and observer bins fit
+        it (see :mod:`streamforest.engine.budget`; a tree at its leaf cap freezes its structure
+        and its leaves keep learning).  Where it does not bind, the tree is the one without a
+        budget, bit for bit.  ``None``: only ``max_leaves`` and ``max_observer_bins``.  As the
+        template of a forest's trees (``OnlineForestRegressor(tree=...)``, SGBT's steps) it is
+        not read: the forest's own ``max_memory_mb`` bounds all its trees.  A tree saved before
+        this parameter existed loads with ``None`` (it had no budget).
     seed
         Seed of the random feature subsets; the same seed gives the same model.
 
@@ -117,6 +127,7 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
     ph_alpha = 0.005
     alt_fading = 0.995
     alt_period = 150
+    max_memory_mb = None  # (saved before the single trees had a budget: it had none)
 
     def __init__(
         self,
@@ -147,6 +158,7 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         ph_alpha: float = 0.005,
         alt_fading: float = 0.995,
         alt_period: int = 150,
+        max_memory_mb: float | None = DEFAULT_MEMORY_MB,
         seed: int | None = None,
     ):
         self.grace_period = grace_period
@@ -176,6 +188,7 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         self.ph_alpha = ph_alpha
         self.alt_fading = alt_fading
         self.alt_period = alt_period
+        self.max_memory_mb = max_memory_mb
         self.seed = seed
 
     # ---------------------------------------------------------------------------------------------
@@ -269,6 +282,12 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         if not (isinstance(self.alt_fading, numbers.Real) and 0 < self.alt_fading <= 1):
             raise ValueError(f"alt_fading must be in (0, 1], got {self.alt_fading!r}")
         positive("alt_period", self.alt_period, integer=True)
+        mm = self.max_memory_mb
+        if mm is not None and not (
+            isinstance(mm, numbers.Real) and not isinstance(mm, bool) and mm > 0
+            and math.isfinite(mm)
+        ):  # fmt: skip
+            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
 
@@ -325,8 +344,9 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         from ..engine.core import Engine
 
         # no bagging: the engine's generator is never drawn from; a fixed seed keeps the saved
-        # state a function of the parameters and the data (two equal trees pickle the same)
-        return Engine([self.clone()], features, seed=0)
+        # state a function of the parameters and the data (two equal trees pickle the same).
+        # The tree's own budget (a forest passes its own to its engine: see max_memory_mb)
+        return Engine([self.clone()], features, seed=0, max_memory_mb=self.max_memory_mb)
 
     def learn_featureless(self, y: float, w: float) -> None:
         """Examples without any feature: only their target mean is kept (bounded memory)."""

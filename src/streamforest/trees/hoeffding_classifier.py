@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.classifier_model import EngineClassifier
 from ..tree_kinds import state
 
@@ -52,6 +53,21 @@ class HoeffdingTreeClassifier(EngineClassifier):
     nominal_features
         Names (or column indices) of features to treat as nominal even if their values are
         numbers; string values are nominal anyway.
+    max_memory_mb
+        Memory budget of the tree in MiB (default 256, as the ensembles'): the leaf cap is
+        lowered so that the tree's nodes and leaves (whose class statistics grow with the
+        classes and features) fit it, and a tree at its cap stops splitting while its leaves
+        keep learning (see :mod:`streamforest.engine.budget`).  Categories and classes count
+        too: a nominal feature keeps at most the category codes the budget holds and hashes
+        later categories into that many buckets, new classes cut the tree's category room (or
+        replace a tree that no longer fits, counted in the engine's ``n_resets``), and a label
+        past the classes the budget holds is refused with ``ValueError``, nothing learnt
+        (:class:`~streamforest.engine.classifier_engine.ClassifierEngine`).  Where it does not
+        bind, the tree is the one without a budget, bit for bit.  ``None``: no budget (only
+        ``max_leaves``; categories and classes are not capped).  As the template of an
+        ensemble's members (:class:`~streamforest.ACTSEREnsembleClassifier`), it is not read:
+        the ensemble's own ``max_memory_mb`` bounds all its trees.  A model saved before this
+        parameter existed loads with ``None`` (it had no budget) and learns on as it would have.
     seed
         Seed of the random feature subsets.
 
@@ -76,6 +92,8 @@ class HoeffdingTreeClassifier(EngineClassifier):
     # change adaptation (ACTSER's; off for the VFDT)
     drift_detection = False
     m_min = 0
+    # a tree saved before the single trees had a budget has none of its own: it had no budget
+    max_memory_mb = None
 
     def __init__(
         self,
@@ -88,6 +106,7 @@ class HoeffdingTreeClassifier(EngineClassifier):
         max_features: int | float | str | None = None,
         max_leaves: int = 100_000,
         nominal_features: tuple | None = None,
+        max_memory_mb: float | None = DEFAULT_MEMORY_MB,
         seed: int | None = None,
     ):
         self.grace_period = grace_period
@@ -99,6 +118,7 @@ class HoeffdingTreeClassifier(EngineClassifier):
         self.max_features = max_features
         self.max_leaves = max_leaves
         self.nominal_features = nominal_features
+        self.max_memory_mb = max_memory_mb
         self.seed = seed
 
     # ---------------------------------------------------------------------------------------------
@@ -142,6 +162,12 @@ class HoeffdingTreeClassifier(EngineClassifier):
                 f"max_features must be None, 'sqrt', a positive int or a fraction in "
                 f"(0, 1], got {mf!r}"
             )
+        mm = self.max_memory_mb
+        if mm is not None and not (
+            isinstance(mm, numbers.Real) and not isinstance(mm, bool) and mm > 0
+            and math.isfinite(mm)
+        ):  # fmt: skip
+            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)
         ):
@@ -195,7 +221,8 @@ class HoeffdingTreeClassifier(EngineClassifier):
     def _make_engine(self, features):
         from ..engine.classifier_engine import ClassifierEngine
 
-        return ClassifierEngine([self.clone()], features, seed=0)
+        # the tree's own budget (an ensemble passes its own to its engine: see max_memory_mb)
+        return ClassifierEngine([self.clone()], features, seed=0, max_memory_mb=self.max_memory_mb)
 
     @property
     def n_leaves(self) -> int:
