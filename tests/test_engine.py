@@ -129,8 +129,10 @@ def test_per_example_calls_equal_the_batch_pass(rng, drift):
         ),
         lambda: sf.ATSEREnsembleRegressor(n_members=3, seed=2),
         lambda: sf.ABORFRegressor(n_trees=3, depth=5, seed=3),
+        lambda: sf.AMFRegressor(n_trees=3, seed=1),
+        lambda: sf.SGBTRegressor(n_steps=5, seed=1),
     ],
-    ids=["tree", "forest-drift", "atser-seeds", "aborf"],
+    ids=["tree", "forest-drift", "atser-seeds", "aborf", "amf", "sgbt"],
 )
 def test_a_one_row_batch_is_one_example(rng, make):
     """``learn_many`` / ``predict`` / ``predict_learn_many`` of one row run the per-example

@@ -15,7 +15,8 @@ forest, and the *capabilities* a forest may add.
 - ``engine_``, with the engine's members that do not depend on how the trees are stored:
   ``row_buffer``, ``encode_one``, ``synced_version``, ``sync``, ``fitted``, ``bagging_weights``,
   ``learn``, ``predict_learn``, ``predict_trees``, ``aggregate``, ``learn_one``, ``learn_row``,
-  ``predict_one``, ``last_predictions``, ``remember``, ``n_trees``.
+  ``predict_one``, ``last_predictions``, ``remember``, ``n_trees``, and ``takes_array_rows`` /
+  ``use_row`` (a one-row batch run as one example, with the batch pass's results).
 
 A forest lists what it offers beyond that in :attr:`RegressionForest.forest_capabilities`
 (:data:`CAPABILITIES` says what each name means).  An interval method checks the capabilities

@@ -389,6 +389,21 @@ class MondrianEngine:
         """:meth:`learn_one` of :attr:`row_buffer`: the per-example hot path."""
         return self._one(self.row_buffer, y, w)
 
+    def takes_array_rows(self) -> bool:
+        """Whether a one-row batch may run as one example (see the engine's): once the trees
+        exist."""
+        return self.fitted
+
+    def use_row(self, encoded: np.ndarray) -> np.ndarray:
+        """An encoded array row copied into :attr:`row_buffer` for the per-example calls (the
+        trees keep no memo of a prediction: nothing else to drop)."""
+        row = self.row_buffer
+        if row.shape[0] != encoded.shape[0]:
+            row = self.row_buffer = np.empty(encoded.shape[0])
+        self.features.forget_written()
+        row[:] = encoded
+        return row
+
     def _one(self, row, y, w):
         if self._most + 2 > self.capacity:
             self._grow()
