@@ -168,6 +168,53 @@ def test_a_one_row_batch_is_one_example(rng, make):
     assert np.array_equal(X, X_before)
 
 
+@pytest.mark.parametrize("method", ["cp", "cp-exact", "qrf-hdi", "cqr", "gaussian", "aci-aborf"])
+def test_a_one_row_interval_batch_is_one_example(rng, method):
+    """``predict_interval`` of one row runs the method's per-example kernel (one compiled call)
+    with exactly the intervals of the batch pass, at one level and several, while trees grow
+    and drift; a forest whose trees are not in the arena (AMF) keeps the batch pass."""
+    X, y = friedman1(1200, rng, p=5)
+    y[600:] += 8.0
+
+    def forest():
+        tree = sf.HoeffdingTreeRegressor(grace_period=40)
+        return sf.OnlineForestRegressor(n_trees=4, drift_threshold=2.0, seed=3, tree=tree)
+
+    make = {
+        "cp": lambda: sf.CPApproximate(forest=forest(), calibration_size=200, seed=3),
+        "cp-exact": lambda: sf.CPExact(
+            forest=sf.OnlineForestRegressor(n_trees=4, seed=3), calibration_size=200, seed=3
+        ),
+        "qrf-hdi": lambda: sf.OnlineQRF(forest=forest(), k=32, interval="hdi", seed=3),
+        "cqr": lambda: sf.ConformalQRF(forest=forest(), seed=3),
+        "gaussian": lambda: sf.GaussianInterval(forest=forest(), seed=3),
+        "aci-aborf": lambda: sf.AdaptiveConformal(
+            sf.CPApproximate(
+                forest=sf.ABORFRegressor(n_trees=3, depth=5, lambda_value=1.0, seed=3),
+                calibration_size=200,
+                seed=3,
+            ),
+            alphas=[0.1, 0.3],
+        ),
+    }[method]
+    batch, rows = make(), make()
+    for start in range(0, X.shape[0], 200):
+        stop = start + 200
+        if start:
+            for alpha in ([0.1, 0.3], 0.2):
+                expected = batch.predict_interval(X[start:stop], alpha=alpha)
+                got = [
+                    rows.predict_interval(X[i : i + 1], alpha=alpha)[0] for i in range(start, stop)
+                ]
+                assert np.array_equal(np.array(got), expected), (start, alpha)
+        batch.learn_many(X[start:stop], y[start:stop])
+        rows.learn_many(X[start:stop], y[start:stop])
+    amf = sf.CPApproximate(forest=sf.AMFRegressor(n_trees=3, lambda_value=1.0, seed=0), seed=0)
+    amf.learn_many(X[:600], y[:600])
+    one = [amf.predict_interval(X[i : i + 1], alpha=0.1)[0] for i in range(600, 620)]
+    assert np.array_equal(np.array(one), amf.predict_interval(X[600:620], alpha=0.1))
+
+
 def test_learning_after_a_prediction_is_learning_alone(rng):
     """A per-example prediction leaves the trees' leaves in a memo that learning the same dict
     next uses (engine.kernels): whatever comes in between (another dict predicted, a batch

@@ -10,7 +10,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..base import Estimator
-from ..engine.forest_interface import RegressionForest, require
+from ..engine.forest_interface import LEAF_PAYLOADS, RegressionForest, has, require
 from ..features import check_target, check_weight, kernel_array
 from ..forests import OnlineForestRegressor
 
@@ -274,6 +274,16 @@ class IntervalRegressor(Estimator):
         if "_forest" not in self.__dict__:
             return self._first_call(IntervalRegressor.predict_interval, X, alpha, keep=False)
         Xa = self._encode(X)
+        if Xa.shape[0] == 1 and self._one_kernel is not None:  # one row: one compiled call,
+            f = self.forest_  # as predict_interval_one (the same results as the batch pass)
+            e = f.engine_
+            if f.is_fitted and has(f, LEAF_PAYLOADS) and e.takes_array_rows():
+                A = alphas.shape[0]
+                lo, hi = self._one_scratch(A)
+                self._one_kernel(e.use_row(Xa[0]), alphas, lo, hi)
+                lo = np.where(np.isnan(lo[:A]), -np.inf, lo[:A])[None, :]  # (as _run gives)
+                hi = np.where(np.isnan(hi[:A]), np.inf, hi[:A])[None, :]
+                return stack_bounds(lo, hi, scalar)
         _, lo, hi = self._predict_only(Xa, alphas)
         return stack_bounds(lo, hi, scalar)
 
