@@ -231,6 +231,10 @@ class IntervalRegressor(Estimator):
         Xa, ya, wa = f.prepare_batch(X, y, w)
         if Xa.shape[0]:
             f.check_fittable()  # a forest that knows no feature refuses rows
+            row = self._as_one_example(Xa, self._learn_row)
+            if row is not None:  # one row: the per-example call, as learn_one
+                self._learn_row(row, float(ya[0]), float(wa[0]))
+                return self
             self._run(Xa, ya, wa, self._learn_levels(), learn=True)
         return self
 
@@ -244,8 +248,37 @@ class IntervalRegressor(Estimator):
         Xa, ya, wa = f.prepare_batch(X, y, w)
         if Xa.shape[0]:
             f.check_fittable()  # a forest that knows no feature refuses rows
+        row = self._as_one_example(Xa, self._learn_row)
+        if row is not None:  # one row: predict_one, predict_interval_one, learn_one
+            pred = np.array([f.engine_.predict_one(row)])
+            lo, hi = self._one_row_interval(row, alphas)
+            self._learn_row(row, float(ya[0]), float(wa[0]))
+            return pred, stack_bounds(lo, hi, scalar)
         pred, lo, hi = self._run(Xa, ya, wa, alphas, learn=True)
         return pred, stack_bounds(lo, hi, scalar)
+
+    def _as_one_example(self, Xa, per_example) -> np.ndarray | None:
+        """A one-row batch's row in the engine's row buffer, when the method has the
+        per-example call ``per_example`` and the forest's trees are in the arena (the method's
+        per-example kernels read them); else None (the batch pass).  The per-example calls give
+        the batch pass's results (tests/test_engine.py)."""
+        if Xa.shape[0] != 1 or per_example is None or self._one_kernel is None:
+            return None
+        f = self.forest_
+        e = f.engine_
+        if not (f.is_fitted and has(f, LEAF_PAYLOADS) and e.takes_array_rows()):
+            return None
+        return e.use_row(Xa[0])
+
+    def _one_row_interval(self, row, alphas):
+        """``(lower, upper)``, each ``(1, levels)``, of the row in the row buffer
+        (:meth:`_one_kernel`; NaN bounds infinite, as :meth:`_run` gives)."""
+        A = alphas.shape[0]
+        lo, hi = self._one_scratch(A)
+        self._one_kernel(row, alphas, lo, hi)
+        lo = np.where(np.isnan(lo[:A]), -np.inf, lo[:A])[None, :]
+        hi = np.where(np.isnan(hi[:A]), np.inf, hi[:A])[None, :]
+        return lo, hi
 
     def _encode(self, X) -> np.ndarray:
         f = self.forest_
@@ -274,16 +307,9 @@ class IntervalRegressor(Estimator):
         if "_forest" not in self.__dict__:
             return self._first_call(IntervalRegressor.predict_interval, X, alpha, keep=False)
         Xa = self._encode(X)
-        if Xa.shape[0] == 1 and self._one_kernel is not None:  # one row: one compiled call,
-            f = self.forest_  # as predict_interval_one (the same results as the batch pass)
-            e = f.engine_
-            if f.is_fitted and has(f, LEAF_PAYLOADS) and e.takes_array_rows():
-                A = alphas.shape[0]
-                lo, hi = self._one_scratch(A)
-                self._one_kernel(e.use_row(Xa[0]), alphas, lo, hi)
-                lo = np.where(np.isnan(lo[:A]), -np.inf, lo[:A])[None, :]  # (as _run gives)
-                hi = np.where(np.isnan(hi[:A]), np.inf, hi[:A])[None, :]
-                return stack_bounds(lo, hi, scalar)
+        row = self._as_one_example(Xa, self._one_kernel)
+        if row is not None:  # one row: one compiled call, as predict_interval_one
+            return stack_bounds(*self._one_row_interval(row, alphas), scalar)
         _, lo, hi = self._predict_only(Xa, alphas)
         return stack_bounds(lo, hi, scalar)
 
@@ -338,6 +364,8 @@ class IntervalRegressor(Estimator):
         return [(float(lo[a]), float(hi[a])) for a in range(alphas.shape[0])]
 
     _one_kernel = None  # a method's per-example interval: (row, alphas, lo, hi) -> None
+    # a method's per-example learning of the row in the engine's row buffer: (row, y, w) -> None
+    _learn_row = None
 
     def _one_scratch(self, n: int):
         s = self.__dict__.get("_one_lohi")

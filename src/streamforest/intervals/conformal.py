@@ -153,8 +153,11 @@ class CPApproximate(IntervalRegressor):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(CPApproximate.learn_one, x, yf, wf)
-        row = f.encode_learn_row(x)
-        e = f.engine_
+        self._learn_row(f.encode_learn_row(x), yf, wf)
+
+    def _learn_row(self, row, yf: float, wf: float) -> None:
+        """The per-example learning of ``row``, the engine's row buffer (see the base)."""
+        e = self.forest_.engine_
         if self.cal_x_.shape[1] < row.shape[0]:
             self._widen_x(row.shape[0])
         C = self._calibration_handle()
@@ -317,6 +320,7 @@ class CPExact(CPApproximate):
             )
 
     _exact = True
+    _learn_row = None  # its member links need the chunk path (a one-row batch included)
 
     def _exact_tree_passes(self, Xa, ya, wa, W, slots, P, parity):
         f = self.forest_

@@ -67,6 +67,7 @@ class ConformalQRF(OnlineQRF):
         return False  # one pass per chunk (its scores need the chunk's OOB masks and records)
 
     learn_one = IntervalRegressor.learn_one  # its calibration learns through the chunk pass
+    _learn_row = None
     _one_kernel = None
     _quantile_one = False  # (OnlineQRF's per-example interval is not this one)
 

@@ -207,8 +207,11 @@ class GaussianInterval(IntervalRegressor):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(GaussianInterval.learn_one, x, yf, wf)
-        row = f.encode_learn_row(x)
-        e = f.engine_
+        self._learn_row(f.encode_learn_row(x), yf, wf)
+
+    def _learn_row(self, row, yf: float, wf: float) -> None:
+        """The per-example learning of ``row``, the engine's row buffer (see the base)."""
+        e = self.forest_.engine_
         P, V, N, mean, yb, _, _, _, none = self._one_buffers(0)
         e.learn_one(
             row, yf, wf, gaussian_kernels.gaussian_learn_one,

@@ -281,8 +281,11 @@ class OnlineQRF(IntervalRegressor):
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(OnlineQRF.learn_one, x, yf, wf)
-        f.encode_learn_row(x)  # into the engine's row buffer
-        f.engine_.learn_row(yf, wf)
+        self._learn_row(f.encode_learn_row(x), yf, wf)  # (encoded into the engine's row buffer)
+
+    def _learn_row(self, row, yf: float, wf: float) -> None:
+        """The per-example learning of ``row``, the engine's row buffer (see the base)."""
+        self.forest_.engine_.learn_row(yf, wf)
         self._n_seen += 1
 
     _quantile_one = True  # the per-example interval is the mixture's (see ConformalQRF)
