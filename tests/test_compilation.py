@@ -283,3 +283,47 @@ def test_entries_the_warm_up_skips_compile_nothing_the_others_do_not():
             if (w.method_cls or w.cls) is method and (w.layers[0] == "adaptive") == wrapped
         ]
         assert same_method, f"{spec.name}: no warmed entry runs {method.__name__} that way"
+
+
+_TYPED_LIST_WORKLOAD = """
+import numpy as np
+from numba.core import event
+import streamforest as sf
+
+compiled = []
+
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        func = ev.data["dispatcher"].py_func
+        compiled.append(f"{{func.__module__}}.{{func.__qualname__}}")
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Listener())
+rng = np.random.default_rng(2)
+X = rng.random((700, 4))
+y = 10 * X[:, 0] + X[:, 1] + rng.standard_normal(700)
+model = {model}
+model.learn_many(X[:300], y[:300])
+model.predict_learn_many(X[300:600], y[300:600], alpha=[0.1, 0.2])
+model.predict_interval(X[600:], alpha=0.1)
+print([name for name in compiled if name.startswith("numba.typed.")])
+"""
+
+
+def test_interval_methods_compile_no_numba_typed_list():
+    """numba compiles the methods of its typed lists (``numba.typed``) again in every process,
+    never caching them (~0.8 s of each process's first use): CPExact's refresh events and
+    OnlineQRF's leaf-sketch records are kept in plain arrays instead, so a process running them
+    compiles none of numba's typed-list functions (in a fresh process: this one may have built
+    typed lists already).  (A cold cache also compiles numba's own array helpers, inside
+    streamforest's kernels: those are cached with them.)"""
+    forest = "sf.OnlineForestRegressor(n_trees=2, seed=0)"
+    for model in (f"sf.CPExact({forest}, calibration_size=100)", f"sf.OnlineQRF({forest}, k=32)"):
+        r = subprocess.run([sys.executable, "-c", _TYPED_LIST_WORKLOAD.format(model=model)],
+                           capture_output=True, text=True, timeout=1200)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split("\n")[-2] == "[]", f"{model} compiled {r.stdout}"

@@ -4,7 +4,6 @@ import pickle
 
 import numpy as np
 import pytest
-from numba import typed
 
 import streamforest as sf
 from streamforest.intervals import _quantile_kernels as quantile_kernels
@@ -164,6 +163,15 @@ def test_qrf_tracks_known_conditional_quantiles(rng):
     assert np.array_equal(iv, got[:, [0, 4]])
 
 
+def _rows(arrays, dtype):
+    """One ``(T, capacity)`` array whose row t starts with ``arrays[t]`` (the rest zeros): the
+    per-tree buffers as the kernels take them."""
+    out = np.zeros((len(arrays), max(max(len(a) for a in arrays), 1)), dtype)
+    for t, a in enumerate(arrays):
+        out[t, : len(a)] = a
+    return out
+
+
 def _records_from_sketches(groups):
     """Leaf-sketch records laid out as the tree pass writes them: ``(bufs, goff, glv)``."""
     T, n = len(groups[0]), len(groups)
@@ -180,7 +188,7 @@ def _records_from_sketches(groups):
             goff[t, i] = pos[t]
             bufs[t].append(items)
             pos[t] += items.shape[0]
-    return typed.List([np.concatenate(b) for b in bufs]), goff, glv
+    return _rows([np.concatenate(b) for b in bufs], np.float64), goff, glv
 
 
 def query(rec, mask, mein, qs, masses, out_q, out_lo, out_hi):
@@ -421,9 +429,9 @@ def test_conformal_pass_equals_a_full_sort_under_random_rescoring():
                     present[mm] = False
                 else:
                     score[mm] = abs(cy[mm] - csum[mm] / ccnt[mm])
-    ev_t = typed.List([np.array([e[0] for e in ev] or [0], np.int32) for ev in events])
-    ev_s = typed.List([np.array([e[1] for e in ev] or [0], np.int32) for ev in events])
-    ev_v = typed.List([np.array([e[2] for e in ev] or [0.0]) for ev in events])
+    ev_t = _rows([[e[0] for e in ev] for ev in events], np.int32)
+    ev_s = _rows([[e[1] for e in ev] for ev in events], np.int32)
+    ev_v = _rows([[e[2] for e in ev] for ev in events], np.float64)
     ev_n = np.array([len(ev) for ev in events], np.int64)
     half = np.empty((n, len(alphas)))
     order, pos, ss = np.zeros(c, np.int64), np.full(c, -1, np.int64), np.zeros(c)

@@ -82,8 +82,9 @@ def conformal_pass(size, cy, coob, cpred, csum, ccnt, score, order, pos, ss, P, 
                    ev_t, ev_s, ev_v, ev_n, alphas, half):  # fmt: skip
     """Rows in order: ``half[i, a]`` from the scores before row i, then row i enters the
     calibration set (evicting its slot's occupant) with the stored OOB predictions ``P[:, i]``,
-    then the trees' refreshed predictions of time i (events, CPExact; ``ev_*[t]`` tree t's, in
-    typed lists; ``None``: no events, CPApproximate, compiled without their loop) are applied.
+    then the trees' refreshed predictions of time i (events, CPExact: ``ev_t``, ``ev_s``,
+    ``ev_v`` are ``(T, capacity)`` arrays, row t tree t's events, ``ev_n[t]`` of them; ``None``:
+    no events, CPApproximate, compiled without their loop) are applied.
     Each member keeps the sum and count of its OOB predictions, updated per event.  Returns
     the new size.
 

@@ -92,8 +92,8 @@ def _gather_runs(bufs, goff, glv, mask, i, meinshausen, buf, rs, re, rw):
 def mixture_query(bufs, goff, glv, mask, meinshausen, qs, masses, out_q, out_lo, out_hi, r0, r1):
     """For rows ``r0..r1``: quantiles ``qs`` (into ``out_q``) and highest-density intervals of
     the masses ``masses`` (into ``out_lo``, ``out_hi``) of the trees' leaf-sketch mixture.
-    ``bufs[t]`` (a typed list: its type does not depend on the number of trees) holds tree t's
-    sketch copies (row i's at ``goff[t, i]``)."""
+    ``bufs (T, capacity)``: row t holds tree t's sketch copies (row i's at ``goff[t, i]``; one
+    array, so the kernel's type does not depend on the number of trees)."""
     T = glv.shape[0]
     cap = 0
     for t in range(T):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from numba import typed
 
 from ..compiled import entry_point
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
@@ -51,7 +50,7 @@ class CPApproximate(IntervalRegressor):
 
     _exact = False
 
-    _scratch_keys = (*IntervalRegressor._scratch_keys, "_evbufs", "_evlists", "_ch")
+    _scratch_keys = (*IntervalRegressor._scratch_keys, "_evbufs", "_ch")
 
     def __init__(self, forest=None, calibration_size: int = 1000, seed: int | None = None):
         self.forest = forest
@@ -275,8 +274,7 @@ class CPApproximate(IntervalRegressor):
     @staticmethod
     def _empty_events(T):
         """No refresh events (CPApproximate): ``None`` for the buffers, so the pass compiles
-        without the events' loop and no typed list is built (numba compiles a typed list's
-        methods again in every process: most of a warm process's first chunk)."""
+        without the events' loop and no event arrays are kept."""
         ev = _NO_EVENTS.get(T)
         if ev is None:
             ev = _NO_EVENTS[T] = (None, None, None, np.zeros(T, np.int64))
@@ -328,36 +326,52 @@ class CPExact(CPApproximate):
         c = int(self.calibration_size)
         g0 = self.n_seen
         # reused scratch, not model state; two sets, as chunk k is scored while k+1 learns
-        bufs = self.__dict__.setdefault("_evbufs", {}).setdefault(parity, {})
+        events, rows = self._event_buffers(parity, T, 8 * c)
         ev_n = np.zeros(T, np.int64)
-
-        for t in range(T):
-            if t not in bufs:
-                bufs[t] = (np.empty(8 * c, np.int32), np.empty(8 * c, np.int32), np.empty(8 * c))
+        # tree t's buffers in this pass: its rows of the event arrays, or a grown copy of them
+        # (each thread replaces only its own tree's entry; the arrays are grown after the run)
+        local = list(rows)
 
         def step(A, t, i):
             return conformal_kernels.exact_tree_pass(
                 A, t, Xa, ya, W[t], slots, g0, i, P[t], self.cal_x_, self.cal_leaf_[t],
                 self.cal_next_[t], self.cal_prev_[t], self.cal_birth_[t], self.cal_cur_[t],
-                *bufs[t], ev_n[t : t + 1],
+                *local[t], ev_n[t : t + 1],
             )  # fmt: skip
 
         def room(t, stop):  # a pass stops when fewer than 2c event slots are left
-            if ev_n[t] + 2 * c > bufs[t][0].shape[0]:
-                bufs[t] = tuple(doubled(a, ev_n[t]) for a in bufs[t])
+            if ev_n[t] + 2 * c > local[t][0].shape[0]:
+                local[t] = tuple(doubled(a, ev_n[t]) for a in local[t])
 
         def relink(t, stop):  # the tree was replaced after a drift: fix its links
             conformal_kernels.exact_tree_reset(
-                stop - 1, self.cal_leaf_[t], *bufs[t], ev_n[t : t + 1]
+                stop - 1, self.cal_leaf_[t], *local[t], ev_n[t : t + 1]
             )
 
         f.engine_.run(step, n, before=room, on_reset=relink, rows=(Xa, ya, wa))
-        # the kernels read the buffers through typed lists: built again only when a buffer was
-        # replaced (a typed list costs ~100 us to build, most of a one-row chunk's passes); the
-        # lists hold the buffers, so an id here is not reused while it is cached
-        key = tuple(id(a) for t in range(T) for a in bufs[t])
-        cached = self.__dict__.setdefault("_evlists", {}).get(parity)
-        if cached is None or cached[0] != key:
-            lists = tuple(typed.List([bufs[t][k] for t in range(T)]) for k in range(3))
-            cached = self._evlists[parity] = (key, lists)
-        return (*cached[1], ev_n)
+        width = max(b[0].shape[0] for b in local)
+        if width > events[0].shape[1]:  # a tree's buffers grew: every row to the widest
+            events, rows = self._event_buffers(parity, T, width)
+            for t in range(T):
+                k = ev_n[t]
+                for grown, old in zip(rows[t], local[t], strict=True):
+                    grown[:k] = old[:k]
+        return (*events, ev_n)
+
+    def _event_buffers(self, parity, T, width):
+        """The refresh events of one set (``parity``): three ``(T, capacity)`` arrays, row t
+        tree t's events in order (the row of the chunk as ``int32``, the calibration slot as
+        ``int32``, the new prediction, NaN: the tree left the member's out-of-bag set), the
+        first ``ev_n[t]`` of a row written by a pass.  One array per field, whatever the number
+        of trees (a kernel's type does not depend on it), and no numba typed list (whose
+        methods numba compiles again in every process).  Made anew, empty, when a row needs
+        more than ``width`` items or T changed; returns ``(arrays, rows)``, ``rows[t]`` the
+        views of tree t's rows."""
+        store = self.__dict__.setdefault("_evbufs", {})
+        kept = store.get(parity)
+        if kept is None or kept[0][0].shape[0] != T or kept[0][0].shape[1] < width:
+            events = (np.empty((T, width), np.int32), np.empty((T, width), np.int32),
+                      np.empty((T, width)))  # fmt: skip
+            rows = [tuple(a[t] for a in events) for t in range(T)]
+            kept = store[parity] = (events, rows)
+        return kept

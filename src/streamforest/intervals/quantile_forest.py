@@ -6,7 +6,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from numba import typed
 
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
@@ -113,7 +112,7 @@ class OnlineQRF(IntervalRegressor):
         levels, per-example query scratch): at most about ``2 * _record_budget`` plus the
         level tables of two chunks."""
         d = self.__dict__
-        n = sum(b.nbytes for bufs in d.get("_bufs", {}).values() for b in bufs)
+        n = sum(bufs.nbytes for bufs in d.get("_bufs", {}).values())
         n += sum(a.nbytes for a in d.get("_glv", {}).values())
         q = d.get("_qone")
         if q is not None:
@@ -158,21 +157,24 @@ class OnlineQRF(IntervalRegressor):
 
     def _tree_records(self, Xa, ya, wa, learn, parity: int = 0):
         """Per-tree predictions ``P (T, n)``, copies of the leaf sketches each row reaches (a
-        record), and the bagging weights.  The record lives in reused scratch buffers, two
-        sets (``parity``) so one chunk's record can be queried while the next is written."""
+        record ``(bufs, goff, glv)``), and the bagging weights.  ``bufs (T, capacity)``: row t
+        holds tree t's copies of the sketches' retained items, row i's at ``goff[t, i]``, its
+        level row in ``glv[t, i]`` (one array whatever the number of trees: a kernel's type
+        does not depend on it, and no numba typed list, whose methods numba compiles again in
+        every process).  The record lives in reused scratch buffers, two sets (``parity``) so
+        one chunk's record can be queried while the next is written."""
         f = self.forest_
         e = f.engine_
         T, n = f.n_trees, Xa.shape[0]
         cap = self._sketch_width()
         P = np.zeros((T, n))
         scratch = self.__dict__.setdefault("_bufs", {})  # reused scratch, not model state
-        bufs = scratch.get(parity)
-        if bufs is None or len(bufs) != T:
-            bufs = scratch[parity] = typed.List([np.empty(64 * cap) for _ in range(T)])
         share = max(64 * cap, self._record_budget // (8 * T))  # items per tree and chunk
-        for t in range(T):  # a buffer that grew past twice its share (a chunk sized on an
-            if bufs[t].shape[0] > 2 * share:  # earlier, smaller mean sketch) is released
-                bufs[t] = np.empty(share)
+        bufs = scratch.get(parity)
+        if bufs is None or bufs.shape[0] != T:
+            bufs = scratch[parity] = np.empty((T, 64 * cap))
+        elif bufs.shape[1] > 2 * share:  # grown past twice its share (a chunk sized on an
+            bufs = scratch[parity] = np.empty((T, share))  # earlier, smaller mean sketch)
         gpos = np.zeros(T, np.int64)
         goff = np.empty((T, n), np.int64)
         levels = self.__dict__.setdefault("_glv", {})  # every entry read is written first
@@ -181,7 +183,9 @@ class OnlineQRF(IntervalRegressor):
             lvs = levels[parity] = np.empty((T, -(-n // 256) * 256, kll.LV_WIDTH), np.int64)
         glv = lvs  # whole (C-contiguous, one compiled signature); rows >= n are not read
         W = e.bagging_weights(wa) if learn else np.zeros((T, n))
-        local = [bufs[t] for t in range(T)]  # plain references for the tree passes
+        # tree t's buffer in this pass: its row of bufs, or a grown copy of it (each thread
+        # replaces only its own tree's entry; bufs is grown after the run)
+        local = list(bufs)
 
         def step(A, t, i):
             return quantile_kernels.sketch_tree_pass(
@@ -193,9 +197,11 @@ class OnlineQRF(IntervalRegressor):
                 local[t] = doubled(local[t], gpos[t])
 
         e.run(step, n, before=room, rows=(Xa, ya, wa) if learn else None)
-        for t in range(T):
-            if local[t] is not bufs[t]:
-                bufs[t] = local[t]
+        width = max(b.shape[0] for b in local)
+        if width > bufs.shape[1]:  # a tree's buffer grew: every row to the widest
+            bufs = scratch[parity] = np.empty((T, width))
+            for t in range(T):
+                bufs[t, : gpos[t]] = local[t][: gpos[t]]
         self._items_per_row = float(gpos.sum()) / max(n, 1)
         return P, (bufs, goff, glv), W
 
@@ -226,8 +232,17 @@ class OnlineQRF(IntervalRegressor):
 
     def query_records(self, rec, alphas) -> tuple:
         """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of every tree's records
-        ``rec`` (see :meth:`sketch_records`; the shards' records concatenated)."""
-        return self._query(rec, np.ones(rec[1].shape, np.int8), alphas)
+        ``rec`` (see :meth:`sketch_records`; the shards' records concatenated, their items
+        either one ``(T, capacity)`` array or a sequence of T one-dimensional arrays, tree t's
+        items, laid here as the rows of one array)."""
+        bufs, goff, glv = rec
+        if not (isinstance(bufs, np.ndarray) and bufs.ndim == 2):
+            width = max([b.shape[0] for b in bufs], default=0)
+            rows = np.zeros((len(bufs), width))
+            for t, b in enumerate(bufs):
+                rows[t, : b.shape[0]] = b
+            bufs = rows
+        return self._query((bufs, goff, glv), np.ones(goff.shape, np.int8), alphas)
 
     def _query(self, rec, mask, alphas, threads=True):
         """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of the trees in ``mask``."""
