@@ -22,7 +22,6 @@ So predictions and intervals are bit-identical to the local model with the same 
 from __future__ import annotations
 
 import numpy as np
-from numba import typed
 
 from ..features import check_targets, check_weights, n_rows
 from ..intervals import scores
@@ -180,7 +179,7 @@ class ShardedForest(GroupFront):
         if self.kind == "qrf":
             res = self._group._call("sketch_records", {j: (Xa,) for j in range(self.n_workers)})
             parts = [res[j] for j in range(self.n_workers)]
-            bufs = typed.List([np.array(b) for p in parts for b in p[0]])  # writable copies
+            bufs = [b for p in parts for b in p[0]]  # every shard's trees' items (rows)
             goff = np.ascontiguousarray(np.concatenate([p[1] for p in parts], axis=0))
             glv = np.ascontiguousarray(np.concatenate([p[2] for p in parts], axis=0))
             lo, hi = d.query_records((bufs, goff, glv), alphas)
