@@ -495,3 +495,25 @@ def test_qrf_chunks_from_the_record_budget_change_nothing(jobs, rng, monkeypatch
     assert stages == [400] + [250] * 8 + [200] * 3
     assert np.array_equal(pw, np.concatenate([p for p, _ in out]))
     assert np.array_equal(iw, np.concatenate([i for _, i in out]))
+
+
+@pytest.mark.parametrize(
+    "method, forest",
+    [(sf.CPApproximate, "aborf"), (sf.CPApproximate, "amf"), (sf.CPExact, "aborf")],
+)  # (CPExact needs leaf payloads: AMF is refused for that, tests/test_forest_interface.py)
+def test_out_of_bag_methods_refuse_a_forest_without_bagging(method, forest, rng):
+    """ABORF and AMF learn every row in every tree by default (lambda_value = 0): a
+    calibration set of out-of-bag rows would stay empty and every interval infinite.  The
+    conformal methods refuse such a forest, naming lambda_value, before learning anything; with
+    lambda_value > 0 they calibrate (finite intervals)."""
+    X, y = friedman1(1500, rng)
+    make = {"aborf": sf.ABORFRegressor, "amf": sf.AMFRegressor}[forest]
+    model = method(forest=make(n_trees=3, seed=1), calibration_size=200, seed=1)
+    with pytest.raises(ValueError, match="lambda_value"):
+        model.learn_many(X, y)
+    with pytest.raises(ValueError, match="lambda_value"):
+        model.learn_one(dict(enumerate(X[0])), float(y[0]))
+    assert model.n_seen == 0
+    good = method(forest=make(n_trees=3, lambda_value=1.0, seed=1), calibration_size=200, seed=1)
+    good.learn_many(X[:1000], y[:1000])
+    assert np.all(np.isfinite(good.predict_interval(X[1000:], alpha=0.1)))

@@ -68,6 +68,21 @@ class CPApproximate(IntervalRegressor):
         self._check_common()
         _check_size(self.calibration_size)
 
+    def _configure(self, forest) -> None:
+        """Refuse a forest whose trees all learn every row (``lambda_value = 0``, the default of
+        ABORF and AMF): no row would ever be out of bag, so every interval would stay
+        infinite."""
+        super()._configure(forest)
+        rate = getattr(forest, "lambda_value", None)
+        if rate is not None and not rate > 0:
+            raise ValueError(
+                f"{type(self).__name__} calibrates on out-of-bag rows, but "
+                f"{type(forest).__name__}(lambda_value={rate!r}) has every tree learn every row "
+                "(no online bagging): no row is ever out of bag and every interval would stay "
+                "infinite. Give the forest lambda_value > 0 (1.0: Poisson(1) online bagging), "
+                "or use NormalizedConformal, which needs no out-of-bag rows"
+            )
+
     def _init_state(self) -> None:
         c, T = int(self.calibration_size), self.forest_.n_trees
         self.ring_ = np.array([0, c], np.int64)
