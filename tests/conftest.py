@@ -49,6 +49,26 @@ def friedman1(n, rng, noise=1.0, p=10):
     return X, y
 
 
+def ids_stream(n, n_ids, n_classes, seed=0):
+    """A nominal user id per row (its preferred class 70% of the time, else the class of
+    ``x0``'s interval among ``n_classes``): ``(ids, X (n, 2), labels "c<k>")``."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, n_ids, n)
+    X = rng.random((n, 2))
+    preferred = np.random.default_rng(seed + 1).integers(0, n_classes, n_ids)
+    y = np.where(rng.random(n) < 0.7, preferred[ids], np.floor(n_classes * X[:, 0]).astype(int))
+    return ids, X, np.array([f"c{v}" for v in y.tolist()], dtype=object)
+
+
+def id_rows(ids, X, a, b):
+    """Rows ``a:b`` of an :func:`ids_stream` as an object array: the id ``"u<id>"``, x0, x1."""
+    out = np.empty((b - a, 3), dtype=object)
+    out[:, 0] = [f"u{v}" for v in ids[a:b].tolist()]
+    out[:, 1] = X[a:b, 0].tolist()
+    out[:, 2] = X[a:b, 1].tolist()
+    return out
+
+
 def check_normalized_conformal_over(forest, X, y, strict_centre=False):
     """NormalizedConformal over ``forest`` (a forest of the forest interface): prequential
     coverage at alpha 0.1 within (0.8, 0.97) after 500 rows of the first 2000, then rows

@@ -24,22 +24,7 @@ from streamforest.engine import budget
 from streamforest.features import FeatureSpace, category_bucket
 from streamforest.tree_kinds import state as S
 
-
-def _ids_stream(n, n_ids, n_classes, seed=0):
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, n_ids, n)
-    X = rng.random((n, 2))
-    preferred = np.random.default_rng(seed + 1).integers(0, n_classes, n_ids)
-    y = np.where(rng.random(n) < 0.7, preferred[ids], np.floor(n_classes * X[:, 0]).astype(int))
-    return ids, X, np.array([f"c{v}" for v in y.tolist()], dtype=object)
-
-
-def _rows(ids, X, a, b):
-    out = np.empty((b - a, 3), dtype=object)
-    out[:, 0] = [f"u{v}" for v in ids[a:b].tolist()]
-    out[:, 1] = X[a:b, 0].tolist()
-    out[:, 2] = X[a:b, 1].tolist()
-    return out
+from .conftest import id_rows, ids_stream
 
 
 def _dict(ids, X, i):
@@ -173,12 +158,12 @@ def test_many_categories_stay_in_budget(api):
     """20k user ids in 12k rows, 4 trees in 2 MiB: without the cap a leaf would hold 320 kB of
     category weights; the model stays in budget at every step and keeps learning."""
     mb, n = 2.0, 12_000
-    ids, X, y = _ids_stream(n, 20_000, 2)
+    ids, X, y = ids_stream(n, 20_000, 2)
     m = _model(mb)
     correct = 0
     if api == "many":
         for a in range(0, n, 1000):
-            rows = _rows(ids, X, a, a + 1000)
+            rows = id_rows(ids, X, a, a + 1000)
             if a:
                 correct += int(np.sum(m.predict(rows) == y[a : a + 1000]))
             m.learn_many(rows, y[a : a + 1000])
@@ -204,11 +189,11 @@ def test_many_classes_and_categories_stay_in_budget(api):
     """300 classes and 5k ids: a category code costs 300 weights a leaf; 300 classes arrive one
     by one (per example) or in a chunk; the model stays in budget."""
     mb, n = 3.0, 4000
-    ids, X, y = _ids_stream(n, 5000, 300)
+    ids, X, y = ids_stream(n, 5000, 300)
     m = _model(mb)
     for a in range(0, n, 500):
         if api == "many":
-            m.learn_many(_rows(ids, X, a, a + 500), y[a : a + 500])
+            m.learn_many(id_rows(ids, X, a, a + 500), y[a : a + 500])
         else:
             for i in range(a, a + 500):
                 m.learn_one(_dict(ids, X, i), y[i])
@@ -216,7 +201,7 @@ def test_many_classes_and_categories_stay_in_budget(api):
     assert m.n_classes_ > 290
     e = m.engine_
     assert all(e.state(t).lf_class_weights.shape[1] == m.n_classes_ for t in range(4))
-    assert m.predict(_rows(ids, X, 0, 50)).shape == (50,)
+    assert m.predict(id_rows(ids, X, 0, 50)).shape == (50,)
 
 
 def test_new_classes_cut_the_room_or_replace_trees_past_their_share():
@@ -275,24 +260,24 @@ def test_classes_past_the_budget_are_refused_and_nothing_is_learnt(api):
 def test_under_the_budget_a_capped_model_is_the_unbounded_one():
     """A stream far below the budget: the model with the default budget predicts exactly as
     the one without (caps and the category cap never reached), in both APIs."""
-    ids, X, y = _ids_stream(3000, 60, 3)
+    ids, X, y = ids_stream(3000, 60, 3)
     models = [_model(256), _model(None)]
     for m in models:
         for a in range(0, 2000, 500):
-            m.learn_many(_rows(ids, X, a, a + 500), y[a : a + 500])
+            m.learn_many(id_rows(ids, X, a, a + 500), y[a : a + 500])
         for i in range(2000, 2600):
             m.learn_one(_dict(ids, X, i), y[i])
     assert models[0].features_.max_codes > 1000 and models[1].features_.max_codes is None
     assert models[0].features_.categories == models[1].features_.categories
-    rows = _rows(ids, X, 2600, 3000)
+    rows = id_rows(ids, X, 2600, 3000)
     np.testing.assert_array_equal(models[0].predict_proba(rows), models[1].predict_proba(rows))
 
 
 def test_a_model_past_its_cap_saves_loads_and_learns_on_identically(tmp_path):
-    ids, X, y = _ids_stream(8000, 20_000, 2)
+    ids, X, y = ids_stream(8000, 20_000, 2)
     m = _model(1.0, members=3)
     for a in range(0, 6000, 1000):
-        m.learn_many(_rows(ids, X, a, a + 1000), y[a : a + 1000])
+        m.learn_many(id_rows(ids, X, a, a + 1000), y[a : a + 1000])
     fs = m.features_
     assert fs.code_limits[0] is not None  # buckets in use
     path = tmp_path / "m.sfm"
@@ -302,17 +287,17 @@ def test_a_model_past_its_cap_saves_loads_and_learns_on_identically(tmp_path):
     assert other.features_.code_limits == fs.code_limits
     assert other.features_.max_codes == fs.max_codes
     for mm in (m, other):
-        mm.learn_many(_rows(ids, X, 6000, 7000), y[6000:7000])
+        mm.learn_many(id_rows(ids, X, 6000, 7000), y[6000:7000])
         for i in range(7000, 7500):
             mm.learn_one(_dict(ids, X, i), y[i])
-    rows = _rows(ids, X, 7500, 8000)
+    rows = id_rows(ids, X, 7500, 8000)
     np.testing.assert_array_equal(m.predict_proba(rows), other.predict_proba(rows))
     assert other.memory_bytes <= 1.0 * 2**20
 
 
 def test_a_damaged_category_cap_is_refused_on_load():
-    ids, X, y = _ids_stream(3000, 5000, 2)
-    m = _model(0.5, members=2).learn_many(_rows(ids, X, 0, 3000), y)
+    ids, X, y = ids_stream(3000, 5000, 2)
+    m = _model(0.5, members=2).learn_many(id_rows(ids, X, 0, 3000), y)
     for attr, bad in (("max_codes", 0), ("code_limits", [10**9, None, None])):
         saved = getattr(m.features_, attr)
         setattr(m.features_, attr, bad)
@@ -328,13 +313,13 @@ def test_models_that_learnt_the_same_rows_pickle_and_save_to_the_same_bytes():
     arrays were allocated."""
     import pickle
 
-    ids, X, y = _ids_stream(4500, 20_000, 3)
+    ids, X, y = ids_stream(4500, 20_000, 3)
     models = []
     for k in range(3):
         shift = np.ones(1000 * k + 7)  # other allocations before: other addresses
         m = _model(1.0, members=3)
         for a in range(0, 4000, 1000):
-            m.learn_many(_rows(ids, X, a, a + 1000), y[a : a + 1000])
+            m.learn_many(id_rows(ids, X, a, a + 1000), y[a : a + 1000])
         for i in range(4000, 4500):
             m.learn_one(_dict(ids, X, i), y[i])
         models.append(m)

@@ -22,26 +22,10 @@ import streamforest as sf
 from streamforest import persistence
 from streamforest.engine.budget import DEFAULT_MEMORY_MB
 
+from .conftest import id_rows, ids_stream
+
 CLASSIFIERS = (sf.HoeffdingTreeClassifier, sf.ACTSERClassifier)
 REGRESSORS = (sf.HoeffdingTreeRegressor, sf.ATSERRegressor)
-
-
-def _ids_stream(n, n_ids, n_classes, seed=0):
-    """A user id (its preferred class 70% of the time, else the class of ``x0``'s interval)."""
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(0, n_ids, n)
-    X = rng.random((n, 2))
-    preferred = np.random.default_rng(seed + 1).integers(0, n_classes, n_ids)
-    y = np.where(rng.random(n) < 0.7, preferred[ids], np.floor(n_classes * X[:, 0]).astype(int))
-    return ids, X, np.array([f"c{v}" for v in y.tolist()], dtype=object)
-
-
-def _rows(ids, X, a, b):
-    out = np.empty((b - a, 3), dtype=object)
-    out[:, 0] = [f"u{v}" for v in ids[a:b].tolist()]
-    out[:, 1] = X[a:b, 0].tolist()
-    out[:, 2] = X[a:b, 1].tolist()
-    return out
 
 
 def _dict(ids, X, i):  # (the features of _rows' columns: 0, 1, 2)
@@ -50,7 +34,7 @@ def _dict(ids, X, i):  # (the features of _rows' columns: 0, 1, 2)
 
 def _learn(m, ids, X, y, a, b, api):
     if api == "many":
-        m.learn_many(_rows(ids, X, a, b), y[a:b])
+        m.learn_many(id_rows(ids, X, a, b), y[a:b])
     else:
         for i in range(a, b):
             m.learn_one(_dict(ids, X, i), y[i])
@@ -64,13 +48,13 @@ def test_a_tree_learns_many_categories_within_its_budget(cls, api):
     weights (4-9 MiB at 12k rows); with 1 MiB it stays within it at every step, codes at most
     its cap and hashes later ids, and still learns the concept (chance: 0.5)."""
     mb, n = 1.0, 10_000
-    ids, X, y = _ids_stream(n, 20_000, 2)
+    ids, X, y = ids_stream(n, 20_000, 2)
     m = cls(max_memory_mb=mb, seed=0)
     correct = 0
     for a in range(0, n, 1000):
         if a:
             if api == "many":
-                correct += int(np.sum(m.predict(_rows(ids, X, a, a + 1000)) == y[a : a + 1000]))
+                correct += int(np.sum(m.predict(id_rows(ids, X, a, a + 1000)) == y[a : a + 1000]))
             else:
                 correct += sum(m.predict_one(_dict(ids, X, i)) == y[i] for i in range(a, a + 1000))
         _learn(m, ids, X, y, a, a + 1000, api)
@@ -87,13 +71,13 @@ def test_a_tree_learns_hundreds_of_classes_within_its_budget(cls):
     """300 classes and 5k ids, arriving in chunks and one by one: a code costs 300 weights a
     leaf; the tree stays within 1 MiB and knows every class."""
     mb, n = 1.0, 3000
-    ids, X, y = _ids_stream(n, 5000, 300)
+    ids, X, y = ids_stream(n, 5000, 300)
     m = cls(max_memory_mb=mb, seed=0)
     for a in range(0, n, 500):
         _learn(m, ids, X, y, a, a + 500, "many" if a < 1500 else "one")
         assert m.memory_bytes <= mb * 2**20
     assert m.n_classes_ > 290
-    assert m.predict_proba(_rows(ids, X, 0, 20)).shape == (20, m.n_classes_)
+    assert m.predict_proba(id_rows(ids, X, 0, 20)).shape == (20, m.n_classes_)
 
 
 @pytest.mark.parametrize("api", ["one", "many"])
@@ -123,7 +107,7 @@ def test_labels_past_a_trees_budget_are_refused_and_nothing_is_learnt(cls, api):
 def test_under_the_default_budget_a_tree_is_the_unbounded_one(cls):
     """A stream far below 256 MiB: the default tree predicts bit for bit as one without a budget
     (the category cap and the leaf cap are never reached), in both APIs."""
-    ids, X, y = _ids_stream(3000, 60, 3)
+    ids, X, y = ids_stream(3000, 60, 3)
     params = {"grace_period": 50, "delta": 0.01, "seed": 0}
     models = [cls(**params), cls(max_memory_mb=None, **params)]
     for m in models:
@@ -131,7 +115,7 @@ def test_under_the_default_budget_a_tree_is_the_unbounded_one(cls):
         _learn(m, ids, X, y, 2000, 2600, "one")
     assert models[0].engine_.max_memory_mb == DEFAULT_MEMORY_MB
     assert models[0].features_.max_codes > 1000 and models[1].features_.max_codes is None
-    rows = _rows(ids, X, 2600, 3000)
+    rows = id_rows(ids, X, 2600, 3000)
     np.testing.assert_array_equal(models[0].predict_proba(rows), models[1].predict_proba(rows))
     assert models[0].n_leaves == models[1].n_leaves > 1
 
@@ -140,7 +124,7 @@ def test_under_the_default_budget_a_tree_is_the_unbounded_one(cls):
 @pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
 def test_a_saved_tree_keeps_its_budget_and_learns_on_identically(cls, tmp_path):
     mb = 0.5
-    ids, X, y = _ids_stream(6000, 20_000, 2)
+    ids, X, y = ids_stream(6000, 20_000, 2)
     m = cls(max_memory_mb=mb, seed=0)
     _learn(m, ids, X, y, 0, 4000, "many")
     assert m.features_.code_limits[0] is not None  # past its category cap
@@ -155,7 +139,7 @@ def test_a_saved_tree_keeps_its_budget_and_learns_on_identically(cls, tmp_path):
         _learn(model, ids, X, y, 4000, 5000, "many")
         _learn(model, ids, X, y, 5000, 5500, "one")
         assert model.memory_bytes <= mb * 2**20
-    rows = _rows(ids, X, 5500, 6000)
+    rows = id_rows(ids, X, 5500, 6000)
     np.testing.assert_array_equal(m.predict_proba(rows), loaded.predict_proba(rows))
     np.testing.assert_array_equal(m.predict_proba(rows), copied.predict_proba(rows))
 
@@ -261,6 +245,6 @@ def test_an_ensembles_members_follow_the_ensembles_budget():
     """The members' template has the trees' default, unread: the ensemble's budget governs."""
     ensemble = sf.ACTSEREnsembleClassifier(n_members=2, max_memory_mb=None, seed=0)
     assert ensemble.tree.max_memory_mb == 256.0
-    ids, X, y = _ids_stream(2000, 20_000, 2)
-    ensemble.learn_many(_rows(ids, X, 0, 2000), y[:2000])
+    ids, X, y = ids_stream(2000, 20_000, 2)
+    ensemble.learn_many(id_rows(ids, X, 0, 2000), y[:2000])
     assert ensemble.engine_.max_memory_mb is None and ensemble.features_.max_codes is None

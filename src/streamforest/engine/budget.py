@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import math
+import numbers
 import sys
 from functools import lru_cache
 from typing import NamedTuple
@@ -89,6 +91,15 @@ BIN_SHARE_SKETCH = 0.5
 # streamforest.engine.classifier_engine): 50k user ids and 2 classes took 800 kB a leaf, and 500
 # classes 200 MB, so no leaf cap could keep a tree in its share
 CATEGORY_LEAVES = 32
+
+
+def check_memory_mb(value) -> None:
+    """``max_memory_mb`` checked: ``None`` (no budget) or a positive finite number, not a
+    bool; else a ``ValueError`` naming it (every model with a budget checks it so)."""
+    if value is not None and (
+        isinstance(value, bool) or not (isinstance(value, numbers.Real) and 0 < value < math.inf)
+    ):
+        raise ValueError(f"max_memory_mb must be None or a positive number, got {value!r}")
 
 
 class UnitBytes(NamedTuple):

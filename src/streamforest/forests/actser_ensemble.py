@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 from types import MappingProxyType
 
 import numpy as np
 
-from ..engine.budget import DEFAULT_MEMORY_MB
+from ..engine.budget import DEFAULT_MEMORY_MB, check_memory_mb
 from ..engine.classifier_model import EngineClassifier
 from ..trees import ACTSERClassifier
 
@@ -163,12 +162,7 @@ class ACTSEREnsembleClassifier(EngineClassifier):
         lam = self.lambda_value
         if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not 0 <= lam <= 50:
             raise ValueError(f"lambda_value must be a number in [0, 50], got {lam!r}")
-        mm = self.max_memory_mb
-        if mm is not None and not (
-            isinstance(mm, numbers.Real) and not isinstance(mm, bool) and mm > 0
-            and math.isfinite(mm)
-        ):  # fmt: skip
-            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
+        check_memory_mb(self.max_memory_mb)
         j = self.n_jobs
         if not (isinstance(j, numbers.Integral) and not isinstance(j, bool) and 1 <= j <= 64):
             raise ValueError(f"n_jobs must be an integer in [1, 64], got {j!r}")

@@ -9,6 +9,7 @@ import numbers
 
 import numpy as np
 
+from ..engine.budget import check_memory_mb
 from ..tree_kinds import state
 from ..tree_kinds.inspection import TreeView
 
@@ -32,9 +33,7 @@ class HoeffdingTrees:
         wf = self.warning_fraction
         if wf is not None and not (isinstance(wf, numbers.Real) and 0 < wf < 1):
             raise ValueError(f"warning_fraction must be None or a number in (0, 1), got {wf!r}")
-        mm = self.max_memory_mb
-        if mm is not None and not (isinstance(mm, numbers.Real) and mm > 0 and math.isfinite(mm)):
-            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
+        check_memory_mb(self.max_memory_mb)
         if not (isinstance(self.n_jobs, numbers.Integral) and 1 <= self.n_jobs <= 64):
             raise ValueError(f"n_jobs must be an integer in [1, 64], got {self.n_jobs!r}")
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):

@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from ..engine import forest_interface
-from ..engine.budget import DEFAULT_MEMORY_MB
+from ..engine.budget import DEFAULT_MEMORY_MB, check_memory_mb
 from ..engine.classifier_model import EngineClassifier
 from ..engine.forest_interface import RegressionForest
 from . import _kernels as mondrian_kernels
@@ -39,11 +39,7 @@ def _check_common(model) -> None:
         isinstance(m, numbers.Integral) and not isinstance(m, bool) and 1 <= m <= 2**40
     ):
         raise ValueError(f"max_nodes must be None or a positive integer, got {m!r}")
-    mm = model.max_memory_mb
-    if mm is not None and (
-        isinstance(mm, bool) or not (isinstance(mm, numbers.Real) and 0 < mm < math.inf)
-    ):
-        raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
+    check_memory_mb(model.max_memory_mb)
     lam = model.lambda_value
     if isinstance(lam, bool) or not (isinstance(lam, numbers.Real) and 0 <= lam <= 50):
         raise ValueError(f"lambda_value must be a number in [0, 50], got {lam!r}")

@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from ..engine.budget import DEFAULT_MEMORY_MB
+from ..engine.budget import DEFAULT_MEMORY_MB, check_memory_mb
 from ..engine.regressor_model import EngineRegressor
 from ..stats import RunningStats
 from ..tree_kinds import state
@@ -282,12 +282,7 @@ class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
         if not (isinstance(self.alt_fading, numbers.Real) and 0 < self.alt_fading <= 1):
             raise ValueError(f"alt_fading must be in (0, 1], got {self.alt_fading!r}")
         positive("alt_period", self.alt_period, integer=True)
-        mm = self.max_memory_mb
-        if mm is not None and not (
-            isinstance(mm, numbers.Real) and not isinstance(mm, bool) and mm > 0
-            and math.isfinite(mm)
-        ):  # fmt: skip
-            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
+        check_memory_mb(self.max_memory_mb)
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
 

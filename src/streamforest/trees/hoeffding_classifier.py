@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..engine.budget import DEFAULT_MEMORY_MB
+from ..engine.budget import DEFAULT_MEMORY_MB, check_memory_mb
 from ..engine.classifier_model import EngineClassifier
 from ..tree_kinds import state
 
@@ -162,12 +162,7 @@ class HoeffdingTreeClassifier(EngineClassifier):
                 f"max_features must be None, 'sqrt', a positive int or a fraction in "
                 f"(0, 1], got {mf!r}"
             )
-        mm = self.max_memory_mb
-        if mm is not None and not (
-            isinstance(mm, numbers.Real) and not isinstance(mm, bool) and mm > 0
-            and math.isfinite(mm)
-        ):  # fmt: skip
-            raise ValueError(f"max_memory_mb must be None or a positive number, got {mm!r}")
+        check_memory_mb(self.max_memory_mb)
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)
         ):
