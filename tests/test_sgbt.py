@@ -173,6 +173,42 @@ def test_normalized_conformal_over_sgbt():
     np.testing.assert_array_equal(pred, p2)
 
 
+def _restarting_sgbt():
+    """A small SGBT whose steps restart when their error rises (``drift_threshold``): the kind
+    of base of the issue-#31 setting (``benchmarks/learners.py``, ``INTERVAL_SETTINGS``)."""
+    return SGBTRegressor(n_steps=10, learning_rate=0.25, drift_threshold=50.0, seed=5)
+
+
+def test_row_scores_over_sgbt_centre_is_sgbts_own_prequential_prediction():
+    # center="forest", batch_scores=False: the interval's centre is, row by row, the SGBT's
+    # prediction before it learnt the row (what SGBTRegressor alone predicts test-then-train);
+    # the method's target shift (the first target) and SGBT's base score (its first target)
+    # cancel, so the two agree bit for bit after the first row (the only row predicted before
+    # any target was known)
+    X, y = Friedman(function=1, drift="gra", n=1500, seed=6).arrays()
+    alone = _restarting_sgbt().predict_learn_many(X, y)
+    m = sf.NormalizedConformal(_restarting_sgbt(), center="forest", batch_scores=False)
+    # in batches (with batch_scores=True a fitted model's batch is scored before learning it)
+    pred = np.concatenate([m.predict_learn_many(X[a : a + 500], y[a : a + 500])[0]
+                           for a in range(0, 1500, 500)])  # fmt: skip
+    np.testing.assert_array_equal(pred[1:], alone[1:])
+    assert m.forest_.drift_stats_["replacements"] > 0  # (the drift test acted on the gra stream)
+
+
+def test_row_scores_over_a_restarting_sgbt_cover_an_iid_stream():
+    # exchangeable rows: the error rate of the row-scored intervals is alpha within binomial
+    # bounds at several levels, even though the steps' drift tests may restart steps
+    X, y = Friedman(function=1, n=5000, seed=8).arrays()
+    m = sf.NormalizedConformal(_restarting_sgbt(), center="forest", batch_scores=False)
+    alphas = [0.05, 0.1, 0.2]
+    iv = np.concatenate([m.predict_learn_many(X[a : a + 1000], y[a : a + 1000], alpha=alphas)[1]
+                         for a in range(0, 5000, 1000)])  # fmt: skip
+    rows = slice(500, None)  # (after the first calibration scores)
+    for a, alpha in enumerate(alphas):
+        miss = float(np.mean((y[rows] < iv[rows, a, 0]) | (y[rows] > iv[rows, a, 1])))
+        assert abs(miss - alpha) <= 4 * np.sqrt(alpha * (1 - alpha) / 4500), (alpha, miss)
+
+
 @pytest.mark.parametrize("method", ["CPApproximate", "OnlineQRF", "GaussianInterval"])
 def test_tree_wise_interval_methods_refuse(method):
     X, y = _stream(300)
