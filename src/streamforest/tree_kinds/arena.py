@@ -43,7 +43,7 @@ from numba.np.arrayobj import make_array, populate_array
 
 from ..compiled import kernel
 from .kinds import KindTag, KindTagType, TreeKind
-from .state import TreeParams, TreeState
+from .state import Deferred, TreeParams, TreeState
 from .tree_ref import param_ref, tree_ref
 
 F64, I64, I8 = 0, 1, 2
@@ -178,7 +178,10 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=N
             need[arena_of[k]] += sizes[k]
     if any(need[w] > 2 * used[w] + 64 for w in range(3)):  # mostly holes: compact
         return _store_apart(A, t, st, prm, lay, sizes, arena_of, None, keep)
-    arrays = _lengthened([A.fa, A.ia, A.ba], need, A.lay, keep=keep)
+    # lengthened, row t's new place gets its kept fields only (the others are written below,
+    # from the old arrays: copying them too held a dead copy of each moved field)
+    arrays = _lengthened([A.fa, A.ia, A.ba], need, A.lay, keep=keep,
+                         only=(t, [k for k in range(N_FIELDS) if kept[k]]))  # fmt: skip
     for k, a in enumerate(st):  # kept fields are in place; the others go past the old fields
         if not kept[k]:
             _write(arrays[arena_of[k]][t], lay[k, 0], a)
@@ -186,13 +189,14 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=N
 
 
 def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: int = -1,
-                keep: int | None = None) -> list:  # fmt: skip
+                keep: int | None = None, only: tuple | None = None) -> list:  # fmt: skip
     """The arena arrays, each with rows of at least ``need`` (lengthened by ``GROWTH``).  Only
     each row's fields (their extent in ``lay``, the arena's layout) are copied, and nothing of
     row ``skip`` (about to be laid out afresh): the rest of a row stays untouched, so it costs
     address space, not memory.  ``keep`` not None: only the fields of each row are copied, not
     the holes between them, and every row but row ``keep`` (whose fields the caller may still
-    read from the old arrays) has its old pages given back once copied (:func:`_release_row`)."""
+    read from the old arrays) has its old pages given back once copied (:func:`_release_row`).
+    ``only``: ``(t, fields)``, of row ``t`` only those fields are copied (``lay`` given)."""
     if all(need[w] <= arrays[w].shape[1] for w in range(3)):
         return arrays  # (the common case: no array to lengthen)
     ext = _extents(lay) if lay is not None else None
@@ -206,7 +210,15 @@ def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: i
             old = arrays[which]
             for t in range(old.shape[0]):
                 e = cap if ext is None else min(cap, int(ext[t, which]))
-                if keep is not None and lay is not None:
+                if only is not None and t == only[0] and lay is not None:
+                    for k in only[1]:
+                        if _FIELD_ARENA[k] == which:
+                            lo = int(lay[t, k, 0])
+                            hi = lo + int(lay[t, k, 1] * lay[t, k, 2] * lay[t, k, 3])
+                            new[t, lo:hi] = old[t, lo:hi]
+                    if keep is not None and t != keep:
+                        _release_row(old, t, 0, cap)
+                elif keep is not None and lay is not None:
                     for lo, hi in _live(lay[t], which) if e else ():
                         new[t, lo:hi] = old[t, lo:hi]
                     if t != keep:
@@ -335,6 +347,9 @@ def _live(lay: np.ndarray, which: int) -> list:
 
 
 def _write(row: np.ndarray, off: int, a: np.ndarray) -> None:
+    if isinstance(a, Deferred):  # filled where it goes (its source is read, not overwritten)
+        a.fill(row[off : off + a.size].reshape(a.shape))
+        return
     flat = a.reshape(-1)
     if a.dtype == np.uint64:
         flat = flat.view(np.int64)
@@ -372,7 +387,11 @@ def _store_apart(A, t, st, prm, lay, sizes, arena_of, views=None, keep=None) -> 
         if arrays[w] is not old[w]:  # a new array: the old row is apart already
             for k in fields:
                 _write(row, lay[k, 0], st[k])
-        elif not _relaid_in_place(row, A.lay[t], st, lay, fields, views):
+            continue
+        if any(isinstance(st[k], Deferred) for k in fields):  # its source may be overwritten
+            st = st._replace(**{st._fields[k]: st[k].materialised() for k in fields
+                                if isinstance(st[k], Deferred)})  # fmt: skip
+        if not _relaid_in_place(row, A.lay[t], st, lay, fields, views):
             tmp = np.empty(need[w], row.dtype)
             for k in fields:
                 _write(tmp, lay[k, 0], st[k])
