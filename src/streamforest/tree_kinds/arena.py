@@ -176,7 +176,9 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=N
         else:
             lay[k, 0] = need[arena_of[k]]
             need[arena_of[k]] += sizes[k]
-    if any(need[w] > 2 * used[w] + 64 for w in range(3)):  # mostly holes: compact
+    compact = any(need[w] > 2 * used[w] + 64 for w in range(3))  # mostly holes
+    deferred = any(isinstance(a, Deferred) for a in st)
+    if compact and not deferred:
         return _store_apart(A, t, st, prm, lay, sizes, arena_of, None, keep)
     # lengthened, row t's new place gets its kept fields only (the others are written below,
     # from the old arrays: copying them too held a dead copy of each moved field)
@@ -185,7 +187,36 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=N
     for k, a in enumerate(st):  # kept fields are in place; the others go past the old fields
         if not kept[k]:
             _write(arrays[arena_of[k]][t], lay[k, 0], a)
-    return _finish(A, t, arrays, lay, prm)
+    A = _finish(A, t, arrays, lay, prm)
+    if compact:  # (laid out afresh, a Deferred field had to be built apart first)
+        _compact_row(A, t)
+    return A
+
+
+def _compact_row(A: Arena, t: int) -> None:
+    """Row ``t``'s fields packed from the row's start in the order they lie in (each moves
+    towards the start, in pieces of :data:`_MOVE_ITEMS` items: no copy of a field is made, and
+    each piece's old pages past the field's new place are given back once moved, so that the
+    row holds the field about once while it moves), its layout updated; the partial pages
+    left are :func:`release_dead_pages`'s."""
+    lay = A.lay[t]
+    for which, arr in enumerate((A.fa, A.ia, A.ba)):
+        row = arr[t]
+        fields = sorted((k for k in range(N_FIELDS) if _FIELD_ARENA[k] == which),
+                        key=lambda k: int(lay[k, 0]))  # fmt: skip
+        pos = 0
+        for k in fields:
+            o, n = int(lay[k, 0]), int(lay[k, 1] * lay[k, 2] * lay[k, 3])
+            if n and o != pos:  # fields do not overlap, so o > pos: a move to the left
+                for a in range(0, n, _MOVE_ITEMS):
+                    b = min(n, a + _MOVE_ITEMS)
+                    row[pos + a : pos + b] = row[o + a : o + b]
+                    _release_row(arr, t, max(o + a, pos + n), o + b)
+            lay[k, 0] = pos
+            pos += n
+
+
+_MOVE_ITEMS = 1 << 18  # items _compact_row moves at a time (2 MiB of float64 or int64)
 
 
 def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: int = -1,
