@@ -523,9 +523,7 @@ def grow(
             if k.startswith("lf_"):
                 extra = {"lf_coef": 1, "lf_rmsprop": 1, "lf_buffer": 2}.get(k, 0)
                 p_new = pc + extra if d[k].ndim >= 2 and k not in _LEAF_NOT_PER_FEATURE else None
-                if (
-                    classify and k in CLASS_SLIM
-                ) or k == NOMINAL_WEIGHTS:  # (rows: grow_classes)
+                if (classify and k in CLASS_SLIM) or k == NOMINAL_WEIGHTS:  # (rows: grow_classes)
                     p_new = None
                 if deferred and k == NOMINAL_WEIGHTS:
                     if d[k].shape[0] != n_leaves:
