@@ -248,3 +248,128 @@ def test_an_ensembles_members_follow_the_ensembles_budget():
     ids, X, y = ids_stream(2000, 20_000, 2)
     ensemble.learn_many(id_rows(ids, X, 0, 2000), y[:2000])
     assert ensemble.engine_.max_memory_mb is None and ensemble.features_.max_codes is None
+
+
+# --- widening a classification tree: the new nominal class counts written where they go -------
+def _class_tree(leaves=40, cats=300, classes=3, seed=1):
+    """A classification tree state with one nominal row of random nominal class counts."""
+    from streamforest.rng import new_state
+    from streamforest.tree_kinds import state
+
+    st = state.allocate(3, new_state(0), nodes=2 * leaves, leaves=leaves, bins=64, cats=64,
+                        n_classes=classes, n_cats=cats)  # fmt: skip
+    st.ft_nominal[0] = 1
+    st.ints[state.I_NFEAT] = 3
+    st = state.fit_classes(st, classes, cats)  # its row for the nominal feature
+    rng = np.random.default_rng(seed)
+    st.lf_nominal_class_weights[:] = rng.random(st.lf_nominal_class_weights.shape)
+    st.lf_class_stats[:] = rng.random(st.lf_class_stats.shape)
+    return st
+
+
+def _store_traced(A, t, st, before):
+    """``arena.store`` of ``st`` (``before``: the loaded state it came from) and the peak traced
+    allocation less the arena arrays it allocated (a lengthened arena: address space)."""
+    import tracemalloc
+
+    from streamforest.tree_kinds import arena
+
+    kept = [a is b for a, b in zip(st, before, strict=True)]
+    tracemalloc.start()
+    try:
+        B = arena.store(A, t, st, kept=kept, release_old=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    new = sum(b.nbytes for a, b in zip((A.fa, A.ia, A.ba), (B.fa, B.ia, B.ba), strict=True)
+              if b is not a)  # fmt: skip
+    return B, peak - new
+
+
+@pytest.mark.parametrize("change", ["class", "codes", "cut", "leaves"])
+def test_widening_writes_the_nominal_counts_in_place(change):
+    """A widening (a new class, a doubled or cut category room, more leaf slots) writes the new
+    nominal class counts straight into the arena (``state.Deferred``): the same tree as built
+    apart, and no allocation of the field's size on the way (it was built apart and then
+    copied: the process held the old field, the new one and its copy, about three times a
+    tree of a classifier under a budget)."""
+    from streamforest.tree_kinds import arena, state
+
+    A = arena.store(arena.empty(2), 0, _class_tree(seed=2))
+    A = arena.store(A, 1, _class_tree())
+    before = arena.load(A, 1)
+    ref = {k: np.array(v) for k, v in before._asdict().items()}
+    ref = state.TreeState(**ref)
+    if change == "leaves":
+        expect = state.grow(ref, leaves=80)
+        st = state.grow(before, leaves=80, deferred=True)
+    else:
+        K, C = {"class": (4, 300), "codes": (3, 600), "cut": (3, 100)}[change]
+        expect = state.fit_classes(ref, K, C)
+        st = state.fit_classes(before, K, C, deferred=True)
+    assert isinstance(st.lf_nominal_class_weights, state.Deferred)
+    field = st.lf_nominal_class_weights.nbytes
+    B, peak = _store_traced(A, 1, st, before)
+    got = arena.load(B, 1)
+    for name in state.TreeState._fields:
+        np.testing.assert_array_equal(getattr(got, name), getattr(expect, name), err_msg=name)
+    np.testing.assert_array_equal(arena.load(B, 0).lf_nominal_class_weights,
+                                  _class_tree(seed=2).lf_nominal_class_weights)  # fmt: skip
+    assert peak < 0.25 * field, (peak, field)
+
+
+def test_many_widenings_compact_the_row_in_place():
+    """Class after class (each widening leaves the old counts as a hole): the row is packed
+    again in place once holes dominate (``arena.store``'s compaction with a Deferred field),
+    the tree stays what building it apart gives and the row no wider than twice its fields."""
+    from streamforest.tree_kinds import arena, state
+
+    A = arena.store(arena.empty(1), 0, _class_tree(leaves=8, cats=50, classes=2))
+    expect = state.TreeState(**{k: np.array(v) for k, v in arena.load(A, 0)._asdict().items()})
+    for K in range(3, 30):
+        before = arena.load(A, 0)
+        st = state.fit_classes(before, K, 50, deferred=True)
+        A = arena.store(A, 0, st, kept=[a is b for a, b in zip(st, before, strict=True)])
+        expect = state.fit_classes(expect, K, 50)
+        got = arena.load(A, 0)
+        for name in ("lf_nominal_class_weights", "lf_class_stats", "lf_class_weights", "ints"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(expect, name))
+        ends = A.lay[0, :, 0] + A.lay[0, :, 1] * A.lay[0, :, 2] * A.lay[0, :, 3]
+        is_float = [a.dtype == np.float64 for a in got]
+        floats = sum(a.size for a in got if a.dtype == np.float64)
+        assert ends[is_float].max() <= 2 * floats + 64
+
+
+def test_a_widening_adds_about_the_widened_tree_to_the_process():
+    """End to end (Linux): the step that widens a single tree to a new class raises the
+    process's peak resident memory by less than 1.4 times the widened tree's ``memory_bytes``
+    (its new nominal class counts; the old ones were resident before).  Built apart and then
+    copied, the new counts took twice that."""
+    from pathlib import Path
+
+    clear, status = Path("/proc/self/clear_refs"), Path("/proc/self/status")
+    if not (clear.exists() and status.exists()):
+        pytest.skip("needs Linux's /proc/self/clear_refs")
+
+    def mib(key):
+        for line in status.read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+        return math.nan
+
+    ids, X, _ = ids_stream(20_000, 20_000, 2)
+    y = np.array([f"c{v}" for v in np.floor(8 * X[:, 0]).astype(int).tolist()], dtype=object)
+    m = sf.HoeffdingTreeClassifier(max_memory_mb=256, seed=0, grace_period=50)
+    m.learn_many(id_rows(ids, X, 0, 20_000), y)
+    x = _dict(ids, X, 0)
+    m.learn_one(x, "c0")
+    try:
+        clear.write_text("5")
+    except OSError:
+        pytest.skip("cannot reset the peak resident memory")
+    rss = mib("VmRSS")
+    m.learn_one(x, "new")  # a ninth class: every leaf's nominal class counts widen
+    peak = mib("VmHWM") - rss
+    tree = m.memory_bytes / 2**20
+    assert tree > 16, tree  # a tree large enough for the measure to mean something
+    assert peak < 1.4 * tree, (peak, tree)

@@ -222,6 +222,9 @@ class ClassifierEngine(Engine):
     def _release_old(self) -> bool:
         return not self._threads  # no other tree's pass runs on the old arrays
 
+    def _grow_apart(self) -> bool:
+        return True  # (the holes: arena.release_dead_pages in make_room)
+
     def each_tree(self, run, n: int) -> None:
         threads = self.n_jobs > 1 and n >= self.parallel_rows
         self._threads += threads

@@ -67,7 +67,8 @@ class TreeLifecycle:
         prm = self._capped_params(t, int(st.ints[state.I_NFEAT]), bg)
         k = int(st.ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1  # as make_room
         st = state.shrink_leaves(st, prm.max_leaves + k)
-        st = state.fit_classes(st, self.n_classes, room)
+        # the new nominal class counts are written where they go, from the old ones (Deferred)
+        st = state.fit_classes(st, self.n_classes, room, deferred=True)
         kept = [a is b for a, b in zip(st, before, strict=True)]
         self._put(bg, arena.store(self._arena_of(bg), t, st, prm, kept=kept,
                                   release_old=self._release_old()))  # fmt: skip
@@ -93,6 +94,14 @@ class TreeLifecycle:
         return (
             int(lay[_NOMINAL_WEIGHTS, 2]) >= nominal and int(lay[_NOMINAL_WEIGHTS, 3]) >= cats * K0
         )
+
+    def _grow_apart(self) -> bool:
+        """Whether :meth:`make_room` writes a tree's grown fields past its row's fields, leaving
+        the others in place (``arena.store``'s ``kept``; the leaves' nominal class counts
+        written where they go, see :class:`~streamforest.tree_kinds.state.Deferred`), rather
+        than laying the row out afresh: never here; a classifier's engine does (its grown
+        leaves are mostly those counts, and the holes left are given back)."""
+        return False
 
     def _release_old(self) -> bool:
         """Whether a lengthened arena may give back each other tree's old row once copied
@@ -285,12 +294,14 @@ class TreeLifecycle:
             if not kw:
                 raise RuntimeError("internal error: the tree asked for room it does not need")
             old = st
-            st = state.grow(st, **kw)
+            apart = self._grow_apart()
+            st = state.grow(st, deferred=apart, **kw)
             # the row laid out afresh (no hole where a grown field was): what the process holds
             # for the tree is then what memory_bytes counts; the fields growth left alone are
-            # the loaded views of the row
+            # the loaded views of the row (apart: they stay, the grown ones go past them)
             views = [a is b for a, b in zip(st, old, strict=True)]
-            self._put(bg, arena.store(self._arena_of(bg), t, st, views=views,
+            self._put(bg, arena.store(self._arena_of(bg), t, st, kept=views if apart else None,
+                                      views=None if apart else views,
                                       release_old=self._release_old()))  # fmt: skip
             if "bins" in kw:
                 self.call(kernels.rebuild_hash_at, (self._arena_of(bg), t), self._arena_of(bg).kind)

@@ -43,7 +43,7 @@ from numba.np.arrayobj import make_array, populate_array
 
 from ..compiled import kernel
 from .kinds import KindTag, KindTagType, TreeKind
-from .state import TreeParams, TreeState
+from .state import Deferred, TreeParams, TreeState
 from .tree_ref import param_ref, tree_ref
 
 F64, I64, I8 = 0, 1, 2
@@ -176,23 +176,58 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=N
         else:
             lay[k, 0] = need[arena_of[k]]
             need[arena_of[k]] += sizes[k]
-    if any(need[w] > 2 * used[w] + 64 for w in range(3)):  # mostly holes: compact
+    compact = any(need[w] > 2 * used[w] + 64 for w in range(3))  # mostly holes
+    deferred = any(isinstance(a, Deferred) for a in st)
+    if compact and not deferred:
         return _store_apart(A, t, st, prm, lay, sizes, arena_of, None, keep)
-    arrays = _lengthened([A.fa, A.ia, A.ba], need, A.lay, keep=keep)
+    # lengthened, row t's new place gets its kept fields only (the others are written below,
+    # from the old arrays: copying them too held a dead copy of each moved field)
+    arrays = _lengthened([A.fa, A.ia, A.ba], need, A.lay, keep=keep,
+                         only=(t, [k for k in range(N_FIELDS) if kept[k]]))  # fmt: skip
     for k, a in enumerate(st):  # kept fields are in place; the others go past the old fields
         if not kept[k]:
             _write(arrays[arena_of[k]][t], lay[k, 0], a)
-    return _finish(A, t, arrays, lay, prm)
+    A = _finish(A, t, arrays, lay, prm)
+    if compact:  # (laid out afresh, a Deferred field had to be built apart first)
+        _compact_row(A, t)
+    return A
+
+
+def _compact_row(A: Arena, t: int) -> None:
+    """Row ``t``'s fields packed from the row's start in the order they lie in (each moves
+    towards the start, in pieces of :data:`_MOVE_ITEMS` items: no copy of a field is made, and
+    each piece's old pages past the field's new place are given back once moved, so that the
+    row holds the field about once while it moves), its layout updated; the partial pages
+    left are :func:`release_dead_pages`'s."""
+    lay = A.lay[t]
+    for which, arr in enumerate((A.fa, A.ia, A.ba)):
+        row = arr[t]
+        fields = sorted((k for k in range(N_FIELDS) if _FIELD_ARENA[k] == which),
+                        key=lambda k: int(lay[k, 0]))  # fmt: skip
+        pos = 0
+        for k in fields:
+            o, n = int(lay[k, 0]), int(lay[k, 1] * lay[k, 2] * lay[k, 3])
+            if n and o != pos:  # fields do not overlap, so o > pos: a move to the left
+                for a in range(0, n, _MOVE_ITEMS):
+                    b = min(n, a + _MOVE_ITEMS)
+                    row[pos + a : pos + b] = row[o + a : o + b]
+                    _release_row(arr, t, max(o + a, pos + n), o + b)
+            lay[k, 0] = pos
+            pos += n
+
+
+_MOVE_ITEMS = 1 << 18  # items _compact_row moves at a time (2 MiB of float64 or int64)
 
 
 def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: int = -1,
-                keep: int | None = None) -> list:  # fmt: skip
+                keep: int | None = None, only: tuple | None = None) -> list:  # fmt: skip
     """The arena arrays, each with rows of at least ``need`` (lengthened by ``GROWTH``).  Only
     each row's fields (their extent in ``lay``, the arena's layout) are copied, and nothing of
     row ``skip`` (about to be laid out afresh): the rest of a row stays untouched, so it costs
     address space, not memory.  ``keep`` not None: only the fields of each row are copied, not
     the holes between them, and every row but row ``keep`` (whose fields the caller may still
-    read from the old arrays) has its old pages given back once copied (:func:`_release_row`)."""
+    read from the old arrays) has its old pages given back once copied (:func:`_release_row`).
+    ``only``: ``(t, fields)``, of row ``t`` only those fields are copied (``lay`` given)."""
     if all(need[w] <= arrays[w].shape[1] for w in range(3)):
         return arrays  # (the common case: no array to lengthen)
     ext = _extents(lay) if lay is not None else None
@@ -206,7 +241,15 @@ def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: i
             old = arrays[which]
             for t in range(old.shape[0]):
                 e = cap if ext is None else min(cap, int(ext[t, which]))
-                if keep is not None and lay is not None:
+                if only is not None and t == only[0] and lay is not None:
+                    for k in only[1]:
+                        if _FIELD_ARENA[k] == which:
+                            lo = int(lay[t, k, 0])
+                            hi = lo + int(lay[t, k, 1] * lay[t, k, 2] * lay[t, k, 3])
+                            new[t, lo:hi] = old[t, lo:hi]
+                    if keep is not None and t != keep:
+                        _release_row(old, t, 0, cap)
+                elif keep is not None and lay is not None:
                     for lo, hi in _live(lay[t], which) if e else ():
                         new[t, lo:hi] = old[t, lo:hi]
                     if t != keep:
@@ -335,6 +378,9 @@ def _live(lay: np.ndarray, which: int) -> list:
 
 
 def _write(row: np.ndarray, off: int, a: np.ndarray) -> None:
+    if isinstance(a, Deferred):  # filled where it goes (its source is read, not overwritten)
+        a.fill(row[off : off + a.size].reshape(a.shape))
+        return
     flat = a.reshape(-1)
     if a.dtype == np.uint64:
         flat = flat.view(np.int64)
@@ -372,7 +418,11 @@ def _store_apart(A, t, st, prm, lay, sizes, arena_of, views=None, keep=None) -> 
         if arrays[w] is not old[w]:  # a new array: the old row is apart already
             for k in fields:
                 _write(row, lay[k, 0], st[k])
-        elif not _relaid_in_place(row, A.lay[t], st, lay, fields, views):
+            continue
+        if any(isinstance(st[k], Deferred) for k in fields):  # its source may be overwritten
+            st = st._replace(**{st._fields[k]: st[k].materialised() for k in fields
+                                if isinstance(st[k], Deferred)})  # fmt: skip
+        if not _relaid_in_place(row, A.lay[t], st, lay, fields, views):
             tmp = np.empty(need[w], row.dtype)
             for k in fields:
                 _write(tmp, lay[k, 0], st[k])

@@ -422,6 +422,70 @@ def _resized(a: np.ndarray, n0: int, fill=0, p_new: int | None = None) -> np.nda
     return out
 
 
+# the leaves' nominal class counts: a classifier's widest field by far (see Deferred)
+NOMINAL_WEIGHTS = "lf_nominal_class_weights"
+_CHUNK_ITEMS = 1 << 18  # items a Deferred fill copies at a time (2 MiB of float64)
+
+
+class Deferred:
+    """A field of a tree state that is not built apart but written where it goes: ``shape``
+    and ``dtype`` are the new field's, ``fill(dest)`` writes every item of ``dest`` (an array
+    of that shape, its place in the arena's row) from ``source``, the old field (a view of the
+    row, read only).  Widening a classifier's leaves (a class, a category room, leaf slots)
+    built the new nominal class counts apart and then copied them into the row, so the process
+    held the old field, the new one and its copy at once (three times the tree it widened,
+    the largest transient of a classifier under a budget: issue 33);
+    :func:`streamforest.tree_kinds.arena.store` writes a Deferred field directly, holding the
+    old field and the new one only.  :meth:`materialised`: the field as an array (a store that
+    cannot write it in place, where the source may be overwritten first)."""
+
+    __slots__ = ("shape", "dtype", "source", "fill")
+
+    def __init__(self, shape, dtype, source: np.ndarray, fill) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.source = source
+        self.fill = fill
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def materialised(self) -> np.ndarray:
+        out = np.empty(self.shape, self.dtype)
+        self.fill(out)
+        return out
+
+
+def _leaf_chunks(n_leaves: int, leaf_items: int):
+    """Slices of at most :data:`_CHUNK_ITEMS` items' worth of leaves (at least one leaf)."""
+    step = max(1, _CHUNK_ITEMS // max(1, leaf_items))
+    return [slice(a, min(n_leaves, a + step)) for a in range(0, n_leaves, step)]
+
+
+def _deferred_leaves(a: np.ndarray, n0: int) -> Deferred:
+    """``_resized(a, n0)`` of a leaf field (first dimension ``n0``, zeros past ``a``'s) as a
+    :class:`Deferred` field."""
+    shape = (n0, *a.shape[1:])
+    q = min(n0, a.shape[0])
+    leaf = int(np.prod(a.shape[1:], dtype=np.int64))
+
+    def fill(dest):
+        for sl in _leaf_chunks(q, leaf):
+            dest[sl] = a[sl]
+        dest[q:] = 0
+
+    return Deferred(shape, a.dtype, a, fill)
+
+
 def grow(
     st: TreeState,
     *,
@@ -430,12 +494,15 @@ def grow(
     bins: int = 0,
     cats: int = 0,
     features: int = 0,
+    deferred: bool = False,
 ) -> TreeState:
     """A state with at least the given capacities (0: keep), contents preserved.
 
     ``features`` is the feature capacity (second dimension of the per-feature leaf arrays).  When
     the bin capacity changes the hash table is resized; the caller must rebuild it
-    (:func:`streamforest.tree_kinds.observers.rebuild_hash`).
+    (:func:`streamforest.tree_kinds.observers.rebuild_hash`).  ``deferred``: the nominal class
+    counts, when their leaf slots grow, are a :class:`Deferred` field (else the same array when
+    they keep their shape; for :func:`streamforest.tree_kinds.arena.store` only).
     """
     d = st._asdict()
     n_nodes = max(nodes, st.nd_feat.shape[0])
@@ -456,10 +523,12 @@ def grow(
             if k.startswith("lf_"):
                 extra = {"lf_coef": 1, "lf_rmsprop": 1, "lf_buffer": 2}.get(k, 0)
                 p_new = pc + extra if d[k].ndim >= 2 and k not in _LEAF_NOT_PER_FEATURE else None
-                if (
-                    classify and k in CLASS_SLIM
-                ) or k == "lf_nominal_class_weights":  # (rows: grow_classes)
+                if (classify and k in CLASS_SLIM) or k == NOMINAL_WEIGHTS:  # (rows: grow_classes)
                     p_new = None
+                if deferred and k == NOMINAL_WEIGHTS:
+                    if d[k].shape[0] != n_leaves:
+                        d[k] = _deferred_leaves(d[k], n_leaves)
+                    continue
                 d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
         mm = _empty_mm(pc)
@@ -533,10 +602,12 @@ def grow_classes(st: TreeState, classes: int, cats: int) -> TreeState:
     return fit_classes(st, classes, max(C0, cats))
 
 
-def fit_classes(st: TreeState, classes: int, cats: int) -> TreeState:
+def fit_classes(st: TreeState, classes: int, cats: int, deferred: bool = False) -> TreeState:
     """:func:`grow_classes` with exactly ``cats`` category codes: fewer than the tree holds drops
     the weights of the codes from ``cats`` on (the leaves' naive Bayes then takes those
-    categories as unseen ones: a classifier's category room cut to its memory budget)."""
+    categories as unseen ones: a classifier's category room cut to its memory budget).
+    ``deferred``: the nominal class counts as a :class:`Deferred` field (for
+    :func:`streamforest.tree_kinds.arena.store` only)."""
     K0 = n_classes(st)
     C0 = int(st.lf_nominal_class_weights.shape[2]) // K0 if K0 else 0
     N0, N = (
@@ -560,10 +631,17 @@ def fit_classes(st: TreeState, classes: int, cats: int) -> TreeState:
     cc[:, :K0] = st.lf_class_weights
     d["lf_class_weights"] = cc
     d["lf_class_stats"] = remap(st.lf_class_stats, (K0, 3), (K, 3))
-    ncc = np.zeros((L, N, C, K))
     c = min(C0, C)
-    ncc[:, :N0, :c, :K0] = st.lf_nominal_class_weights.reshape(L, N0, C0, K0)[:, :, :c, :]
-    d["lf_nominal_class_weights"] = ncc.reshape(L, N, C * K)
+    old = st.lf_nominal_class_weights.reshape(L, N0, C0, K0)
+
+    def fill(dest):
+        out = dest.reshape(L, N, C, K)
+        for sl in _leaf_chunks(L, max(N * C * K, N0 * C0 * K0)):
+            out[sl] = 0
+            out[sl, :N0, :c, :K0] = old[sl, :, :c, :]
+
+    ncc = Deferred((L, N, C * K), np.float64, st.lf_nominal_class_weights, fill)
+    d[NOMINAL_WEIGHTS] = ncc if deferred else ncc.materialised()
     if st.lf_candidate_classes.shape[2]:
         d["lf_candidate_classes"] = remap(st.lf_candidate_classes, (K0, 2), (K, 2))
     return TreeState(**d)
