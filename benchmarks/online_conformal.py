@@ -85,9 +85,9 @@ def load_series(name: str, n: int):
 
 
 def base_levels():
-    from streamforest.intervals.adaptive import _ladder
+    from streamforest.intervals._adaptive_kernels import ladder
 
-    return np.unique(np.concatenate([_ladder(a) for a in ALPHAS] + [np.array(ALPHAS)]))
+    return np.unique(np.concatenate([ladder(a) for a in ALPHAS] + [np.array(ALPHAS)]))
 
 
 def run_base(X, y, batch, delay, levels):

@@ -5,7 +5,8 @@ call once per chunk: argument checks, the forest's passes, and numba's dispatch 
 call (typing its arguments).  This prints, for chunk sizes 1, 10, 100 and 1000 on stationary
 Friedman #1 (10 features), the rows/s of test-then-train in chunks (``predict`` or
 ``predict_interval(X, 0.1)``, then ``learn_many``) for ``HoeffdingTreeRegressor``,
-``CPApproximate`` and ``OnlineQRF`` (10 trees each), and the ratio to River's
+``CPApproximate`` and ``OnlineQRF`` (10 trees each) and ``AdaptiveConformal`` (ACI) over that
+``CPApproximate``, and the ratio to River's
 ``tree.HoeffdingTreeRegressor`` learning and predicting one dict at a time on the same rows,
 timed in the same run (before and after ours; the mean of the two rates).
 
@@ -36,6 +37,10 @@ MODELS = {
     "HoeffdingTreeRegressor": (sf.HoeffdingTreeRegressor, False),
     "CPApproximate(10 trees)": (lambda: sf.CPApproximate(seed=0), True),
     "OnlineQRF(10 trees)": (lambda: sf.OnlineQRF(seed=0), True),
+    "AdaptiveConformal(CPApproximate)": (
+        lambda: sf.AdaptiveConformal(sf.CPApproximate(seed=0)),
+        True,
+    ),
 }
 
 

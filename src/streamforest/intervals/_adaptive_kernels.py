@@ -36,6 +36,37 @@ from ..compiled import entry, kernel
 #: The staleness cap of the steps on served misses (see the module docstring).
 LAG_GAIN = 1.0 / math.e
 
+#: ACI's ladder around a level ``a``: ``expit(logit(a) + LADDER_STEP * k)`` for ``k`` in
+#: ``LADDER_K``.  For a = 0.1 it spans 0.0099 .. 0.25 in 13 levels.
+LADDER_STEP = 0.3
+LADDER_K = np.arange(-8, 5)
+#: :func:`aci_plan`'s plans by the bytes of their levels (the last few sets of levels)
+_PLANS: dict[bytes, tuple] = {}
+
+
+def ladder(alpha: float) -> np.ndarray:
+    """ACI's ladder of base levels around ``alpha`` (ascending)."""
+    z = math.log(alpha / (1 - alpha)) + LADDER_STEP * LADDER_K
+    return np.clip(1.0 / (1.0 + np.exp(-z)), 1e-9, 1 - 1e-9)
+
+
+def aci_plan(levels: np.ndarray) -> tuple:
+    """``(union, lad_idx, lad_logit)`` for :func:`aci_pass`: the base levels to ask for (the
+    union of the levels' ladders), each level's ladder as columns of them and its logits.  A
+    function of the levels alone, kept for the last few sets of levels (a one-row call asks for
+    it twice): the arrays are shared and never written."""
+    key = levels.tobytes()
+    plan = _PLANS.get(key)
+    if plan is None:
+        ladders = [ladder(float(a)) for a in levels]
+        union = np.unique(np.concatenate(ladders))
+        idx = np.array([np.searchsorted(union, lad) for lad in ladders], dtype=np.int64)
+        logit = np.log(np.stack(ladders) / (1 - np.stack(ladders)))
+        if len(_PLANS) >= 64:
+            _PLANS.clear()
+        plan = _PLANS[key] = (union, idx, np.ascontiguousarray(logit))
+    return plan
+
 
 @kernel(inline="always")
 def lag_step(step, lag, cap):

@@ -35,16 +35,6 @@ DTACI_INTERVAL = 100
 #: SAOCP: most experts alive at once (about 4 log2(t) are).
 SAOCP_CAPACITY = 128
 
-#: ACI's ladder around a level ``a``: ``expit(logit(a) + LADDER_STEP * k)`` for ``k`` in
-#: ``LADDER_K``.  For a = 0.1 it spans 0.0099 .. 0.25 in 13 levels.
-LADDER_STEP = 0.3
-LADDER_K = np.arange(-8, 5)
-
-
-def _ladder(alpha: float) -> np.ndarray:
-    z = math.log(alpha / (1 - alpha)) + LADDER_STEP * LADDER_K
-    return np.clip(1.0 / (1.0 + np.exp(-z)), 1e-9, 1 - 1e-9)
-
 
 def _is_real(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
@@ -458,11 +448,7 @@ class AdaptiveConformal(Estimator):
         """The base levels to ask for and, for ACI, each level's ladder in them."""
         if self.method != "aci":
             return levels, None, None
-        ladders = [_ladder(float(a)) for a in levels]
-        union = np.unique(np.concatenate(ladders))
-        idx = np.array([np.searchsorted(union, lad) for lad in ladders], dtype=np.int64)
-        logit = np.log(np.stack(ladders) / (1 - np.stack(ladders)))
-        return union, idx, np.ascontiguousarray(logit)
+        return adaptive_kernels.aci_plan(levels)
 
     def _dtaci_eta(self, alpha: float) -> float:
         a, interval = alpha, DTACI_INTERVAL
@@ -522,16 +508,22 @@ class AdaptiveConformal(Estimator):
 
     def _index(self, levels) -> np.ndarray:
         """Position of each level among the tracked ones (-1: not tracked)."""
-        out = np.full(levels.shape[0], -1, np.int64)
-        for i, a in enumerate(levels):
-            hit = np.flatnonzero(np.abs(self.levels_ - a) <= 1e-12)
-            if hit.size:
-                out[i] = hit[0]
-        return out
+        levels = np.asarray(levels, dtype=float)
+        if self.levels_.shape[0] == 0:
+            return np.full(levels.shape[0], -1, np.int64)
+        hit = np.abs(self.levels_[None, :] - levels[:, None]) <= 1e-12
+        return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int64)
+
+    def _all_tracked(self, levels) -> bool:
+        """``levels`` are the tracked levels, in their order."""
+        R = self.levels_.shape[0]
+        return levels.shape[0] == R and bool(np.all(self._index(levels) == np.arange(R)))
 
     def _state_of(self, levels) -> dict:
         """The controllers' state for ``levels`` (copies; untracked levels at the initial
         state)."""
+        if self._all_tracked(levels):
+            return {k: self.__dict__[k].copy() for k in self._CONTROLLERS}
         idx = self._index(levels)
         s = self._initial_rows(levels.shape[0], levels)
         for r, j in enumerate(idx):
@@ -541,6 +533,10 @@ class AdaptiveConformal(Estimator):
         return s
 
     def _store_state(self, levels, s) -> None:
+        if self._all_tracked(levels):
+            for k in self._CONTROLLERS:
+                self.__dict__[k][...] = s[k]
+            return
         for r, j in enumerate(self._index(levels)):
             if j >= 0:
                 for k in self._CONTROLLERS:
@@ -549,7 +545,10 @@ class AdaptiveConformal(Estimator):
     def _levels_for(self, alphas: np.ndarray):
         """The levels a call works on: the tracked ones, then the requested ones not tracked;
         and the position of each requested level among them."""
-        extra = [a for a in alphas if self._index(np.array([a]))[0] < 0]
+        idx = self._index(alphas)
+        if np.all(idx >= 0):  # (every level asked for is tracked: the usual call)
+            return self.levels_.copy(), idx, np.ones(self.levels_.shape[0], np.bool_)
+        extra = [a for a, j in zip(alphas, idx, strict=True) if j < 0]
         extra = np.array(list(dict.fromkeys(float(a) for a in extra)))
         levels = np.concatenate([self.levels_, extra]) if extra.size else self.levels_.copy()
         pos = np.array([np.flatnonzero(np.abs(levels - a) <= 1e-12)[0] for a in alphas])
@@ -653,7 +652,7 @@ class AdaptiveConformal(Estimator):
         check_weights(w, ya.shape[0])
 
         def base(levels):
-            return m.predict_learn_many(X, y, alpha=list(levels), w=w)
+            return m.predict_learn_many(X, y, alpha=levels.copy(), w=w)
 
         with self._atomic():
             self._track(alphas)
@@ -674,7 +673,7 @@ class AdaptiveConformal(Estimator):
         check_weights(w, ya.shape[0])
 
         def base(levels):
-            return m.predict_learn_many(X, y, alpha=list(levels), w=w)
+            return m.predict_learn_many(X, y, alpha=levels.copy(), w=w)
 
         with self._atomic():
             self._run(base, ya, self.levels_.copy(), learn=True, keys=row_keys(X, False))
@@ -697,7 +696,7 @@ class AdaptiveConformal(Estimator):
         m = self.model_
 
         def base(levels):
-            return m.predict(X), m.predict_interval(X, alpha=list(levels))
+            return m.predict(X), m.predict_interval(X, alpha=levels.copy())
 
         keys = row_keys(X, False) if log and self._log.size else None
         pred, lo, hi = self._run(base, None, alphas, learn=False, keys=keys, serve=True)
@@ -709,7 +708,7 @@ class AdaptiveConformal(Estimator):
         m = self.model_
 
         def base(levels):
-            iv = np.array(m.predict_interval_one(x, alpha=list(levels)), dtype=np.float64)
+            iv = np.array(m.predict_interval_one(x, alpha=levels.copy()), dtype=np.float64)
             return np.array([m.predict_one(x)], dtype=np.float64), iv[None]
 
         return self._run(base, np.array([y]) if learn else None, alphas, learn, keys, serve)
@@ -733,7 +732,7 @@ class AdaptiveConformal(Estimator):
                 iv = np.zeros((1, self._plan(levels)[0].shape[0], 2))
                 pred = np.zeros(1)
             else:
-                iv = np.array(m.predict_interval_one(x, alpha=list(self._plan(levels)[0])),
+                iv = np.array(m.predict_interval_one(x, alpha=self._plan(levels)[0].copy()),
                               dtype=np.float64)[None]  # fmt: skip
                 pred = np.array([m.predict_one(x)], dtype=np.float64)
             self._pass(levels, np.ones(levels.shape[0], np.bool_), iv[:, :, 0], iv[:, :, 1],

@@ -27,6 +27,13 @@ def check_alphas(alpha) -> tuple[np.ndarray, bool]:
             # shared: never written (a read-only flag would give kernels a second signature)
             a = _ONE_LEVEL[alpha] = np.array([alpha])
         return a, True
+    if type(alpha) is np.ndarray and alpha.dtype == np.float64 and alpha.ndim == 1:
+        # (the levels a wrapper asks its base for: no element to inspect for a string)
+        if alpha.shape[0] == 0 or not np.all((alpha > 0) & (alpha < 1)):
+            raise ValueError(
+                f"alpha must be in (0, 1) (or a non-empty list of such), got {alpha!r}"
+            )
+        return kernel_array(alpha), False
     scalar = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
     try:
         if isinstance(alpha, (str, bytes, bool)) or (
