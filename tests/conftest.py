@@ -5,6 +5,29 @@ import time
 import numpy as np
 import pytest
 
+#: Test files that take longest on a cold run (Ray actors, tree kinds the warm-up does not
+#: compile, long streams), longest first: with parallel workers they are handed out before the
+#: rest, so that no worker is left with several of them at the end (longest first, then the
+#: others in pytest-xdist's order; measured with ``--durations``, issue 29).
+SLOW_FILES = (
+    "test_distributed.py",
+    "test_docs.py",
+    "test_persistence.py",
+    "test_online_conformal.py",
+    "test_aborf.py",
+    "test_atser.py",
+    "test_engine.py",
+    "test_fuzz.py",
+    "test_file_safety.py",
+    "test_concurrency.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The :data:`SLOW_FILES` first (a stable sort: each file's tests keep their order)."""
+    rank = {name: i for i, name in enumerate(SLOW_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FILES)))
+
 
 def pytest_configure(config):
     """With parallel workers (``-n N``, pytest-xdist), compile the kernels first, in N
@@ -13,6 +36,8 @@ def pytest_configure(config):
     suite is mostly compiling).  Only in the controlling process; ``STREAMFOREST_TEST_WARMUP=0``
     skips it.  With a warm cache it costs the warm-up's workloads (about a minute)."""
     n = getattr(config.option, "numprocesses", None)
+    if hasattr(config.option, "loadscopereorder"):  # (else xdist orders files by test count)
+        config.option.loadscopereorder = False
     if (
         os.environ.get("PYTEST_XDIST_WORKER")
         or os.environ.get("STREAMFOREST_TEST_WARMUP", "1") == "0"
