@@ -126,7 +126,7 @@ def _replay_candidates(st, leaf, nfeat):
                 xcc[leaf, j, 2 * k + side] += buf[leaf, XB_W, i]
 
 
-@kernel
+@kernel(inline="always")
 def _extra_observe(st, prm, leaf, x, y, w, nfeat):
     n = st.lf_nexamples[leaf]
     if n < prm.m_min:
@@ -193,7 +193,7 @@ def _choose_extra(st, prm, leaf):
     return out
 
 
-@kernel
+@kernel(inline="always")
 def _split_extra_class(st, prm, leaf, f):
     """Split ``leaf`` on its candidate of feature ``f``; the children start with its sides'
     class weights."""

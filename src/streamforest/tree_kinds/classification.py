@@ -88,7 +88,7 @@ from .structure import _child, route, route_from
 
 # ------------------------------------------------------------------------------------------------
 # learning
-@kernel
+@kernel(inline="always")
 def _learn_class_row(st, prm, node, x, y, w, mc, nb):
     """Learn ``(x, y, w)`` at leaf ``node`` (``mc``, ``nb``: the leaf's votes for ``x``)."""
     nfeat = st.ints[I_NFEAT]
@@ -218,7 +218,7 @@ def _adapts_class(st, prm, x, y, w, pred):
     """:func:`_adapt_class` (kinds with alternate subtrees)."""
 
 
-@kernel
+@kernel(inline="always")
 def learn_class_step(st, prm, x, y, w):
     """The tree's step for one example (room already checked): predict ``x`` (for the adaptive
     leaves' counts and the node detectors), learn ``(x, y, w)`` when ``w > 0``.  Returns the
@@ -226,7 +226,7 @@ def learn_class_step(st, prm, x, y, w):
     return learn_class_step_at(st, prm, route(st, x), x, y, w, np.int64(-1), np.int64(-1))
 
 
-@kernel
+@kernel(inline="always")
 def learn_class_step_at(st, prm, node, x, y, w, mc, nb):
     """:func:`learn_class_step` for a row a prediction just routed to leaf node ``node`` (the tree
     unchanged since), whose votes there it kept (``nb = -1``: not computed, see
@@ -271,10 +271,12 @@ def learn_one_row_memo(st, prm, x, y, w, M, t):
         st.ints[I_NSEEN] += 1
         return 0.0, False
     if t < M.shape[1] and M[1, t] == st.ints[I_NSEEN]:  # routed and voted just before
-        k = learn_class_step_at(st, prm, np.int64(M[0, t]), x, y, w, np.int64(M[2, t]),
-                                np.int64(M[3, t]))  # fmt: skip
+        node, mc, nb = np.int64(M[0, t]), np.int64(M[2, t]), np.int64(M[3, t])
     else:
-        k = learn_class_step(st, prm, x, y, w)
+        node, mc, nb = route(st, x), np.int64(-1), np.int64(-1)
+    # one call site: learn_class_step_at is inlined (its own kernel would re-optimise and
+    # re-JIT everything it calls on a cold start)
+    k = learn_class_step_at(st, prm, node, x, y, w, mc, nb)
     return float(k), False
 
 
