@@ -515,9 +515,9 @@ class AdaptiveConformal(Estimator):
         return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int64)
 
     def _all_tracked(self, levels) -> bool:
-        """``levels`` are the tracked levels, in their order."""
-        R = self.levels_.shape[0]
-        return levels.shape[0] == R and bool(np.all(self._index(levels) == np.arange(R)))
+        """``levels`` are the tracked levels, in their order (the calls pass a copy of
+        ``levels_``, or it with untracked levels after it)."""
+        return np.array_equal(levels, self.levels_)
 
     def _state_of(self, levels) -> dict:
         """The controllers' state for ``levels`` (copies; untracked levels at the initial
