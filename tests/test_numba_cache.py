@@ -4,9 +4,11 @@ by an account without a writable home, still imports (its kernels cache in a tem
 import os
 import tempfile
 
+import pytest
 from numba.core import config
 
 from streamforest import _numba_cache as numba_cache
+from streamforest.compiled import entry, kernel
 
 
 def test_falls_back_to_a_temp_folder_only_when_no_default_place_is_writable(monkeypatch):
@@ -184,3 +186,23 @@ def test_kernels_compile_to_ir_that_a_new_entry_links_from_the_cache(tmp_path):
     assert run("first") == (expected, 3, "LinkOnlyLibrary")  # the entry and its two kernels
     assert run("second") == (3.0 * expected, 1, "LinkOnlyLibrary")  # kernels from the cache
     assert run("first") == (expected, 0, "-")  # the entry from the cache: no kernel loaded
+
+
+@kernel
+def _checked(x):
+    if x < 0.0:
+        raise ValueError("negative input")
+    return x
+
+
+@entry
+def _checked_plus_one(x):
+    return _checked(x) + 1.0
+
+
+def test_an_error_raised_in_a_kernel_reaches_python_through_its_entry():
+    """A kernel has no machine code of its own (:mod:`streamforest._link_only`): its code runs
+    linked into the entry, exceptions included."""
+    assert _checked_plus_one(1.0) == 2.0
+    with pytest.raises(ValueError, match="negative input"):
+        _checked_plus_one(-1.0)
