@@ -4,9 +4,11 @@ by an account without a writable home, still imports (its kernels cache in a tem
 import os
 import tempfile
 
+import pytest
 from numba.core import config
 
 from streamforest import _numba_cache as numba_cache
+from streamforest.compiled import entry, kernel
 
 
 def test_falls_back_to_a_temp_folder_only_when_no_default_place_is_writable(monkeypatch):
@@ -112,3 +114,95 @@ def test_the_package_locator_answers_what_numba_asks_its_locators():
     assert type(locator).__name__ == "PackageStampLocator"
     assert locator._py_file == source
     assert locator.get_source_stamp() != locator._base.get_source_stamp()
+
+
+_KERNELS = """
+from ..compiled import kernel
+
+
+@kernel
+def offset(x):
+    return 0.5 * x + 1.0
+
+
+@kernel
+def twice_offset(x):
+    return offset(x) + offset(2.0 * x)
+"""
+_ENTRIES = """
+from ..compiled import entry
+from .kernels import twice_offset
+
+
+@entry
+def first(x):
+    return twice_offset(x)
+
+
+@entry
+def second(x):
+    return 3.0 * twice_offset(x)
+"""
+_RUN_ENTRY = """
+import sys
+import streamforest
+from streamforest.compilation import stats
+from streamforest.probe import entries, kernels
+value = getattr(entries, sys.argv[1])(2.0)
+libraries = {type(c.library).__name__ for k in (kernels.offset, kernels.twice_offset)
+             for c in k.overloads.values()}
+print(value, stats()["compiled"], ",".join(sorted(libraries)) or "-")
+"""
+
+
+def test_kernels_compile_to_ir_that_a_new_entry_links_from_the_cache(tmp_path):
+    """A kernel stops at LLVM IR (:mod:`streamforest._link_only`): no machine code of its own,
+    cached as bitcode.  A new entry point compiled in a later process loads the kernels from the
+    cache (compiling only itself) and links them: its result is the one computed by hand, and
+    the kernels it loaded are link-only libraries too (no machine code made on load)."""
+    import shutil
+    import subprocess
+    import sys
+
+    import streamforest
+
+    root = tmp_path / "src"
+    pkg = root / "streamforest"
+    shutil.copytree(os.path.dirname(streamforest.__file__), pkg,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))  # fmt: skip
+    (pkg / "probe").mkdir()
+    (pkg / "probe" / "__init__.py").write_text("")
+    (pkg / "probe" / "kernels.py").write_text(_KERNELS)
+    (pkg / "probe" / "entries.py").write_text(_ENTRIES)
+    env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(name):
+        out = subprocess.run([sys.executable, "-c", _RUN_ENTRY, name], env=env,
+                             capture_output=True, text=True, check=True)  # fmt: skip
+        value, compiled, libraries = out.stdout.split()
+        return float(value), int(compiled), libraries
+
+    expected = (0.5 * 2.0 + 1.0) + (0.5 * 4.0 + 1.0)
+    assert run("first") == (expected, 3, "LinkOnlyLibrary")  # the entry and its two kernels
+    assert run("second") == (3.0 * expected, 1, "LinkOnlyLibrary")  # kernels from the cache
+    assert run("first") == (expected, 0, "-")  # the entry from the cache: no kernel loaded
+
+
+@kernel
+def _checked(x):
+    if x < 0.0:
+        raise ValueError("negative input")
+    return x
+
+
+@entry
+def _checked_plus_one(x):
+    return _checked(x) + 1.0
+
+
+def test_an_error_raised_in_a_kernel_reaches_python_through_its_entry():
+    """A kernel has no machine code of its own (:mod:`streamforest._link_only`): its code runs
+    linked into the entry, exceptions included."""
+    assert _checked_plus_one(1.0) == 2.0
+    with pytest.raises(ValueError, match="negative input"):
+        _checked_plus_one(-1.0)

@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 from numba.core.registry import CPUDispatcher
 
-from . import _numba_cache  # noqa: F401  (the cache's place and its validity, before any kernel)
+# (_numba_cache: the cache's place and its validity, set before any kernel is defined)
+from . import _link_only, _numba_cache  # noqa: F401
 
 __all__ = ["entry", "entry_point", "kernel"]
 
@@ -25,7 +26,19 @@ __all__ = ["entry", "entry_point", "kernel"]
 class _KernelDispatcher(CPUDispatcher):
     """A dispatcher whose compiled versions serve compiled callers only: they are never
     registered for calls from Python (they have no Python wrapper), and a call from Python
-    raises instead of compiling."""
+    raises instead of compiling.  They compile to LLVM IR only, which the entry points that
+    call them link (:mod:`streamforest._link_only`)."""
+
+    def __init__(self, *args, **kwargs):
+        if _link_only.ENABLED:
+            kwargs.setdefault("pipeline_class", _link_only.KernelCompiler)
+        super().__init__(*args, **kwargs)
+
+    def enable_caching(self):
+        if _link_only.ENABLED:
+            self._cache = _link_only.KernelFunctionCache(self.py_func)
+        else:
+            super().enable_caching()
 
     def add_overload(self, cres):
         self.overloads[tuple(cres.signature.args)] = cres
