@@ -327,3 +327,16 @@ def test_interval_methods_compile_no_numba_typed_list():
                            capture_output=True, text=True, timeout=1200)  # fmt: skip
         assert r.returncode == 0, r.stderr
         assert r.stdout.split("\n")[-2] == "[]", f"{model} compiled {r.stdout}"
+
+
+def test_warmup_in_processes_from_an_unguarded_script_fails_instead_of_hanging(tmp_path):
+    """Spawned workers import the main script again: one that calls ``warmup(processes=2)``
+    without an ``if __name__ == "__main__":`` guard kills them at start.  multiprocessing's Pool
+    replaced them for ever (the call never returned); now the call raises and says why."""
+    script = tmp_path / "unguarded.py"
+    script.write_text('import streamforest\nstreamforest.warmup(models=["tree"], processes=2)\n')
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                         text=True, timeout=300, check=False)  # fmt: skip
+    assert out.returncode != 0
+    assert 'if __name__ == "__main__":' in out.stderr and "RuntimeError" in out.stderr

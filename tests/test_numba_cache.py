@@ -60,6 +60,23 @@ print(shifted(1.0), stats()["compiled"])
 """
 
 
+def _package_with_probe(root, modules: dict):
+    """A copy of the package under ``root`` with a subpackage ``probe`` of ``modules`` (file
+    name -> source); returns the copy's folder."""
+    import shutil
+
+    import streamforest
+
+    pkg = root / "streamforest"
+    shutil.copytree(os.path.dirname(streamforest.__file__), pkg,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))  # fmt: skip
+    (pkg / "probe").mkdir()
+    (pkg / "probe" / "__init__.py").write_text("")
+    for name, source in modules.items():
+        (pkg / "probe" / name).write_text(source)
+    return pkg
+
+
 def _probe_run(root, cache):
     import subprocess
     import sys
@@ -77,18 +94,9 @@ def test_an_edit_of_a_called_module_recompiles_its_callers(tmp_path):
     (:mod:`streamforest._numba_cache`) makes every kernel of the package compile again after
     any change of its sources: a copy of the package with a probe caller in one module and its
     callee in another, the callee's constant edited between two runs on one cache."""
-    import shutil
-
-    import streamforest
-
     root = tmp_path / "src"
-    pkg = root / "streamforest"
-    shutil.copytree(os.path.dirname(streamforest.__file__), pkg,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))  # fmt: skip
-    (pkg / "probe").mkdir()
-    (pkg / "probe" / "__init__.py").write_text("")
-    (pkg / "probe" / "callee.py").write_text(_CALLEE.format(value="1.0"))
-    (pkg / "probe" / "caller.py").write_text(_CALLER)
+    pkg = _package_with_probe(root, {"callee.py": _CALLEE.format(value="1.0"),
+                                     "caller.py": _CALLER})  # fmt: skip
     cache = tmp_path / "cache"
     assert _probe_run(root, cache) == (2.0, 2)  # compiled: the entry and its callee
     assert _probe_run(root, cache) == (2.0, 0)  # loaded from the cache
@@ -160,20 +168,11 @@ def test_kernels_compile_to_ir_that_a_new_entry_links_from_the_cache(tmp_path):
     cached as bitcode.  A new entry point compiled in a later process loads the kernels from the
     cache (compiling only itself) and links them: its result is the one computed by hand, and
     the kernels it loaded are link-only libraries too (no machine code made on load)."""
-    import shutil
     import subprocess
     import sys
 
-    import streamforest
-
     root = tmp_path / "src"
-    pkg = root / "streamforest"
-    shutil.copytree(os.path.dirname(streamforest.__file__), pkg,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))  # fmt: skip
-    (pkg / "probe").mkdir()
-    (pkg / "probe" / "__init__.py").write_text("")
-    (pkg / "probe" / "kernels.py").write_text(_KERNELS)
-    (pkg / "probe" / "entries.py").write_text(_ENTRIES)
+    _package_with_probe(root, {"kernels.py": _KERNELS, "entries.py": _ENTRIES})
     env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
 
     def run(name):

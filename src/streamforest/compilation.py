@@ -362,15 +362,28 @@ def _warmup_in_processes(names, verbose: bool, processes: int):
     """:func:`warmup` with the models shared out to ``processes`` fresh processes (spawned, so
     each compiles on its own core; numba's cache on disk is what they share)."""
     import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     report = WarmupReport()
     t0 = time.perf_counter()
     ctx = mp.get_context("spawn")
-    with ctx.Pool(min(processes, len(names)), maxtasksperchild=None) as pool:
-        for name, dt, compiled, loaded, secs in pool.imap_unordered(_warm_one, _spread(names)):
-            report._model(name, dt, compiled, loaded, verbose)
-            report.compiled += compiled
-            report.compile_seconds += secs
+    # (not multiprocessing.Pool: a worker that dies, e.g. while re-running a main script that
+    # has no ``if __name__ == "__main__":`` guard, makes a Pool start new ones for ever)
+    with ProcessPoolExecutor(min(processes, len(names)), mp_context=ctx) as pool:
+        steps = [pool.submit(_warm_one, name) for name in _spread(names)]
+        try:
+            for step in as_completed(steps):
+                name, dt, compiled, loaded, secs = step.result()
+                report._model(name, dt, compiled, loaded, verbose)
+                report.compiled += compiled
+                report.compile_seconds += secs
+        except BrokenProcessPool as e:
+            raise RuntimeError(
+                f"warmup(processes={processes}): a worker process died. Its processes are "
+                "spawned: they import the main module again, so a script must call warmup "
+                "under 'if __name__ == \"__main__\":' (or use processes=1)"
+            ) from e
     report.seconds = time.perf_counter() - t0
     logger.info("%s", report)
     return report
