@@ -123,7 +123,7 @@ if ENABLED:
     class _KernelCacheImpl(CompileResultCacheImpl):
         def rebuild(self, target_context, payload):
             libdata = payload[0]
-            if libdata[1] != "bitcode" or len(payload) != 9:  # (an entry point's: numba's)
+            if libdata[1] != "bitcode" or len(payload) != 9:  # (not a kernel's: numba's way)
                 return super().rebuild(target_context, payload)
             *_, reload_init, referenced_envs = payload
             for init in reload_init:
