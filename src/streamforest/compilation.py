@@ -384,6 +384,9 @@ def _warmup_in_processes(names, verbose: bool, processes: int):
                 "spawned: they import the main module again, so a script must call warmup "
                 "under 'if __name__ == \"__main__\":' (or use processes=1)"
             ) from e
+        finally:  # on an error, the models not started yet are not run
+            for step in steps:
+                step.cancel()
     report.seconds = time.perf_counter() - t0
     logger.info("%s", report)
     return report
