@@ -72,7 +72,7 @@ if ENABLED:
         @classmethod
         def from_bitcode(cls, codegen, state):
             """The library of a kernel read back from the cache."""
-            name, kind, data = state
+            name, _, data = state
             library = cls(codegen, name)
             library._final_module = llvm.parse_bitcode(data)
             library._finalize_final_module()
@@ -105,7 +105,6 @@ if ENABLED:
             if state.library is None:
                 state.library = LinkOnlyLibrary(state.targetctx.codegen(),
                                                 state.func_id.func_qualname)  # fmt: skip
-                state.library.enable_object_caching()
             return super().run_pass(state)
 
     class KernelCompiler(compiler.Compiler):
@@ -125,10 +124,10 @@ if ENABLED:
             libdata = payload[0]
             if libdata[1] != "bitcode" or len(payload) != 9:  # (not a kernel's: numba's way)
                 return super().rebuild(target_context, payload)
-            *_, reload_init, referenced_envs = payload
+            # (the layout of numba's CompileResult._reduce)
+            _, fndesc, env, signature, objectmode, lifted, typeann, reload_init, envs = payload
             for init in reload_init:
                 init()
-            _, fndesc, env, signature, objectmode, lifted, typeann = payload[:7]
             library = LinkOnlyLibrary.from_bitcode(target_context.codegen(), libdata)
             return compiler.CompileResult(
                 typing_context=target_context.typing_context,
@@ -145,7 +144,7 @@ if ENABLED:
                 environment=env,
                 metadata=None,
                 reload_init=reload_init,
-                referenced_envs=referenced_envs,
+                referenced_envs=envs,
             )
 
     class KernelFunctionCache(FunctionCache):
