@@ -23,8 +23,8 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "streamforest"
 
 # from the ground up; a package (or a root module) imports only its own layer or lower ones
 LAYERS = [
-    ["_version", "_numba_cache", "_link_only", "_extras", "compile_events", "concurrency",
-     "features", "classification_metrics", "datasets_folder"],
+    ["_version", "_numba_cache", "_numba_pipeline", "_link_only", "_extras", "compile_events",
+     "concurrency", "features", "classification_metrics", "datasets_folder"],
     ["compiled", "base", "_labels", "plotting", "streams"],
     ["datasets", "rng", "stats", "metrics", "sorting"],
     ["drift", "sketches"],

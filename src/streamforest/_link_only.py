@@ -33,6 +33,8 @@ try:
     from numba.core.codegen import JITCodeLibrary
     from numba.core.compiler_machinery import register_pass
 
+    from . import _numba_pipeline
+
     ENABLED = all(
         hasattr(JITCodeLibrary, name)
         for name in (
@@ -107,8 +109,11 @@ if ENABLED:
                                                 state.func_id.func_qualname)  # fmt: skip
             return super().run_pass(state)
 
-    class KernelCompiler(compiler.Compiler):
-        """numba's pipelines with :class:`LinkOnlyLowering` for its lowering pass."""
+    _BaseCompiler = _numba_pipeline.Compiler if _numba_pipeline.ENABLED else compiler.Compiler
+
+    class KernelCompiler(_BaseCompiler):
+        """streamforest's pipelines (:mod:`._numba_pipeline`) with :class:`LinkOnlyLowering`
+        for their lowering pass."""
 
         def define_pipelines(self):
             pipelines = super().define_pipelines()

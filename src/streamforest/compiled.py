@@ -18,7 +18,7 @@ from collections.abc import Callable
 from numba.core.registry import CPUDispatcher
 
 # (_numba_cache: the cache's place and its validity, set before any kernel is defined)
-from . import _link_only, _numba_cache  # noqa: F401
+from . import _link_only, _numba_cache, _numba_pipeline  # noqa: F401
 
 __all__ = ["entry", "entry_point", "kernel"]
 
@@ -50,6 +50,15 @@ class _KernelDispatcher(CPUDispatcher):
         )
 
 
+class _EntryDispatcher(CPUDispatcher):
+    """numba's dispatcher compiling with streamforest's pipeline (:mod:`._numba_pipeline`)."""
+
+    def __init__(self, *args, **kwargs):
+        if _numba_pipeline.ENABLED:
+            kwargs.setdefault("pipeline_class", _numba_pipeline.Compiler)
+        super().__init__(*args, **kwargs)
+
+
 def _decorate(fn, options: dict, dispatcher):
     def wrap(func):
         disp = dispatcher(py_func=func, locals={}, targetoptions=options)
@@ -69,7 +78,7 @@ def kernel(fn=None, **options):
 def entry(fn=None, **options):
     """Compile ``fn`` as a function Python calls (``@entry`` or ``@entry(nogil=True)``;
     ``options`` are numba's)."""
-    return _decorate(fn, {"nopython": True, **options}, CPUDispatcher)
+    return _decorate(fn, {"nopython": True, **options}, _EntryDispatcher)
 
 
 def entry_point(dispatcher, args: tuple) -> Callable:
