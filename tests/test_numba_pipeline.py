@@ -78,6 +78,9 @@ def test_block_copies_share_one_copy_of_the_scope():
     for b, c in zip(blocks, copies, strict=True):
         assert [str(s) for s in c.body] == [str(s) for s in b.body]
         assert all(s is not t for s, t in zip(b.body, c.body, strict=True))
+    # a second copy of the same IR gets a scope of its own
+    second = [copier.deepcopy(b) for b in blocks]
+    assert second[0].scope is not scope and all(c.scope is second[0].scope for c in second)
     # the next IR's blocks (another scope) get a copy of their own scope
     again = run_frontend(_branchy)
     first = next(iter(again.blocks.values()))

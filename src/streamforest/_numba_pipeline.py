@@ -76,10 +76,12 @@ if ENABLED:
     class _OneScopeCopier:
         """The ``copy`` module as numba's inliner sees it while :class:`InlineInlinablesOneScope`
         runs: a deep copy of an IR block whose scope is the scope of the block copied just
-        before it reuses that block's copy of the scope."""
+        before it reuses that block's copy of the scope, unless the block itself was copied
+        already (a second copy of the same IR gets a scope of its own)."""
 
         def __init__(self):
-            self._scope = None  # (the scope copied last, its copy)
+            self._scope = None  # the scope copied last, its copy
+            self._copied = {}  # id -> block copied with that copy (kept: ids stay unique)
 
         def __getattr__(self, name):
             return getattr(_copy_module, name)
@@ -89,11 +91,14 @@ if ENABLED:
                 return _copy_module.deepcopy(x, memo)
             memo = {}
             last = self._scope
-            if last is not None and last[0] is x.scope:
+            if last is not None and last[0] is x.scope and id(x) not in self._copied:
                 memo[id(x.scope)] = last[1]
+            else:
+                self._copied = {}
             out = _copy_module.deepcopy(x, memo)
             copied = memo.get(id(x.scope))
             self._scope = None if copied is None else (x.scope, copied)
+            self._copied[id(x)] = x
             return out
 
     @register_pass(mutates_CFG=True, analysis_only=False)
