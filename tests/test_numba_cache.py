@@ -77,14 +77,20 @@ def _package_with_probe(root, modules: dict):
     return pkg
 
 
-def _probe_run(root, cache):
+def _run_in_copy(root, cache, script: str, *args) -> list[str]:
+    """The words ``script`` prints, run in a fresh process importing the package copy under
+    ``root`` with numba's cache in ``cache``."""
     import subprocess
     import sys
 
     env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(cache)}
-    out = subprocess.run([sys.executable, "-c", _RUN], env=env, capture_output=True, text=True,
-                         check=True)  # fmt: skip
-    value, compiled = out.stdout.split()
+    out = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    return out.stdout.split()
+
+
+def _probe_run(root, cache):
+    value, compiled = _run_in_copy(root, cache, _RUN)
     return float(value), int(compiled)
 
 
@@ -168,17 +174,11 @@ def test_kernels_compile_to_ir_that_a_new_entry_links_from_the_cache(tmp_path):
     cached as bitcode.  A new entry point compiled in a later process loads the kernels from the
     cache (compiling only itself) and links them: its result is the one computed by hand, and
     the kernels it loaded are link-only libraries too (no machine code made on load)."""
-    import subprocess
-    import sys
-
     root = tmp_path / "src"
     _package_with_probe(root, {"kernels.py": _KERNELS, "entries.py": _ENTRIES})
-    env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
 
     def run(name):
-        out = subprocess.run([sys.executable, "-c", _RUN_ENTRY, name], env=env,
-                             capture_output=True, text=True, check=True)  # fmt: skip
-        value, compiled, libraries = out.stdout.split()
+        value, compiled, libraries = _run_in_copy(root, tmp_path / "cache", _RUN_ENTRY, name)
         return float(value), int(compiled), libraries
 
     expected = (0.5 * 2.0 + 1.0) + (0.5 * 4.0 + 1.0)

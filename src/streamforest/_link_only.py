@@ -116,13 +116,9 @@ if ENABLED:
         for their lowering pass."""
 
         def define_pipelines(self):
-            pipelines = super().define_pipelines()
-            for pipeline in pipelines:
-                pipeline.passes = [
-                    (LinkOnlyLowering if p is typed_passes.NativeLowering else p, description)
-                    for p, description in pipeline.passes
-                ]
-            return pipelines
+            return _numba_pipeline.replace_passes(
+                super().define_pipelines(), {typed_passes.NativeLowering: LinkOnlyLowering}
+            )
 
     class _KernelCacheImpl(CompileResultCacheImpl):
         def rebuild(self, target_context, payload):

@@ -43,7 +43,17 @@ try:
 except ImportError:  # pragma: no cover - a numba without these names
     ENABLED = False
 
-__all__ = ["ENABLED", "Compiler"]
+__all__ = ["ENABLED", "Compiler", "replace_passes"]
+
+
+def replace_passes(pipelines, replacements: dict):
+    """numba's ``pipelines`` (of a compiler's ``define_pipelines``) with each pass class that is
+    a key of ``replacements`` replaced by its value; returns them."""
+    for pipeline in pipelines:
+        pipeline.passes = [
+            (replacements.get(p, p), description) for p, description in pipeline.passes
+        ]
+    return pipelines
 
 
 if ENABLED:
@@ -123,16 +133,10 @@ if ENABLED:
             self.state.flags = MemoisedFlags(self.state.flags)
 
         def define_pipelines(self):
-            pipelines = super().define_pipelines()
-            for pipeline in pipelines:
-                pipeline.passes = [
-                    (
-                        InlineInlinablesOneScope if p is untyped_passes.InlineInlinables else p,
-                        description,
-                    )
-                    for p, description in pipeline.passes
-                ]
-            return pipelines
+            return replace_passes(
+                super().define_pipelines(),
+                {untyped_passes.InlineInlinables: InlineInlinablesOneScope},
+            )
 
 else:  # pragma: no cover
     Compiler = None
