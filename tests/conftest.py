@@ -5,8 +5,8 @@ import time
 import numpy as np
 import pytest
 
-#: Test files that take longest on a cold run (Ray actors, tree kinds the warm-up does not
-#: compile, long streams), longest first: with parallel workers they are handed out before the
+#: Test files that take longest on a cold run (Ray actors, compiling, long streams), longest
+#: first: with parallel workers they are handed out before the
 #: rest, so that no worker is left with several of them at the end (longest first, then the
 #: others in pytest-xdist's order; measured with ``--durations``, issue 29).
 SLOW_FILES = (
@@ -30,17 +30,20 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
-    """With parallel workers (``-n N``, pytest-xdist), compile the kernels first, in N
-    processes sharing numba's on-disk cache (:func:`streamforest.warmup` with ``processes``),
-    so the workers load them instead of each compiling the same kernels (a cold run of the
-    suite is mostly compiling).  Only in the controlling process; ``STREAMFOREST_TEST_WARMUP=0``
-    skips it.  With a warm cache it costs the warm-up's workloads (about a minute)."""
+    """With parallel workers (``-n N``, pytest-xdist) and ``STREAMFOREST_TEST_WARMUP=1``, compile
+    every model's kernels first, in N processes sharing numba's on-disk cache
+    (:func:`streamforest.warmup` with ``processes``); only in the controlling process.
+
+    Off by default: the warm-up compiles every path of every registry model (480 signatures),
+    the tests need fewer, and the workers rarely compile the same kernel at once (5 of 179
+    compiles in one cold run).  The cold suite from a fresh clone, ``-n 2``, back to back (issue
+    29): with the warm-up 557 and 541 s (warm-up 162 and 149 s), without it 444 and 445 s."""
     n = getattr(config.option, "numprocesses", None)
     if hasattr(config.option, "loadscopereorder"):  # (else xdist orders files by test count)
         config.option.loadscopereorder = False
     if (
         os.environ.get("PYTEST_XDIST_WORKER")
-        or os.environ.get("STREAMFOREST_TEST_WARMUP", "1") == "0"
+        or os.environ.get("STREAMFOREST_TEST_WARMUP", "0") != "1"
         or not isinstance(n, int)
         or n < 2
     ):
