@@ -36,8 +36,9 @@ def pytest_configure(config):
 
     Off by default: the warm-up compiles every path of every registry model (480 signatures),
     the tests need fewer, and the workers rarely compile the same kernel at once (5 of 179
-    compiles in one cold run).  The cold suite from a fresh clone, ``-n 2``, back to back (issue
-    29): with the warm-up 557 and 541 s (warm-up 162 and 149 s), without it 444 and 445 s."""
+    compiles in one cold run).  The cold suite from a fresh clone, ``-n 2`` (issue 29), with the
+    warm-up then without, back to back: 541 s (warm-up 149 s) -> 445 s; in a slower hour 579 s
+    (warm-up 155 s) -> 538 s; CPU 954 -> 728 s and 1,013 -> 930 s."""
     n = getattr(config.option, "numprocesses", None)
     if hasattr(config.option, "loadscopereorder"):  # (else xdist orders files by test count)
         config.option.loadscopereorder = False
