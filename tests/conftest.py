@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 #: Test files that take longest on a cold run (Ray actors, compiling, long streams), longest
-#: first: with parallel workers they are handed out before the
-#: rest, so that no worker is left with several of them at the end (longest first, then the
-#: others in pytest-xdist's order; measured with ``--durations``, issue 29).
+#: first: with parallel workers they are handed out before the rest, so that no worker is left
+#: with several of them at the end (longest first, then the others in pytest-xdist's order;
+#: measured with ``--durations``, issue 29).
 SLOW_FILES = (
     "test_distributed.py",
     "test_docs.py",
