@@ -1,7 +1,3 @@
-import os
-import sys
-import time
-
 import numpy as np
 import pytest
 
@@ -30,35 +26,10 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
-    """With parallel workers (``-n N``, pytest-xdist) and ``STREAMFOREST_TEST_WARMUP=1``, compile
-    every model's kernels first, in N processes sharing numba's on-disk cache
-    (:func:`streamforest.warmup` with ``processes``); only in the controlling process.
-
-    Off by default: the warm-up compiles every path of every registry model (480 signatures),
-    the tests need fewer, and the workers rarely compile the same kernel at once (5 of 179
-    compiles in one cold run).  The cold suite from a fresh clone, ``-n 2`` (issue 29), with the
-    warm-up then without, back to back: 541 s (warm-up 149 s) -> 445 s; in a slower hour 579 s
-    (warm-up 155 s) -> 538 s; CPU 954 -> 728 s and 1,013 -> 930 s."""
-    n = getattr(config.option, "numprocesses", None)
+    """Keep the test order of :func:`pytest_collection_modifyitems` with pytest-xdist (no
+    warm-up before the workers: docs/development.md says why)."""
     if hasattr(config.option, "loadscopereorder"):  # (else xdist orders files by test count)
         config.option.loadscopereorder = False
-    if (
-        os.environ.get("PYTEST_XDIST_WORKER")
-        or os.environ.get("STREAMFOREST_TEST_WARMUP", "0") != "1"
-        or not isinstance(n, int)
-        or n < 2
-    ):
-        return
-    import streamforest
-
-    t0 = time.perf_counter()
-    report = streamforest.warmup(processes=n)
-    print(
-        f"streamforest warm-up before the tests, {n} processes: {time.perf_counter() - t0:.0f} s, "
-        f"{report.compiled} kernel signatures compiled, {report.loaded} loaded",
-        file=sys.stderr,
-        flush=True,
-    )
 
 
 @pytest.fixture
