@@ -108,17 +108,26 @@ def _tables(X, kind) -> list:
     return tables
 
 
-#: Rows of the warm-up's longer stream (its second half drifts): 3,000 learnt in one call, then
-#: the prequential evaluator on the rest, one chunk of more than 8,192 rows.  24,000 rows (before)
-#: compiled no signature more and made a warm ``warmup()`` take 36 s instead of 28-30 s.
+#: Rows of the warm-up's longer stream (its second half drifts; :func:`_long_stream`).  24,000
+#: rows (before) compiled no signature more and made a warm ``warmup()`` take 36 s, not 28-30 s.
 _LONG_ROWS = 12_000
+
+
+def _long_stream(m, X, y, predict_all, **evaluator) -> None:
+    """``m`` (built with ``n_jobs=2`` unless a lone tree) on a longer stream: threads (chunks of
+    >= 256 rows; > 8,192 rows overlap learning and scoring: the evaluator's one chunk of the
+    last 9,000), bigger trees (their arrays grow) and a drift (trees are replaced); the
+    evaluator's metrics kernel."""
+    from .evaluate import prequential
+    from .streams import ArrayStream
+
+    m.learn_many(X[:3000], y[:3000])
+    predict_all(m, X[3000:4000])
+    prequential(m, ArrayStream(X[3000:], y[3000:]), window=1000, **evaluator)
 
 
 def _exercise(spec) -> None:
     """Every public learning and prediction path of one registry model, on small data."""
-    from .evaluate import prequential
-    from .streams import ArrayStream
-
     # splits (and their kernels) early, where the model grows its trees from data
     params = {"grace_period": 50} if "grace_period" in spec.param_names() else {}
 
@@ -171,14 +180,9 @@ def _exercise(spec) -> None:
         predict_all(m, rows[1000:])
         prequential_pass(m, rows[1000:], y[1000:])
 
-    # threads (chunks of >= 256 rows; > 8192 rows overlap learning and scoring: the evaluator's
-    # one chunk of 9,000), bigger trees (their arrays grow) and a drift (trees are replaced);
-    # the evaluator's metrics kernel
     X, y, _ = _data(_LONG_ROWS, seed=1)
     m = build(n_jobs=1 if spec.layers == ("tree",) else 2)
-    m.learn_many(X[:3000], y[:3000])
-    predict_all(m, X[3000:4000])
-    prequential(m, ArrayStream(X[3000:], y[3000:]), alphas=many, window=1000)
+    _long_stream(m, X, y, predict_all, alphas=many)
 
 
 def _class_data(n: int, seed: int = 0):
@@ -199,8 +203,6 @@ def _class_data(n: int, seed: int = 0):
 def _exercise_classifier(spec) -> None:
     """Every public learning and prediction path of one registry classifier (and its
     prediction sets), on small data."""
-    from .evaluate import prequential
-    from .streams import ArrayStream
 
     def build(n_jobs=1):
         params = {"grace_period": 50} if "grace_period" in spec.param_names() else {}
@@ -233,10 +235,7 @@ def _exercise_classifier(spec) -> None:
         else:
             m.learn_many(rows[1000:], y[1000:])
     X, y, _ = _class_data(_LONG_ROWS, seed=1)
-    m = build(n_jobs=2)
-    m.learn_many(X[:3000], y[:3000])
-    predict_all(m, X[3000:4000])
-    prequential(m, ArrayStream(X[3000:], y[3000:]), window=1000)
+    _long_stream(build(n_jobs=2), X, y, predict_all)
 
 
 def _exercise_sketch() -> None:
