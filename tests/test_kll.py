@@ -553,6 +553,33 @@ def test_leaf_sketch_table_fits_its_row_and_is_exact_while_young():
         assert (tk[1, 1:] <= kll.leaf_row_capacity(k)).all()
 
 
+def _naive_leaf_table(k, width):
+    """The leaf capacity table by the plain search: ``k_H`` down from ``k`` one by one."""
+    t = np.zeros((kll.MAX_LEVELS + 2, kll.MAX_LEVELS + 1), dtype=np.int64)
+    t[0] = kll.capacity_table(k)[0]
+    geo = (2.0 / 3.0) ** np.arange(kll.MAX_LEVELS + 1)
+    for H in range(1, kll.MAX_LEVELS + 1):
+        kh, floor = k, kll.MIN_WIDTH
+        while True:
+            caps = np.maximum(floor, (kh * geo[:H] + 0.5).astype(np.int64))
+            if caps.sum() <= width:
+                break
+            if kh > floor:
+                kh -= 1
+            else:
+                assert floor > 2
+                kh, floor = k, 2
+        t[1 + H, :H] = caps
+        t[1, H] = caps.sum()
+    return t
+
+
+@pytest.mark.parametrize("k", [8, 9, 20, 200, 333, 700])
+def test_leaf_capacity_table_equals_the_plain_search(k):
+    for width in sorted({kll.LEAF_MIN_ROW, kll.LEAF_MIN_ROW + 7, kll.leaf_row_capacity(k), 500}):
+        np.testing.assert_array_equal(kll.leaf_capacity_table(k, width), _naive_leaf_table(k, width))
+
+
 def test_leaf_sketch_is_exact_while_young():
     vals = np.random.default_rng(1).normal(size=150)
     items, lv = _leaf_sketch(vals, np.ones(150))

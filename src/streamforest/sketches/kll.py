@@ -106,20 +106,39 @@ def _leaf_table(k: int, width: int) -> np.ndarray:
     t[0] = nominal[0]
     geo = (2.0 / 3.0) ** np.arange(MAX_LEVELS + 1)
     for H in range(1, MAX_LEVELS + 1):
-        kh, floor = k, MIN_WIDTH
-        while True:
-            caps = np.maximum(floor, (kh * geo[:H] + 0.5).astype(np.int64))
-            if caps.sum() <= width:
+        caps = None
+        for floor in (MIN_WIDTH, 2):
+            kh = _largest_fitting_k(k, floor, geo[:H], width)
+            if kh is not None:
+                caps = _level_caps(kh, floor, geo[:H])
                 break
-            if kh > floor:
-                kh -= 1
-            elif floor > 2:
-                kh, floor = k, 2
-            else:  # cannot happen: width >= 2 * (MAX_LEVELS + 1)
-                raise AssertionError("leaf sketch row too narrow")
+        if caps is None:  # cannot happen: width >= 2 * (MAX_LEVELS + 1)
+            raise AssertionError("leaf sketch row too narrow")
         t[1 + H, :H] = caps
         t[1, H] = caps.sum()
     return t
+
+
+def _level_caps(kh: int, floor: int, geo: np.ndarray) -> np.ndarray:
+    return np.maximum(floor, (kh * geo + 0.5).astype(np.int64))
+
+
+def _largest_fitting_k(k: int, floor: int, geo: np.ndarray, width: int) -> int | None:
+    """The largest ``k_H`` in ``[min(floor, k), k]`` whose level capacities (each at least
+    ``floor``) sum to at most ``width``, ``None`` if even the smallest does not fit.  The sum
+    never decreases as ``k_H`` grows, so a bisection finds it (a search down from ``k`` took
+    10 s at ``k = 65535``)."""
+    lo, hi = min(floor, k), k
+    if _level_caps(lo, floor, geo).sum() > width:
+        return None
+    # (lo fits)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _level_caps(mid, floor, geo).sum() <= width:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 @kernel(inline="always")
