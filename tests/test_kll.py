@@ -577,7 +577,9 @@ def _naive_leaf_table(k, width):
 @pytest.mark.parametrize("k", [8, 9, 20, 200, 333, 700])
 def test_leaf_capacity_table_equals_the_plain_search(k):
     for width in sorted({kll.LEAF_MIN_ROW, kll.LEAF_MIN_ROW + 7, kll.leaf_row_capacity(k), 500}):
-        np.testing.assert_array_equal(kll.leaf_capacity_table(k, width), _naive_leaf_table(k, width))
+        np.testing.assert_array_equal(
+            kll.leaf_capacity_table(k, width), _naive_leaf_table(k, width)
+        )
 
 
 def test_leaf_sketch_is_exact_while_young():
