@@ -178,7 +178,8 @@ class TreeLifecycle:
         st.ft_nominal[:p] = self.features.nominal
         st.ints[state.I_MAXCAT] = self.features.max_categories
         page_hinkley_init(st.drift_detector, self.warning)
-        A = arena.store(self._arena_of(bg), t, st, prm, kept=[False] * len(st),
+        fresh = [False] * len(st)  # (no field is a view of the row: written in one copy)
+        A = arena.store(self._arena_of(bg), t, st, prm, kept=fresh, views=fresh,
                         release_old=self._release_old())  # fmt: skip
         self._put(bg, _with_kind(A, kind_of(prm)))
         kernels.init_tree(self._arena_of(bg), t)
