@@ -310,6 +310,29 @@ def test_a_lengthened_arena_holds_its_rows_fields_only():
         assert (new[t, :n] == 1.0 + t).all() and not new[t, n : n + 100].any()
 
 
+@pytest.mark.parametrize("room", ["in place", "lengthened"])
+def test_a_new_tree_written_packed_equals_one_written_field_by_field(room):
+    """A fresh tree's fields (``views`` all False: none lies in the row) are written in one
+    copy per arena array; the arrays, the layout and what load() gives back are those of the
+    field-by-field write (every field nonzero, so a shifted or missing one shows)."""
+    from streamforest.rng import new_state
+
+    base = S.allocate(3, new_state(7), sketch_k=8, bins=64, nodes=20, leaves=10, m_min=4)
+    st = base._replace(**{name: (np.arange(a.size) % 97 + 1).astype(a.dtype).reshape(a.shape)
+                          for name, a in zip(base._fields, base, strict=True)})  # fmt: skip
+    rows = AR.empty(2)
+    if room == "in place":  # rows wide enough already (holding another tree): no new arrays
+        rows = AR.store(AR.store(rows, 0, base), 1, base)
+    fresh = [False] * len(st)
+    packed = AR.store(AR.Arena(*(a.copy() for a in rows)), 1, st, kept=fresh, views=fresh)
+    apart = AR.store(AR.Arena(*(a.copy() for a in rows)), 1, st, kept=fresh)
+    assert (packed.fa.shape == rows.fa.shape) == (room == "in place")
+    for a, b in zip(packed, apart, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for name, a, b in zip(st._fields, AR.load(packed, 1), st, strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+
+
 def test_a_copied_or_loaded_model_holds_its_fields_not_its_rows_width(rng, tmp_path):
     """A growing arena reserves rows up to four times what its trees hold (the pages stay
     untouched); a pickled, deep-copied or saved model used to bring that whole width back into
