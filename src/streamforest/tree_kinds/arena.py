@@ -381,10 +381,14 @@ def _write(row: np.ndarray, off: int, a: np.ndarray) -> None:
     if isinstance(a, Deferred):  # filled where it goes (its source is read, not overwritten)
         a.fill(row[off : off + a.size].reshape(a.shape))
         return
-    flat = a.reshape(-1)
-    if a.dtype == np.uint64:
-        flat = flat.view(np.int64)
+    flat = _flat(a)
     row[off : off + flat.shape[0]] = flat
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    """``a`` as the 1-d items its arena array stores (uint64 fields as the int64 arena's)."""
+    flat = a.reshape(-1)
+    return flat.view(np.int64) if a.dtype == np.uint64 else flat
 
 
 def _write_packed(row: np.ndarray, parts: list) -> bool:
@@ -397,8 +401,7 @@ def _write_packed(row: np.ndarray, parts: list) -> bool:
         if isinstance(a, Deferred):
             return False
         if a.size:
-            flat = a.reshape(-1)
-            flats.append(flat.view(np.int64) if a.dtype == np.uint64 else flat)
+            flats.append(_flat(a))
     if flats:
         packed = np.concatenate(flats) if len(flats) > 1 else flats[0]
         row[: packed.shape[0]] = packed
