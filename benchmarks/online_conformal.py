@@ -14,6 +14,10 @@ base intervals in the same protocol, so only the controller differs:
   the package is used with a point forecaster) and on our normalised scores ``|y - m| / h``
   (``scaled``, interval ``m +- delta h``); ``max_scale`` from the first 500 rows' scores;
 - River's ``conf.RegressionJackknife`` over a regressor that returns the base's centre.
+- hindsight (not controllers: they know every label in advance): the narrowest ``m +- theta h``
+  on the same scaled scores at the same MER, one threshold for all rows (``constant``) or one per
+  window of 500 rows (``window``): the width a controller reaches by adapting its threshold from
+  one window to the next, had it foreseen each window's scores.
 
 Series (time-ordered; the first ``--n`` rows of each, in their order): ``wind`` (daily wind
 speeds in Ireland 1961-78, OpenML 503), River's bundled ``TrumpApproval`` (1,001 daily polls),
@@ -253,6 +257,53 @@ def run_river_jackknife(pred, y, alpha, batch, delay):
     return out
 
 
+def run_hindsight(kind, pred, iv, levels, y, alpha, batch, delay):
+    """Not a controller: the narrowest intervals ``m +- theta h`` on the base's scaled scores
+    that an oracle knowing every label in advance gives at the same long-run MER: the most a
+    controller of the threshold on these base predictions gains by adapting at that time scale
+    (within a window it would have to foresee which rows' scores are large).  ``"constant"``: one
+    threshold for all scored rows (their ``1 - alpha`` quantile); ``"window"``: one threshold
+    per tumbling window of the metric's ``WINDOW`` rows, ``alpha`` times the scored rows'
+    misses shared out between the windows to minimise the total width (exactly, by dynamic
+    programming: a window with ``k`` misses has the threshold its ``k+1``-th largest score)."""
+    j = int(np.argmin(np.abs(levels - alpha)))
+    lo, hi = iv[:, j, 0], iv[:, j, 1]
+    m, h = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    ok = np.isfinite(m) & np.isfinite(h) & (h > 0)
+    score = np.abs(y - np.where(ok, m, 0.0)) / np.where(ok, h, 1.0)
+    start = first_scored(batch, delay)
+    theta = np.full(y.shape[0], np.inf)
+    if kind == "constant":
+        theta[start:] = np.quantile(score[start:][ok[start:]], 1 - alpha)
+    else:
+        misses = round(alpha * (y.shape[0] - start))
+        segments, best = [], np.zeros(misses + 1)  # best[j]: least width with j misses so far
+        choice = []  # per window, its misses for each total j
+        for s in range(start, y.shape[0], WINDOW):
+            rows = np.arange(s, min(s + WINDOW, y.shape[0]))
+            rows = rows[ok[rows]]
+            ranked = np.append(np.sort(score[rows])[::-1], 0.0)  # theta for k misses: ranked[k]
+            cost = ranked * h[rows].sum()
+            segments.append((rows, ranked))
+            new, took = np.full(misses + 1, np.inf), np.zeros(misses + 1, dtype=int)
+            for k in range(min(cost.shape[0], misses + 1)):
+                cand = np.full(misses + 1, np.inf)
+                cand[k:] = best[: misses + 1 - k] + cost[k]
+                better = cand < new
+                new[better], took[better] = cand[better], k
+            best = new
+            choice.append(took)
+        j = misses
+        for (rows, ranked), took in zip(segments[::-1], choice[::-1], strict=True):
+            k = took[j]
+            # (a row whose score is theta itself must not count as a miss after rounding)
+            theta[rows] = ranked[k] * (1.0 + 1e-9)
+            j -= k
+    out = np.column_stack([m - theta * h, m + theta * h])
+    out[~ok] = (-np.inf, np.inf)
+    return out
+
+
 def first_scored(batch, delay):
     """The first row scored: after the warm-up and after the rows served before any label was
     learnt (the first batch, the delay's rows: every controller serves them the unfitted
@@ -277,7 +328,7 @@ def main(argv=None):
     ap.add_argument("--series", default="wind,trump,friedman,elevators")
     ap.add_argument("--protocols", default=",".join(PROTOCOLS))
     ap.add_argument("--n", type=int, default=20_000)
-    ap.add_argument("--controllers", default="ours,salesforce,river")
+    ap.add_argument("--controllers", default="ours,salesforce,river,hindsight")
     ap.add_argument("--sf-modes", default="scaled,resid")
     ap.add_argument("--ours", default=",".join(OURS))
     ap.add_argument("--table", action="store_true", help="print --out as tables and stop")
@@ -312,6 +363,11 @@ def main(argv=None):
                         ]
                     if "river" in which:
                         runs.append(("river-jackknife", run_river_jackknife, (pred,)))
+                    if "hindsight" in which:
+                        runs += [
+                            (f"hindsight-{k}", run_hindsight, (k, pred, iv, levels))
+                            for k in ("constant", "window")
+                        ]
                     for name, fn, args in runs:
                         t = time.perf_counter()
                         out = fn(*args, y, alpha, batch, delay)

@@ -299,3 +299,41 @@ def test_agaci_aggregates_its_experts(rng):
     got = run_kernel(OK.AGACI, s, 0.1)
     assert np.all(np.isfinite(got))
     assert abs(np.mean(s > got) - 0.1) < 0.03
+
+
+def test_benchmark_hindsight_bound_is_the_narrowest_per_window_threshold(monkeypatch, rng):
+    """``benchmarks/online_conformal.py``'s hindsight bound (the narrowest per-window thresholds
+    at ``alpha`` times the rows' misses, which the docs compare the controllers' widths with)
+    equals an exhaustive search over every way of sharing the misses between the windows."""
+    import importlib.util
+    import itertools
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "online_conformal.py"
+    spec = importlib.util.spec_from_file_location("online_conformal_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr(bench, "WINDOW", 4)
+    monkeypatch.setattr(bench, "first_scored", lambda batch, delay: 0)
+    alpha = 0.25
+    for _ in range(60):
+        n = int(rng.integers(9, 14))
+        h = rng.uniform(0.5, 2.0, n)
+        y = rng.standard_normal(n) * rng.uniform(0.2, 3.0, n)
+        iv = np.stack([-h, h], axis=1)[:, None, :]  # (centre 0, level alpha only)
+        levels = np.array([alpha])
+        out = bench.run_hindsight("window", np.zeros(n), iv, levels, y, alpha, 1, 0)
+        misses = round(alpha * n)
+        assert miss(y, out).sum() == misses
+        score = np.abs(y) / h
+        windows = [np.arange(s, min(s + 4, n)) for s in range(0, n, 4)]
+        # (a window with k misses has the threshold its (k+1)-th largest score)
+        cost = [np.append(np.sort(score[w])[::-1], 0.0) * 2 * h[w].sum() for w in windows]
+        best = min(
+            sum(c[k] for c, k in zip(cost, share, strict=True))
+            for share in itertools.product(*[range(c.shape[0]) for c in cost])
+            if sum(share) == misses
+        )
+        assert np.sum(out[:, 1] - out[:, 0]) == pytest.approx(best, rel=1e-6)
+        constant = bench.run_hindsight("constant", np.zeros(n), iv, levels, y, alpha, 1, 0)
+        assert np.allclose(constant[:, 1] / h, np.quantile(score, 1 - alpha))
