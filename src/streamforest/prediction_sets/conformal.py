@@ -19,6 +19,8 @@ from . import _set_kernels as set_kernels
 
 #: The conformity scores, by name (see :class:`ConformalClassifier`).
 SCORES = {"lac": set_kernels.LAC, "aps": set_kernels.APS, "raps": set_kernels.RAPS}
+#: What a model's probabilities that cannot be used raise (one example or many)
+_BAD_PROBA = "the model gave probabilities that are negative or not finite"
 
 
 def _py(v):
@@ -308,7 +310,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
                 dtype=np.float64,
             ).reshape(n, len(classes))
         if not np.all(np.isfinite(P)) or np.any(P < 0):
-            raise ValueError("the model gave probabilities that are negative or not finite")
+            raise ValueError(_BAD_PROBA)
         total = P.sum(axis=1, keepdims=True)
         if P.shape[1]:
             P = np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / P.shape[1])
@@ -319,10 +321,10 @@ class ConformalClassifier(ClassifierMixin, Estimator):
     def _one_proba(values: list, informed: bool):
         """:meth:`_model_proba` of one example whose model gave ``values`` (:meth:`_values`):
         the same numbers with three numpy calls instead of a dozen (a prequential step calls it
-        twice: 158 -> 142 us a step of the default ConformalClassifier on a nominal concept)."""
+        twice)."""
         K = len(values)
         if not all(math.isfinite(v) and v >= 0.0 for v in values):
-            raise ValueError("the model gave probabilities that are negative or not finite")
+            raise ValueError(_BAD_PROBA)
         row = np.array(values, dtype=np.float64)
         total = float(row.sum())  # (numpy's summation, as the batch path's P.sum(axis=1))
         if K:

@@ -126,8 +126,8 @@ def _level_caps(kh: int, floor: int, geo: np.ndarray) -> np.ndarray:
 def _largest_fitting_k(k: int, floor: int, geo: np.ndarray, width: int) -> int | None:
     """The largest ``k_H`` in ``[min(floor, k), k]`` whose level capacities (each at least
     ``floor``) sum to at most ``width``, ``None`` if even the smallest does not fit.  The sum
-    never decreases as ``k_H`` grows, so a bisection finds it (a search down from ``k`` took
-    10 s at ``k = 65535``)."""
+    never decreases as ``k_H`` grows, so a bisection finds it (a search down from ``k`` costs
+    ``k`` steps per height)."""
     lo, hi = min(floor, k), k
     if _level_caps(lo, floor, geo).sum() > width:
         return None

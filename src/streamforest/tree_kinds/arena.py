@@ -394,8 +394,8 @@ def _flat(a: np.ndarray) -> np.ndarray:
 def _write_packed(row: np.ndarray, parts: list) -> bool:
     """Write ``parts`` one after the other from the row's start (the packed layout
     :func:`_store_apart` gives them) in one copy; ``False``, having written nothing, if one is
-    a :class:`Deferred`.  (Field by field, each with an address check, a new tree's ~45
-    writes took ~40% of its start.)"""
+    a :class:`Deferred`.  (Field by field, each write with its own address check, was a large
+    part of a new tree's start.)"""
     flats = []
     for a in parts:
         if isinstance(a, Deferred):
