@@ -40,10 +40,12 @@ def test_licence_file_and_spdx_metadata():
     project = pyproject()["project"]
     assert project["license"] == "BSD-3-Clause"  # an SPDX expression (PEP 639)
     assert project["license-files"] == ["LICENSE"]
-    # PEP 639: no licence classifier beside an expression (setuptools refuses the pair)
+    # PEP 639: no licence classifier beside an expression (build backends refuse the pair)
     assert not [c for c in project.get("classifiers", []) if c.startswith("License ::")]
-    requires = pyproject()["build-system"]["requires"]
-    assert requires == ["setuptools>=77"]  # the first setuptools that reads PEP 639 metadata
+    build = pyproject()["build-system"]
+    # the compiled core is built by scikit-build-core (PEP 639 metadata from 0.10) and nanobind
+    assert build["build-backend"] == "scikit_build_core.build"
+    assert sorted(map(_name, build["requires"])) == ["nanobind", "scikit-build-core"]
 
 
 def test_core_dependencies_and_extras():
@@ -66,8 +68,8 @@ def test_core_dependencies_and_extras():
 def test_version_is_single_sourced():
     project = pyproject()
     assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
-    attr = project["tool"]["setuptools"]["dynamic"]["version"]["attr"]
-    assert attr == "streamforest._version.__version__"
+    metadata = project["tool"]["scikit-build"]["metadata"]["version"]
+    assert metadata["input"] == "src/streamforest/_version.py"
     from streamforest import _version
 
     assert streamforest.__version__ == _version.__version__
@@ -90,8 +92,10 @@ def test_version_is_single_sourced():
 def test_typed_marker_and_package_data():
     pkg = os.path.dirname(streamforest.__file__)
     assert os.path.isfile(os.path.join(pkg, "py.typed"))
-    data = pyproject()["tool"]["setuptools"]["package-data"]["streamforest"]
-    assert "py.typed" in data and "datasets/data/*.csv.gz" in data
+    # the wheel holds the whole package folder (scikit-build-core's wheel.packages): the
+    # bundled datasets are there
+    assert pyproject()["tool"]["scikit-build"]["wheel"]["packages"] == ["src/streamforest"]
+    assert any(f.endswith(".csv.gz") for f in os.listdir(os.path.join(pkg, "datasets", "data")))
 
 
 def _fresh(code: str, block=(), timeout=600):

@@ -1,0 +1,18 @@
+// streamforest._core: the compiled core's Python module.  Each concept binds its entry points
+// in a submodule of its own (bind_<concept>.cpp); this file only makes them.
+#include <nanobind/nanobind.h>
+
+namespace nb = nanobind;
+
+namespace sf::bind {
+void bind_common(nb::module_& m);
+void bind_tree(nb::module_& m);
+}  // namespace sf::bind
+
+NB_MODULE(_core, m) {
+  m.doc() = "streamforest's ahead-of-time compiled core (C++17, nanobind)";
+  nb::module_ common = m.def_submodule("common", "random numbers, statistics, sorting");
+  sf::bind::bind_common(common);
+  nb::module_ tree = m.def_submodule("tree", "the trees' layout and passes");
+  sf::bind::bind_tree(tree);
+}

@@ -1,0 +1,6 @@
+# The compiled core's translation units, one line each (a new unit: its line here).
+set(STREAMFOREST_CORE_SOURCES
+  src/core/bindings/module.cpp
+  src/core/bindings/bind_common.cpp
+  src/core/bindings/bind_tree.cpp
+)
