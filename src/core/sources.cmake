@@ -3,4 +3,5 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/bindings/module.cpp
   src/core/bindings/bind_common.cpp
   src/core/bindings/bind_tree.cpp
+  src/core/bindings/bind_engine.cpp
 )

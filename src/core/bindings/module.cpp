@@ -7,6 +7,7 @@ namespace nb = nanobind;
 namespace sf::bind {
 void bind_common(nb::module_& m);
 void bind_tree(nb::module_& m);
+void bind_engine(nb::module_& m);
 }  // namespace sf::bind
 
 NB_MODULE(_core, m) {
@@ -15,4 +16,6 @@ NB_MODULE(_core, m) {
   sf::bind::bind_common(common);
   nb::module_ tree = m.def_submodule("tree", "the trees' layout and passes");
   sf::bind::bind_tree(tree);
+  nb::module_ engine = m.def_submodule("engine", "the forest engine's passes");
+  sf::bind::bind_engine(engine);
 }
