@@ -4,4 +4,5 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/bindings/bind_common.cpp
   src/core/bindings/bind_tree.cpp
   src/core/bindings/bind_engine.cpp
+  src/core/bindings/bind_features.cpp
 )
