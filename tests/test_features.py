@@ -529,6 +529,17 @@ def test_the_same_dict_again_is_not_converted_again_unless_it_changed():
     assert "_memo" not in pickle.loads(pickle.dumps(fs)).__getstate__()
 
 
+def test_a_dict_predicted_with_unknown_keys_is_encoded_anew_to_learn():
+    """Predicting ignores keys the model never learnt; learning the very same dict next
+    (same buffer) must add them, not reuse the prediction's row."""
+    fs = learnt(("a",))
+    out = np.zeros(1)
+    x = {"a": 1.0, "z": 2.0}
+    assert fs.encode_dict_into(x, False, out) is out and np.array_equal(out, [1.0])
+    got = fs.encode_dict_into(x, True, out)
+    assert fs.names == ["a", "z"] and np.array_equal(got, [[1.0, 2.0]])
+
+
 def test_a_model_sees_a_dict_changed_between_predict_and_learn():
     from streamforest import HoeffdingTreeRegressor
 

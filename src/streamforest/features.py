@@ -281,7 +281,8 @@ class FeatureSpace:
             if snapshot is None:
                 return self._encode_dict_general(x, learn).reshape(1, -1)
             if snapshot is not False:
-                self._memo = (x, out, snapshot)
+                if snapshot is not True:  # (True: it ignored a key, learning would not)
+                    self._memo = (x, out, snapshot)
                 return out
         row = _empty((1, len(self.names)))  # no buffer given, or not one it can use
         snapshot = _encode_dict(x, learn, row, self.index, self.nominal, self.categories,

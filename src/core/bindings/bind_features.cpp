@@ -78,8 +78,9 @@ struct Buffer {
 };
 
 /// The row of dict ``x`` into ``row`` (``p`` items, NaN already); false: the Python path.
+/// ``ignored``: set when a key was ignored (predicting, a feature the model never learnt).
 bool encode(PyObject* x, bool learn, PyObject* index, PyObject* nominal, PyObject* categories,
-            PyObject* fast_types, Py_ssize_t p, double* row) {
+            PyObject* fast_types, Py_ssize_t p, double* row, bool& ignored) {
   Py_ssize_t pos = 0;
   PyObject *key, *value;
   while (PyDict_Next(x, &pos, &key, &value)) {
@@ -90,7 +91,8 @@ bool encode(PyObject* x, bool learn, PyObject* index, PyObject* nominal, PyObjec
         return false;
       }
       if (learn) return false;  // a new feature (or a missing value of one)
-      continue;                 // predicting: a feature the model never learnt
+      ignored = true;           // predicting: a feature the model never learnt
+      continue;
     }
     Py_ssize_t j = PyLong_AsSsize_t(col);
     if (j < 0 || j >= p) {
@@ -157,19 +159,23 @@ void bind_features(nb::module_& m) {
         // local buffer: a key's __hash__ or __eq__ may run Python code, even this function)
         std::vector<double> scratch(static_cast<size_t>(p),
                                     std::numeric_limits<double>::quiet_NaN());
+        bool ignored = false;
         if (!encode(xp, learn, index.ptr(), nominal.ptr(), categories.ptr(), fast_types.ptr(),
-                    p, scratch.data()))
+                    p, scratch.data(), ignored))
           return nb::none();
+        std::copy(scratch.begin(), scratch.end(), static_cast<double*>(buf.view.buf));
+        if (ignored) return nb::bool_(true);  // a row no learning call may reuse
         PyObject* snapshot = items_of(xp);
         if (snapshot == nullptr) throw nb::python_error();
-        std::copy(scratch.begin(), scratch.end(), static_cast<double*>(buf.view.buf));
         return nb::steal(snapshot);
       },
       nb::arg("x"), nb::arg("learn"), nb::arg("out"), nb::arg("index"), nb::arg("nominal"),
       nb::arg("categories"), nb::arg("fast_types"),
       "Write dict row ``x`` into ``out`` (NaN where missing) and return a snapshot of its "
-      "items; None (``out`` untouched) when the row needs the Python path; False when "
-      "``out`` is not a writeable C-contiguous float64 buffer of ``len(index)`` items.");
+      "items (True instead when it ignored a key the model never learnt: a learning call "
+      "would encode it otherwise); None (``out`` untouched) when the row needs the Python "
+      "path; False when ``out`` is not a writeable C-contiguous float64 buffer of "
+      "``len(index)`` items.");
 
   m.def(
       "same_items",
