@@ -5,6 +5,9 @@ passes against each other, refused arguments, and, while the numba core is there
 against its kernels (streamforest/mondrian/_kernels.py)."""
 
 import math
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -398,6 +401,41 @@ def test_refused_arguments():
         g = Forest(core, 1, 3, _params(), seed=0)
         g.learn(*_rows(30, 3, seed=1), np.ones((1, 30)))
         core.apply_rows(g.trees.nodes, 0, np.zeros((2, 1)), np.zeros(2, np.int64))
+
+
+def test_amf_runs_no_numba_kernel():
+    """Both AMF estimators, every path (batches, dicts, bagging), in a fresh process: no numba
+    kernel of streamforest compiles or loads, and the numba kernels' module is not imported."""
+    pytest.importorskip("numba")
+    script = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import streamforest as sf
+        from numba.core.registry import CPUDispatcher
+        rng = np.random.default_rng(0)
+        X = rng.random((300, 4))
+        y = X[:, 0] * 3 + X[:, 1]
+        X[rng.random(X.shape) < 0.05] = np.nan
+        yc = np.where(y > 1.5, "a", "b").astype(object)
+        models = [(sf.AMFRegressor(n_trees=3, seed=0), y),
+                  (sf.AMFRegressor(n_trees=3, lambda_value=1.0, seed=0), y),
+                  (sf.AMFClassifier(n_trees=3, seed=0), yc)]
+        for m, t in models:
+            m.learn_many(X[:200], t[:200])
+            m.predict(X[200:])
+            for i in range(200, 230):
+                d = {f"x{j}": float(v) for j, v in enumerate(X[i])}
+                m.predict_one(d)
+                m.learn_one(d, t[i])
+        models[2][0].predict_proba_one(d)
+        compiled = [f"{n}.{k}" for n, mod in list(sys.modules.items())
+                    if n.startswith("streamforest") for k, f in vars(mod).items()
+                    if isinstance(f, CPUDispatcher) and f.signatures]
+        print(compiled, "streamforest.mondrian._kernels" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert out.stdout.split() == ["[]", "False"], out.stdout + out.stderr
 
 
 # --- port tests: bit for bit against the numba kernels (while they are there) -------------------
