@@ -12,7 +12,7 @@ import pytest
 
 import streamforest as sf
 from streamforest import AMFClassifier, AMFRegressor
-from streamforest.mondrian import _kernels as mondrian_kernels
+from streamforest.mondrian import layout
 from streamforest.mondrian import state as tree_arrays
 from streamforest.streams import Friedman
 
@@ -54,7 +54,7 @@ class _Node:
 
 class ReferenceTree:
     """A Mondrian tree with exponentially weighted aggregation, as the module docstring of
-    ``streamforest.mondrian._kernels`` states it (``classes``: 0 for regression)."""
+    the compiled core (``src/core/mondrian``) states it (``classes``: 0 for regression)."""
 
     def __init__(self, seed, p, classes=0, step=1.0, aggregate=True, dirichlet=0.5,
                  split_pure=False):  # fmt: skip
@@ -313,7 +313,7 @@ def _records(model):
 def test_range_boxes_hold_their_examples_and_weights_follow_the_recursion():
     X, y = _stream(800, p=4)
     model = AMFRegressor(n_trees=4, seed=1).learn_many(X, y)
-    b = mondrian_kernels.VALUE + 1
+    b = layout.VALUE + 1
     for t, rec in enumerate(_records(model)):
         tree_arrays._check_tree(rec, rec.shape[0], 4, t)
         # every row learnt lies in the box of every node on its path
@@ -322,27 +322,27 @@ def test_range_boxes_hold_their_examples_and_weights_follow_the_recursion():
             while True:
                 lo, hi = rec[v, b::2], rec[v, b + 1 :: 2]
                 assert np.all((lo <= x) & (x <= hi)), (t, v)
-                if rec[v, mondrian_kernels.LEFT] < 0:
+                if rec[v, layout.LEFT] < 0:
                     break
-                f = int(rec[v, mondrian_kernels.FEATURE])
-                go = mondrian_kernels.LEFT if x[f] <= rec[v, mondrian_kernels.THRESHOLD] else 1
+                f = int(rec[v, layout.FEATURE])
+                go = layout.LEFT if x[f] <= rec[v, layout.THRESHOLD] else 1
                 v = int(rec[v, go])
-        inner = np.flatnonzero(rec[:, mondrian_kernels.LEFT] >= 0)
-        left = rec[inner, mondrian_kernels.LEFT].astype(int)
-        right = rec[inner, mondrian_kernels.RIGHT].astype(int)
-        lw, lt = rec[:, mondrian_kernels.LOG_WEIGHT], rec[:, mondrian_kernels.LOG_TREE]
+        inner = np.flatnonzero(rec[:, layout.LEFT] >= 0)
+        left = rec[inner, layout.LEFT].astype(int)
+        right = rec[inner, layout.RIGHT].astype(int)
+        lw, lt = rec[:, layout.LOG_WEIGHT], rec[:, layout.LOG_TREE]
         below = lt[left] + lt[right]
         # log W(v) = log((w(v) + W(left) W(right)) / 2), and the two weights of a node's
         # prunings, a(v) = w(v) / (2 W(v)) and W(left) W(right) / (2 W(v)), sum to 1
         np.testing.assert_allclose(lt[inner], np.logaddexp(lw[inner], below) - math.log(2))
-        mix = rec[inner, mondrian_kernels.MIX]
+        mix = rec[inner, layout.MIX]
         np.testing.assert_allclose(mix, 0.5 * np.exp(lw[inner] - lt[inner]))
         np.testing.assert_allclose(mix + 0.5 * np.exp(below - lt[inner]), 1.0)
-        leaves = rec[:, mondrian_kernels.LEFT] < 0
+        leaves = rec[:, layout.LEFT] < 0
         np.testing.assert_array_equal(lt[leaves], lw[leaves])
         # children are born when their parent splits, after it
-        time = rec[:, mondrian_kernels.TIME]
-        assert np.all(time[left] == rec[inner, mondrian_kernels.SPLIT_TIME])
+        time = rec[:, layout.TIME]
+        assert np.all(time[left] == rec[inner, layout.SPLIT_TIME])
         assert np.all(time[left] > time[inner]) and np.all(time[left] == time[right])
 
 
@@ -512,11 +512,11 @@ def test_save_load_round_trip_continues_identically(cls, tmp_path):
 def test_a_damaged_tree_is_refused(tmp_path):
     X, y = _stream(300, p=3)
     model = AMFRegressor(n_trees=2, seed=4).learn_many(X, y)
-    for column, value in ((mondrian_kernels.LEFT, 10**6), (mondrian_kernels.PARENT, 3.5),
-                          (mondrian_kernels.FEATURE, 7)):  # fmt: skip
+    for column, value in ((layout.LEFT, 10**6), (layout.PARENT, 3.5),
+                          (layout.FEATURE, 7)):  # fmt: skip
         bad = pickle.loads(pickle.dumps(model))
         nodes = bad.engine_.trees.nodes
-        inner = int(np.flatnonzero(nodes[0, :, mondrian_kernels.LEFT] >= 0)[1])
+        inner = int(np.flatnonzero(nodes[0, :, layout.LEFT] >= 0)[1])
         nodes[0, inner, column] = value
         path = tmp_path / "bad.sfm"
         sf.save(bad, path)

@@ -5,4 +5,6 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/bindings/bind_tree.cpp
   src/core/bindings/bind_engine.cpp
   src/core/bindings/bind_features.cpp
+  src/core/bindings/bind_mondrian.cpp
+  src/core/mondrian/amf.cpp
 )

@@ -9,6 +9,7 @@ void bind_common(nb::module_& m);
 void bind_tree(nb::module_& m);
 void bind_engine(nb::module_& m);
 void bind_features(nb::module_& m);
+void bind_mondrian(nb::module_& m);
 }  // namespace sf::bind
 
 NB_MODULE(_core, m) {
@@ -21,4 +22,6 @@ NB_MODULE(_core, m) {
   sf::bind::bind_engine(engine);
   nb::module_ features = m.def_submodule("features", "dict rows to the core's columns");
   sf::bind::bind_features(features);
+  nb::module_ mondrian = m.def_submodule("mondrian", "aggregated Mondrian forests' passes");
+  sf::bind::bind_mondrian(mondrian);
 }

@@ -1,5 +1,9 @@
 """Compiled kernels of aggregated Mondrian trees (AMF; Mourtada, Gaïffas & Scornet, JRSS-B 2021).
 
+The numba original of the compiled core's ``src/core/mondrian`` (``streamforest._core.mondrian``,
+which the forests run): kept only as the reference that tests/test_core_mondrian.py checks the
+core against bit for bit; nothing in the package imports it.
+
 The trees of one forest share one array of node records, ``nodes`` ``(T, C, R)`` float64 (tree
 ``t`` owns row ``t``; see :mod:`streamforest.mondrian.state` for the columns): a node's links,
 split, statistics, aggregation weights, value and range box lie together, so a step down a path
@@ -54,18 +58,31 @@ import numpy as np
 
 from ..compiled import entry, kernel
 from ..rng import next_float
-
-# columns of a node record (``nodes[t, v]``); links are stored as floats (exact integers)
-LEFT, RIGHT, FEATURE, THRESHOLD, COUNT, MIX = 0, 1, 2, 3, 4, 5  # what routing and predicting read
-PARENT, TIME, SPLIT_TIME = 6, 7, 8  # birth time; the children's (inf for a leaf)
-LOG_WEIGHT, LOG_TREE, LEFT_TREE, RIGHT_TREE = 9, 10, 11, 12  # (copies of the children's LOG_TREE)
-VALUE = 13  # then K value columns (regression: the targets' mean, K = 1; else each class's
-# weight), then the range box: lower and upper bound of each feature (NaN: none seen yet)
-# columns of ``meta`` (int64, (T, 2))
-N_NODES, N_SEEN = 0, 1
-# entries of the parameters (float64 array)
-P_STEP, P_AGGREGATE, P_DIRICHLET, P_SPLIT_PURE, P_MAX_NODES, P_CLASSES = 0, 1, 2, 3, 4, 5
-N_PARAMS = 6
+from .layout import (  # noqa: F401  (the layout's constants, read by the kernels)
+    COUNT,
+    FEATURE,
+    LEFT,
+    LEFT_TREE,
+    LOG_TREE,
+    LOG_WEIGHT,
+    MIX,
+    N_NODES,
+    N_PARAMS,
+    N_SEEN,
+    P_AGGREGATE,
+    P_CLASSES,
+    P_DIRICHLET,
+    P_MAX_NODES,
+    P_SPLIT_PURE,
+    P_STEP,
+    PARENT,
+    RIGHT,
+    RIGHT_TREE,
+    SPLIT_TIME,
+    THRESHOLD,
+    TIME,
+    VALUE,
+)
 
 _LOG2 = math.log(2.0)
 

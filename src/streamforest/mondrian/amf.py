@@ -8,11 +8,12 @@ import numbers
 
 import numpy as np
 
+from .. import _core
 from ..engine import forest_interface
 from ..engine.budget import DEFAULT_MEMORY_MB, check_memory_mb
 from ..engine.classifier_model import EngineClassifier
 from ..engine.forest_interface import RegressionForest
-from . import _kernels as mondrian_kernels
+from . import layout
 from .engine import MondrianEngine
 
 _NOT_HOEFFDING = (
@@ -80,9 +81,9 @@ def _node_counts(model) -> tuple[int, int]:
     tr = e.trees
     nodes = leaves = 0
     for t in range(e.n_trees):
-        n = int(tr.meta[t, mondrian_kernels.N_NODES])
+        n = int(tr.meta[t, layout.N_NODES])
         nodes += n
-        leaves += int(np.count_nonzero(tr.nodes[t, :n, mondrian_kernels.LEFT] < 0))
+        leaves += int(np.count_nonzero(tr.nodes[t, :n, layout.LEFT] < 0))
     return nodes, leaves
 
 
@@ -120,7 +121,7 @@ class AMFRegressor(_MondrianInspection, RegressionForest):
     average (rate ``step``, squared loss ``(y - mean)^2 / 2`` of each node's prequential
     predictions) of the predictions of *all* its prunings, computed exactly along the row's
     path (context tree weighting, prior 1/2 per node).  The forest predicts the mean of its
-    trees.  The kernels' docstring (:mod:`streamforest.mondrian._kernels`) gives the steps.
+    trees.  The compiled core's ``src/core/mondrian/amf.hpp`` gives the steps.
 
     Defaults are the paper's and River's (``forest.AMFRegressor``): 10 trees, ``step=1``,
     aggregation on, unbounded trees (here within the memory budget).  Like the paper's, the
@@ -316,7 +317,7 @@ class AMFClassifier(_MondrianInspection, EngineClassifier):
         """``mean[i]`` the mean of the trees' probabilities ``PT[:, i]``, ``cls[i]`` its most
         probable class (the first on ties): the base's :meth:`_answers` calls it a block of rows
         at a time (``votes`` unused)."""
-        mondrian_kernels.mean_probabilities(PT, mean, cls)
+        _core.mondrian.mean_probabilities(PT, mean, cls)
 
     def _one(self, x):
         """``(mean probabilities, most probable class)`` of one example, or None before

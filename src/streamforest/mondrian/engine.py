@@ -26,28 +26,21 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import _core
 from .. import rng as random_state
-from ..compiled import entry_point
 from ..concurrency import PicklableLock
-from ..engine import kernels as engine_kernels
 from ..features import kernel_array
-from . import _kernels as mondrian_kernels
+from . import layout
 from . import state as tree_arrays
 
-_ENTRY_POINTS: dict = {}  # kernel -> its compiled entry point (the per-example calls)
+_passes = _core.mondrian  # the trees' compiled passes (src/core/mondrian)
+_bagging = _core.engine  # bagging weights and the mean of the trees' predictions
 _INITIAL_NODES = 16
 _NOT_ARENA = (
     "{what}: the trees of an aggregated Mondrian forest are not in the engine's arena (a "
     "Mondrian node holds statistics, a range box and aggregation weights at every node), so "
     "compiled passes over the arena's trees do not apply to them"
 )
-
-
-def _entry(kernel, args):
-    ep = _ENTRY_POINTS.get(kernel)
-    if ep is None:
-        ep = _ENTRY_POINTS[kernel] = entry_point(kernel, args)
-    return ep
 
 
 class MondrianEngine:
@@ -76,7 +69,7 @@ class MondrianEngine:
     """
 
     parallel_rows = 256
-    aggregation = engine_kernels.AGG_MEAN  # the trees' predictions are averaged
+    aggregation = _bagging.AGG_MEAN  # the trees' predictions are averaged
 
     def __init__(self, n_trees, features, step, use_aggregation, dirichlet, split_pure,
                  classify, max_nodes, max_memory_mb, bagging, seed, n_jobs):  # fmt: skip
@@ -89,11 +82,11 @@ class MondrianEngine:
         self.max_memory_mb = max_memory_mb
         self.bagging = float(bagging)
         self.n_jobs = int(n_jobs)
-        self.settings = np.zeros(mondrian_kernels.N_PARAMS)
-        self.settings[mondrian_kernels.P_STEP] = float(step)
-        self.settings[mondrian_kernels.P_AGGREGATE] = 1.0 if use_aggregation else 0.0
-        self.settings[mondrian_kernels.P_DIRICHLET] = float(dirichlet)
-        self.settings[mondrian_kernels.P_SPLIT_PURE] = 1.0 if split_pure else 0.0
+        self.settings = np.zeros(layout.N_PARAMS)
+        self.settings[layout.P_STEP] = float(step)
+        self.settings[layout.P_AGGREGATE] = 1.0 if use_aggregation else 0.0
+        self.settings[layout.P_DIRICHLET] = float(dirichlet)
+        self.settings[layout.P_SPLIT_PURE] = 1.0 if split_pure else 0.0
         self.trees = None  # made when the first feature is known (sync)
         self.tree_features = 0  # the features and values the trees' records hold
         self.tree_values = 1
@@ -151,14 +144,14 @@ class MondrianEngine:
                 raise ValueError("malformed Mondrian trees: nominal flags not one per feature")
             settings = d.get("settings")
             if not (isinstance(settings, np.ndarray) and settings.dtype == np.float64
-                    and settings.shape == (mondrian_kernels.N_PARAMS,)):  # fmt: skip
+                    and settings.shape == (layout.N_PARAMS,)):  # fmt: skip
                 raise ValueError("malformed Mondrian trees: settings")
             step, aggregate, dirichlet, pure, limit, _ = settings.tolist()
             if not (0 < step < np.inf and aggregate in (0.0, 1.0) and 0 < dirichlet < np.inf
                     and pure in (0.0, 1.0) and 0 <= limit < np.inf):  # fmt: skip
                 raise ValueError("malformed Mondrian trees: settings out of their ranges")
             classes = d.get("synced_classes", 0) if d.get("classify") else 0
-            if settings[mondrian_kernels.P_CLASSES] != classes or d.get("n_classes") != classes:
+            if settings[layout.P_CLASSES] != classes or d.get("n_classes") != classes:
                 raise ValueError("malformed Mondrian trees: class count")
         self.__dict__.update(d)
         self._scratch()
@@ -217,8 +210,8 @@ class MondrianEngine:
             self.tree_features, self.tree_values = p, K
             self._clean = np.zeros(p)
             self.nominal = np.array(fs.nominal, dtype=np.int8)
-            self.settings[mondrian_kernels.P_CLASSES] = self.n_classes if self.classify else 0
-            self.settings[mondrian_kernels.P_MAX_NODES] = self.node_limit()
+            self.settings[layout.P_CLASSES] = self.n_classes if self.classify else 0
+            self.settings[layout.P_MAX_NODES] = self.node_limit()
             self._extension = np.zeros((self.n_trees_, p))
             self._saved = np.zeros((self.n_trees_, p))
             self.fitted = True
@@ -228,7 +221,7 @@ class MondrianEngine:
     def _grow(self) -> None:
         """Room for more nodes: twice as much (never past the node limit and two)."""
         C = self.capacity
-        limit = int(self.settings[mondrian_kernels.P_MAX_NODES])
+        limit = int(self.settings[layout.P_MAX_NODES])
         new = 2 * C if limit <= 0 else max(C, min(2 * C, limit + 2))
         if new == C:  # (a tree at its limit splits no more: the passes never stop for room)
             return
@@ -246,13 +239,13 @@ class MondrianEngine:
         if self.bagging <= 0.0:
             return np.repeat(wa[None, :], self.n_trees_, axis=0)  # (a new, writeable array)
         out = np.empty((self.n_trees_, wa.shape[0]))
-        engine_kernels.draw_weights(self.rng, self.bagging, wa, out)
+        _bagging.draw_weights(self.rng, self.bagging, wa, out)
         return out
 
     def aggregate(self, P: np.ndarray) -> np.ndarray:
         """The forest's predictions from ``(n_trees, n)`` tree predictions: their mean."""
         out = np.empty(P.shape[1])
-        engine_kernels.mean_columns(kernel_array(P), out)
+        _bagging.mean_columns(kernel_array(P), out)
         return out
 
     # --- batches ----------------------------------------------------------------------------------
@@ -289,7 +282,7 @@ class MondrianEngine:
             X[:, : min(p, P)] = Xa[:, : min(p, P)]
         if self.nominal.any():
             X = np.array(X, dtype=np.float64, order="C")  # (a copy: cleaned in place)
-            mondrian_kernels.clean_rows(self.nominal, X)
+            _passes.clean_rows(self.nominal, X)
         return kernel_array(X)
 
     def _learn_pass(self, Xa, ya, W, P) -> None:
@@ -302,7 +295,7 @@ class MondrianEngine:
 
         def run(t):
             tr = self.trees
-            stop[t] = mondrian_kernels.learn_rows(
+            stop[t] = _passes.learn_rows(
                 tr.nodes, tr.meta, tr.tree_rng, self._extension, self._saved, self.settings, t, X,
                 ya, W, stop[t], predict, out,
             )  # fmt: skip
@@ -354,12 +347,12 @@ class MondrianEngine:
                 raise ValueError(f"the trees hold {self.n_classes} classes, not {n_classes}")
 
             def run(t):
-                mondrian_kernels.predict_class_rows(tr.nodes, self.settings, t, X, P)
+                _passes.predict_class_rows(tr.nodes, self.settings, t, X, P)
 
         else:
 
             def run(t):
-                mondrian_kernels.predict_rows(tr.nodes, self.settings, t, X, P)
+                _passes.predict_rows(tr.nodes, self.settings, t, X, P)
 
         self._each_tree(run, range(T), n)
         if not n_classes and self.target_shift is not None:
@@ -370,7 +363,7 @@ class MondrianEngine:
         """The leaf node of tree ``t`` that each row of ``Xa`` reaches."""
         out = np.zeros(Xa.shape[0], dtype=np.int64)
         if self.fitted:
-            mondrian_kernels.apply_rows(self.trees.nodes, int(t), self.rows(Xa), out)
+            _passes.apply_rows(self.trees.nodes, int(t), self.rows(Xa), out)
         return out
 
     # --- one example ------------------------------------------------------------------------------
@@ -410,7 +403,7 @@ class MondrianEngine:
         wt = self._weights
         if self.bagging > 0.0:
             self._one_weight[0] = w
-            engine_kernels.draw_weights(self.rng, self.bagging, self._one_weight,
+            _bagging.draw_weights(self.rng, self.bagging, self._one_weight,
                                         self._weights_column)  # fmt: skip
         else:
             wt[:] = w
@@ -423,10 +416,10 @@ class MondrianEngine:
                 shift = self.target_shift
             y = y - self.target_shift
         tr = self.trees
-        args = (tr.nodes, tr.meta, tr.tree_rng, self._extension, self._saved, self.settings,
-                self.nominal, row, self._clean, y, wt, predict, shift,
-                self.last_predictions)  # fmt: skip
-        self._most = _entry(mondrian_kernels.learn_one, args)(*args)
+        self._most = _passes.learn_one(
+            tr.nodes, tr.meta, tr.tree_rng, self._extension, self._saved, self.settings,
+            self.nominal, row, self._clean, y, wt, predict, shift, self.last_predictions,
+        )  # fmt: skip
         return self.last_predictions
 
     def predict_one(self, row) -> float:
@@ -437,9 +430,8 @@ class MondrianEngine:
             row = kernel_array(row).reshape(-1)
         tr = self.trees
         shift = self.target_shift if self.target_shift is not None else 0.0
-        args = (tr.nodes, self.settings, self.nominal, row, self._clean, shift,
-                self.last_predictions)  # fmt: skip
-        return _entry(mondrian_kernels.predict_one, args)(*args)
+        return _passes.predict_one(tr.nodes, self.settings, self.nominal, row, self._clean, shift,
+                                   self.last_predictions)  # fmt: skip
 
     def predict_proba_one(self, row, scratch: np.ndarray, mean: np.ndarray) -> int:
         """The mean class probabilities of one encoded row into ``mean``; returns the most
@@ -448,8 +440,8 @@ class MondrianEngine:
                 and row.ndim == 1):  # (the entry points take exactly this type)  # fmt: skip
             row = kernel_array(row).reshape(-1)
         tr = self.trees
-        args = (tr.nodes, self.settings, self.nominal, row, self._clean, scratch, mean)
-        return _entry(mondrian_kernels.predict_proba_one, args)(*args)
+        return _passes.predict_proba_one(tr.nodes, self.settings, self.nominal, row, self._clean,
+                                         scratch, mean)  # fmt: skip
 
     def remember(self, row) -> None:
         """(No memo of the last prediction: a learn routes the row again.)"""

@@ -1,7 +1,7 @@
 """The arrays of a forest of Mondrian trees: made, grown, widened, trimmed and checked.
 
 Every tree of a forest has row ``t`` of each array (the kernels' layout,
-:mod:`streamforest.mondrian._kernels`), ``C`` nodes of room (the same for all trees), ``P``
+:mod:`streamforest.mondrian.layout`), ``C`` nodes of room (the same for all trees), ``P``
 features and ``K`` value columns:
 
 - ``nodes`` ``(T, C, 13 + K + 2 P)`` float64, one record per node: left and right child (-1
@@ -24,11 +24,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _kernels as mondrian_kernels
+from . import layout
 
-VALUE = mondrian_kernels.VALUE
-_LINKS = (mondrian_kernels.LEFT, mondrian_kernels.RIGHT, mondrian_kernels.FEATURE,
-          mondrian_kernels.PARENT)  # fmt: skip
+VALUE = layout.VALUE
+_LINKS = (layout.LEFT, layout.RIGHT, layout.FEATURE, layout.PARENT)
 
 
 class Trees(NamedTuple):
@@ -60,8 +59,8 @@ def _empty_record(n_features: int, n_values: int) -> np.ndarray:
     record[VALUE + n_values :] = np.nan
     for c in _LINKS:
         record[c] = -1.0
-    record[mondrian_kernels.MIX] = 0.5
-    record[mondrian_kernels.SPLIT_TIME] = np.inf
+    record[layout.MIX] = 0.5
+    record[layout.SPLIT_TIME] = np.inf
     return record
 
 
@@ -75,7 +74,7 @@ def allocate(seeds, capacity: int, n_features: int, n_values: int) -> Trees:
     """Empty trees (each a root without examples), one per seed."""
     T = len(seeds)
     meta = np.zeros((T, 2), np.int64)
-    meta[:, mondrian_kernels.N_NODES] = 1
+    meta[:, layout.N_NODES] = 1
     tree_rng = np.array([int(s) % (1 << 64) for s in seeds], dtype=np.uint64).reshape(T, 1)
     return Trees(_empty_records(T, capacity, n_features, n_values), meta, tree_rng)
 
@@ -104,7 +103,7 @@ def resized(trees: Trees, n_values_now: int, capacity: int, n_features: int,
 
 def trimmed(trees: Trees) -> Trees:
     """``trees`` cut to the nodes in use (what a saved forest holds)."""
-    used = max(1, int(trees.meta[:, mondrian_kernels.N_NODES].max()))
+    used = max(1, int(trees.meta[:, layout.N_NODES].max()))
     if used == trees.nodes.shape[1]:
         return trees
     return trees._replace(nodes=np.ascontiguousarray(trees.nodes[:, :used]))
@@ -137,7 +136,7 @@ def check(trees, n_trees: int, n_features: int, n_values: int) -> None:
     _need(C >= 1 and R == record_width(n_features, n_values), "node records of a wrong shape")
     _need(trees.meta.shape == (T, 2) and trees.tree_rng.shape == (T, 1), "wrong per-tree shapes")
     for t in range(T):
-        _check_tree(trees.nodes[t], int(trees.meta[t, mondrian_kernels.N_NODES]), n_features, t)
+        _check_tree(trees.nodes[t], int(trees.meta[t, layout.N_NODES]), n_features, t)
 
 
 def _check_tree(records: np.ndarray, n: int, n_features: int, t: int) -> None:
@@ -149,7 +148,7 @@ def _check_tree(records: np.ndarray, n: int, n_features: int, t: int) -> None:
         f"tree {t}: a link that is not a node index",
     )
     left, right, feature, parent = (links[:, c].astype(np.int64) for c in range(4))
-    count = records[:n, mondrian_kernels.COUNT]
+    count = records[:n, layout.COUNT]
     _need(bool(np.all(np.isfinite(count) & (count >= 0))), f"tree {t}: a negative node weight")
     _need(bool(np.all(parent < n)), f"tree {t}: a parent outside the nodes in use")
     _need(parent[0] == -1, f"tree {t}: the root has a parent")
