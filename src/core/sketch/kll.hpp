@@ -423,7 +423,8 @@ inline i64 runs_sorted(Buf buf, Vec<i64> rs, Vec<i64> re, Vec<double> rw, i64 nr
 /// Highest-density interval of a discrete distribution (``v[:m]`` ascending, weights
 /// ``w[:m]``): the shortest ``[v[i], v[j]]`` holding at least ``mass`` of the total weight
 /// (HDI-Forest, Algorithm 1: a two-pointer scan).  Ties in width go to the leftmost;
-/// ``(nan, nan)`` if empty.
+/// ``(nan, nan)`` if empty.  A ``mass`` at or below 0 (or NaN) reads ``v``'s last item (of
+/// the whole view, as numba's ``v[-1]``): callers give masses in (0, 1].
 template <class V, class W>
 inline std::pair<double, double> shortest_interval(V v, W w, i64 m, double mass) {
   if (m == 0) {
@@ -444,11 +445,12 @@ inline std::pair<double, double> shortest_interval(V v, W w, i64 m, double mass)
       j += 1;
     }
     if (acc < need) break;
-    double width = v[j - 1] - v[i];
+    i64 last = j > 0 ? j - 1 : v.size() - 1;  // numba's v[-1] (need <= 0 or NaN only)
+    double width = v[last] - v[i];
     if (width < best) {
       best = width;
       best_lo = v[i];
-      best_hi = v[j - 1];
+      best_hi = v[last];
     }
     acc -= w[i];
   }
