@@ -604,3 +604,17 @@ def test_same_as_numba_sorting_networks():
             fa(a)
             fb(b)
             assert _same_arrays(a, b), (n, trial)
+
+
+def test_kll_sketch_merged_with_itself_is_merged_with_a_copy():
+    import copy
+
+    from streamforest import KLLSketch
+
+    a = KLLSketch(50, seed=1)
+    a.update_many(np.arange(1000.0))
+    b = copy.deepcopy(a)
+    a.merge(a)
+    b.merge(copy.deepcopy(b))
+    assert a.n == 2000 and a.to_bytes() == b.to_bytes()
+    assert a.quantile([0.1, 0.5, 0.9]).tolist() == b.quantile([0.1, 0.5, 0.9]).tolist()
