@@ -542,7 +542,7 @@ def test_same_as_numba_leaf_table_weighted_updates():
 def test_same_as_numba_runs_queries(numba_ops):
     """runs_quantile, runs_quantile_many, runs_sorted and shortest_interval over the levels of
     many sketches (a forest's leaves), at every level including NaN and outside [0, 1], with
-    ties, infinities among the items and weights of several magnitudes."""
+    ties, infinities and NaN among the items and weights of several magnitudes."""
     _, sorted_hdi = numba_ops
     rng = np.random.default_rng(12)
     for trial in range(30):
@@ -551,8 +551,9 @@ def test_same_as_numba_runs_queries(numba_ops):
         s = [Sketch(k, seed=trial * 100 + r) for r in range(rows)]
         for x in s:
             v = np.round(rng.normal(size=int(rng.integers(1, 3000))), int(rng.integers(0, 3)))
-            if rng.random() < 0.2:
-                v[rng.random(v.size) < 0.1] = np.inf
+            if rng.random() < 0.3:  # through kll_update: infinities, and NaN (at the front
+                v[rng.random(v.size) < 0.1] = np.inf  # of its level: a walk's first head)
+                v[rng.random(v.size) < 0.002] = np.nan
                 for y in v:
                     core.kll_update(x.items, x.lv, 0, y, 1, x.capt, x.rng)
             else:

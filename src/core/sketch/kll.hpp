@@ -246,6 +246,46 @@ inline std::pair<i64, i64> add_runs(Mat<double> items, Mat<i64> lv, i64 r, doubl
   return append_runs(items.row(r), 0, lv.row(r), mult, buf, nbuf, rs, re, rw, nruns);
 }
 
+namespace detail {
+
+/// ``a`` is picked over ``b`` by the scan (``a < b`` walking up, ``a > b`` walking down).
+template <bool Low>
+inline bool before(double a, double b) {
+  return Low ? a < b : a > b;
+}
+
+/// The head the Python scan picks: ``best = 0; bv = hv[0]; for k: if hv[k] < bv (> walking
+/// down): best, bv = k, hv[k]``, i.e. the first of the smallest (largest) heads, NaN heads
+/// never picked, and ``0`` when ``hv[0]`` is NaN.  Found in two passes whose comparisons do not
+/// wait on each other (the scan's chain of dependent selects costs a comparison's latency per
+/// head): the extreme value over four independent lanes, then the first head equal to it
+/// (``-0.0 == 0.0``, as the scan's strict comparison leaves the first zero).
+template <bool Low>
+inline i64 scan_pick(Vec<double> hv, i64 n) {
+  double m0 = hv[0], m1 = hv[0], m2 = hv[0], m3 = hv[0];
+  i64 k = 1;
+  for (; k + 3 < n; k += 4) {
+    double a = hv[k], b = hv[k + 1], c = hv[k + 2], d = hv[k + 3];
+    m0 = before<Low>(a, m0) ? a : m0;
+    m1 = before<Low>(b, m1) ? b : m1;
+    m2 = before<Low>(c, m2) ? c : m2;
+    m3 = before<Low>(d, m3) ? d : m3;
+  }
+  for (; k < n; ++k) {
+    double a = hv[k];
+    m0 = before<Low>(a, m0) ? a : m0;
+  }
+  m0 = before<Low>(m1, m0) ? m1 : m0;
+  m2 = before<Low>(m3, m2) ? m3 : m2;
+  m0 = before<Low>(m2, m0) ? m2 : m0;
+  if (m0 != m0) return 0;  // hv[0] is NaN: nothing compares before it
+  i64 best = 0;  // (m0 is one of the heads: found)
+  while (best < n - 1 && !(hv[best] == m0)) best += 1;
+  return best;
+}
+
+}  // namespace detail
+
 /// Inclusive ``q``-quantile of the weighted union of sorted runs (non-empty runs; NaN if there
 /// are none or ``total <= 0``).  Walks from the low end for ``q <= 0.5`` and from the high end
 /// otherwise, picking the next item by a scan of the runs' heads (``hv``, ``cur``: ``nruns``
@@ -264,14 +304,8 @@ inline double runs_quantile(Buf buf, Vec<i64> rs, Vec<i64> re, Vec<double> rw, i
     }
     double cum = 0.0;
     while (true) {
-      i64 best = 0;
-      double bv = hv[0];
-      for (i64 k = 1; k < nruns; ++k) {
-        if (hv[k] < bv) {
-          bv = hv[k];
-          best = k;
-        }
-      }
+      i64 best = detail::scan_pick<true>(hv, nruns);
+      double bv = hv[best];
       if (bv == inf) return v;
       v = bv;
       cum += rw[best];
@@ -287,14 +321,8 @@ inline double runs_quantile(Buf buf, Vec<i64> rs, Vec<i64> re, Vec<double> rw, i
   }
   double above = 0.0;
   while (true) {
-    i64 best = 0;
-    double bv = hv[0];
-    for (i64 k = 1; k < nruns; ++k) {
-      if (hv[k] > bv) {
-        bv = hv[k];
-        best = k;
-      }
-    }
+    i64 best = detail::scan_pick<false>(hv, nruns);
+    double bv = hv[best];
     if (bv == -inf) return v;
     v = bv;
     above += rw[best];
