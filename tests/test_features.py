@@ -1,6 +1,6 @@
 """FeatureSpace's fast dict path against its general path, and the one-example checks.
 
-The fast path of ``encode_dict`` / ``encode_dict_into`` (remembered key layouts) must give
+The fast path of ``encode_dict`` / ``encode_dict_into`` (compiled: ``_core.features``) must give
 exactly what the general path gives: the same row (NaN-aware), the same exception (type and
 message), and the same FeatureSpace state afterwards, also after errors.  A second FeatureSpace
 that only ever takes the general path is fed the same calls and serves as the reference.
@@ -79,33 +79,22 @@ def huge(v) -> bool:
         return True
 
 
-def check_layouts(fs: FeatureSpace):
-    """The remembered layouts are consistent with the state: each one's keys are known
-    features and it writes a row as wide as the space, with each numeric value and each known
-    category's code in its column, whatever the order of the dict's keys."""
-    assert fs._last[1] is None or fs._last[3] == len(fs)
-    for keys, lay in fs._layouts.items():
-        assert lay[0] == len(keys) and lay[3] == len(fs)
-        assert all(k in fs.index for k in keys)
-        nominal = [k for k in keys if fs.nominal[fs.index[k]]]
-        assert (lay[8] is None) == (not nominal)
-        if any(not fs.categories[fs.index[k]] for k in nominal):
-            continue  # no category to probe it with
-        probe = copy.deepcopy(fs)  # fresh caches: give it this layout only
-        probe._layouts = {keys: lay}  # (its category dicts are fs's, equal to the probe's)
-        ordered = sorted(keys, key=repr)
-        for order in (ordered, ordered[::-1]):
-            x, expect = {}, np.full(len(fs), NAN)
-            for i, k in enumerate(order):
-                j = fs.index[k]
-                if fs.nominal[j]:
-                    cat, code = list(fs.categories[j].items())[-1]
-                    x[k], expect[j] = cat, code
-                else:
-                    x[k], expect[j] = float(i + 1), i + 1
-            got = probe.encode_dict(x, False)
-            assert np.array_equal(got, expect, equal_nan=True), (keys, got, expect)
-        assert getattr(probe, "general_calls", 0) == getattr(fs, "general_calls", 0)
+def check_fast(fs: FeatureSpace):
+    """A dict of every known feature (numbers, and each nominal feature's last category) takes
+    the fast path, in either key order, and gives the general path's row."""
+    probe, ref = copy.deepcopy(fs), copy.deepcopy(fs)
+    x = {}
+    for j, k in enumerate(fs.names):
+        if not fs.nominal[j]:
+            x[k] = float(j + 1)
+        elif fs.categories[j]:
+            x[k] = list(fs.categories[j])[-1]
+    for order in (list(x), list(x)[::-1]):
+        d = {k: x[k] for k in order}
+        n = getattr(probe, "general_calls", 0)
+        got = probe.encode_dict(d, False)
+        assert getattr(probe, "general_calls", 0) == n, d
+        assert np.array_equal(got, general(ref, d, False), equal_nan=True), (d, got)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -224,7 +213,6 @@ def test_fast_path_equals_general_path(case):
             b = outcome(run_array, ref, kind, x, learn, np.random.default_rng(x))
             assert_same(a, b)
         else:
-            before = copy.deepcopy(fast._layouts)
             n = fast.general_calls
             expect = outcome(general, ref, x, learn)
             if kind == "dict":
@@ -241,11 +229,9 @@ def test_fast_path_equals_general_path(case):
                 assert_same(got, expect)
                 if got[0] == "ok":
                     out = got[1]
-            if got[0] == "err":  # a rejected call remembers nothing new either
-                assert fast._layouts.keys() == before.keys()
             event(f"{kind} {got[0]} {'general' if fast.general_calls > n else 'fast'}")
         assert state(fast) == state(ref)
-        check_layouts(fast)
+        check_fast(fast)
 
 
 @settings(max_examples=200, deadline=None)
@@ -255,8 +241,8 @@ def test_fast_path_equals_general_path(case):
     st.data(),
 )
 def test_steady_state_takes_the_fast_path_and_agrees(keys, rounds, data):
-    """Once a key set is known, plain numeric values and NaN never take the general path, in
-    any key order (None does, by design); wrong values agree with the general path."""
+    """Once a key set is known, plain numeric values, NaN and None never take the general
+    path, in any key order; wrong values agree with the general path."""
     fast = Counting()
     ref = FeatureSpace()
     first = {k: 1.0 for k in keys}
@@ -265,19 +251,15 @@ def test_steady_state_takes_the_fast_path_and_agrees(keys, rounds, data):
         order = list(keys)
         rnd.shuffle(order)
         order = order[: rnd.randint(0, len(order))] if rnd.random() < 0.3 else order
-        fast.encode_dict({k: 0.0 for k in order}, False)  # remember this layout
-        ref.encode_dict({k: 0.0 for k in order}, False)
         n = fast.general_calls
         x = {k: data.draw(plain_values) for k in order}
-        if any(v is None for v in x.values()):
-            continue
+        if any(isinstance(v, int) and huge(v) for v in x.values()):
+            continue  # an int beyond the float range: the general path raises
         assert_same(outcome(fast.encode_dict, x, learn), outcome(general, ref, x, learn))
         assert_same(
             outcome(fast.encode_dict_into, x, learn, None),
             outcome(lambda *a: general(*a).reshape(1, -1), ref, x, learn),
         )
-        if any(map(huge, x.values())):
-            continue  # the sum of huge values may overflow: then the general path decides
         assert fast.general_calls == n, x
         bad = dict(x)
         if bad:
@@ -285,7 +267,7 @@ def test_steady_state_takes_the_fast_path_and_agrees(keys, rounds, data):
             bad[k] = data.draw(st.one_of(infinite, odd))
             assert_same(outcome(fast.encode_dict, bad, learn), outcome(general, ref, bad, learn))
         assert state(fast) == state(ref)
-        check_layouts(fast)
+        check_fast(fast)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -295,7 +277,6 @@ def test_steady_state_takes_the_fast_path_and_agrees(keys, rounds, data):
 def learnt(keys=("a", "b", "c"), nominal=(), cls=Counting):
     fs = cls(nominal)
     fs.encode_dict({k: 1.0 for k in keys}, True)
-    fs.encode_dict({k: 1.0 for k in keys}, True)  # remembered now
     return fs
 
 
@@ -350,7 +331,7 @@ def test_plain_values_take_the_fast_path(v):
 def test_wrong_values_raise_like_the_general_path_and_change_nothing(v, error, text):
     fs = learnt()
     ref = copy.deepcopy(fs)
-    before, lays = state(fs), dict(fs._layouts)
+    before = state(fs)
     for learn in (True, False):
         for call in (fs.encode_dict, lambda x, learn: fs.encode_dict_into(x, learn, None)):
             with pytest.raises(error, match=text.replace("(", r"\(")) as e:
@@ -358,7 +339,7 @@ def test_wrong_values_raise_like_the_general_path_and_change_nothing(v, error, t
             with pytest.raises(error) as e_ref:
                 general(ref, {"a": 1.0, "b": v, "c": 3.0}, learn)
             assert str(e.value) == str(e_ref.value)
-            assert state(fs) == before and fs._layouts == lays
+            assert state(fs) == before
     # and the space still works, on the fast path
     n = fs.general_calls
     assert np.array_equal(fs.encode_dict({"a": 1.0, "b": 2.0, "c": 3.0}, True), [1.0, 2.0, 3.0])
@@ -373,43 +354,43 @@ def test_accepted_odd_values_go_the_general_way():
         assert fs.general_calls == n + 1
 
 
-def test_layouts_orders_subsets_and_new_features():
+def test_any_key_order_and_subset_takes_the_fast_path():
     fs = learnt(("x2", "x10", "a"))  # new names get sorted columns: a, x10, x2
     assert fs.names == ["a", "x10", "x2"]
     n = fs.general_calls
     assert np.array_equal(fs.encode_dict({"x2": 2.0, "x10": 10.0, "a": 0.5}, True), [0.5, 10, 2])
     assert np.array_equal(fs.encode_dict({"a": 0.5, "x2": 2.0, "x10": 1.0}, True), [0.5, 1, 2])
-    assert fs.general_calls == n  # the first dict's key set, remembered, in any order
-    assert list(fs._layouts) == [frozenset(["a", "x2", "x10"])]
-    row = fs.encode_dict({"x10": 1.0}, False)  # a subset: general once, then fast
+    row = fs.encode_dict({"x10": 1.0}, False)
     assert np.array_equal(row, [NAN, 1.0, NAN], equal_nan=True)
-    assert fs.general_calls == n + 1
     assert np.array_equal(fs.encode_dict({"x10": 3.0}, True), [NAN, 3.0, NAN], equal_nan=True)
-    assert fs.general_calls == n + 1
     assert np.array_equal(fs.encode_dict({}, True), [NAN] * 3, equal_nan=True)
-    assert np.array_equal(fs.encode_dict({}, True), [NAN] * 3, equal_nan=True)
-    assert fs.general_calls == n + 2
-    # a new feature: general path, the row widens and every layout is forgotten
+    assert fs.general_calls == n
+    # a new feature: general path, the row widens
     assert np.array_equal(
         fs.encode_dict({"x10": 3.0, "new": 4.0}, True), [NAN, 3, NAN, 4], equal_nan=True
     )
-    assert fs.general_calls == n + 3
+    assert fs.general_calls == n + 1
     row = fs.encode_dict({"x10": 3.0}, True)
-    assert fs.general_calls == n + 4 and row.shape == (4,)
+    assert fs.general_calls == n + 1 and row.shape == (4,)
     # the same through the array API
     fs.encode_array(pd.DataFrame({"z": [1.0]}), True)
     assert np.array_equal(
         fs.encode_dict({"x10": 3.0}, True), [NAN, 3, NAN, NAN, NAN], equal_nan=True
     )
-    check_layouts(fs)
+    check_fast(fs)
 
 
-def test_unknown_keys_are_not_remembered():
+def test_unknown_keys():
+    """Learning, a key the model does not know is a new feature (general path) when it has a
+    value and ignored when it is missing; predicting, it is ignored (fast path)."""
     fs = learnt(("a",))
+    n = fs.general_calls
     fs.encode_dict({"a": 1.0, "other": None}, True)  # "other" arrives without a value
-    fs.encode_dict({"a": 1.0, "other": 2.0}, False)  # predicting: "other" is ignored
-    assert list(fs._layouts) == [frozenset(["a"])] and fs.names == ["a"]
+    assert fs.names == ["a"] and fs.general_calls == n + 1
+    row = fs.encode_dict({"a": 1.0, "other": 2.0}, False)  # predicting: "other" is ignored
+    assert np.array_equal(row, [1.0]) and fs.general_calls == n + 1
     assert np.array_equal(fs.encode_dict({"a": 1.0, "other": 2.0}, True), [1.0, 2.0])
+    assert fs.names == ["a", "other"]
 
 
 def test_nominal_values_take_the_fast_path_once_their_category_has_a_code():
@@ -419,8 +400,8 @@ def test_nominal_values_take_the_fast_path_once_their_category_has_a_code():
     nothing."""
     fs = Counting(["n"])
     fs.encode_dict({"a": 1.0, "c": "x", "n": 3}, True)
-    fs.encode_dict({"a": 2.0, "c": "y", "n": 4}, True)  # new categories: general, remembered
-    assert fs.nominal == [False, True, True] and len(fs._layouts) == 1
+    fs.encode_dict({"a": 2.0, "c": "y", "n": 4}, True)  # new categories: general
+    assert fs.nominal == [False, True, True]
     n = fs.general_calls
     for learn in (False, True):
         got = fs.encode_dict({"n": 4, "c": "x", "a": 5.0}, learn)
@@ -432,8 +413,9 @@ def test_nominal_values_take_the_fast_path_once_their_category_has_a_code():
     assert fs.categories[1] == {"x": 0, "y": 1} and fs.general_calls == n + 1
     assert np.array_equal(fs.encode_dict({"a": 1.0, "c": None, "n": 3}, True),
                           [1.0, NAN, 0.0], equal_nan=True)  # fmt: skip
+    assert fs.general_calls == n + 1  # a missing category: the fast path
     assert np.array_equal(fs.encode_dict({"a": 1.0, "c": "z", "n": 3}, True), [1.0, 2.0, 0.0])
-    assert fs.categories[1] == {"x": 0, "y": 1, "z": 2} and fs.general_calls == n + 3
+    assert fs.categories[1] == {"x": 0, "y": 1, "z": 2} and fs.general_calls == n + 2
     before = state(fs)
     with pytest.raises(TypeError, match="not hashable"):
         fs.encode_dict({"a": 1.0, "c": ["x"], "n": 3}, True)
@@ -443,8 +425,8 @@ def test_nominal_values_take_the_fast_path_once_their_category_has_a_code():
         fs.encode_dict({"a": np.inf, "c": "w", "n": 3}, True)
     assert state(fs) == before and fs.categories[1] == {"x": 0, "y": 1, "z": 2}
     assert np.array_equal(fs.encode_dict({"a": 1.0, "c": "z", "n": 4}, True), [1.0, 2.0, 1.0])
-    assert fs.general_calls == n + 6
-    check_layouts(fs)
+    assert fs.general_calls == n + 5
+    check_fast(fs)
 
 
 def test_keys_equal_to_known_ones_use_their_columns():
@@ -464,7 +446,6 @@ def test_wide_sparse_rows_scatter():
     b = fs.encode_dict(x, True)
     c = fs.encode_dict_into(x, True, np.empty((1, 200)))
     assert fs.general_calls == n
-    assert fs._layouts[frozenset(x)][5] is not None  # the scatter layout
     expect = np.full(200, NAN)
     expect[[150, 3, 77]] = [1.5, 2.5, 3.5]
     for r in (a, b, c.ravel()):
@@ -569,34 +550,23 @@ def test_a_model_sees_a_dict_changed_between_predict_and_learn():
     assert pickle.dumps(a) == pickle.dumps(b)
 
 
-def test_layouts_are_not_pickled_nor_copied():
+def test_memo_is_not_pickled_nor_copied():
     fs = learnt(cls=FeatureSpace)
     data = pickle.dumps(fs)
-    fs.encode_dict({"c": 1.0, "a": 2.0}, False)  # a new layout remembered while predicting
-    fs.encode_dict({"c": 1.0, "a": 2.0}, False)
-    assert len(fs._layouts) == 2
+    out = np.empty(3)
+    fs.encode_dict_into({"c": 1.0, "a": 2.0}, False, out)  # the memo of a prediction
+    assert fs._memo[1] is out
     assert pickle.dumps(fs) == data  # prediction does not change the pickled model
     for other in (pickle.loads(data), copy.deepcopy(fs), copy.copy(fs)):
-        assert not other._layouts and other._last[1] is None
+        assert other._memo[0] is None
         assert state(other) == state(fs)
         assert np.array_equal(
             other.encode_dict({"c": 1.0, "a": 2.0}, True), [2.0, NAN, 1.0], equal_nan=True
         )
-    old = FeatureSpace.__new__(FeatureSpace)  # a FeatureSpace pickled before layouts existed
+    old = FeatureSpace.__new__(FeatureSpace)  # a FeatureSpace pickled before the memo existed
     old.__dict__.update({k: v for k, v in fs.__dict__.items() if not k.startswith("_")})
     other = pickle.loads(pickle.dumps(old))
     assert np.array_equal(other.encode_dict({"a": 1.0, "b": 2.0, "c": 3.0}, True), [1, 2, 3])
-
-
-def test_layout_count_is_bounded():
-    fs = learnt(("a", "b", "c", "d"))
-    for i in range(200):
-        keys = [k for j, k in enumerate("abcd") if (i >> j) & 1] + (["a"] if i > 150 else [])
-        fs.encode_dict(dict.fromkeys(keys, 1.0), True)
-    from streamforest import features
-
-    assert 0 < len(fs._layouts) <= features._MAX_LAYOUTS
-    check_layouts(fs)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -23,8 +23,9 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "streamforest"
 
 # from the ground up; a package (or a root module) imports only its own layer or lower ones
 LAYERS = [
-    ["_core", "_version", "_numba_cache", "_numba_pipeline", "_link_only", "_extras",
-     "compile_events", "concurrency", "features", "classification_metrics", "datasets_folder"],
+    ["_core"],
+    ["_version", "_numba_cache", "_numba_pipeline", "_link_only", "_extras", "compile_events",
+     "concurrency", "features", "classification_metrics", "datasets_folder"],
     ["compiled", "base", "_labels", "plotting", "streams"],
     ["datasets", "rng", "stats", "metrics", "sorting"],
     ["drift", "sketches"],
@@ -72,13 +73,15 @@ def _imports(path, package):
                     yield parts[1:], None, alias.asname or parts[0], node.lineno
 
 
-#: modules of the package with no Python source: the compiled core (built from src/core)
-COMPILED = (["_core"],)
+# the compiled core's extension module (built from src/core at install): the lowest layer, a
+# root private module every package may use
+COMPILED = {("_core",)}
 
 
 def _is_module(parts: list[str]) -> bool:
     p = SRC.joinpath(*parts)
-    return p.with_suffix(".py").exists() or (p / "__init__.py").exists() or parts in COMPILED
+    return (tuple(parts) in COMPILED or p.with_suffix(".py").exists()
+            or (p / "__init__.py").exists())  # fmt: skip
 
 
 def _package_of(parts: list[str]) -> list[str]:

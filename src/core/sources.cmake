@@ -4,6 +4,7 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/bindings/bind_common.cpp
   src/core/bindings/bind_tree.cpp
   src/core/bindings/bind_engine.cpp
+  src/core/bindings/bind_features.cpp
   src/core/bindings/bind_sketch.cpp
   src/core/bindings/bind_batch.cpp
   src/core/sketch/sketch_kernels.cpp

@@ -40,34 +40,30 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
-import struct
 from collections.abc import Hashable, Iterable, Mapping
-from operator import is_, itemgetter
 
 import numpy as np
 
+from . import _core
+
 _MISSING = float("nan")
 _INF = math.inf
-_NINF = -math.inf
-_NAN1 = (_MISSING,)  # appended to a dict's values: the source of the NaN of absent columns
-_fsum = math.fsum
 _empty = np.empty
 _F64 = np.dtype(np.float64)
 
 # Exact types whose values the fast path of :meth:`FeatureSpace.encode_dict` takes as numbers:
-# for each, ``struct``'s "d" conversion equals the general path's ``float(v)``.  Anything else
-# (subclasses, strings, None, arrays, Decimal, np.longdouble, np.timedelta64, ...) goes the
-# general way, which decides.
+# for each, the ``PyFloat_AsDouble`` it uses equals the general path's ``float(v)``.  Anything
+# else (subclasses, strings, None, arrays, Decimal, np.longdouble, np.timedelta64, ...) goes
+# the general way, which decides.
 _FAST_NUMERIC = frozenset(
     {float, int, bool, np.bool_, np.float16, np.float32, np.float64}
     | {np.int8, np.int16, np.int32, np.int64, np.longlong, np.intc}
     | {np.uint8, np.uint16, np.uint32, np.uint64, np.ulonglong, np.uintc}
 )
 _EXACT_INT = 2**53  # ints up to this are exact as floats
-_NO_LAYOUT = (-1, None, None, 0, None, None, None, None, None)  # matches no dict (len(x) != -1)
-_MAX_LAYOUTS = 64  # key layouts remembered per FeatureSpace (cleared when full)
-_NO_MEMO = (None, None, None, (), -1)  # matches no dict (``m[0] is x`` is False)
-_NOT_FAST = object()  # stands for a nominal value without a code: not in _FAST_NUMERIC
+_NO_MEMO = (None, None, ())  # matches no dict (``m[0] is x`` is False)
+_encode_dict = _core.features.encode_dict
+_same_items = _core.features.same_items
 
 
 def _category_bytes(v) -> bytes:
@@ -125,17 +121,12 @@ class FeatureSpace:
         self.max_codes: int | None = None
         self.code_limits: list[int | None] = []
         self.array_names: list[Hashable] | None = None  # the features of an array's columns
-        self._forget_layouts()
+        self._forget_memo()
 
-    # Key layouts of dicts met before: a cache derived from the state above, never pickled.
-    # ``_layouts`` maps a set of keys, all known features, to how a dict with exactly
-    # those keys (in any order) fills a row; ``_last`` is the last layout used, tried first.
     # ``_memo`` is the last dict the fast path wrote into a caller's buffer (see
-    # encode_dict_into).  All are dropped when a feature is added (the row widens).  See
-    # _remember.
-    def _forget_layouts(self) -> None:
-        self._layouts: dict[frozenset, tuple] = {}
-        self._last: tuple = _NO_LAYOUT
+    # encode_dict_into): a cache derived from the state above, never pickled, dropped when a
+    # feature is added (the row widens).
+    def _forget_memo(self) -> None:
         self._memo: tuple = _NO_MEMO
 
     def forget_written(self) -> None:
@@ -145,8 +136,6 @@ class FeatureSpace:
 
     def __getstate__(self):
         d = dict(self.__dict__)
-        d.pop("_layouts", None)
-        d.pop("_last", None)
         d.pop("_memo", None)
         d.pop("_max_cats", None)
         return d
@@ -159,7 +148,7 @@ class FeatureSpace:
         self.__dict__.setdefault("max_codes", None)
         if "code_limits" not in self.__dict__:
             self.code_limits = [None] * len(self.__dict__.get("names", ()))
-        self._forget_layouts()
+        self._forget_memo()
 
     def __len__(self) -> int:
         return len(self.names)
@@ -209,7 +198,7 @@ class FeatureSpace:
 
     def _commit(self, new: dict, new_cats: list, limits=()) -> None:
         if new:
-            self._forget_layouts()  # the row gets wider: every layout is stale
+            self._forget_memo()  # the row gets wider
         for name, nominal in new.items():
             self.index[name] = len(self.names)
             self.names.append(name)
@@ -242,18 +231,16 @@ class FeatureSpace:
         raise TypeError(f"feature {name!r} is numeric but got {type(v).__name__} {v!r}")
 
     # ---------------------------------------------------------------------------------------------
-    # one dict: a fast path through remembered key layouts, else the general path
+    # one dict: a compiled fast path, else the general path
     #
-    # The fast path takes a plain ``dict`` whose key set is a remembered layout (all known
-    # features), with every numeric feature's value of a type in _FAST_NUMERIC and none infinite
-    # (NaN is missing, as in the general path), and every nominal feature's value a category
-    # with a code already (looked up in the feature's category dict, as the general path does).
-    # Then the general path would raise nothing and record nothing, and its row holds float(v)
-    # of each numeric value and the code of each category in its column and NaN elsewhere:
-    # exactly what the fast path writes (``struct``'s "d" conversion is float(v) for those
-    # types).
-    # Anything else, including any exception on the way (e.g. an int too large for a float),
-    # goes to the general path, which defines results and errors.
+    # The fast path (``_core.features.encode_dict``) takes a plain ``dict`` whose keys are all
+    # known features (or, when predicting, features the model never learnt: ignored), every
+    # numeric feature's value of a type in _FAST_NUMERIC and not infinite (NaN and None are
+    # missing), and every nominal feature's value a category with a code already (looked up in
+    # the feature's category dict, as the general path does).  Then the general path would
+    # raise nothing and record nothing, and its row holds float(v) of each numeric value and
+    # the code of each category in its column and NaN elsewhere: exactly what the fast path
+    # writes.  Anything else goes to the general path, which defines results and errors.
     def encode_dict(self, x: Mapping, learn: bool) -> np.ndarray:
         """One row of the core's matrix for dict ``x``; with ``learn``, new names are added.
 
@@ -266,18 +253,18 @@ class FeatureSpace:
 
         For callers that pass the row straight to a compiled kernel and then drop it: keep the
         result and pass it back as ``out`` next time (``self._row = X = fs.encode_dict_into(x,
-        learn, self._row)``), which saves allocating a row (and reshaping it).  ``out`` is filled
-        and returned (keeping its shape) on the fast path when it is a float64 C-contiguous
-        writeable ndarray of exactly ``p = len(self)`` elements, ``p`` counted after the call;
-        otherwise, or whenever it is simpler, a new ``(1, p)`` array is returned: always use the
-        returned array.  The caller owns ``out`` and the result, so it must not share ``out``
-        between threads nor still be using a previous result when it passes it as ``out``.
-        After an error the contents of ``out`` are unspecified.  Values and errors are those of
+        learn, self._row)``), which saves allocating a row.  ``out`` is filled and returned
+        (keeping its shape) on the fast path when it is a float64 C-contiguous writeable
+        ndarray of exactly ``p = len(self)`` elements, ``p`` counted after the call; otherwise,
+        or whenever it is simpler, a new ``(1, p)`` array is returned: always use the returned
+        array.  The caller owns ``out`` and the result, so it must not share ``out`` between
+        threads nor still be using a previous result when it passes it as ``out``.  After an
+        error the contents of ``out`` are unspecified.  Values and errors are those of
         :meth:`encode_dict`.
 
-        The FeatureSpace remembers the last dict the fast path wrote into ``out`` (references to
-        the dict, ``out`` and the dict's value objects, dropped on the next miss): when the same
-        dict comes back with the same buffer and every value is still the very same object
+        The FeatureSpace remembers the last dict the fast path wrote into ``out`` (a snapshot
+        of its key and value objects, dropped on the next miss): when the same dict comes back
+        with the same buffer and every key and value is still the very same object
         (``predict_one(x)`` then ``learn_one(x, y)``), ``out`` is returned as it is, without
         converting again.  So the caller must not write into ``out`` itself.
         """
@@ -285,112 +272,23 @@ class FeatureSpace:
             self._memo = _NO_MEMO
             return self._encode_dict_general(x, learn).reshape(1, -1)
         m = self._memo
-        if m[0] is x and m[1] is out:  # the dict just written into ``out`` (predict, then learn)
-            try:
-                if len(x) == m[4] and all(map(is_, m[2](x), m[3])):
-                    return out  # the very same value objects: the row written then
-            except KeyError:
-                pass
+        if m[0] is x and m[1] is out and _same_items(x, m[2]):
+            return out  # the very same keys and values: the row written then
         self._memo = _NO_MEMO
-        vals = None  # stays None unless x's key set is remembered
-        try:
-            lay = self._last
-            try:
-                vals = lay[1](x) if len(x) == lay[0] else None
-            except KeyError:
-                vals = None
-            if vals is None:
-                lay = self._layouts.get(frozenset(x))
-                if lay is not None:
-                    vals = lay[1](x)
-                    self._last = lay
-            given = vals
-            if vals is not None and lay[8] is not None:  # nominal values: their known codes
-                vals = list(vals)
-                for i, cats in lay[8]:
-                    c = cats.get(vals[i])  # None: a new or missing category (general path)
-                    vals[i] = c if c is not None else _NOT_FAST
-                vals = tuple(vals)
-            if vals is not None and _FAST_NUMERIC.issuperset(map(type, vals)):
-                s = _fsum(vals)
-                if s - s == 0.0 or not (_INF in vals or _NINF in vals):
-                    _, _, order, p, pack, cols, pack_n, shape, _ = lay
-                    if cols is None:
-                        if order is not None:
-                            vals = order(vals + _NAN1)
-                        if out is not None and out.size == p and out.dtype is _F64:
-                            pack(out, 0, *vals)  # raises if not contiguous or writeable
-                            self._memo = (x, out, lay[1], given, lay[0])
-                            return out
-                        row = _empty(shape)
-                        pack(row, 0, *vals)
-                    else:
-                        buf = _empty(len(vals))
-                        pack_n(buf, 0, *vals)
-                        row = np.full(shape, _MISSING)
-                        row[0, cols] = buf
-                    return row
-        except Exception:
-            pass
-        row = self._encode_dict_general(x, learn)
-        if vals is None:
-            self._remember(x)
-        return row.reshape(1, -1)
-
-    def _remember(self, x: dict) -> None:
-        """Remember the key layout of ``x`` (just encoded) if all its keys are known features.
-
-        A layout is ``(n, get, order, p, pack, cols, pack_n, (1, p), nominal)``: ``get(x)``
-        gives the values of a dict with these ``n`` keys in column order (KeyError for a missing
-        key); ``order``, when not None, maps them plus one NaN to the row's ``p`` columns (NaN
-        for the absent ones); ``pack`` writes ``p`` doubles into a buffer.  A wide row with few
-        keys scatters instead: ``pack_n`` writes the values, which go to columns ``cols`` of a
-        row of NaN.  ``nominal`` is None when every key is a numeric feature, else the pairs
-        ``(i, categories)`` of the nominal ones: value ``i`` is replaced by its code, looked up
-        in the feature's (live) category dict; a value that has no code (a new category, a
-        missing value, an unhashable one) sends the dict to the general path.
-        """
-        try:
-            key = frozenset(x)
-            if key in self._layouts:
-                return
-            index = self.index
-            by_col = []
-            for k in x:
-                j = index.get(k)
-                if j is None:
-                    return
-                by_col.append((j, k))
-            by_col.sort(key=itemgetter(0))
-            cols = [j for j, _ in by_col]
-            keys = [k for _, k in by_col]
-            nom = tuple((i, self.categories[j]) for i, j in enumerate(cols) if self.nominal[j])
-            nom = nom or None
-            p, n = len(self.names), len(keys)
-            if n >= 2:
-                get = itemgetter(*keys)
-            elif n == 1:
-                get = lambda d, k=keys[0]: (d[k],)  # noqa: E731
-            else:
-                get = lambda d: ()  # noqa: E731
-            pack = struct.Struct(f"{p}d").pack_into
-            if n == p:  # every column
-                lay = (n, get, None, p, pack, None, None, (1, p), nom)
-            elif p <= 4 * n + 32:
-                pos = [n] * p  # where each column's value is in the values + (NaN,)
-                for i, j in enumerate(cols):
-                    pos[j] = i
-                order = itemgetter(*pos) if p > 1 else (lambda t, i=pos[0]: (t[i],))
-                lay = (n, get, order, p, pack, None, None, (1, p), nom)
-            else:
-                cols_a = np.array(cols, dtype=np.intp)
-                pack_n = struct.Struct(f"{n}d").pack_into
-                lay = (n, get, None, p, None, cols_a, pack_n, (1, p), nom)
-            if len(self._layouts) >= _MAX_LAYOUTS:
-                self._layouts.clear()
-            self._layouts[key] = lay
-        except Exception:  # only a cache: failing to fill it changes nothing
-            pass
+        if out is not None:
+            snapshot = _encode_dict(x, learn, out, self.index, self.nominal, self.categories,
+                                    _FAST_NUMERIC)  # fmt: skip
+            if snapshot is None:
+                return self._encode_dict_general(x, learn).reshape(1, -1)
+            if snapshot is not False:
+                self._memo = (x, out, snapshot)
+                return out
+        row = _empty((1, len(self.names)))  # no buffer given, or not one it can use
+        snapshot = _encode_dict(x, learn, row, self.index, self.nominal, self.categories,
+                                _FAST_NUMERIC)  # fmt: skip
+        if snapshot is None:
+            return self._encode_dict_general(x, learn).reshape(1, -1)
+        return row
 
     def _encode_dict_general(self, x: Mapping, learn: bool) -> np.ndarray:
         """:meth:`encode_dict` for any mapping, value by value: the reference behaviour."""

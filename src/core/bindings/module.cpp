@@ -8,6 +8,7 @@ namespace sf::bind {
 void bind_common(nb::module_& m);
 void bind_tree(nb::module_& m);
 void bind_engine(nb::module_& m);
+void bind_features(nb::module_& m);
 void bind_sketch(nb::module_& m);
 void bind_batch(nb::module_& m);
 }  // namespace sf::bind
@@ -20,6 +21,8 @@ NB_MODULE(_core, m) {
   sf::bind::bind_tree(tree);
   nb::module_ engine = m.def_submodule("engine", "the forest engine's passes");
   sf::bind::bind_engine(engine);
+  nb::module_ features = m.def_submodule("features", "dict rows to the core's columns");
+  sf::bind::bind_features(features);
   nb::module_ sketch = m.def_submodule("sketch", "the KLL quantile sketches");
   sf::bind::bind_sketch(sketch);
   nb::module_ batch = m.def_submodule("batch", "the batch leaf-weight forests' passes");
