@@ -7,4 +7,7 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/bindings/bind_features.cpp
   src/core/bindings/bind_mondrian.cpp
   src/core/mondrian/amf.cpp
+  src/core/bindings/bind_sketch.cpp
+  src/core/bindings/bind_batch.cpp
+  src/core/sketch/sketch_kernels.cpp
 )
