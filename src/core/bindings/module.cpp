@@ -8,6 +8,7 @@ namespace sf::bind {
 void bind_common(nb::module_& m);
 void bind_tree(nb::module_& m);
 void bind_engine(nb::module_& m);
+void bind_drift(nb::module_& m);
 }  // namespace sf::bind
 
 NB_MODULE(_core, m) {
@@ -18,4 +19,6 @@ NB_MODULE(_core, m) {
   sf::bind::bind_tree(tree);
   nb::module_ engine = m.def_submodule("engine", "the forest engine's passes");
   sf::bind::bind_engine(engine);
+  nb::module_ drift = m.def_submodule("drift", "drift detectors");
+  sf::bind::bind_drift(drift);
 }
