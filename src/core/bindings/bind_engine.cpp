@@ -307,14 +307,14 @@ void bind_engine(nb::module_& m) {
     nb::gil_scoped_release release;
     return engine::learn_one(v.A, v.frng[0], lam, v.x, y, w, v.wt, v.P, v.drifted, t0,
                              memo ? v.M : v.M0);
-  }, nb::arg("H"), nb::arg("kind"), nb::arg("lam"), nb::arg("y"), nb::arg("w"), nb::arg("t0"),
+  }, nb::arg("H"), nb::arg("kind").none(), nb::arg("lam"), nb::arg("y"), nb::arg("w"), nb::arg("t0"),
      nb::arg("memo"), "``learn_one`` of the handle's arrays (``kind``: unused, read per tree).");
   m.def("predict_one_h", [](Array<const i64> H, nb::handle, int agg) {
     EngineViews v = checked_views(H);
     if (v.P.size() == 0) bad("H: no tree");
     nb::gil_scoped_release release;
     return engine::predict_one(v.A, v.x, agg, v.P, v.M);
-  }, nb::arg("H"), nb::arg("kind"), nb::arg("agg"),
+  }, nb::arg("H"), nb::arg("kind").none(), nb::arg("agg"),
      "``predict_one`` of the handle's arrays (``kind``: unused, read per tree).");
 }
 
