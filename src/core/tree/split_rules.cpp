@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rules/observers.hpp"
+#include "rules/pregrown.hpp"
 #include "tree/room.hpp"
 #include "tree/state.hpp"
 #include "tree/structure.hpp"
@@ -37,6 +38,7 @@ const std::vector<SplitRule>& table() {
   static const std::vector<SplitRule> rules = [] {
     std::vector<SplitRule> out;
     out.push_back(filled(rules::observers_rule()));
+    out.push_back(filled(rules::pregrown_rule()));
     return out;
   }();
   return rules;
@@ -76,8 +78,11 @@ Kind kind_of(const double* pa) {
 }
 
 bool runs(const Kind& k) {
-  return k.rule != nullptr && !k.classification &&
-         !k.has.sketch && !k.has.alternates && !k.has.evidence && !k.has.bayes;
+  if (k.rule == nullptr || k.classification || k.has.sketch || k.has.alternates) return false;
+  // evidence weights and Bayesian leaves: the pre-grown trees' (their fields are allocated
+  // for those trees only)
+  if (k.has.evidence || k.has.bayes) return k.rule->code == SPLIT_PREGROWN;
+  return true;
 }
 
 }  // namespace sf::tree
