@@ -284,6 +284,27 @@ void bind_engine(nb::module_& m) {
     engine::predict_trees(A, xv, p);
   }, nb::arg("A"), nb::arg("x"), nb::arg("P").noconvert(),
      "Every tree's prediction for row ``x``, into ``P``.");
+  m.def("weighted_columns", [](Array<const double> LW, Array<const double> P,
+                               Array<double> out) {
+    auto lw = mat(LW, "LW");
+    auto p = mat(P, "P");
+    auto o = vec(out, "out");
+    if (lw.rows() != p.rows()) bad("LW: not a row per tree of P");
+    if (o.size() < p.cols()) bad("out: fewer items than columns of P");
+    if (p.cols() > 0 && (p.rows() == 0 || lw.cols() == 0)) bad("LW, P: no tree, or no weight");
+    nb::gil_scoped_release release;
+    engine::weighted_columns(lw, p, o);
+  }, nb::arg("LW"), nb::arg("P"), nb::arg("out").noconvert(),
+     "``out[i]``: the mean of ``P[:, i]`` weighted by the softmax of ``LW[:, min(i, "
+     "LW.shape[1] - 1)]``.");
+  m.def("tree_log_weights", [](nb::handle A_, Array<double> out) {
+    tree::Arena A = arena_of(A_);
+    auto o = vec(out, "out");
+    if (o.size() < A.n_trees()) bad("out: fewer items than trees");
+    runnable_trees(A, -1);
+    nb::gil_scoped_release release;
+    engine::tree_log_weights(A, o);
+  }, nb::arg("A"), nb::arg("out").noconvert(), "Each tree's log evidence weight, into ``out``.");
   m.def("predict_one", [](nb::handle A_, Array<const double> x, int agg, Array<double> P,
                           Array<double> M) {
     tree::Arena A = arena_of(A_);

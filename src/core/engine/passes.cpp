@@ -129,4 +129,16 @@ double predict_one(const Arena& A, Vec<const double> x, int agg, Vec<double> P, 
   return aggregate_at(A, P, agg);
 }
 
+void weighted_columns(Mat<const double> LW, Mat<const double> P, Vec<double> out) {
+  const i64 T = LW.rows();
+  const i64 last = LW.cols() - 1;
+  for (i64 i = 0; i < P.cols(); ++i) {
+    const i64 c = py_min(i, last);
+    out[i] = rules::weighted_mean(
+        T, [LW, c](i64 t) { return LW(t, c); }, [P, i](i64 t) { return P(t, i); });
+  }
+}
+
+void tree_log_weights(const Arena& A, Vec<double> out) { rules::log_weights(A, out); }
+
 }  // namespace sf::engine

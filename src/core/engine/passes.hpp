@@ -55,4 +55,10 @@ double aggregate_at(const Arena& A, Vec<double> P, int agg);
 void predict_trees(const Arena& A, Vec<const double> x, Vec<double> P);
 double predict_one(const Arena& A, Vec<const double> x, int agg, Vec<double> P, Mat<double> M);
 
+/// ``out[i]``: the mean of ``P(:, i)`` weighted by the softmax of ``LW(:, min(i, LW.cols() -
+/// 1))`` (the arithmetic of ``aggregate_at``; ``LW`` may have one column, for every row).
+void weighted_columns(Mat<const double> LW, Mat<const double> P, Vec<double> out);
+/// Each tree's log evidence weight, into ``out``.
+void tree_log_weights(const Arena& A, Vec<double> out);
+
 }  // namespace sf::engine

@@ -390,9 +390,9 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             if LW is None:
                 LW = np.zeros((self.n_trees, 1))
                 if self.fitted:
-                    kernels.tree_log_weights(self.arena, LW[:, 0])
+                    self.passes.tree_log_weights(self.arena, LW[:, 0])
             out = np.empty(P.shape[1])
-            kernels.weighted_columns(LW, np.ascontiguousarray(P), out)
+            self.passes.weighted_columns(LW, np.ascontiguousarray(P), out)
             return out
         out = np.empty(P.shape[1])
         self.passes.mean_columns(kernel_array(P), out)  # (P.mean(axis=0) sums one column pairwise)
@@ -403,7 +403,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         evidence; they sum to 1)."""
         lw = np.zeros(self.n_trees)
         if self.fitted:
-            kernels.tree_log_weights(self.arena, lw)
+            self.passes.tree_log_weights(self.arena, lw)
         w = np.exp(lw - lw.max())
         return w / w.sum()
 

@@ -44,6 +44,8 @@ PORTED = (
     "predict_one",
     "learn_one_h",
     "predict_one_h",
+    "weighted_columns",
+    "tree_log_weights",
 )
 
 
