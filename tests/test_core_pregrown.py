@@ -15,7 +15,9 @@ and without the memo, the handle kernels, the weighted aggregation), every arena
 bit for bit after each call, with the harness of tests/test_core_tree_passes.py."""
 
 import math
+import pickle
 
+import numba
 import numpy as np
 import pytest
 
@@ -24,8 +26,9 @@ from streamforest import _core
 from streamforest.engine import dispatch
 from streamforest.engine import kernels as NK
 from streamforest.tree_kinds import state as S
+from streamforest.tree_kinds.arena import tree_at
 from streamforest.tree_kinds.kinds import KindTag, TreeKind
-from streamforest.tree_kinds.leaf_models import HUGE_X, NIG_MIN_W, NIG_SD_RTOL
+from streamforest.tree_kinds.leaf_models import HUGE_X, NIG_MIN_W, NIG_SD_RTOL, fold_leaf_model
 from streamforest.trees import ABORFTreeRegressor
 
 from .test_core_tree_passes import _enc, assert_same, drive_pass, pair, run_both, same_bits
@@ -294,6 +297,26 @@ def test_same_as_numba_kernels_called_directly(name):
         assert_same(ea, eb, f"row {i}")
     for t in range(T):  # a tree rebuilt from its (advanced) generator: a new random tree
         run_both(ea, eb, lambda e, K, t=t: K.init_tree(e.arena, t), "init_tree")
+
+
+@numba.njit
+def _fold_numba(A, t, leaf):
+    st, prm = tree_at(A, t)
+    return fold_leaf_model(st, prm, leaf, st.ints[S.I_NFEAT])
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_same_as_numba_fold_leaf_model(name):
+    """Every leaf's model folded for many rows (a Bayesian leaf's ``bayes_fold``): the same
+    ``(a, linear)`` and ``ft_linear``."""
+    m, X, y = _learnt(name, n=700, seed=5)
+    ea, eb = pickle.loads(pickle.dumps(m.engine_)), pickle.loads(pickle.dumps(m.engine_))
+    for t in range(ea.n_trees):
+        for leaf in range(int(ea.state(t).ints[S.I_NLEAVES])):
+            a = _fold_numba(ea.arena, t, leaf)
+            b = _core.tree.fold_leaf_model(eb.arena, t, leaf)
+            assert same_bits(np.array(a, float), np.array(b, float)), (t, leaf)
+            assert_same(ea, eb, f"tree {t} leaf {leaf}")
 
 
 def test_same_as_numba_weighted_mean_edge_cases():

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bindings/arena.hpp"
+#include "leaves/leaf_models.hpp"
 #include "rules/observers.hpp"
 #include "tree/state.hpp"
 #include "tree/tree_ref.hpp"
@@ -90,6 +91,17 @@ void bind_tree(nb::module_& m) {
   }, nb::arg("A"), nb::arg("t"), nb::arg("leaf"), nb::arg("j"), nb::arg("min_branch"),
      "``(variance reduction, bins)`` of the best cut of feature ``j``'s observer at leaf slot "
      "``leaf`` of tree ``t``.");
+  m.def("fold_leaf_model", [](nb::handle A_, i64 t, i64 leaf) {
+    tree::Arena A = arena_of(A_);
+    tree::TreeRef st = runnable_tree(A, t, -1);
+    if (leaf < 0 || leaf >= st.lf_node().size()) throw nb::index_error("leaf slot outside");
+    nb::gil_scoped_release release;
+    leaves::Folded f = leaves::fold_leaf_model(st, tree::params_at(A, t), leaf,
+                                               st.ints()[tree::I_NFEAT]);
+    return std::make_tuple(f.a, f.linear);
+  }, nb::arg("A"), nb::arg("t"), nb::arg("leaf"),
+     "``(a, linear)``: the model of leaf slot ``leaf`` of tree ``t`` folded into ``a + sum_j "
+     "ft_linear[j, 0] (x_j - ft_linear[j, 1])`` (its slopes and centres into ``ft_linear``).");
 }
 
 }  // namespace sf::bind
