@@ -76,8 +76,8 @@ Kind kind_of(const double* pa) {
 }
 
 bool runs(const Kind& k) {
-  return k.rule != nullptr && !k.classification &&
-         !k.has.sketch && !k.has.alternates && !k.has.evidence && !k.has.bayes;
+  return k.rule != nullptr && !k.classification && !k.has.alternates && !k.has.evidence &&
+         !k.has.bayes;
 }
 
 }  // namespace sf::tree
