@@ -102,6 +102,9 @@ CONFIGS = {
     "axis-adaptive-evidence-bagging": lambda: _AdaptiveLeafABORF(
         n_trees=2, depth=4, oblique=False, lambda_value=1.0, seed=7, **NOM
     ),
+    "tree-axis-linear-evidence-sketch": lambda: ABORFTreeRegressor(
+        depth=3, oblique=False, evidence_fading=0.999, leaf_quantile_k=16, seed=13, **NOM
+    ),
     "tree-oblique-bayes-evidence": lambda: ABORFTreeRegressor(
         depth=3, bayesian=True, evidence_fading=0.999, mc_points=40, seed=11, **NOM
     ),
@@ -124,6 +127,8 @@ def _check_exercised(name, e):
         assert ("bayes" in name) == (st.lf_bayes.shape[1] > 0)
         if "bayes" in name:
             assert (st.lf_bayes != 0).any()
+        if "sketch" in name:
+            assert int(st.lf_sketch_levels[:, -1].sum()) > 0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -575,10 +580,10 @@ def test_evidence_update_is_algorithm_6_3():
 def test_supports_the_pregrown_regression_kinds():
     assert ("pregrown", S.SPLIT_PREGROWN) in _core.tree.rules()
     base = TreeKind(rule="pregrown", evidence=True)
-    for change in ({}, {"bayes": True}):
+    for change in ({}, {"bayes": True}, {"sketch": True}):
         k = TreeKind(**{**base.__dict__, **change})
         assert _core.tree.supports(**k.__dict__) and dispatch.core_runs(KindTag(k))
-    for change in ({"classification": True}, {"sketch": True}, {"alternates": True}):
+    for change in ({"classification": True}, {"alternates": True}):
         k = TreeKind(**{**base.__dict__, **change})
         assert not _core.tree.supports(**k.__dict__), change
     for change in ({"evidence": True}, {"bayes": True}):  # the pre-grown trees' components only

@@ -78,7 +78,7 @@ Kind kind_of(const double* pa) {
 }
 
 bool runs(const Kind& k) {
-  if (k.rule == nullptr || k.classification || k.has.sketch || k.has.alternates) return false;
+  if (k.rule == nullptr || k.classification || k.has.alternates) return false;
   // evidence weights and Bayesian leaves: the pre-grown trees' (their fields are allocated
   // for those trees only)
   if (k.has.evidence || k.has.bayes) return k.rule->code == SPLIT_PREGROWN;
