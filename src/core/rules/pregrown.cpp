@@ -284,6 +284,7 @@ void log_weights(const Arena& A, Vec<double> out) {
 }
 
 double weighted_mean_at(const Arena& A, Vec<const double> p) {
+  if (A.n_trees() == 0) return std::numeric_limits<double>::quiet_NaN();  // (no tree to read)
   return weighted_mean(
       A.n_trees(), [&A](i64 t) { return log_weight(A, t); }, [p](i64 t) { return p[t]; });
 }

@@ -101,7 +101,7 @@ inline double weighted_mean(i64 T, LW lw, P p) {
 }
 
 /// The mean of the tree predictions ``p`` weighted by the softmax of the trees' log evidence
-/// weights read from arena ``A``.
+/// weights read from arena ``A`` (NaN for an arena without trees).
 double weighted_mean_at(const tree::Arena& A, Vec<const double> p);
 
 }  // namespace sf::rules
