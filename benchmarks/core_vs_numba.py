@@ -79,7 +79,7 @@ def main(argv=None) -> None:
     for name, make in models().items():
         pe = {c: [] for c in cores}
         bt = {c: [] for c in cores}
-        for c, on in cores.items():  # warm-up: every kernel loaded, growth included
+        for on in cores.values():  # warm-up: every kernel loaded, growth included
             with dispatch.using_core(on):
                 per_example(make, D[:2000], yl[:2000], clock)
                 batch(make, Xb[:20_000], yb[:20_000], a.chunk, clock)
