@@ -56,13 +56,15 @@ inline double log_gamma(double x) {
 
 double bayes_predict(const TreeRef& st, i64 leaf, Row x, i64 nfeat) {
   Mat<double> c = st.lf_coef();
+  Cube<double> lx = st.lf_x();
+  Vec<i8> nominal = st.ft_nominal();
   double z = c(leaf, 0);
   for (i64 j = 0; j < nfeat; ++j) {
     double b = c(leaf, j + 1);
     if (b != 0.0) {  // 0 for a feature without spread (exactly, see nig_solve)
       double xj = x[j];
       if (std::fabs(xj) <= HUGE_X) {  // (not missing: NaN fails it)
-        Coords co = nig_coords(st, leaf, j);
+        Coords co = nig_coords(lx, nominal, leaf, j);
         z += b * ((xj - co.mean) * co.isd);
       }
     }
@@ -74,8 +76,10 @@ double bayes_predict(const TreeRef& st, i64 leaf, Row x, i64 nfeat) {
 double bayes_fold(const TreeRef& st, i64 leaf, i64 nfeat) {
   Mat<double> c = st.lf_coef();
   Mat<double> fl = st.ft_linear();
+  Cube<double> lx = st.lf_x();
+  Vec<i8> nominal = st.ft_nominal();
   for (i64 j = 0; j < nfeat; ++j) {
-    Coords co = nig_coords(st, leaf, j);
+    Coords co = nig_coords(lx, nominal, leaf, j);
     fl(j, 0) = c(leaf, j + 1) * co.isd;
     fl(j, 1) = co.mean;
   }
@@ -91,8 +95,10 @@ NIG nig_solve(const TreeRef& st, ParamRef prm, i64 leaf, i64 nfeat) {
   const i64 P = nfeat + 1;
   const double c = prm.nig_c();
   const double n = M(leaf, 1, 1);
+  Cube<double> lx = st.lf_x();
+  Vec<i8> nominal = st.ft_nominal();
   for (i64 j = 0; j < nfeat; ++j) {
-    Coords co = nig_coords(st, leaf, j);
+    Coords co = nig_coords(lx, nominal, leaf, j);
     fl(j, 0) = co.isd;
     fl(j, 1) = co.mean;
   }

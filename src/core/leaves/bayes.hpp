@@ -37,9 +37,8 @@ struct Coords {
 /// ``(mean, 1 / sd)`` of feature ``j`` at ``leaf``; ``1 / sd`` is 0 (``z_j = 0``) for a nominal
 /// feature, one without spread at the leaf (an ``sd`` below NIG_SD_RTOL times the mean's
 /// magnitude is rounding), or one whose values at the leaf weigh less than NIG_MIN_W.
-inline Coords nig_coords(const tree::TreeRef& st, i64 leaf, i64 j) {
-  if (st.ft_nominal()[j]) return {0.0, 0.0};
-  Cube<double> lx = st.lf_x();
+inline Coords nig_coords(Cube<double> lx, Vec<i8> nominal, i64 leaf, i64 j) {
+  if (nominal[j]) return {0.0, 0.0};
   double w = lx(leaf, j, tree::S_W);
   double m2 = lx(leaf, j, tree::S_M2);
   if (w < NIG_MIN_W || m2 <= 0.0) return {0.0, 0.0};
@@ -47,6 +46,10 @@ inline Coords nig_coords(const tree::TreeRef& st, i64 leaf, i64 j) {
   double sd = std::sqrt(m2 / w);
   if (sd <= NIG_SD_RTOL * std::fabs(mean)) return {0.0, 0.0};
   return {mean, 1.0 / sd};
+}
+
+inline Coords nig_coords(const tree::TreeRef& st, i64 leaf, i64 j) {
+  return nig_coords(st.lf_x(), st.ft_nominal(), leaf, j);
 }
 
 struct NIG {

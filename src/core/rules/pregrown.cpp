@@ -72,14 +72,6 @@ void draw_split(const TreeRef& st, ParamRef prm, i64 node, i64 d) {
   thr_[node] = thr;
 }
 
-/// Feature ``j``'s value ``v`` min-max scaled, NaN when missing or its range is unknown.
-inline double scaled(const TreeRef& st, i64 j, double v) {
-  Mat<double> mm = st.ft_minmax();
-  double inv = mm(j, MM_INV);
-  if (is_nan(v) || inv == 0.0) return std::numeric_limits<double>::quiet_NaN();
-  return (v - mm(j, MM_MIN)) * inv;
-}
-
 [[noreturn]] void cannot_hold(const std::string& what) {
   throw std::invalid_argument("pre-grown tree: " + what);
 }
@@ -195,35 +187,58 @@ void build_pregrown(const TreeRef& st, ParamRef prm) {
   ints[I_NSPLITS] = n_leaves - 1;
 }
 
-i64 child_pregrown(const TreeRef& st, i64 node, Row x) {
-  i64 kind = st.nd_cat_len()[node];
+namespace {
+
+/// The arrays a pre-grown tree's tests read, taken once per routed row.
+struct PregrownTests {
+  Vec<i64> feat, left, right, kind;
+  Vec<double> thr;
+  Vec<i8> miss_left;
+  Mat<double> mm, proj, centre;
+
+  explicit PregrownTests(const TreeRef& st)
+      : feat(st.nd_feat()), left(st.nd_left()), right(st.nd_right()), kind(st.nd_cat_len()),
+        thr(st.nd_thr()), miss_left(st.nd_miss_left()), mm(st.ft_minmax()), proj(st.nd_proj()),
+        centre(st.nd_centre()) {}
+};
+
+inline i64 child_of(const PregrownTests& nd, i64 node, Row x) {
+  i64 kind = nd.kind[node];
   bool go_left;
   if (kind == NODE_PROJ) {
-    Mat<double> mm = st.ft_minmax(), u = st.nd_proj(), c = st.nd_centre();
+    // (a weight of 0 adds 0: inputs are finite, inf is refused)
     double s = 0.0;
-    const i64 n = py_min(x.size(), u.cols());
+    const i64 n = py_min(x.size(), nd.proj.cols());
     for (i64 j = 0; j < n; ++j) {
-      double inv = mm(j, MM_INV);
-      double z = (x[j] - mm(j, MM_MIN)) * inv;
-      s += u(node, j) * (inv != 0.0 && z == z ? z : c(node, j));
+      double inv = nd.mm(j, MM_INV);
+      double z = (x[j] - nd.mm(j, MM_MIN)) * inv;
+      s += nd.proj(node, j) * (inv != 0.0 && z == z ? z : nd.centre(node, j));
     }
-    go_left = s <= st.nd_thr()[node];
+    go_left = s <= nd.thr[node];
   } else {
-    i64 f = st.nd_feat()[node];
+    i64 f = nd.feat[node];
     double v = f < x.size() ? x[f] : std::numeric_limits<double>::quiet_NaN();
     if (kind == NODE_SALT) {
-      go_left = is_nan(v) ? st.nd_miss_left()[node] == 1 : cat_goes_left(st.nd_thr()[node], v);
-    } else {
-      double z = scaled(st, f, v);
-      go_left = is_nan(z) || z <= st.nd_thr()[node];
+      go_left = is_nan(v) ? nd.miss_left[node] == 1 : cat_goes_left(nd.thr[node], v);
+    } else {  // feature f's value min-max scaled, NaN when missing or its range unknown
+      double inv = nd.mm(f, MM_INV);
+      double z = is_nan(v) || inv == 0.0 ? std::numeric_limits<double>::quiet_NaN()
+                                         : (v - nd.mm(f, MM_MIN)) * inv;
+      go_left = is_nan(z) || z <= nd.thr[node];
     }
   }
-  return go_left ? st.nd_left()[node] : st.nd_right()[node];
+  return go_left ? nd.left[node] : nd.right[node];
+}
+
+}  // namespace
+
+i64 child_pregrown(const TreeRef& st, i64 node, Row x) {
+  return child_of(PregrownTests(st), node, x);
 }
 
 i64 route_pregrown(const TreeRef& st, i64 node, Row x) {
-  Vec<i64> feat = st.nd_feat();
-  while (feat[node] >= 0) node = child_pregrown(st, node, x);
+  const PregrownTests nd(st);
+  while (nd.feat[node] >= 0) node = child_of(nd, node, x);
   return node;
 }
 
