@@ -28,7 +28,13 @@ from streamforest.engine import kernels as NK
 from streamforest.tree_kinds import state as S
 from streamforest.tree_kinds.arena import tree_at
 from streamforest.tree_kinds.kinds import KindTag, TreeKind
-from streamforest.tree_kinds.leaf_models import HUGE_X, NIG_MIN_W, NIG_SD_RTOL, fold_leaf_model
+from streamforest.tree_kinds.leaf_models import (
+    HUGE_X,
+    NIG_MIN_W,
+    NIG_SD_RTOL,
+    fold_leaf_model,
+    folded_predict,
+)
 from streamforest.trees import ABORFTreeRegressor
 
 from .test_core_tree_passes import _enc, assert_same, drive_pass, pair, run_both, same_bits
@@ -305,23 +311,34 @@ def test_same_as_numba_kernels_called_directly(name):
 
 
 @numba.njit
-def _fold_numba(A, t, leaf):
+def _fold_numba(A, t, leaf, x):
     st, prm = tree_at(A, t)
-    return fold_leaf_model(st, prm, leaf, st.ints[S.I_NFEAT])
+    nfeat = st.ints[S.I_NFEAT]
+    a, linear = fold_leaf_model(st, prm, leaf, nfeat)
+    return a, linear, folded_predict(st, a, x, nfeat)
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_same_as_numba_fold_leaf_model(name):
-    """Every leaf's model folded for many rows (a Bayesian leaf's ``bayes_fold``): the same
-    ``(a, linear)`` and ``ft_linear``."""
+    """Every leaf's model folded for many rows (a Bayesian leaf's ``bayes_fold``) and the
+    folded prediction of a row there: the same ``(a, linear)``, ``ft_linear`` and prediction,
+    which is the leaf's own up to rounding."""
     m, X, y = _learnt(name, n=700, seed=5)
     ea, eb = pickle.loads(pickle.dumps(m.engine_)), pickle.loads(pickle.dumps(m.engine_))
+    Xa = np.ascontiguousarray(ea.features.encode_array(X, learn=False), dtype=np.float64)
+    P = ea.predict_trees(Xa)
     for t in range(ea.n_trees):
+        leaves = ea.apply(t, Xa)
         for leaf in range(int(ea.state(t).ints[S.I_NLEAVES])):
-            a = _fold_numba(ea.arena, t, leaf)
+            rows = np.flatnonzero(leaves == ea.state(t).lf_node[leaf])
+            i = int(rows[0]) if rows.size else 0
+            a, lin, p = _fold_numba(ea.arena, t, leaf, Xa[i])
             b = _core.tree.fold_leaf_model(eb.arena, t, leaf)
-            assert same_bits(np.array(a, float), np.array(b, float)), (t, leaf)
+            q = _core.tree.folded_predict(eb.arena, t, b[0], Xa[i])
+            assert same_bits(np.array([a, lin, p], float), np.array([*b, q], float)), (t, leaf)
             assert_same(ea, eb, f"tree {t} leaf {leaf}")
+            if rows.size:  # (not linear: the prediction is ``a`` for every row)
+                assert (q if b[1] else b[0]) == pytest.approx(P[t, i], rel=1e-9, abs=1e-9)
 
 
 def test_same_as_numba_weighted_mean_edge_cases():
