@@ -7,6 +7,21 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/bindings/bind_features.cpp
   src/core/bindings/bind_mondrian.cpp
   src/core/mondrian/amf.cpp
+  src/core/bindings/bind_drift.cpp
+  src/core/tree/split_rules.cpp
+  src/core/tree/structure.cpp
+  src/core/tree/room.cpp
+  src/core/tree/splitting.cpp
+  src/core/tree/leaf_sketch.cpp
+  src/core/tree/passes.cpp
+  src/core/tree/alternates.cpp
+  src/core/tree/classification.cpp
+  src/core/rules/observers.cpp
+  src/core/rules/extra.cpp
+  src/core/rules/pregrown.cpp
+  src/core/leaves/leaf_models.cpp
+  src/core/leaves/bayes.cpp
+  src/core/engine/passes.cpp
   src/core/bindings/bind_sketch.cpp
   src/core/bindings/bind_batch.cpp
   src/core/sketch/sketch_kernels.cpp

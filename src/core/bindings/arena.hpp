@@ -2,7 +2,10 @@
 // of five arrays) as the core's ``tree::Arena``, every array's type and shape checked.
 #pragma once
 
+#include <string>
+
 #include "bindings/arrays.hpp"
+#include "tree/state.hpp"
 #include "tree/tree_ref.hpp"
 
 namespace sf::bind {
@@ -32,6 +35,30 @@ inline tree::Arena arena_of(nb::handle A) {
 /// Check that ``t`` names a tree of ``A``.
 inline void need_tree(const tree::Arena& A, i64 t) {
   if (t < 0 || t >= A.n_trees()) throw nb::index_error("tree index outside the arena");
+}
+
+/// Tree ``t`` of ``A`` as the passes take it: it exists (its ``ints`` hold N_INTS items), its
+/// kind is one this core runs (tree::runs), and rows of ``row_width`` columns hold its
+/// features (``row_width < 0``: no rows).  Raises ValueError otherwise.
+inline tree::TreeRef runnable_tree(const tree::Arena& A, i64 t, i64 row_width) {
+  need_tree(A, t);
+  const i64* lay = A.lay.data + t * A.lay.n1 * A.lay.n2;
+  if (lay[1] < tree::N_INTS || lay[0] < 0 || lay[0] + lay[1] > A.ia.n1)
+    throw nb::value_error(("tree " + std::to_string(t) + " of the arena does not exist").c_str());
+  tree::TreeRef st = tree::state_at(A, t);
+  if (!tree::runs(st.kind))
+    throw nb::value_error(("tree " + std::to_string(t) +
+                           ": a tree kind the compiled core does not run (yet)").c_str());
+  if (row_width >= 0 && row_width < st.ints()[tree::I_NFEAT])
+    throw nb::value_error(("rows of " + std::to_string(row_width) + " columns for tree " +
+                           std::to_string(t) + " of " + std::to_string(st.ints()[tree::I_NFEAT]) +
+                           " features").c_str());
+  return st;
+}
+
+/// ``runnable_tree`` for every tree of ``A``.
+inline void runnable_trees(const tree::Arena& A, i64 row_width) {
+  for (i64 t = 0; t < A.n_trees(); ++t) runnable_tree(A, t, row_width);
 }
 
 }  // namespace sf::bind

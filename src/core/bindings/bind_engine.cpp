@@ -1,13 +1,111 @@
-// Bindings of the forest engine's passes (streamforest/engine/kernels.py's entry points).
+// Bindings of the forest engine's passes (streamforest/engine/kernels.py's entry points, same
+// names and argument order).
+#include <string>
+
+#include "bindings/arena.hpp"
 #include "bindings/arrays.hpp"
 #include "engine/bagging.hpp"
+#include "engine/handle.hpp"
+#include "engine/passes.hpp"
 
 namespace sf::bind {
+
+namespace {
+
+using engine::EngineViews;
+
+[[noreturn]] void bad(const std::string& what) { throw nb::value_error(what.c_str()); }
+
+/// The rows of a batch pass: ``X`` (n, p), ``y`` (n,), the checks of tree ``t``.
+void need_rows(const tree::Arena& A, i64 t, Mat<const double> X, i64 y_size) {
+  runnable_tree(A, t, X.cols());
+  if (y_size < X.rows()) bad("y: fewer items than rows of X");
+}
+
+/// ``W``: a row per tree of ``A`` and a column per row of ``X``.
+void need_weights(const tree::Arena& A, Mat<const double> W, i64 n, const char* name) {
+  if (W.rows() < A.n_trees()) bad(std::string(name) + ": fewer rows than trees");
+  if (W.cols() < n) bad(std::string(name) + ": fewer columns than rows of X");
+}
+
+void need_out(const tree::Arena& A, Mat<double> P, i64 n, const char* name) {
+  if (P.rows() < A.n_trees()) bad(std::string(name) + ": fewer rows than trees");
+  if (P.cols() < n) bad(std::string(name) + ": fewer columns than rows of X");
+}
+
+u64& state_of(Array<u64>& a, const char* name) {
+  if (a.ndim() != 1 || a.shape(0) < 1) bad(std::string(name) + ": a 1-d uint64 state");
+  return a.data()[0];
+}
+
+/// The memo ``M`` a per-example pass reads (``t < M.cols()``) and writes (``writes``: every
+/// tree's column).
+void need_memo(Mat<double> M, i64 T, bool writes, const char* name) {
+  if ((M.cols() > 0 || writes) && M.rows() < 3) bad(std::string(name) + ": fewer than 3 rows");
+  if (writes && M.cols() < T) bad(std::string(name) + ": fewer columns than trees");
+}
+
+/// An engine handle (a 1-d C-contiguous int64 array of H_SIZE items) read through the buffer
+/// protocol: a per-example call's one array, without the cost of a general ndarray conversion.
+class HandleBuffer {
+ public:
+  explicit HandleBuffer(nb::handle H) {
+    if (PyObject_GetBuffer(H.ptr(), &view_, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+      PyErr_Clear();
+      throw nb::type_error("H: an engine handle (a 1-d C-contiguous int64 array)");
+    }
+    held_ = true;
+    const char* f = view_.format;
+    bool int64 = view_.itemsize == 8 && f != nullptr &&
+                 ((f[0] == 'q' || f[0] == 'l') && f[1] == 0);
+    if (!int64 || view_.ndim != 1)
+      throw nb::type_error("H: an engine handle (a 1-d C-contiguous int64 array)");
+  }
+  HandleBuffer(const HandleBuffer&) = delete;
+  HandleBuffer& operator=(const HandleBuffer&) = delete;
+  ~HandleBuffer() {
+    if (held_) PyBuffer_Release(&view_);
+  }
+  Vec<const i64> vec() const {
+    return Vec<const i64>(static_cast<const i64*>(view_.buf), view_.shape[0]);
+  }
+
+ private:
+  Py_buffer view_{};
+  bool held_ = false;
+};
+
+/// The views of an engine handle, every shape a pass indexes with checked.
+EngineViews checked_views(const HandleBuffer& H) {
+  Vec<const i64> h = H.vec();
+  if (h.size() != engine::H_SIZE) bad("H: not an engine handle");
+  EngineViews v = engine::engine_views(h);
+  const tree::Arena& A = v.A;
+  i64 T = A.lay.n0;
+  if (A.fa.n0 != T || A.ia.n0 != T || A.ba.n0 != T || A.pa.n0 != T)
+    bad("H: malformed tree arena (a row per tree in every array)");
+  if (A.lay.n1 != SF_TREE_N_FIELDS || A.lay.n2 != 4 || A.pa.n1 != SF_TREE_N_PARAMS)
+    bad("H: tree arena of another layout than this core's fields and parameters");
+  if (v.frng.size() < 1) bad("H: no generator state");
+  if (v.wt.size() < T || v.P.size() < T || v.drifted.size() < T)
+    bad("H: scratch arrays shorter than the trees");
+  need_memo(v.M, T, true, "H memo");
+  need_memo(v.M0, T, false, "H empty memo");
+  runnable_trees(A, v.x.size());
+  return v;
+}
+
+}  // namespace
 
 void bind_engine(nb::module_& m) {
   m.attr("AGG_MEAN") = engine::AGG_MEAN;
   m.attr("AGG_MEDIAN") = engine::AGG_MEDIAN;
   m.attr("AGG_WEIGHTED") = engine::AGG_WEIGHTED;
+  m.attr("DONE") = engine::DONE;
+  m.attr("DRIFTED") = engine::DRIFTED;
+  m.attr("FRESH") = engine::FRESH;
+  m.attr("H_SIZE") = engine::H_SIZE;
+  m.attr("H_ROW") = engine::H_ROW;
   m.def("draw_weights", [](Array<u64> frng, double lam, Array<const double> w, Array<double> out) {
     auto o = mat(out, "out");
     auto wv = vec(w, "w");
@@ -27,6 +125,250 @@ void bind_engine(nb::module_& m) {
     engine::mean_columns(Mat<const double>(p.data, p.n0, p.n1), o);
   }, nb::arg("P"), nb::arg("out").noconvert(),
      "``out[i]``: the mean of ``P[:, i]``, summed over the trees in order.");
+
+  // --- batch passes of one tree ------------------------------------------------------------
+  m.def("learn_rows", [](nb::handle A_, i64 t, Array<const double> X, Array<const double> y,
+                         Array<const double> W, i64 start) {
+    tree::Arena A = arena_of(A_);
+    auto x = mat(X, "X");
+    auto yv = vec(y, "y");
+    auto w = mat(W, "W");
+    need_rows(A, t, x, yv.size());
+    need_weights(A, w, x.rows(), "W");
+    if (start < 0) bad("start: negative");
+    nb::gil_scoped_release release;
+    return engine::learn_rows(A, t, x, yv, w, start);
+  }, nb::arg("A"), nb::arg("t"), nb::arg("X"), nb::arg("y"), nb::arg("W"), nb::arg("start"),
+     "Tree ``t`` learns rows ``start..`` of ``X`` with weights ``W[t]``; the row it stopped "
+     "before.");
+  m.def("predict_learn_rows", [](nb::handle A_, i64 t, Array<const double> X,
+                                 Array<const double> y, Array<const double> W, i64 start,
+                                 Array<double> P) {
+    tree::Arena A = arena_of(A_);
+    auto x = mat(X, "X");
+    auto yv = vec(y, "y");
+    auto w = mat(W, "W");
+    auto p = mat(P, "P");
+    need_rows(A, t, x, yv.size());
+    need_weights(A, w, x.rows(), "W");
+    need_out(A, p, x.rows(), "P");
+    if (start < 0) bad("start: negative");
+    nb::gil_scoped_release release;
+    return engine::predict_learn_rows(A, t, x, yv, w, start, p);
+  }, nb::arg("A"), nb::arg("t"), nb::arg("X"), nb::arg("y"), nb::arg("W"), nb::arg("start"),
+     nb::arg("P").noconvert(),
+     "Tree ``t`` predicts each row (into ``P[t]``), then learns it with weight ``W[t]``.");
+  m.def("predict_learn_rows_lw", [](nb::handle A_, i64 t, Array<const double> X,
+                                    Array<const double> y, Array<const double> W, i64 start,
+                                    Array<double> P, Array<double> LW) {
+    tree::Arena A = arena_of(A_);
+    auto x = mat(X, "X");
+    auto yv = vec(y, "y");
+    auto w = mat(W, "W");
+    auto p = mat(P, "P");
+    auto lw = mat(LW, "LW");
+    need_rows(A, t, x, yv.size());
+    need_weights(A, w, x.rows(), "W");
+    need_out(A, p, x.rows(), "P");
+    need_out(A, lw, x.rows(), "LW");
+    if (start < 0) bad("start: negative");
+    nb::gil_scoped_release release;
+    return engine::predict_learn_rows_lw(A, t, x, yv, w, start, p, lw);
+  }, nb::arg("A"), nb::arg("t"), nb::arg("X"), nb::arg("y"), nb::arg("W"), nb::arg("start"),
+     nb::arg("P").noconvert(), nb::arg("LW").noconvert(),
+     "``predict_learn_rows`` that also records tree t's log weight before each row in "
+     "``LW[t]``.");
+  m.def("predict_rows", [](nb::handle A_, i64 t, Array<const double> X, Array<double> P) {
+    tree::Arena A = arena_of(A_);
+    auto x = mat(X, "X");
+    runnable_tree(A, t, x.cols());
+    Mat<double> out;
+    if (P.ndim() == 2) {
+      auto p = mat(P, "P");
+      need_out(A, p, x.rows(), "P");
+      out = Mat<double>(p.row(t).data, x.rows(), 1);
+    } else {
+      auto p = cube(P, "P");
+      if (p.n0 < A.n_trees() || p.n1 < x.rows()) bad("P: fewer trees or rows than needed");
+      out = Mat<double>(p.mat(t).data, x.rows(), p.n2);
+    }
+    nb::gil_scoped_release release;
+    engine::predict_rows(A, t, x, out);
+  }, nb::arg("A"), nb::arg("t"), nb::arg("X"), nb::arg("P").noconvert(),
+     "Tree ``t``'s predictions for the rows of ``X``, into ``P[t]``.");
+  m.def("apply_rows", [](nb::handle A_, i64 t, Array<const double> X, Array<i64> out) {
+    tree::Arena A = arena_of(A_);
+    auto x = mat(X, "X");
+    auto o = vec(out, "out");
+    runnable_tree(A, t, x.cols());
+    if (o.size() < x.rows()) bad("out: fewer items than rows of X");
+    nb::gil_scoped_release release;
+    engine::apply_rows(A, t, x, o);
+  }, nb::arg("A"), nb::arg("t"), nb::arg("X"), nb::arg("out").noconvert(),
+     "Leaf node of tree ``t`` reached by each row of ``X``.");
+  m.def("background_rows", [](nb::handle B_, i64 t, Array<const double> X, Array<const double> y,
+                              Array<const double> w, i64 start) {
+    tree::Arena B = arena_of(B_);
+    auto x = mat(X, "X");
+    auto yv = vec(y, "y");
+    auto wv = vec(w, "w");
+    need_rows(B, t, x, yv.size());
+    if (wv.size() < x.rows()) bad("w: fewer items than rows of X");
+    if (start < 0) bad("start: negative");
+    nb::gil_scoped_release release;
+    return engine::background_rows(B, t, x, yv, wv, start);
+  }, nb::arg("B"), nb::arg("t"), nb::arg("X"), nb::arg("y"), nb::arg("w"), nb::arg("start"),
+     "Background tree ``t`` learns rows ``start..`` of ``X`` with the weights ``w``.");
+  m.def("draw_background", [](Array<u64> brng, double lam, Array<const double> w,
+                              Array<double> out, i64 start, i64 stop) {
+    u64& s = state_of(brng, "brng");
+    auto wv = vec(w, "w");
+    auto o = vec(out, "out");
+    if (start < 0) bad("start: negative");
+    if (stop > wv.size() || stop > o.size()) bad("stop: past the end of w or out");
+    nb::gil_scoped_release release;
+    engine::draw_background(s, lam, wv, o, start, stop);
+  }, nb::arg("brng").noconvert(), nb::arg("lam"), nb::arg("w"), nb::arg("out").noconvert(),
+     nb::arg("start"), nb::arg("stop"),
+     "``out[i]``, ``start <= i < stop``: a background tree's bagging weights of rows i.");
+  m.def("init_tree", [](nb::handle A_, i64 t) {
+    tree::Arena A = arena_of(A_);
+    runnable_tree(A, t, -1);
+    nb::gil_scoped_release release;
+    engine::init_tree(A, t);
+  }, nb::arg("A"), nb::arg("t"), "A new tree in row ``t``: its root leaf.");
+  m.def("rebuild_hash_at", [](nb::handle A_, i64 t) {
+    tree::Arena A = arena_of(A_);
+    runnable_tree(A, t, -1);
+    nb::gil_scoped_release release;
+    engine::rebuild_hash_at(A, t);
+  }, nb::arg("A"), nb::arg("t"),
+     "Re-insert every live observer bin of tree ``t`` into its hash table.");
+  m.def("lacks_room", [](nb::handle A_, i64 t) {
+    tree::Arena A = arena_of(A_);
+    runnable_tree(A, t, -1);
+    nb::gil_scoped_release release;
+    return engine::lacks_room(A, t);
+  }, nb::arg("A"), nb::arg("t"));
+
+  // --- one example through every tree ------------------------------------------------------
+  m.def("predict_trees_memo", [](nb::handle A_, Array<const double> x, Array<double> P,
+                                 Array<double> M) {
+    tree::Arena A = arena_of(A_);
+    auto xv = vec(x, "x");
+    auto p = vec(P, "P");
+    auto mm = mat(M, "M");
+    runnable_trees(A, xv.size());
+    if (p.size() < A.n_trees()) bad("P: fewer items than trees");
+    need_memo(mm, A.n_trees(), true, "M");
+    nb::gil_scoped_release release;
+    engine::predict_trees_memo(A, xv, p, mm);
+  }, nb::arg("A"), nb::arg("x"), nb::arg("P").noconvert(), nb::arg("M").noconvert());
+  m.def("learn_one", [](nb::handle A_, Array<u64> frng, double lam, Array<const double> x,
+                        double y, double w, Array<double> wt, Array<double> P,
+                        Array<i8> drifted, i64 t0, Array<double> M) {
+    tree::Arena A = arena_of(A_);
+    u64& s = state_of(frng, "frng");
+    auto xv = vec(x, "x");
+    auto wtv = vec(wt, "wt");
+    auto p = vec(P, "P");
+    auto d = vec(drifted, "drifted");
+    auto mm = mat(M, "M");
+    i64 T = A.n_trees();
+    runnable_trees(A, xv.size());
+    if (wtv.size() < T || p.size() < T || d.size() < T) bad("wt, P, drifted: one item per tree");
+    need_memo(mm, T, false, "M");
+    if (t0 < engine::FRESH) bad("t0: FRESH or a tree index");
+    nb::gil_scoped_release release;
+    return engine::learn_one(A, s, lam, xv, y, w, wtv, p, d, t0, mm);
+  }, nb::arg("A"), nb::arg("frng").noconvert(), nb::arg("lam"), nb::arg("x"), nb::arg("y"),
+     nb::arg("w"), nb::arg("wt").noconvert(), nb::arg("P").noconvert(),
+     nb::arg("drifted").noconvert(), nb::arg("t0"), nb::arg("M").noconvert(),
+     "Every tree learns ``(x, y)``: DONE, DRIFTED, or the index of a tree that lacks room.");
+  m.def("learn_background_one", [](nb::handle B_, Array<const i8> on, Array<u64> brng,
+                                   double lam, Array<const double> x, double y, double w,
+                                   Array<double> bw, i64 t0) {
+    tree::Arena B = arena_of(B_);
+    auto onv = vec(on, "on");
+    auto rng = mat(brng, "brng");
+    auto xv = vec(x, "x");
+    auto b = vec(bw, "bw");
+    i64 T = onv.size();
+    if (T > B.n_trees() || rng.rows() < T || rng.cols() < 1 || b.size() < T)
+      bad("on, brng, bw: one item per background tree");
+    for (i64 t = 0; t < T; ++t)
+      if (onv[t]) runnable_tree(B, t, xv.size());
+    if (t0 < engine::FRESH) bad("t0: FRESH or a tree index");
+    nb::gil_scoped_release release;
+    return engine::learn_background_one(B, onv, rng, lam, xv, y, w, b, t0);
+  }, nb::arg("B"), nb::arg("on"), nb::arg("brng").noconvert(), nb::arg("lam"), nb::arg("x"),
+     nb::arg("y"), nb::arg("w"), nb::arg("bw").noconvert(), nb::arg("t0"),
+     "Every background tree (``on[t]``) learns ``(x, y)`` with its own bagging weight.");
+  m.def("predict_trees", [](nb::handle A_, Array<const double> x, Array<double> P) {
+    tree::Arena A = arena_of(A_);
+    auto xv = vec(x, "x");
+    auto p = vec(P, "P");
+    runnable_trees(A, xv.size());
+    if (p.size() < A.n_trees()) bad("P: fewer items than trees");
+    nb::gil_scoped_release release;
+    engine::predict_trees(A, xv, p);
+  }, nb::arg("A"), nb::arg("x"), nb::arg("P").noconvert(),
+     "Every tree's prediction for row ``x``, into ``P``.");
+  m.def("weighted_columns", [](Array<const double> LW, Array<const double> P,
+                               Array<double> out) {
+    auto lw = mat(LW, "LW");
+    auto p = mat(P, "P");
+    auto o = vec(out, "out");
+    if (lw.rows() != p.rows()) bad("LW: not a row per tree of P");
+    if (o.size() < p.cols()) bad("out: fewer items than columns of P");
+    if (p.cols() > 0 && (p.rows() == 0 || lw.cols() == 0)) bad("LW, P: no tree, or no weight");
+    nb::gil_scoped_release release;
+    engine::weighted_columns(lw, p, o);
+  }, nb::arg("LW"), nb::arg("P"), nb::arg("out").noconvert(),
+     "``out[i]``: the mean of ``P[:, i]`` weighted by the softmax of ``LW[:, min(i, "
+     "LW.shape[1] - 1)]``.");
+  m.def("tree_log_weights", [](nb::handle A_, Array<double> out) {
+    tree::Arena A = arena_of(A_);
+    auto o = vec(out, "out");
+    if (o.size() < A.n_trees()) bad("out: fewer items than trees");
+    runnable_trees(A, -1);
+    nb::gil_scoped_release release;
+    engine::tree_log_weights(A, o);
+  }, nb::arg("A"), nb::arg("out").noconvert(), "Each tree's log evidence weight, into ``out``.");
+  m.def("predict_one", [](nb::handle A_, Array<const double> x, int agg, Array<double> P,
+                          Array<double> M) {
+    tree::Arena A = arena_of(A_);
+    auto xv = vec(x, "x");
+    auto p = vec(P, "P");
+    auto mm = mat(M, "M");
+    runnable_trees(A, xv.size());
+    if (p.size() < A.n_trees() || p.size() == 0) bad("P: fewer items than trees");
+    need_memo(mm, A.n_trees(), true, "M");
+    nb::gil_scoped_release release;
+    return engine::predict_one(A, xv, agg, p, mm);
+  }, nb::arg("A"), nb::arg("x"), nb::arg("agg"), nb::arg("P").noconvert(),
+     nb::arg("M").noconvert(),
+     "The forest's prediction for row ``x`` (tree predictions left in ``P``, memo in ``M``).");
+
+  // --- the per-example passes through a handle (streamforest/engine/handle.py) -------------
+  m.def("learn_one_h", [](nb::handle H_, nb::handle, double lam, double y, double w, i64 t0,
+                          bool memo) {
+    HandleBuffer H(H_);
+    EngineViews v = checked_views(H);
+    if (t0 < engine::FRESH) bad("t0: FRESH or a tree index");
+    nb::gil_scoped_release release;
+    return engine::learn_one(v.A, v.frng[0], lam, v.x, y, w, v.wt, v.P, v.drifted, t0,
+                             memo ? v.M : v.M0);
+  }, nb::arg("H"), nb::arg("kind").none(), nb::arg("lam"), nb::arg("y"), nb::arg("w"), nb::arg("t0"),
+     nb::arg("memo"), "``learn_one`` of the handle's arrays (``kind``: unused, read per tree).");
+  m.def("predict_one_h", [](nb::handle H_, nb::handle, int agg) {
+    HandleBuffer H(H_);
+    EngineViews v = checked_views(H);
+    if (v.P.size() == 0) bad("H: no tree");
+    nb::gil_scoped_release release;
+    return engine::predict_one(v.A, v.x, agg, v.P, v.M);
+  }, nb::arg("H"), nb::arg("kind").none(), nb::arg("agg"),
+     "``predict_one`` of the handle's arrays (``kind``: unused, read per tree).");
 }
 
 }  // namespace sf::bind

@@ -10,6 +10,7 @@ void bind_tree(nb::module_& m);
 void bind_engine(nb::module_& m);
 void bind_features(nb::module_& m);
 void bind_mondrian(nb::module_& m);
+void bind_drift(nb::module_& m);
 void bind_sketch(nb::module_& m);
 void bind_batch(nb::module_& m);
 }  // namespace sf::bind
@@ -26,6 +27,8 @@ NB_MODULE(_core, m) {
   sf::bind::bind_features(features);
   nb::module_ mondrian = m.def_submodule("mondrian", "aggregated Mondrian forests' passes");
   sf::bind::bind_mondrian(mondrian);
+  nb::module_ drift = m.def_submodule("drift", "drift detectors");
+  sf::bind::bind_drift(drift);
   nb::module_ sketch = m.def_submodule("sketch", "the KLL quantile sketches");
   sf::bind::bind_sketch(sketch);
   nb::module_ batch = m.def_submodule("batch", "the batch leaf-weight forests' passes");

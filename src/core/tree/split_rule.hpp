@@ -13,6 +13,13 @@ namespace sf::tree {
 
 using Row = Vec<const double>;  // one row of features (NaN: missing)
 
+/// A tree's step on one row: its prediction made before learning, and whether its drift
+/// detector signalled.
+struct Step {
+  double pred;
+  bool drifted;
+};
+
 struct SplitRule {
   int code = -1;            // TreeParams.split_rule
   const char* name = "";   // the Python table's name
@@ -37,6 +44,9 @@ struct SplitRule {
 };
 
 /// The rule of code ``code`` (nullptr: none), with every null part filled by the default.
-const SplitRule* split_rule(int code);
+const SplitRule* split_rule(i64 code);
+
+/// The rule named ``name`` in the table (nullptr: none).
+const SplitRule* split_rule_named(const char* name);
 
 }  // namespace sf::tree

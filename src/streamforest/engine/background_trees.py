@@ -9,6 +9,7 @@ from .. import rng as _rng
 from ..drift import PH_DRIFT, PH_WARNING, PH_WITHDRAWN, page_hinkley_init
 from ..tree_kinds import arena, state
 from . import budget, kernels
+from .dispatch import kernels_for
 
 DS_WARNINGS, DS_DRIFTS, DS_STARTED, DS_SWAPPED, DS_DISCARDED = range(5)
 
@@ -98,12 +99,13 @@ class BackgroundTrees:
         X, y, w = rows
         if wb is None:
             wb = np.empty(X.shape[0])
-        kernels.draw_background(self.bg_rng[t], self.bagging, w, wb, i0, i1)
+        K = kernels_for(self.bg.kind)
+        K.draw_background(self.bg_rng[t], self.bagging, w, wb, i0, i1)
         Xs, ys = X[:i1], y[:i1]
         j = i0
         while True:
             B = self.bg
-            j = kernels.background_rows(B, t, Xs, ys, wb, j)
+            j = kernels_for(B.kind).background_rows(B, t, Xs, ys, wb, j)
             self._carry_row(B, t, bg=True)
             if j >= i1:
                 return wb

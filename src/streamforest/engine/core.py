@@ -82,6 +82,7 @@ from ..tree_kinds import arena
 from ..tree_kinds import state as tree_state
 from . import kernels
 from .background_trees import DRIFT_STATS, DS_DRIFTS, BackgroundTrees
+from .dispatch import kernels_for
 from .per_example import PerExample
 from .tree_lifecycle import TreeLifecycle, _arena_kind
 
@@ -290,6 +291,12 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         """Tree ``t``'s state (numpy views, valid until the arena changes)."""
         return arena.load(self.arena, t)
 
+    @property
+    def passes(self):
+        """The engine's kernels for its trees' kind: the compiled core's where it runs the kind,
+        else numba's (the one choice, :func:`~streamforest.engine.dispatch.kernels_for`)."""
+        return kernels_for(self.arena.kind)
+
     def params(self, t: int) -> tree_state.TreeParams:
         return arena.params_at(self.arena, t)
 
@@ -356,14 +363,14 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         not pay for them; rehashing the observer bins in place changes nothing."""
         if self.fitted:
             with self._lock:
-                kernels.rebuild_hash_at(self.arena, 0)
+                self.passes.rebuild_hash_at(self.arena, 0)
 
     # --- bagging and aggregation ------------------------------------------------------------------
     def bagging_weights(self, wa: np.ndarray) -> np.ndarray:
         """``(n_trees, n)`` bagging weights of the next ``n`` rows (advances the generator; a
         shard draws the whole forest's and returns its trees', see :meth:`restrict`)."""
         out = np.empty((self.forest_trees, wa.shape[0]))
-        kernels.draw_weights(self.rng, self.bagging, wa, out)
+        self.passes.draw_weights(self.rng, self.bagging, wa, out)
         shard = self.__dict__.get("shard")
         return out if shard is None else np.ascontiguousarray(out[shard[1]])
 
@@ -383,12 +390,12 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             if LW is None:
                 LW = np.zeros((self.n_trees, 1))
                 if self.fitted:
-                    kernels.tree_log_weights(self.arena, LW[:, 0])
+                    self.passes.tree_log_weights(self.arena, LW[:, 0])
             out = np.empty(P.shape[1])
-            kernels.weighted_columns(LW, np.ascontiguousarray(P), out)
+            self.passes.weighted_columns(LW, np.ascontiguousarray(P), out)
             return out
         out = np.empty(P.shape[1])
-        kernels.mean_columns(kernel_array(P), out)  # (P.mean(axis=0) sums one column pairwise)
+        self.passes.mean_columns(kernel_array(P), out)  # (P.mean(axis=0) sums one column pairwise)
         return out
 
     def tree_weights(self) -> np.ndarray:
@@ -396,7 +403,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         evidence; they sum to 1)."""
         lw = np.zeros(self.n_trees)
         if self.fitted:
-            kernels.tree_log_weights(self.arena, lw)
+            self.passes.tree_log_weights(self.arena, lw)
         w = np.exp(lw - lw.max())
         return w / w.sum()
 
@@ -476,19 +483,21 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
     def learn(self, Xa, ya, W, wa) -> None:
         """Every tree learns the rows with its weights ``W[t]`` (``wa``: the sample weights,
         for background trees)."""
-        self.run(lambda A, t, i: kernels.learn_rows(A, t, Xa, ya, W, i), Xa.shape[0],
+        K = self.passes
+        self.run(lambda A, t, i: K.learn_rows(A, t, Xa, ya, W, i), Xa.shape[0],
                  rows=(Xa, ya, wa))  # fmt: skip
 
     def predict_learn(self, Xa, ya, W, wa) -> np.ndarray:
         """``(n_trees, n)`` predictions made before learning each row; the trees learn (as
         :meth:`learn`)."""
         P = np.zeros((self.n_trees, Xa.shape[0]))
+        K = self.passes
         if self.aggregation != kernels.AGG_WEIGHTED:
-            self.run(lambda A, t, i: kernels.predict_learn_rows(A, t, Xa, ya, W, i, P), Xa.shape[0],
+            self.run(lambda A, t, i: K.predict_learn_rows(A, t, Xa, ya, W, i, P), Xa.shape[0],
                      rows=(Xa, ya, wa))  # fmt: skip
             return P
         LW = np.zeros_like(P)  # each tree's weight before each row, for aggregate(P)
-        self.run(lambda A, t, i: kernels.predict_learn_rows_lw(A, t, Xa, ya, W, i, P, LW),
+        self.run(lambda A, t, i: K.predict_learn_rows_lw(A, t, Xa, ya, W, i, P, LW),
                  Xa.shape[0], rows=(Xa, ya, wa))  # fmt: skip
         self._lw = [*self._lw[-3:], (P, LW)]
         return P
@@ -499,9 +508,10 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         n = Xa.shape[0]
         P = np.zeros((self.n_trees, n, n_classes) if n_classes else (self.n_trees, n))
         if self.fitted and n:
+            K = self.passes
 
             def run(t):
-                kernels.predict_rows(self.arena, t, Xa, P)
+                K.predict_rows(self.arena, t, Xa, P)
 
             self.each_tree(run, n)
         return P
@@ -509,5 +519,5 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
     def apply(self, t: int, Xa) -> np.ndarray:
         """The leaf node of tree ``t`` that each row of ``Xa`` reaches (routing to leaves)."""
         out = np.empty(Xa.shape[0], dtype=np.int64)
-        kernels.apply_rows(self.arena, t, Xa, out)
+        self.passes.apply_rows(self.arena, t, Xa, out)
         return out

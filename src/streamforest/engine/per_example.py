@@ -9,8 +9,8 @@ from ..compiled import entry_point
 from ..tree_kinds import state
 from . import handle as handle_kernels
 from . import kernels
-
-_ENTRY_POINTS: dict = {}  # (kernel, tree kind) -> its compiled entry point (see Engine.call)
+from .dispatch import ENTRY_POINTS as _ENTRY_POINTS  # (kernel, tree kind) -> its entry point
+from .dispatch import entry_point_for
 
 _FRESH, _DONE = (
     kernels.FRESH,
@@ -64,11 +64,15 @@ class PerExample:
         dispatch, which for an Arena argument costs more than a tree's prediction.  Only for the
         engine's own argument types (its arena, row buffer and scratch, converted floats), the same
         for every engine, so the entry points are kept once per process (outside the engine: nothing
-        of numba's hangs on a model, e.g. for River's memory walk)."""
-        key = (kernel, self.arena.kind if kind is None else kind)
+        of numba's hangs on a model, e.g. for River's memory walk).  For the trees of a kind the
+        compiled core runs, a kernel the core has is the core's function
+        (:func:`~streamforest.engine.dispatch.entry_point_for`)."""
+        kind = self.arena.kind if kind is None else kind
+        key = (kernel, kind)
         ep = _ENTRY_POINTS.get(key)
         if ep is None:
-            ep = _ENTRY_POINTS[key] = entry_point(kernel, args)
+            ep = entry_point_for(kernel, kind) or entry_point(kernel, args)
+            _ENTRY_POINTS[key] = ep
         return ep(*args)
 
     @property
@@ -240,9 +244,10 @@ class PerExample:
             kind = self.arena.kind
             ep = _ENTRY_POINTS.get((_PREDICT_ONE_H, kind))
             if ep is None:
-                ep = _ENTRY_POINTS[(_PREDICT_ONE_H, kind)] = entry_point(
+                ep = entry_point_for(_PREDICT_ONE_H, kind) or entry_point(
                     _PREDICT_ONE_H, (Hd, kind, self.aggregation)
                 )
+                _ENTRY_POINTS[(_PREDICT_ONE_H, kind)] = ep
             y = ep(Hd, kind, self.aggregation)
             m = self.features._memo  # remember(row), inline
             self._hint = m if m[1] is row else None

@@ -12,6 +12,7 @@ from ..tree_kinds import rules as split_rules
 from ..tree_kinds.kinds import TreeKind, kind_of
 from ..tree_kinds.pregrown import pregrown_size
 from . import budget, kernels
+from .dispatch import kernels_for
 
 
 def _with_kind(A: arena.Arena, kind: TreeKind) -> arena.Arena:
@@ -182,7 +183,8 @@ class TreeLifecycle:
         A = arena.store(self._arena_of(bg), t, st, prm, kept=fresh, views=fresh,
                         release_old=self._release_old())  # fmt: skip
         self._put(bg, _with_kind(A, kind_of(prm)))
-        kernels.init_tree(self._arena_of(bg), t)
+        A = self._arena_of(bg)
+        kernels_for(A.kind).init_tree(A, t)
 
     def _create(self, t: int, p: int) -> None:
         self._new_tree(t, p, self._tree_seed(t))
@@ -318,6 +320,6 @@ class TreeLifecycle:
             code = self.int_of(t, state.I_DRIFT)
             if code and self._signal(t, code):
                 return True
-            if stop < n and kernels.lacks_room(self.arena, t):
+            if stop < n and self.passes.lacks_room(self.arena, t):
                 self.make_room(t)
             return False
