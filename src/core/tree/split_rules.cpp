@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "rules/extra.hpp"
 #include "rules/observers.hpp"
 #include "tree/room.hpp"
 #include "tree/state.hpp"
@@ -37,6 +38,7 @@ const std::vector<SplitRule>& table() {
   static const std::vector<SplitRule> rules = [] {
     std::vector<SplitRule> out;
     out.push_back(filled(rules::observers_rule()));
+    out.push_back(filled(rules::extra_rule()));
     return out;
   }();
   return rules;
@@ -76,8 +78,9 @@ Kind kind_of(const double* pa) {
 }
 
 bool runs(const Kind& k) {
-  return k.rule != nullptr && !k.classification &&
-         !k.has.sketch && !k.has.alternates && !k.has.evidence && !k.has.bayes;
+  if (k.rule == nullptr || k.classification) return false;
+  if (k.rule->code != SPLIT_OBSERVERS && k.rule->code != SPLIT_EXTRA) return false;
+  return !k.has.sketch && !k.has.evidence && !k.has.bayes;  // alternates: both rules
 }
 
 }  // namespace sf::tree
