@@ -80,7 +80,7 @@ Kind kind_of(const double* pa) {
 bool runs(const Kind& k) {
   if (k.rule == nullptr || k.classification) return false;
   if (k.rule->code != SPLIT_OBSERVERS && k.rule->code != SPLIT_EXTRA) return false;
-  return !k.has.sketch && !k.has.evidence && !k.has.bayes;  // alternates: both rules
+  return !k.has.evidence && !k.has.bayes;  // sketches and alternates: both rules
 }
 
 }  // namespace sf::tree
