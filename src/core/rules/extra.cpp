@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include "common/rng.hpp"
 #include "tree/room.hpp"
 #include "tree/splitting.hpp"
 #include "tree/state.hpp"
@@ -88,12 +87,6 @@ inline double variance_reduction(Cube<double> xc, i64 leaf, i64 j, double min_br
 }
 
 }  // namespace
-
-bool cat_goes_left(double salt, double code) {
-  // np.uint64(np.int64(salt)) + np.uint64(np.int64(code) + 1) * GOLDEN, wrapping as numba does
-  u64 z = static_cast<u64>(to_i64(salt)) + (static_cast<u64>(to_i64(code)) + 1u) * rng::GOLDEN;
-  return (rng::mix64(z) & 1u) == 0u;
-}
 
 void extra_observe(const TreeRef& st, ParamRef prm, i64 leaf, Row x, double y, double w,
                    i64 nfeat) {

@@ -20,14 +20,21 @@
 // columns (``lf_candidate`` of fewer than ``XC_RM2 + 1`` columns) and keep only thresholds here.
 #pragma once
 
+#include "common/numeric.hpp"
+#include "common/rng.hpp"
 #include "common/stats.hpp"
 #include "tree/split_rule.hpp"
 
 namespace sf::rules {
 
 /// The fixed random side of category ``code`` (a float code, -1 for unseen) under a
-/// candidate's (or split node's) ``salt``: a hash of both, so no per-category storage.
-bool cat_goes_left(double salt, double code);
+/// candidate's (or split node's) ``salt``: a hash of both, so no per-category storage
+/// (inline: routing calls it at every salted split node).
+inline bool cat_goes_left(double salt, double code) {
+  // np.uint64(np.int64(salt)) + np.uint64(np.int64(code) + 1) * GOLDEN, wrapping as numba does
+  u64 z = static_cast<u64>(to_i64(salt)) + (static_cast<u64>(to_i64(code)) + 1u) * rng::GOLDEN;
+  return (rng::mix64(z) & 1u) == 0u;
+}
 
 /// The split rule of ATSER's extremely randomised split: what its line in the rules' table
 /// (tree/split_rules.cpp) names.  (Its ``class_learn_at_leaf`` is the classification unit's.)
