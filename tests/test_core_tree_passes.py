@@ -726,6 +726,14 @@ def test_bindings_refuse_what_they_would_overrun():
     bad[0, 22] = S.SPLIT_PREGROWN  # a kind the core does not run (yet)
     with pytest.raises(ValueError, match="does not run"):
         CORE.predict_rows((A.fa, A.ia, A.ba, A.lay, bad), 0, Xa, np.zeros((e.n_trees, 300)))
+    ro = A.fa.copy()
+    ro.flags.writeable = False  # the passes write the trees' rows
+    with pytest.raises(TypeError):
+        CORE.lacks_room((ro, A.ia, A.ba, A.lay, A.pa), 0)
+    with pytest.raises(TypeError):  # not C-contiguous
+        CORE.lacks_room((np.asfortranarray(A.fa), A.ia, A.ba, A.lay, A.pa), 0)
+    with pytest.raises(TypeError):
+        CORE.lacks_room((A.fa, A.ia.astype(np.int32), A.ba, A.lay, A.pa), 0)
     empty = (np.zeros((1, 0)), np.zeros((1, 0), np.int64), np.zeros((1, 0), np.int8),
              np.zeros((1, 61, 4), np.int64), np.zeros((1, 40)))  # fmt: skip
     with pytest.raises(ValueError, match="does not exist"):
