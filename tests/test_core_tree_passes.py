@@ -678,8 +678,8 @@ def test_supports_names_the_kinds_the_core_runs():
     plain = TreeKind()
     assert dispatch.core_runs(_tag(plain))
     assert dispatch.core_runs(_tag(TreeKind(sketch=True)))
-    changes = [{"classification": True}, {"alternates": True}, {"evidence": True}]
-    changes += [{"bayes": True}, {"rule": "extra"}]
+    changes = [{"classification": True}, {"evidence": True}]  # (alternates: test_core_extra.py)
+    changes += [{"bayes": True}]  # (with the observers rule: the pre-grown trees' components)
     for change in changes:
         k = TreeKind(**{**plain.__dict__, **change})
         assert not _core.tree.supports(**k.__dict__), change
@@ -726,6 +726,14 @@ def test_bindings_refuse_what_they_would_overrun():
     bad[0, 22] = 9  # a split rule the core does not have
     with pytest.raises(ValueError, match="does not run"):
         CORE.predict_rows((A.fa, A.ia, A.ba, A.lay, bad), 0, Xa, np.zeros((e.n_trees, 300)))
+    ro = A.fa.copy()
+    ro.flags.writeable = False  # the passes write the trees' rows
+    with pytest.raises(TypeError):
+        CORE.lacks_room((ro, A.ia, A.ba, A.lay, A.pa), 0)
+    with pytest.raises(TypeError):  # not C-contiguous
+        CORE.lacks_room((np.asfortranarray(A.fa), A.ia, A.ba, A.lay, A.pa), 0)
+    with pytest.raises(TypeError):
+        CORE.lacks_room((A.fa, A.ia.astype(np.int32), A.ba, A.lay, A.pa), 0)
     empty = (np.zeros((1, 0)), np.zeros((1, 0), np.int64), np.zeros((1, 0), np.int8),
              np.zeros((1, 61, 4), np.int64), np.zeros((1, 40)))  # fmt: skip
     with pytest.raises(ValueError, match="does not exist"):

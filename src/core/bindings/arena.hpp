@@ -10,20 +10,70 @@
 
 namespace sf::bind {
 
+namespace detail {
+
+template <class T>
+struct BufferFormat;
+template <>
+struct BufferFormat<double> {
+  static bool is(const char* f) { return f[0] == 'd' && f[1] == 0; }
+};
+template <>
+struct BufferFormat<i64> {
+  static bool is(const char* f) { return (f[0] == 'l' || f[0] == 'q') && f[1] == 0; }
+};
+template <>
+struct BufferFormat<i8> {
+  static bool is(const char* f) { return f[0] == 'b' && f[1] == 0; }
+};
+
+/// Data and shape of an array argument of item type ``T`` and ``nd`` dimensions, C-contiguous
+/// (and writeable when ``writable``), read through the buffer protocol: a few times cheaper
+/// than a general ndarray conversion, which the per-example calls pay per array.  The buffer is
+/// released at once: as with an ndarray argument, the caller keeps the array alive for the call.
+template <class T>
+inline T* buffer_of(nb::handle obj, int nd, bool writable, i64* shape, const char* name) {
+  Py_buffer view;
+  int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+  if (PyObject_GetBuffer(obj.ptr(), &view, flags) != 0) {
+    PyErr_Clear();
+    throw nb::type_error((std::string(name) + ": expected a C-contiguous" +
+                          (writable ? " writeable" : "") + " array").c_str());
+  }
+  bool ok = view.itemsize == static_cast<Py_ssize_t>(sizeof(T)) && view.format != nullptr &&
+            BufferFormat<T>::is(view.format) && view.ndim == nd;
+  T* data = static_cast<T*>(view.buf);
+  for (int d = 0; ok && d < nd; ++d) shape[d] = static_cast<i64>(view.shape[d]);
+  PyBuffer_Release(&view);
+  if (!ok)
+    throw nb::type_error((std::string(name) + ": expected a " + std::to_string(nd) +
+                          "-d array of the arena's item type").c_str());
+  return data;
+}
+
+template <class T>
+inline Mat<T> buffer_mat(nb::handle obj, bool writable, const char* name) {
+  i64 sh[2];
+  T* p = buffer_of<T>(obj, 2, writable, sh, name);
+  return Mat<T>(p, sh[0], sh[1]);
+}
+
+}  // namespace detail
+
 /// The arena ``A`` (a tuple ``(fa, ia, ba, lay, pa)``); raises TypeError / ValueError unless
-/// its arrays are the arena's types, C-contiguous, with one row per tree and the layout of
-/// this core's fields and parameters.
+/// its arrays are the arena's types, C-contiguous (``fa``, ``ia``, ``ba`` writeable), with one
+/// row per tree and the layout of this core's fields and parameters.
 inline tree::Arena arena_of(nb::handle A) {
-  if (!nb::isinstance<nb::tuple>(A) || nb::len(A) != 5)
+  if (!PyTuple_Check(A.ptr()) || PyTuple_GET_SIZE(A.ptr()) != 5)
     throw nb::type_error("expected a tree arena (fa, ia, ba, lay, pa)");
-  nb::tuple tup = nb::borrow<nb::tuple>(A);
-  auto fa = nb::cast<Array<double>>(tup[0], false);
-  auto ia = nb::cast<Array<i64>>(tup[1], false);
-  auto ba = nb::cast<Array<i8>>(tup[2], false);
-  auto lay = nb::cast<Array<i64>>(tup[3], false);
-  auto pa = nb::cast<Array<double>>(tup[4], false);
-  tree::Arena out{mat(fa, "arena fa"), mat(ia, "arena ia"), mat(ba, "arena ba"),
-                  cube(lay, "arena lay"), mat(pa, "arena pa")};
+  auto item = [&](Py_ssize_t k) { return nb::handle(PyTuple_GET_ITEM(A.ptr(), k)); };
+  i64 sh[3];
+  i64* lay = detail::buffer_of<i64>(item(3), 3, false, sh, "arena lay");
+  tree::Arena out{detail::buffer_mat<double>(item(0), true, "arena fa"),
+                  detail::buffer_mat<i64>(item(1), true, "arena ia"),
+                  detail::buffer_mat<i8>(item(2), true, "arena ba"),
+                  Cube<i64>(lay, sh[0], sh[1], sh[2]),
+                  detail::buffer_mat<double>(item(4), false, "arena pa")};
   i64 T = out.lay.n0;
   if (out.fa.n0 != T || out.ia.n0 != T || out.ba.n0 != T || out.pa.n0 != T)
     throw nb::value_error("malformed tree arena (a row per tree in every array)");

@@ -10,6 +10,7 @@
 
 #include "bindings/arena.hpp"
 #include "leaves/leaf_models.hpp"
+#include "rules/extra.hpp"
 #include "rules/observers.hpp"
 #include "tree/state.hpp"
 #include "tree/tree_ref.hpp"
@@ -112,6 +113,9 @@ void bind_tree(nb::module_& m) {
   }, nb::arg("A"), nb::arg("t"), nb::arg("a"), nb::arg("x"),
      "The prediction for ``x`` of the leaf model tree ``t``'s ``fold_leaf_model`` left "
      "(tests and inspection).");
+  m.def("cat_goes_left", &rules::cat_goes_left, nb::arg("salt"), nb::arg("code"),
+        "The fixed random side of category ``code`` (a float code, -1 for unseen) under an "
+        "extremely randomised candidate's (or split node's) ``salt``.");
 }
 
 }  // namespace sf::bind

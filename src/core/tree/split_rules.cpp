@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "rules/extra.hpp"
 #include "rules/observers.hpp"
 #include "rules/pregrown.hpp"
 #include "tree/room.hpp"
@@ -38,6 +39,7 @@ const std::vector<SplitRule>& table() {
   static const std::vector<SplitRule> rules = [] {
     std::vector<SplitRule> out;
     out.push_back(filled(rules::observers_rule()));
+    out.push_back(filled(rules::extra_rule()));
     out.push_back(filled(rules::pregrown_rule()));
     return out;
   }();
@@ -78,9 +80,9 @@ Kind kind_of(const double* pa) {
 }
 
 bool runs(const Kind& k) {
-  if (k.rule == nullptr || k.classification || k.has.alternates) return false;
+  if (k.rule == nullptr || k.classification) return false;
   // evidence weights and Bayesian leaves: the pre-grown trees' (their fields are allocated
-  // for those trees only)
+  // for those trees only); sketches and alternates: every rule
   if (k.has.evidence || k.has.bayes) return k.rule->code == SPLIT_PREGROWN;
   return true;
 }
