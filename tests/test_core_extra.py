@@ -504,7 +504,7 @@ def test_alternates_keep_the_tree_consistent(name):
 
 def test_supports_the_atser_kinds():
     """Regression trees of both rules, with or without alternates and sketches, run on the
-    core; other tasks, rules and components do not (yet)."""
+    core; the pre-grown trees' components (evidence, Bayesian leaves) do not come with them."""
     assert ("extra", S.SPLIT_EXTRA) in _core.tree.rules()
     for rule in ("observers", "extra"):
         for alternates in (False, True):
@@ -512,6 +512,5 @@ def test_supports_the_atser_kinds():
                 k = TreeKind(rule=rule, alternates=alternates, sketch=sketch)
                 assert _core.tree.supports(**k.__dict__)
                 assert dispatch.core_runs(KindTag(k))
-        for change in ({"classification": True}, {"evidence": True}, {"bayes": True}):
+        for change in ({"evidence": True}, {"bayes": True}):
             assert not _core.tree.supports(**{**TreeKind(rule=rule).__dict__, **change})
-    assert not _core.tree.supports(**TreeKind(rule="pregrown").__dict__)

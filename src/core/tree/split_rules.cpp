@@ -82,9 +82,10 @@ Kind kind_of(const double* pa) {
 bool runs(const Kind& k) {
   if (k.rule == nullptr || k.classification) return false;
   // evidence weights and Bayesian leaves: the pre-grown trees' (their fields are allocated
-  // for those trees only); sketches and alternates: every rule
-  if (k.has.evidence || k.has.bayes) return k.rule->code == SPLIT_PREGROWN;
-  return true;
+  // for those trees only); alternate subtrees: the growing trees' (a pre-grown tree never
+  // splits); sketches: every rule
+  if (k.rule->code == SPLIT_PREGROWN) return !k.has.alternates;
+  return !k.has.evidence && !k.has.bayes;
 }
 
 }  // namespace sf::tree
