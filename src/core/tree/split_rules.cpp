@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "rules/gauss.hpp"
 #include "rules/observers.hpp"
 #include "tree/room.hpp"
 #include "tree/state.hpp"
@@ -37,6 +38,7 @@ const std::vector<SplitRule>& table() {
   static const std::vector<SplitRule> rules = [] {
     std::vector<SplitRule> out;
     out.push_back(filled(rules::observers_rule()));
+    out.push_back(filled(rules::gauss_rule()));
     return out;
   }();
   return rules;
@@ -76,8 +78,10 @@ Kind kind_of(const double* pa) {
 }
 
 bool runs(const Kind& k) {
-  return k.rule != nullptr && !k.classification &&
-         !k.has.sketch && !k.has.alternates && !k.has.evidence && !k.has.bayes;
+  if (k.rule == nullptr || k.has.sketch || k.has.evidence || k.has.bayes) return false;
+  if (k.classification)  // a rule that names its classification part, without alternates yet
+    return k.rule->class_learn_at_leaf != nullptr && !k.has.alternates;
+  return k.rule->code != SPLIT_GAUSS && !k.has.alternates;  // (the Gaussian rule: classification)
 }
 
 }  // namespace sf::tree
