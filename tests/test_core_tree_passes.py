@@ -98,6 +98,27 @@ CONFIGS = {
         nominal_features=(5,),
         seed=7,
     ),  # fmt: skip
+    "qo-linear-sketch-parent": lambda: sf.HoeffdingTreeRegressor(
+        grace_period=40,
+        leaf_model="linear",
+        leaf_quantile_k=16,
+        leaf_quantile_split="parent",
+        nominal_features=(5,),
+        seed=12,
+    ),
+    "forest-ebst-mean-sketch-drift": lambda: sf.OnlineForestRegressor(
+        n_trees=3,
+        tree=sf.HoeffdingTreeRegressor(
+            grace_period=40,
+            observer="ebst",
+            leaf_model="mean",
+            leaf_quantile_k=24,
+            nominal_features=(5,),
+        ),
+        drift_threshold=6.0,
+        warning_fraction=0.4,
+        seed=13,
+    ),  # fmt: skip
     "forest-qo-adaptive": lambda: sf.OnlineForestRegressor(
         n_trees=4,
         tree=sf.HoeffdingTreeRegressor(grace_period=40, nominal_features=(5,)),
@@ -266,6 +287,8 @@ def _check_exercised(name, e):
         assert any(int(i[S.I_FROZEN]) for i in ints)
     if "drift" in name:
         assert e.n_resets.sum() > 0 or e.drift_counts.sum() > 0
+    if "sketch" in name:
+        assert any(int(e.state(t).lf_sketch_levels[:, -1].sum()) > 0 for t in range(e.n_trees))
 
 
 def _dicts(X):
@@ -297,7 +320,7 @@ def test_same_as_numba_per_example(name):
             out = []
             if i % 3 != 2:
                 out.append(m.predict_one(x))  # predict_one_h; learn_one_h below uses its memo
-            m.learn_one(x, yi, 1.0 + (i % 4 == 0))
+            m.learn_one(x, yi, 1.0 + (i % 4 == 0) + 0.375 * (i % 7 == 0))
             if i % 5 == 0:  # a row that is not the row buffer: learn_one / predict_one kernels
                 row = e.features.encode_dict(x, True).copy()
                 out.append(e.predict_one(row))
@@ -571,8 +594,9 @@ def test_supports_names_the_kinds_the_core_runs():
     assert ("observers", S.SPLIT_OBSERVERS) in _core.tree.rules()
     plain = TreeKind()
     assert dispatch.core_runs(_tag(plain))
+    assert dispatch.core_runs(_tag(TreeKind(sketch=True)))
     changes = [{"classification": True}, {"alternates": True}, {"evidence": True}]
-    changes += [{"bayes": True}, {"sketch": True}, {"rule": "extra"}, {"rule": "pregrown"}]
+    changes += [{"bayes": True}, {"rule": "extra"}, {"rule": "pregrown"}]
     for change in changes:
         k = TreeKind(**{**plain.__dict__, **change})
         assert not _core.tree.supports(**k.__dict__), change

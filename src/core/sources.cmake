@@ -23,4 +23,7 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/leaves/leaf_models.cpp
   src/core/leaves/bayes.cpp
   src/core/engine/passes.cpp
+  src/core/bindings/bind_sketch.cpp
+  src/core/bindings/bind_batch.cpp
+  src/core/sketch/sketch_kernels.cpp
 )

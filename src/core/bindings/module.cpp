@@ -9,6 +9,8 @@ void bind_common(nb::module_& m);
 void bind_tree(nb::module_& m);
 void bind_engine(nb::module_& m);
 void bind_drift(nb::module_& m);
+void bind_sketch(nb::module_& m);
+void bind_batch(nb::module_& m);
 }  // namespace sf::bind
 
 NB_MODULE(_core, m) {
@@ -21,4 +23,8 @@ NB_MODULE(_core, m) {
   sf::bind::bind_engine(engine);
   nb::module_ drift = m.def_submodule("drift", "drift detectors");
   sf::bind::bind_drift(drift);
+  nb::module_ sketch = m.def_submodule("sketch", "the KLL quantile sketches");
+  sf::bind::bind_sketch(sketch);
+  nb::module_ batch = m.def_submodule("batch", "the batch leaf-weight forests' passes");
+  sf::bind::bind_batch(batch);
 }

@@ -78,9 +78,9 @@ Kind kind_of(const double* pa) {
 }
 
 bool runs(const Kind& k) {
-  if (k.rule == nullptr || k.has.sketch || k.has.evidence || k.has.bayes) return false;
+  if (k.rule == nullptr || k.has.evidence || k.has.bayes) return false;
   if (k.classification)  // a rule that names its classification part, without alternates yet
-    return k.rule->class_learn_at_leaf != nullptr && !k.has.alternates;
+    return k.rule->class_learn_at_leaf != nullptr && !k.has.alternates && !k.has.sketch;
   return k.rule->code != SPLIT_GAUSS && !k.has.alternates;  // (the Gaussian rule: classification)
 }
 

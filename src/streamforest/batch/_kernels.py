@@ -10,7 +10,11 @@ The conditional distribution at ``x`` (Meinshausen 2006) gives every training ro
 same kernels OnlineQRF uses on its leaf sketches
 (:func:`~streamforest.sketches.kll.runs_quantile_many`,
 :func:`~streamforest.sketches.kll.runs_sorted` and
-:func:`~streamforest.sketches.kll.shortest_interval`, HDI-Forest's Algorithm 1)."""
+:func:`~streamforest.sketches.kll.shortest_interval`, HDI-Forest's Algorithm 1).
+
+The batch forests call their port in the compiled core (``_core.batch``,
+src/core/batch/kernels.hpp); these numba kernels stay as the reference of the port's tests
+(tests/test_core_batch.py) until the numba core goes."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ distribution at ``x`` weighs every training row by its leaf co-membership with `
 :class:`QuantileForestRegressor` reads equal-tailed intervals ``[Q(alpha/2), Q(1 - alpha/2)]`` from
 it; :class:`HDIForestRegressor` reads the shortest interval holding ``1 - alpha`` of the weight
 (HDI-Forest, Algorithm 1: one linear scan of the weighted sorted targets).  The kernels that read
-them are OnlineQRF's (see :mod:`streamforest.batch._kernels`).
+them are OnlineQRF's (the compiled core's ``_core.batch``, ``src/core/batch/kernels.hpp``).
 
 scikit-learn is needed to fit (``pip install 'streamforest[batch]'``); a fitted model holds only
 numpy arrays, so it pickles and saves with :func:`streamforest.save` like every estimator.
@@ -19,10 +19,10 @@ import numbers
 
 import numpy as np
 
+from .. import _core
 from .._extras import need
 from ..base import Estimator
 from ..intervals.base import check_alphas, check_quantiles
-from . import _kernels as batch_kernels
 
 _FORESTS = ("random_forest", "extra_trees")
 
@@ -175,9 +175,7 @@ class _LeafWeightForest:
         # scikit-learn's trees compare float32 features with float64 thresholds
         X32 = np.ascontiguousarray(X, dtype=np.float32).astype(np.float64)
         out = np.empty((X32.shape[0], self.left_.shape[0]), np.int64)
-        batch_kernels.forest_apply(
-            self.left_, self.right_, self.feature_, self.threshold_, X32, out
-        )
+        _core.batch.forest_apply(self.left_, self.right_, self.feature_, self.threshold_, X32, out)
         return out
 
     def apply(self, X) -> np.ndarray:
@@ -190,7 +188,7 @@ class _LeafWeightForest:
         self._check_fitted()
         leaves = self._apply(self._validate(X))
         out = np.empty(leaves.shape[0])
-        batch_kernels.forest_mean(self.value_, leaves, out)
+        _core.batch.forest_mean(self.value_, leaves, out)
         return out
 
     def _query(self, X, qs, masses):
@@ -199,7 +197,7 @@ class _LeafWeightForest:
         out_q = np.empty((n, qs.shape[0]))
         lo = np.empty((n, masses.shape[0]))
         hi = np.empty((n, masses.shape[0]))
-        batch_kernels.leaf_mixture_query(
+        _core.batch.leaf_mixture_query(
             self.targets_, self.leaf_start_, self.leaf_stop_, leaves, qs, masses, out_q, lo, hi
         )
         return out_q, lo, hi

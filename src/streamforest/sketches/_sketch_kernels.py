@@ -1,5 +1,9 @@
 """The compiled part of :class:`~streamforest.sketches.sketch.KLLSketch`: batched updates into a
-sketch's row (compaction, the unit-weight fast path), merges and quantile queries over a row."""
+sketch's row (compaction, the unit-weight fast path), merges and quantile queries over a row.
+
+KLLSketch calls their port in the compiled core (``_core.sketch``, src/core/sketch/); these numba
+kernels stay as the reference of the port's tests (tests/test_core_sketch.py, test_kll.py) until
+the numba core goes."""
 
 from __future__ import annotations
 
