@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bindings/arena.hpp"
+#include "rules/extra.hpp"
 #include "rules/observers.hpp"
 #include "tree/state.hpp"
 #include "tree/tree_ref.hpp"
@@ -90,6 +91,9 @@ void bind_tree(nb::module_& m) {
   }, nb::arg("A"), nb::arg("t"), nb::arg("leaf"), nb::arg("j"), nb::arg("min_branch"),
      "``(variance reduction, bins)`` of the best cut of feature ``j``'s observer at leaf slot "
      "``leaf`` of tree ``t``.");
+  m.def("cat_goes_left", &rules::cat_goes_left, nb::arg("salt"), nb::arg("code"),
+        "The fixed random side of category ``code`` (a float code, -1 for unseen) under an "
+        "extremely randomised candidate's (or split node's) ``salt``.");
 }
 
 }  // namespace sf::bind

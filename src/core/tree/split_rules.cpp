@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "rules/extra.hpp"
 #include "rules/gauss.hpp"
 #include "rules/observers.hpp"
 #include "tree/room.hpp"
@@ -38,6 +39,7 @@ const std::vector<SplitRule>& table() {
   static const std::vector<SplitRule> rules = [] {
     std::vector<SplitRule> out;
     out.push_back(filled(rules::observers_rule()));
+    out.push_back(filled(rules::extra_rule()));
     out.push_back(filled(rules::gauss_rule()));
     return out;
   }();
@@ -81,7 +83,8 @@ bool runs(const Kind& k) {
   if (k.rule == nullptr || k.has.evidence || k.has.bayes) return false;
   if (k.classification)  // a rule that names its classification part, without alternates yet
     return k.rule->class_learn_at_leaf != nullptr && !k.has.alternates && !k.has.sketch;
-  return k.rule->code != SPLIT_GAUSS && !k.has.alternates;  // (the Gaussian rule: classification)
+  if (k.rule->code != SPLIT_OBSERVERS && k.rule->code != SPLIT_EXTRA) return false;
+  return !(k.has.sketch && k.has.alternates);  // (sketches: observer trees without alternates)
 }
 
 }  // namespace sf::tree

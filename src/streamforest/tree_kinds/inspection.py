@@ -8,8 +8,8 @@ own engine) and :class:`TreeView` (tree ``t`` of a forest, as listed by
 
 from __future__ import annotations
 
+from .. import _core
 from . import state
-from .extra_split import cat_goes_left
 
 
 class TreeInspection:
@@ -106,8 +106,9 @@ class TreeInspection:
             if st.ft_nominal[f] and st.nd_cat_len[node] < 0:  # random sides (extra split)
                 salt = float(st.nd_thr[node])
                 cats = fs.categories[f].items()
-                d["left_categories"] = [v for v, c in cats if cat_goes_left(salt, float(c))]
-                d["right_categories"] = [v for v, c in cats if not cat_goes_left(salt, float(c))]
+                left = _core.tree.cat_goes_left
+                d["left_categories"] = [v for v, c in cats if left(salt, float(c))]
+                d["right_categories"] = [v for v, c in cats if not left(salt, float(c))]
             elif st.ft_nominal[f]:
                 inv = {c: v for v, c in fs.categories[f].items()}
                 off, nl, nr = (
