@@ -60,6 +60,16 @@ def _ht(**kw):
     return lambda: sf.HoeffdingTreeClassifier(**{**base, **kw})
 
 
+def _actser(**kw):
+    base = dict(delta=0.1, tau=0.3, nominal_features=(5, 6), seed=1)
+    return lambda: sf.ACTSERClassifier(**{**base, **kw})
+
+
+def _seeds(**kw):
+    base = dict(mode="seeds", n_members=3, nominal_features=(5, 6), seed=4)
+    return lambda: sf.ACTSEREnsembleClassifier(**{**base, **kw})
+
+
 CONFIGS = {
     # name: model factory (the name says what the configuration must reach, see _check_exercised)
     "ht-mc": _ht(leaf_prediction="mc"),
@@ -68,6 +78,14 @@ CONFIGS = {
     "ht-nba-depth-subspace": _ht(max_depth=3, max_features=3, seed=2),
     "ht-nba-freeze": _ht(max_leaves=4),
     "ht-nba-budget": _ht(max_memory_mb=0.05),
+    "actser-mc-drift": _actser(leaf_prediction="mc"),
+    "actser-nb-mmin3-drift": _actser(leaf_prediction="nb", m_min=3),
+    "actser-nba-fast-drift": _actser(ph_threshold=5.0, alt_period=30, seed=2),
+    "actser-nba-freeze": _actser(max_leaves=5, ph_threshold=5.0, alt_period=30, seed=3),
+    "actser-nba-no-alternates": _actser(drift_detection=False, seed=5),
+    "actser-seeds-drift": _seeds(ph_threshold=5.0),
+    "actser-rforest-drift": _seeds(mode="rforest", seed=5),
+    "actser-seeds-budget-freeze": _seeds(max_memory_mb=0.15, seed=6),
 }
 
 
@@ -101,20 +119,24 @@ def run_models(ma, mb, action, what=""):
     return ra
 
 
-def _check_exercised(name, m):
-    """The configuration reached what it is for."""
+def _check_exercised(name, m, decided=True):
+    """The configuration reached what it is for (``decided``: alternates adopted or discarded
+    too)."""
     e = m.engine_
     ints = [e.state(t).ints for t in range(e.n_trees)]
     assert sum(int(i[S.I_NSPLITS]) for i in ints) > 0
     if "freeze" in name:
         assert any(int(i[S.I_FROZEN]) for i in ints)
+    if "drift" in name:  # alternates started, and adopted or discarded
+        a = m.alternate_stats
+        assert a["started"] > 0 and (a["adopted"] + a["discarded"] > 0 or not decided)
     if "budget" in name:  # the category room was cut: codes past it are unseen to naive Bayes
         assert all(e.state(t).lf_nominal_class_weights.shape[2] == 0 for t in range(e.n_trees))
     else:  # nominal splits, and room for the many categories
-        st = e.state(0)
-        feats = st.nd_feat[: int(st.ints[S.I_NNODES])]
-        assert (feats >= 5).any() or "freeze" in name
-        assert st.lf_nominal_class_weights.shape[2] >= 40 * len(m.classes_)
+        states = [e.state(t) for t in range(e.n_trees)]
+        nominal = [(st.nd_feat[: int(st.ints[S.I_NNODES])] >= 5).any() for st in states]
+        assert any(nominal) or "freeze" in name
+        assert states[0].lf_nominal_class_weights.shape[2] >= 40 * len(m.classes_)
     assert len(m.classes_) == 4
 
 
@@ -198,18 +220,24 @@ def test_same_as_numba_per_example(name):
         assert same_bits(ra, rb), f"row {i}"
         if i % 50 == 0 or i == 1499:
             assert_same(ma.engine_, mb.engine_, f"row {i}")
-    _check_exercised(name, ma)
+    _check_exercised(name, ma, decided=False)
 
 
-@pytest.mark.parametrize("name", ["ht-nba", "ht-nb-budget-direct"])
+DIRECT = {
+    "ht-nba": CONFIGS["ht-nba"],
+    "ht-nb-budget": _ht(leaf_prediction="nb", max_memory_mb=0.05),
+    "actser-seeds-drift": CONFIGS["actser-seeds-drift"],
+}
+
+
+@pytest.mark.parametrize("name", list(DIRECT))
 def test_same_as_numba_kernels_called_directly(name):
     """The engine kernels called with their arrays: ``predict_proba_one`` then ``learn_one``
     with its memo (resuming at a tree that lacked room), ``learn_one`` without a memo,
     ``vote_rows`` of ``predict_rows``, the handle kernels, ``background_rows`` and
     ``init_tree`` of a classification arena."""
-    make = CONFIGS["ht-nba"] if name == "ht-nba" else _ht(leaf_prediction="nb",
-                                                          max_memory_mb=0.05)  # fmt: skip
-    X, y = class_stream(900, seed=3)
+    make = DIRECT[name]
+    X, y = class_stream(900, seed=3, drift_at=500)
     ma, mb, Xa, ya = models_of(make, X, y)
     ea, eb = ma.engine_, mb.engine_
     T = ea.n_trees
@@ -306,18 +334,23 @@ def _fit(make, X, y):
     return m
 
 
-def test_class_weights_are_the_counts_of_the_rows_routed_there():
+@pytest.mark.parametrize("rule", ["gauss", "extra"])
+def test_class_weights_are_the_counts_of_the_rows_routed_there(rule):
     """On nominal features without missing values a Gaussian tree's splits send one category
-    left and every other one its leaf saw right, and the children start with the class
-    weights of their sides: every leaf's class weights are exactly the counts of the rows
-    learnt since its parent was created that the final tree routes to it (single tree, unit
-    weights)."""
+    left and every other one its leaf saw right (an extremely randomised one each category to
+    its salt's side), and the children start with the class weights of their sides: every
+    leaf's class weights are exactly the counts of the rows learnt since its parent was
+    created that the final tree routes to it (single tree, unit weights, no alternates)."""
     r = np.random.default_rng(8)
     n = 4000
     X = np.column_stack([r.integers(0, 6, n), r.integers(0, 30, n), r.integers(0, 3, n)])
     X = X.astype(float)
     y = ((X[:, 0] == 1) + 2 * (X[:, 1] % 3 == 0) + (r.random(n) < 0.1)) % 3
-    m = _fit(_ht(nominal_features=(0, 1, 2), leaf_prediction="mc"), X, y)
+    if rule == "gauss":
+        make = _ht(nominal_features=(0, 1, 2), leaf_prediction="mc")
+    else:
+        make = _actser(nominal_features=(0, 1, 2), leaf_prediction="mc", drift_detection=False)
+    m = _fit(make, X, y)
     e = m.engine_
     st = e.state(0)
     assert int(st.ints[S.I_NSPLITS]) >= 4
@@ -416,13 +449,17 @@ def test_information_gain_table_is_v_log2_v():
         assert XLX[int(v)] == v * math.log2(v)
 
 
-def test_supports_classification_kinds_of_the_gauss_rule():
+def test_supports_classification_kinds_of_the_gauss_and_extra_rules():
     from streamforest.tree_kinds.kinds import KindTag, TreeKind
 
     assert ("gauss", S.SPLIT_GAUSS) in _core.tree.rules()
     gauss = TreeKind(rule="gauss", classification=True)
     assert _core.tree.supports(**gauss.__dict__)
     assert dispatch.core_runs(KindTag(gauss))
+    for alternates in (False, True):  # (the extra rule always runs with alternates)
+        extra = TreeKind(rule="extra", classification=True, alternates=alternates)
+        assert _core.tree.supports(**extra.__dict__)
+        assert dispatch.core_runs(KindTag(extra))
     for change in ({"classification": False}, {"sketch": True}, {"evidence": True}):
         assert not _core.tree.supports(**{**gauss.__dict__, **change}), change
     # the observers rule has no classification part

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "leaves/class_leaves.hpp"
+#include "tree/alternates.hpp"
 #include "tree/state.hpp"
 #include "tree/structure.hpp"
 
@@ -24,10 +25,90 @@ void learn_class_row(const TreeRef& st, ParamRef prm, i64 node, Row x, double y,
   st.kind.rule->class_learn_at_leaf(st, prm, leaf, x, y, w, nfeat);
 }
 
-/// ``adapt_class`` (kinds with alternate subtrees; the others never adapt).
-bool adapts_class(const TreeRef& st, ParamRef, Row, double, double, i64) {
-  if (st.kind.has.alternates) throw std::logic_error("classification alternates: not ported yet");
+/// The thesis' Algorithm 5.2 at split node ``n`` for a 0/1 error: true when it fires.
+bool page_hinkley_01(const TreeRef& st, ParamRef prm, i64 n, double err) {
+  Mat<double> ph = st.nd_detector();
+  ph(n, CPH_N) += 1.0;
+  ph(n, CPH_Q) += err;
+  double t = ph(n, CPH_N);
+  double p = ph(n, CPH_Q) / t;
+  if (t < static_cast<double>(prm.ph_gamma())) ph(n, CPH_SD) = std::sqrt(p * (1.0 - p));
+  double sd = ph(n, CPH_SD);
+  double d = sd > 0.0 ? (err - p) / sd : 0.0;
+  ph(n, CPH_DBAR) += (d - ph(n, CPH_DBAR)) / t;
+  ph(n, CPH_SUM) += d - ph(n, CPH_DBAR) - prm.alt_alpha();
+  if (ph(n, CPH_SUM) < ph(n, CPH_MIN)) ph(n, CPH_MIN) = ph(n, CPH_SUM);
+  return ph(n, CPH_SUM) - ph(n, CPH_MIN) > prm.alt_lambda();
+}
+
+/// Node ``n``'s detector and comparison start again.
+void restart(const TreeRef& st, i64 n) {
+  Mat<double> det = st.nd_detector();
+  Mat<double> q = st.nd_alt_compare();
+  for (i64 c = 0; c < det.cols(); ++c) det(n, c) = 0.0;
+  for (i64 c = 0; c < q.cols(); ++c) q(n, c) = 0.0;
+}
+
+/// Change detection and adaptation along the path of ``x`` (Algorithms 5.1-5.3): a node
+/// without an alternate feeds its detector the tree's 0/1 error and starts one when it fires;
+/// a node with one trains it on the example and lets McNemar's test decide.  True when an
+/// adoption took the example's leaf away (the adopted subtree has learnt it).
+bool adapt_class(const TreeRef& st, ParamRef prm, Row x, double y, double w, i64 pred) {
+  i64 k = to_i64(y);
+  double err = pred == k ? 0.0 : 1.0;
+  const i64 nfeat = st.ints()[I_NFEAT];
+  Mat<double> q = st.nd_alt_compare();
+  Vec<i64> feat = st.nd_feat();
+  Vec<i64> alt = st.nd_alt();
+  Vec<i64> nd_leaf = st.nd_leaf();
+  const double half = static_cast<double>(prm.alt_period()) / 2.0;
+  i64 n = 0;
+  while (feat[n] >= 0) {
+    i64 a = alt[n];
+    if (a >= 0) {
+      i64 an = route_from(st, a, x);
+      i64 aleaf = nd_leaf[an];
+      Votes av = leaves::leaf_votes(st, prm, aleaf, x, nfeat);
+      i64 ap = leaves::choose(st, prm, aleaf, av.mc, av.nb);
+      q(n, MC_SEEN) += 1.0;
+      if (q(n, MC_SEEN) > half) {
+        if (ap == k && pred != k) {
+          q(n, MC_B) += 1.0;
+        } else if (pred == k && ap != k) {
+          q(n, MC_C) += 1.0;
+        }
+      }
+      learn_class_row(st, prm, an, x, y, w, av.mc, av.nb);
+      i64 verdict =
+          mcnemar_verdict(q(n, MC_B), q(n, MC_C), q(n, MC_SEEN), prm.alt_period(), prm.alt_chi2());
+      if (verdict > 0) {
+        adopt_alternate(st, n);
+        restart(st, n);
+        return true;
+      }
+      if (verdict < 0) {
+        discard_alternate(st, n);
+        restart(st, n);
+      }
+    } else if (page_hinkley_01(st, prm, n, err)) {
+      start_alternate(st, prm, n);
+      restart(st, n);
+      a = alt[n];
+      if (a >= 0) {
+        i64 leaf = nd_leaf[a];
+        Mat<double> cw = st.lf_class_weights();
+        for (i64 c = 0; c < cw.cols(); ++c) cw(leaf, c) = 0.0;
+        leaves::reset_class_leaf(st, leaf);
+      }
+    }
+    n = child(st, n, x);
+  }
   return false;
+}
+
+/// ``adapt_class`` (kinds with alternate subtrees; the others never adapt).
+bool adapts_class(const TreeRef& st, ParamRef prm, Row x, double y, double w, i64 pred) {
+  return st.kind.has.alternates ? adapt_class(st, prm, x, y, w, pred) : false;
 }
 
 /// The tree's step for a row routed to leaf node ``node`` (the tree unchanged since), whose
@@ -92,5 +173,14 @@ void remember(Mat<double> M, i64 t, const TreeRef& st, i64 node, i64 mc, i64 nb)
 }
 
 void init_task_fields(const TreeRef& st) { leaves::init_root_class(st); }
+
+i64 mcnemar_verdict(double b, double c, double seen, i64 period, double crit) {
+  if (period == 0) throw std::domain_error("modulo by zero");
+  if (fmod_py(seen, static_cast<double>(period)) != 0.0) return 0;
+  double chi2 = b + c > 0.0 ? int_power(b - c, 2) / (b + c) : 0.0;
+  if (chi2 > crit) return b > c ? 1 : -1;
+  if (seen >= 10.0 * static_cast<double>(period)) return b >= c ? 1 : -1;
+  return 0;
+}
 
 }  // namespace sf::tree::classification

@@ -39,4 +39,10 @@ void remember(Mat<double> M, i64 t, const TreeRef& st, i64 node, i64 mc, i64 nb)
 /// What a new root leaf needs for the task (the class fields).
 void init_task_fields(const TreeRef& st);
 
+/// What a node does with its alternate after ``seen`` examples, ``b`` of them right only by
+/// the alternate and ``c`` only by the original subtree: 1 adopt, -1 discard, 0 wait (a
+/// decision every ``period`` examples: ``chi2 = (b - c)^2 / (b + c) > crit`` keeps the better
+/// one; after ``10 period`` undecided, the alternate is adopted unless it is worse).
+i64 mcnemar_verdict(double b, double c, double seen, i64 period, double crit);
+
 }  // namespace sf::tree::classification

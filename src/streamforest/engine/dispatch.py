@@ -7,9 +7,10 @@ entry points are the core's where the core has them and runs the kind
 (``_core.tree.supports``); :func:`entry_point_for` does the same for one numba entry point
 called through :meth:`~streamforest.engine.per_example.PerExample.call` (the per-example
 paths, a classifier's :func:`.class_votes.predict_proba_one` included); :func:`vote_rows`
-votes a classifier's trees' probabilities.  The core's functions take the same arguments in the same order as the numba entry
-points they replace and give the same bits, so a forest may switch between them at any call
-(an interval method's own numba kernels read and write the same arena).
+votes a classifier's trees' probabilities.  The core's functions take the same arguments in
+the same order as the numba entry points they replace and give the same bits, so a forest may
+switch between them at any call (an interval method's own numba kernels read and write the
+same arena).
 
 ``STREAMFOREST_CORE=numba`` in the environment (or :func:`use_core` ``(False)``) keeps every
 forest on the numba kernels: for comparisons and benchmarks of the two cores.
