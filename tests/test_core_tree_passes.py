@@ -13,6 +13,7 @@ kernels), every arena array compared bit for bit after each call."""
 import math
 import pickle
 
+import numba
 import numpy as np
 import pytest
 
@@ -22,6 +23,8 @@ from streamforest import drift as D
 from streamforest.engine import dispatch
 from streamforest.engine import kernels as NK
 from streamforest.tree_kinds import state as S
+from streamforest.tree_kinds.arena import tree_at
+from streamforest.tree_kinds.leaf_models import fold_leaf_model, folded_predict
 
 CORE = _core.engine
 
@@ -241,6 +244,7 @@ def test_same_as_numba_batch_passes(name):
     X1, y1 = np.ascontiguousarray(Xa[:n1]), ya[:n1]
     drive_pass(ea, eb, n1, lambda K, e, A, t, i: K.learn_rows(A, t, X1, y1, W, i), "learn_rows",
                rows=(X1, y1, wa[:n1]))  # fmt: skip
+    assert sum(int(ea.state(t).ints[S.I_NSPLITS]) for t in range(ea.n_trees)) > 0
     P = np.zeros((ea.n_trees, n1))
     for t in range(ea.n_trees):
         run_both(ea, eb, lambda e, K, t=t: K.predict_rows(e.arena, t, X1, P) or P[t].copy(),
@@ -258,6 +262,18 @@ def test_same_as_numba_batch_passes(name):
 
     drive_pass(ea, eb, n2 - n1, plr, "predict_learn_rows", rows=(X2, y2, w2))
     assert same_bits(P2a, P2b)
+    # (the pass of weighted aggregation: the trees' log weights, 0 without evidence, recorded)
+    Xw, yw, ww = X2[:200], y2[:200], w2[:200]
+    Ww = ea.bagging_weights(ww)
+    eb.bagging_weights(ww)
+    Pa, Pb, La, Lb = (np.full((ea.n_trees, 200), 7.0) for _ in range(4))
+
+    def plr_lw(K, e, A, t, i):
+        P, LW = (Pa, La) if K is NK else (Pb, Lb)
+        return K.predict_learn_rows_lw(A, t, Xw, yw, Ww, i, P, LW)
+
+    drive_pass(ea, eb, 200, plr_lw, "predict_learn_rows_lw", rows=(Xw, yw, ww))
+    assert same_bits(Pa, Pb) and same_bits(La, Lb) and (La == 0.0).all()
     # the engine's own batch calls (dispatch included), then the results
     X3, y3 = X[n2:], y[n2:]
     with dispatch.using_core(False):
@@ -278,9 +294,8 @@ def _enc(e, X, y):
 
 
 def _check_exercised(name, e):
-    """The configuration reached what it is for (splits; deactivations; a frozen tree)."""
+    """The configuration reached what it is for (deactivations; a frozen tree; drifts)."""
     ints = [e.state(t).ints for t in range(e.n_trees)]
-    assert sum(int(i[S.I_NSPLITS]) for i in ints) > 0
     if "budget" in name:
         assert sum(int(i[S.I_NDEACT]) for i in ints) > 0
     if "freeze" in name:
@@ -468,6 +483,74 @@ def test_same_as_numba_tree_creation_and_queries():
         D.page_hinkley_scan(sa, yv, pv, 0.005, 20.0, 30, oa)
         _core.drift.page_hinkley_scan(sb, yv, pv, 0.005, 20.0, 30, ob)
         assert (oa == ob).all() and same_bits(sa, sb) and (oa > 0).any()
+
+
+@numba.njit
+def _numba_standardised(state, e, delta, lam, min_n, out):
+    for i in range(e.shape[0]):
+        out[i] = D.page_hinkley_standardised_update(state, e[i], delta, lam, min_n)
+
+
+@numba.njit
+def _numba_rows(state, rows, e, alpha, lam, out):
+    for i in range(e.shape[0]):
+        out[i] = D.page_hinkley_row_update(state, rows[i], e[i], alpha, lam)
+
+
+def test_same_as_numba_drift_detector_variants():
+    """The standardised Page-Hinkley test and the per-node one (rows of a 2-d state)."""
+    r = np.random.default_rng(4)
+    e = np.abs(np.concatenate([r.normal(size=400), 2 + r.normal(size=300)]))
+    e[::50] = 40.0
+    fired = 0
+    for delta, lam, min_n in ((0.1, 20.0, 30), (0.005, 5.0, 5), (0.0, 2.0, 2)):
+        sa, sb = np.zeros(D.N_SPH), np.zeros(D.N_SPH)
+        oa, ob = np.zeros(len(e), np.bool_), np.zeros(len(e), np.int8)
+        _numba_standardised(sa, e, delta, lam, min_n, oa)
+        _core.drift.page_hinkley_standardised_scan(sb, e, delta, lam, min_n, ob)
+        assert (oa == ob.astype(bool)).all() and same_bits(sa, sb)
+        fired += int(oa.sum())
+    assert fired
+    rows = r.integers(0, 3, len(e))
+    sa = np.zeros((3, D.N_PHN))
+    sa[:, D.PHN_SD0] = [0.0, 0.5, 2.0]
+    sb = sa.copy()
+    oa, ob = np.zeros(len(e), np.bool_), np.zeros(len(e), np.int8)
+    _numba_rows(sa, rows, e, 0.005, 15.0, oa)
+    _core.drift.page_hinkley_row_scan(sb, rows, e, 0.005, 15.0, ob)
+    assert (oa == ob.astype(bool)).all() and same_bits(sa, sb) and oa.any()
+
+
+@numba.njit
+def _numba_fold(A, t, leaf, x):
+    st, prm = tree_at(A, t)
+    nfeat = st.ints[S.I_NFEAT]
+    a, linear = fold_leaf_model(st, prm, leaf, nfeat)
+    return a, linear, folded_predict(st, a, x, nfeat), st.ft_linear.copy()
+
+
+def test_same_as_numba_folded_leaf_models():
+    """A leaf model folded for many rows (the interval methods' fast path) and its prediction,
+    which is the leaf's own up to rounding."""
+    X, y = stream(1500, seed=2)
+    for lm in ("linear", "adaptive", "mean"):
+        m = sf.HoeffdingTreeRegressor(grace_period=60, leaf_model=lm, nominal_features=(5,))
+        m.learn_many(X, y)
+        e = m.engine_
+        A = e.arena
+        Xa = np.ascontiguousarray(e.features.encode_array(X[:300], learn=False), np.float64)
+        leaves = e.apply(0, Xa)
+        pred = e.predict_trees(Xa)[0]
+        for i in range(0, 300, 7):
+            leaf = int(e.state(0).nd_leaf[leaves[i]])
+            a, lin, p, fl = _numba_fold(A, 0, leaf, Xa[i])
+            b = _core.tree.fold_leaf_model(A, 0, leaf)
+            assert same_bits(np.array([a, lin], float), np.array(b, float))
+            assert same_bits(fl, e.state(0).ft_linear)
+            q = _core.tree.folded_predict(A, 0, b[0], Xa[i])
+            assert same_bits(p, q)
+            assert q == pytest.approx(pred[i], rel=1e-9, abs=1e-9)
+            assert not lin or lm != "mean"
 
 
 # ------------------------------------------------------------------------------------------------

@@ -98,9 +98,39 @@ void need_memo(Mat<double> M, i64 T, bool writes, const char* name) {
   if (writes && M.cols() < T) bad(std::string(name) + ": fewer columns than trees");
 }
 
+/// An engine handle (a 1-d C-contiguous int64 array of H_SIZE items) read through the buffer
+/// protocol: a per-example call's one array, without the cost of a general ndarray conversion.
+class HandleBuffer {
+ public:
+  explicit HandleBuffer(nb::handle H) {
+    if (PyObject_GetBuffer(H.ptr(), &view_, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
+      PyErr_Clear();
+      throw nb::type_error("H: an engine handle (a 1-d C-contiguous int64 array)");
+    }
+    held_ = true;
+    const char* f = view_.format;
+    bool int64 = view_.itemsize == 8 && f != nullptr &&
+                 ((f[0] == 'q' || f[0] == 'l') && f[1] == 0);
+    if (!int64 || view_.ndim != 1)
+      throw nb::type_error("H: an engine handle (a 1-d C-contiguous int64 array)");
+  }
+  HandleBuffer(const HandleBuffer&) = delete;
+  HandleBuffer& operator=(const HandleBuffer&) = delete;
+  ~HandleBuffer() {
+    if (held_) PyBuffer_Release(&view_);
+  }
+  Vec<const i64> vec() const {
+    return Vec<const i64>(static_cast<const i64*>(view_.buf), view_.shape[0]);
+  }
+
+ private:
+  Py_buffer view_{};
+  bool held_ = false;
+};
+
 /// The views of an engine handle, every shape a pass indexes with checked.
-EngineViews checked_views(Array<const i64>& H) {
-  Vec<const i64> h = vec(H, "H");
+EngineViews checked_views(const HandleBuffer& H) {
+  Vec<const i64> h = H.vec();
   if (h.size() != engine::H_SIZE) bad("H: not an engine handle");
   EngineViews v = engine::engine_views(h);
   const tree::Arena& A = v.A;
@@ -367,8 +397,9 @@ void bind_engine(nb::module_& m) {
      "The forest's prediction for row ``x`` (tree predictions left in ``P``, memo in ``M``).");
 
   // --- the per-example passes through a handle (streamforest/engine/handle.py) -------------
-  m.def("learn_one_h", [](Array<const i64> H, nb::handle, double lam, double y, double w,
-                          i64 t0, bool memo) {
+  m.def("learn_one_h", [](nb::handle H_, nb::handle, double lam, double y, double w, i64 t0,
+                          bool memo) {
+    HandleBuffer H(H_);
     EngineViews v = checked_views(H);
     if (t0 < engine::FRESH) bad("t0: FRESH or a tree index");
     if (w > 0.0)
@@ -378,7 +409,8 @@ void bind_engine(nb::module_& m) {
                              memo ? v.M : v.M0);
   }, nb::arg("H"), nb::arg("kind").none(), nb::arg("lam"), nb::arg("y"), nb::arg("w"), nb::arg("t0"),
      nb::arg("memo"), "``learn_one`` of the handle's arrays (``kind``: unused, read per tree).");
-  m.def("predict_one_h", [](Array<const i64> H, nb::handle, int agg) {
+  m.def("predict_one_h", [](nb::handle H_, nb::handle, int agg) {
+    HandleBuffer H(H_);
     EngineViews v = checked_views(H);
     if (v.P.size() == 0) bad("H: no tree");
     need_regression_trees(v.A);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bindings/arena.hpp"
+#include "leaves/leaf_models.hpp"
 #include "rules/extra.hpp"
 #include "rules/observers.hpp"
 #include "tree/state.hpp"
@@ -94,6 +95,27 @@ void bind_tree(nb::module_& m) {
   m.def("cat_goes_left", &rules::cat_goes_left, nb::arg("salt"), nb::arg("code"),
         "The fixed random side of category ``code`` (a float code, -1 for unseen) under an "
         "extremely randomised candidate's (or split node's) ``salt``.");
+
+  m.def("fold_leaf_model", [](nb::handle A_, i64 t, i64 leaf) {
+    tree::Arena A = arena_of(A_);
+    tree::TreeRef st = runnable_tree(A, t, -1);
+    if (leaf < 0 || leaf >= st.lf_node().size()) throw nb::index_error("leaf slot outside");
+    nb::gil_scoped_release release;
+    leaves::Folded f = leaves::fold_leaf_model(st, tree::params_at(A, t), leaf,
+                                               st.ints()[tree::I_NFEAT]);
+    return std::make_tuple(f.a, f.linear);
+  }, nb::arg("A"), nb::arg("t"), nb::arg("leaf"),
+     "``(a, linear)``: leaf slot ``leaf``'s model of tree ``t`` folded into "
+     "``a + sum_j ft_linear[j, 0] (x_j - ft_linear[j, 1])`` (tests and inspection).");
+  m.def("folded_predict", [](nb::handle A_, i64 t, double a, Array<const double> x) {
+    tree::Arena A = arena_of(A_);
+    auto xv = vec(x, "x");
+    tree::TreeRef st = runnable_tree(A, t, xv.size());
+    nb::gil_scoped_release release;
+    return leaves::folded_predict(st, a, xv, st.ints()[tree::I_NFEAT]);
+  }, nb::arg("A"), nb::arg("t"), nb::arg("a"), nb::arg("x"),
+     "The prediction for ``x`` of the leaf model tree ``t``'s ``fold_leaf_model`` left "
+     "(tests and inspection).");
 }
 
 }  // namespace sf::bind

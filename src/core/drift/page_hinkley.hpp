@@ -119,6 +119,13 @@ inline bool page_hinkley_standardised_update(Vec<double> state, double e, double
   return state[SPH_M] - state[SPH_MMIN] > lam;
 }
 
+/// ``out[i]``: page_hinkley_standardised_update after value ``i`` (tests and benchmarks).
+inline void page_hinkley_standardised_scan(Vec<double> state, Vec<const double> e, double delta,
+                                           double lam, double min_n, Vec<i8> out) {
+  for (i64 i = 0; i < e.size(); ++i)
+    out[i] = page_hinkley_standardised_update(state, e[i], delta, lam, min_n) ? 1 : 0;
+}
+
 // Page-Hinkley on a row of a 2-d state (one detector per tree node)
 inline constexpr i64 PHN_N = 0, PHN_EBAR = 1, PHN_SUM = 2, PHN_MIN = 3, PHN_SD0 = 4;
 inline constexpr i64 N_PHN = 5;
@@ -140,6 +147,14 @@ inline bool page_hinkley_row_update(Mat<double> state, i64 r, double e, double a
     return false;
   }
   return m - state(r, PHN_MIN) > lam;
+}
+
+/// ``out[i]``: page_hinkley_row_update of row ``rows[i]`` with error ``e[i]`` (tests and
+/// benchmarks).
+inline void page_hinkley_row_scan(Mat<double> state, Vec<const i64> rows, Vec<const double> e,
+                                  double alpha, double lam, Vec<i8> out) {
+  for (i64 i = 0; i < e.size(); ++i)
+    out[i] = page_hinkley_row_update(state, rows[i], e[i], alpha, lam) ? 1 : 0;
 }
 
 }  // namespace sf::drift

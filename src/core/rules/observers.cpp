@@ -15,9 +15,7 @@ i64 bin_home(Mat<double> bn, i64 b, i64 m) {
   return home(to_i64(bn(b, B_LEAF)), to_i64(bn(b, B_FEAT)), bn(b, B_KEY), static_cast<u64>(m));
 }
 
-void hash_delete(const TreeRef& st, i64 b) {
-  Vec<i64> ht = st.bin_hash();
-  Mat<double> bn = st.bins();
+void hash_delete(Vec<i64> ht, Mat<double> bn, i64 b) {
   i64 m = ht.size() - 1;
   i64 i = bin_home(bn, b, m);
   while (ht[i] != b) i = (i + 1) & m;
@@ -77,6 +75,7 @@ void heapsort_by_key(Vec<double> keys, Vec<i64> vals, i64 n) {
 
 void free_observers(const TreeRef& st, i64 leaf) {
   Vec<i64> ints = st.ints();
+  Vec<i64> ht = st.bin_hash();
   Mat<double> bn = st.bins();
   Mat<i64> head = st.lf_head();
   Mat<i64> nbins = st.lf_nbins();
@@ -85,7 +84,7 @@ void free_observers(const TreeRef& st, i64 leaf) {
     i64 b = head(leaf, f);
     while (b >= 0) {
       i64 nxt = to_i64(bn(b, B_NEXT));
-      hash_delete(st, b);
+      hash_delete(ht, bn, b);
       bn(b, B_LEAF) = -1.0;
       bn(b, B_NEXT) = static_cast<double>(ints[I_BIN_FREE]);
       ints[I_BIN_FREE] = b;
@@ -214,12 +213,13 @@ void observers_learn(const TreeRef& st, ParamRef prm, i64 leaf, Row x, double y,
   Vec<i8> nominal = st.ft_nominal();
   Mat<double> scale = st.lf_scale();
   const i64 observer = prm.observer();
+  const BinPool pool(st);
   for (i64 j = 0; j < nfeat; ++j) {
     double xj = x[j];
     if (mask(leaf, j) == 1 && !is_nan(xj)) {
       bool nom = nominal[j] == 1;
       double key = bin_key(xj, observer, scale(leaf, j), nom);
-      observe(st, leaf, j, key, xj, y, w);
+      observe(pool, leaf, j, key, xj, y, w);
     }
   }
   if (s(leaf, S_W) - st.lf_last()[leaf] >= prm.grace() && s(leaf, S_M2) > 0.0)

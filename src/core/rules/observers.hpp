@@ -63,13 +63,28 @@ inline i64 home(i64 leaf, i64 feat, double key, u64 mask) {
 /// Bins that can still be allocated without growing the pool.
 inline i64 free_bins(const TreeRef& st) { return st.bins().rows() - st.ints()[tree::I_BINS_LIVE]; }
 
+/// The arrays of a tree's bin pool, read once per pass over a row's features (a store into
+/// an int64 field might change the arena's layout as far as the compiler knows: views taken
+/// once are not read again).
+struct BinPool {
+  Mat<double> bn;
+  Vec<i64> ht;
+  Vec<i64> ints;
+  Mat<i64> head;
+  Mat<i64> nbins;
+
+  explicit BinPool(const TreeRef& st)
+      : bn(st.bins()), ht(st.bin_hash()), ints(st.ints()), head(st.lf_head()),
+        nbins(st.lf_nbins()) {}
+};
+
 /// Add ``(x, y)`` with weight ``w`` to the bin ``key`` of observer (leaf, feat) (a free bin
 /// exists: the caller checked ``free_bins``).
-inline void observe(const TreeRef& st, i64 leaf, i64 feat, double key, double x, double y,
+inline void observe(const BinPool& pool, i64 leaf, i64 feat, double key, double x, double y,
                     double w) {
   using namespace tree;
-  Mat<double> bn = st.bins();
-  Vec<i64> ht = st.bin_hash();
+  Mat<double> bn = pool.bn;
+  Vec<i64> ht = pool.ht;
   i64 m = ht.size() - 1;
   i64 i = home(leaf, feat, key, static_cast<u64>(m));
   double fl = static_cast<double>(leaf);
@@ -94,7 +109,7 @@ inline void observe(const TreeRef& st, i64 leaf, i64 feat, double key, double x,
     i = (i + 1) & m;
   }
   // new bin
-  Vec<i64> ints = st.ints();
+  Vec<i64> ints = pool.ints;
   i64 b = ints[I_BIN_FREE];
   if (b >= 0) {
     ints[I_BIN_FREE] = to_i64(bn(b, B_NEXT));
@@ -104,7 +119,7 @@ inline void observe(const TreeRef& st, i64 leaf, i64 feat, double key, double x,
   }
   ints[I_BINS_LIVE] += 1;
   ht[i] = b;
-  Mat<i64> head = st.lf_head();
+  Mat<i64> head = pool.head;
   bn(b, B_KEY) = key;
   bn(b, B_W) = w;
   bn(b, B_HI) = y;
@@ -117,7 +132,13 @@ inline void observe(const TreeRef& st, i64 leaf, i64 feat, double key, double x,
   bn(b, B_FEAT) = ff;
   bn(b, B_NEXT) = static_cast<double>(head(leaf, feat));
   head(leaf, feat) = b;
-  st.lf_nbins()(leaf, feat) += 1;
+  pool.nbins(leaf, feat) += 1;
+}
+
+/// ``observe`` of tree ``st``'s pool.
+inline void observe(const TreeRef& st, i64 leaf, i64 feat, double key, double x, double y,
+                    double w) {
+  observe(BinPool(st), leaf, feat, key, x, y, w);
 }
 
 /// Release every bin of every observer of ``leaf``.

@@ -7,8 +7,8 @@
 namespace sf::tree {
 
 i64 route_axis(const TreeRef& st, i64 node, Row x) {
-  Vec<i64> feat = st.nd_feat();
-  while (feat[node] >= 0) node = child_axis(st, node, x);
+  const AxisTests nd(st);
+  while (nd.feat[node] >= 0) node = child_axis(nd, node, x);
   return node;
 }
 

@@ -33,30 +33,46 @@ inline bool in_cats(Vec<double> cats, i64 off, i64 n, double v) {
   return lo < off + n && cats[lo] == v;
 }
 
+/// The node arrays an axis-aligned test reads, taken once per routed row.
+struct AxisTests {
+  Vec<i64> feat, left, right, cat_off, cat_len, cat_right;
+  Vec<double> thr, cats;
+  Vec<i8> miss_left, nominal;
+
+  explicit AxisTests(const TreeRef& st)
+      : feat(st.nd_feat()), left(st.nd_left()), right(st.nd_right()), cat_off(st.nd_cat_off()),
+        cat_len(st.nd_cat_len()), cat_right(st.nd_cat_right()), thr(st.nd_thr()),
+        cats(st.cats()), miss_left(st.nd_miss_left()), nominal(st.ft_nominal()) {}
+};
+
 /// The child of split node ``node`` that row ``x`` goes to: a test of one feature.
-inline i64 child_axis(const TreeRef& st, i64 node, Row x) {
-  i64 f = st.nd_feat()[node];
+inline i64 child_axis(const AxisTests& nd, i64 node, Row x) {
+  i64 f = nd.feat[node];
   double v = f < x.size() ? x[f] : std::numeric_limits<double>::quiet_NaN();
   bool go_left;
   if (is_nan(v)) {
-    go_left = st.nd_miss_left()[node] == 1;
-  } else if (st.ft_nominal()[f]) {
-    i64 off = st.nd_cat_off()[node];
-    i64 nl = st.nd_cat_len()[node];
-    Vec<double> cats = st.cats();
+    go_left = nd.miss_left[node] == 1;
+  } else if (nd.nominal[f]) {
+    i64 off = nd.cat_off[node];
+    i64 nl = nd.cat_len[node];
     if (nl < 0) {  // an extremely randomised split: every category on a random side
-      go_left = rules::cat_goes_left(st.nd_thr()[node], v);
-    } else if (in_cats(cats, off, nl, v)) {
+      go_left = rules::cat_goes_left(nd.thr[node], v);
+    } else if (in_cats(nd.cats, off, nl, v)) {
       go_left = true;
-    } else if (in_cats(cats, off + nl, st.nd_cat_right()[node], v)) {
+    } else if (in_cats(nd.cats, off + nl, nd.cat_right[node], v)) {
       go_left = false;
     } else {  // a category this split never saw
-      go_left = st.nd_miss_left()[node] == 1;
+      go_left = nd.miss_left[node] == 1;
     }
   } else {
-    go_left = v <= st.nd_thr()[node];
+    go_left = v <= nd.thr[node];
   }
-  return go_left ? st.nd_left()[node] : st.nd_right()[node];
+  return go_left ? nd.left[node] : nd.right[node];
+}
+
+/// ``child_axis`` of tree ``st`` (the default ``child``).
+inline i64 child_axis(const TreeRef& st, i64 node, Row x) {
+  return child_axis(AxisTests(st), node, x);
 }
 
 /// The default ``route_from``: axis-aligned tests down from ``node``.
