@@ -70,6 +70,9 @@ CONFIGS = {
                                  ph_threshold=6.0, alt_period=15, seed=10),
     "extra-mean-mmin1-drift": _atser(grace_period=40, m_min=1, leaf_model="mean",
                                      drift_detection=False, drift_threshold=6.0, seed=5),
+    "extra-linear-sketch-alt": _atser(grace_period=30, m_min=8, leaf_quantile_k=16,
+                                      leaf_quantile_split="parent", ph_threshold=8.0,
+                                      alt_period=20, seed=11),
     "observers-adaptive-alt": lambda: sf.HoeffdingTreeRegressor(
         grace_period=30, drift_detection=True, ph_threshold=8.0, alt_period=20,
         nominal_features=(5,), seed=6),
@@ -80,6 +83,11 @@ CONFIGS = {
         n_trees=3, max_features=3, tree=sf.ATSERRegressor(
             grace_period=30, m_min=6, ph_threshold=8.0, alt_period=20, nominal_features=(5,)),
         drift_threshold=12.0, warning_fraction=0.4, seed=8),
+    "forest-extra-mean-sketch-alt": lambda: sf.OnlineForestRegressor(
+        n_trees=3, max_features=None, tree=sf.ATSERRegressor(
+            grace_period=30, m_min=5, leaf_model="mean", leaf_quantile_k=24, ph_threshold=8.0,
+            alt_period=20, nominal_features=(5,)),
+        drift_threshold=None, seed=12),
     "forest-extra-obag": lambda: sf.ATSEREnsembleRegressor(
         mode="obag", n_members=3, grace_period=40, nominal_features=(5,), seed=9),
 }  # fmt: skip
@@ -105,8 +113,10 @@ def _check_exercised(name, e, totals):
         assert c["I_ALT_STARTED"] == 0
     if "freeze" in name:
         assert c["I_FROZEN"] > 0
-    if "drift" in name or "forest" in name:
+    if "drift" in name or "rforest" in name:
         assert e.n_resets.sum() > 0 or e.drift_counts.sum() > 0
+    if "sketch" in name:
+        assert any(int(e.state(t).lf_sketch_levels[:, -1].sum()) > 0 for t in range(e.n_trees))
     if "budget" in name:
         assert _counts(e, ("I_NDEACT",))["I_NDEACT"] > 0
 
@@ -161,8 +171,8 @@ def _dicts(X):
     return [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
 
 
-PER_EXAMPLE = ["extra-linear-alt", "extra-mean-ties-alt", "observers-adaptive-alt",
-               "forest-extra-rforest-alt"]  # fmt: skip
+PER_EXAMPLE = ["extra-linear-alt", "extra-mean-ties-alt", "extra-linear-sketch-alt",
+               "observers-adaptive-alt", "forest-extra-rforest-alt"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", PER_EXAMPLE)
@@ -184,7 +194,7 @@ def test_same_as_numba_per_example(name):
             out = []
             if i % 3 != 2:
                 out.append(m.predict_one(x))
-            m.learn_one(x, yi, 1.0 + (i % 4 == 0))
+            m.learn_one(x, yi, 1.0 + (i % 4 == 0) + 0.375 * (i % 9 == 0))
             if i % 7 == 0:
                 row = e.features.encode_dict(x, True).copy()
                 out.append(e.predict_one(row))
@@ -493,18 +503,18 @@ def test_alternates_keep_the_tree_consistent(name):
 
 
 def test_supports_the_atser_kinds():
-    """Regression trees of both rules, with or without alternates, run on the core; other
-    tasks, rules and components do not (yet)."""
+    """Regression trees of both rules, with or without alternates and sketches, run on the
+    core; other tasks, rules and components do not (yet)."""
     assert ("extra", S.SPLIT_EXTRA) in _core.tree.rules()
     for rule in ("observers", "extra"):
         for alternates in (False, True):
-            k = TreeKind(rule=rule, alternates=alternates)
-            assert _core.tree.supports(**k.__dict__)
-            assert dispatch.core_runs(KindTag(k))
-        # (classification: the extra rule's runs, see test_core_classification.py; sketches:
-        # observer trees without alternates, see test_core_tree_passes.py)
+            for sketch in (False, True):
+                k = TreeKind(rule=rule, alternates=alternates, sketch=sketch)
+                assert _core.tree.supports(**k.__dict__)
+                assert dispatch.core_runs(KindTag(k))
+        # (classification: the extra rule's runs, see test_core_classification.py)
         changes = [{"evidence": True}, {"bayes": True}]
-        changes += [{"classification": True}] if rule == "observers" else [{"sketch": True}]
+        changes += [{"classification": True}] if rule == "observers" else []
         for change in changes:
             assert not _core.tree.supports(**{**TreeKind(rule=rule).__dict__, **change})
     assert not _core.tree.supports(**TreeKind(rule="pregrown").__dict__)

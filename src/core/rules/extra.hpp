@@ -34,7 +34,8 @@ bool cat_goes_left(double salt, double code);
 const tree::SplitRule& extra_rule();
 
 /// Stage 1 or 2 for example ``(x, y, w)`` (``w > 0``) at ``leaf``: buffer it (drawing the
-/// candidates at the ``m_min``-th), or add it to the side of each candidate it falls on.
+/// candidates at the ``m_min``-th), or add it to the side of each candidate it falls on (a
+/// classification tree, whose candidates have no side columns, calls it only while buffering).
 void extra_observe(const tree::TreeRef& st, tree::ParamRef prm, i64 leaf, tree::Row x, double y,
                    double w, i64 nfeat);
 

@@ -91,8 +91,7 @@ bool runs(const Kind& k) {
   if (k.rule == nullptr || k.has.evidence || k.has.bayes) return false;
   if (k.classification)  // a rule that names its classification part (alternates included)
     return k.rule->class_learn_at_leaf != nullptr && !k.has.sketch;
-  if (k.rule->code != SPLIT_OBSERVERS && k.rule->code != SPLIT_EXTRA) return false;
-  return !(k.has.sketch && k.has.alternates);  // (sketches: observer trees without alternates)
+  return k.rule->code == SPLIT_OBSERVERS || k.rule->code == SPLIT_EXTRA;  // sketches, alternates
 }
 
 }  // namespace sf::tree
