@@ -518,6 +518,11 @@ def test_bindings_refuse_what_they_would_overrun():
         CORE.vote_rows(np.zeros((2, 5, 3)), np.zeros((5, 3)), np.zeros(2), np.zeros(5, np.int64))
     with pytest.raises(TypeError):
         CORE.vote_rows(np.zeros((2, 5, 3)), np.zeros((5, 3)), np.zeros(3), np.zeros(5, np.int32))
+    for query in (lambda: _core.tree.leaf_best_cut(A, 0, 0, 0, 1.0),
+                  lambda: _core.tree.fold_leaf_model(A, 0, 0),
+                  lambda: _core.tree.folded_predict(A, 0, 0.0, Xa[0])):  # fmt: skip
+        with pytest.raises(ValueError, match="classification tree"):
+            query()
     reg = sf.HoeffdingTreeRegressor(grace_period=50, seed=0)
     reg.learn_many(np.nan_to_num(X[:, :5]), np.nan_to_num(X[:, 0]))
     with pytest.raises(ValueError, match="not a classification tree"):
