@@ -512,5 +512,8 @@ def test_supports_the_atser_kinds():
                 k = TreeKind(rule=rule, alternates=alternates, sketch=sketch)
                 assert _core.tree.supports(**k.__dict__)
                 assert dispatch.core_runs(KindTag(k))
-        for change in ({"evidence": True}, {"bayes": True}):
+        # (classification: the extra rule's runs, see test_core_classification.py)
+        changes = [{"evidence": True}, {"bayes": True}]
+        changes += [{"classification": True}] if rule == "observers" else []
+        for change in changes:
             assert not _core.tree.supports(**{**TreeKind(rule=rule).__dict__, **change})

@@ -16,6 +16,11 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/tree/passes.cpp
   src/core/tree/alternates.cpp
   src/core/tree/classification.cpp
+  src/core/leaves/class_leaves.cpp
+  src/core/rules/class_split.cpp
+  src/core/rules/gauss.cpp
+  src/core/rules/extra_classes.cpp
+  src/core/engine/class_votes.cpp
   src/core/rules/observers.cpp
   src/core/rules/extra.cpp
   src/core/rules/pregrown.cpp

@@ -5,6 +5,7 @@
 #include "bindings/arena.hpp"
 #include "bindings/arrays.hpp"
 #include "engine/bagging.hpp"
+#include "engine/class_votes.hpp"
 #include "engine/handle.hpp"
 #include "engine/passes.hpp"
 
@@ -38,10 +39,62 @@ u64& state_of(Array<u64>& a, const char* name) {
   return a.data()[0];
 }
 
+// --- classification trees (checks of what their passes index with) -------------------------
+
+/// The classes of tree ``t`` (0 for a regression tree).
+i64 classes_of(const tree::Arena& A, i64 t) {
+  tree::TreeRef st = tree::state_at(A, t);
+  return st.kind.classification ? st.lf_class_weights().cols() : 0;
+}
+
+/// A label ``y`` a classification tree ``t`` learns is one of its class indices.
+void need_class_index(const tree::Arena& A, i64 t, double y) {
+  if (!tree::state_at(A, t).kind.classification) return;
+  i64 K = classes_of(A, t);
+  if (!(y >= 0.0 && y < static_cast<double>(K)))
+    bad("y: " + std::to_string(y) + " is not a class index of tree " + std::to_string(t) +
+        " (" + std::to_string(K) + " classes)");
+}
+
+/// The labels of the rows ``start..`` tree ``t`` learns (weight ``w[i] > 0``).
+void need_class_indices(const tree::Arena& A, i64 t, Vec<const double> y, Vec<const double> w,
+                        i64 start, i64 n) {
+  if (!tree::state_at(A, t).kind.classification) return;
+  for (i64 i = start; i < n; ++i)
+    if (w[i] > 0.0) need_class_index(A, t, y[i]);
+}
+
+/// Tree ``t``'s answers fit in ``cols`` columns (one value, or its class probabilities).
+void need_answer_width(const tree::Arena& A, i64 t, i64 cols) {
+  i64 K = classes_of(A, t);
+  if (K > cols || (K == 0 && cols < 1))
+    bad("P: " + std::to_string(cols) + " columns for the answers of tree " + std::to_string(t));
+}
+
+/// A prequential pass of a regression tree's values.
+void need_regression_tree(const tree::Arena& A, i64 t) {
+  if (tree::state_at(A, t).kind.classification)
+    bad("tree " + std::to_string(t) + ": a classification tree has no prequential values");
+}
+
+/// Passes of regression trees' values: no classification tree in ``A``.
+void need_regression_trees(const tree::Arena& A) {
+  for (i64 t = 0; t < A.n_trees(); ++t) need_regression_tree(A, t);
+}
+
+/// Every tree of ``A`` is a classification tree of at most ``K`` classes.
+void need_classifiers(const tree::Arena& A, i64 K) {
+  for (i64 t = 0; t < A.n_trees(); ++t) {
+    if (!tree::state_at(A, t).kind.classification)
+      bad("tree " + std::to_string(t) + " is not a classification tree");
+    if (classes_of(A, t) > K) bad("PT: fewer class columns than tree " + std::to_string(t) + "'s");
+  }
+}
+
 /// The memo ``M`` a per-example pass reads (``t < M.cols()``) and writes (``writes``: every
-/// tree's column).
+/// tree's column): 4 rows (a classification tree's column holds its two votes).
 void need_memo(Mat<double> M, i64 T, bool writes, const char* name) {
-  if ((M.cols() > 0 || writes) && M.rows() < 3) bad(std::string(name) + ": fewer than 3 rows");
+  if ((M.cols() > 0 || writes) && M.rows() < 4) bad(std::string(name) + ": fewer than 4 rows");
   if (writes && M.cols() < T) bad(std::string(name) + ": fewer columns than trees");
 }
 
@@ -108,6 +161,7 @@ void bind_engine(nb::module_& m) {
     need_rows(A, t, x, yv.size());
     need_weights(A, w, x.rows(), "W");
     if (start < 0) bad("start: negative");
+    need_class_indices(A, t, yv, w.row(t), start, x.rows());
     nb::gil_scoped_release release;
     return engine::learn_rows(A, t, x, yv, w, start);
   }, nb::arg("A"), nb::arg("t"), nb::arg("X"), nb::arg("y"), nb::arg("W"), nb::arg("start"),
@@ -125,6 +179,7 @@ void bind_engine(nb::module_& m) {
     need_weights(A, w, x.rows(), "W");
     need_out(A, p, x.rows(), "P");
     if (start < 0) bad("start: negative");
+    need_regression_tree(A, t);
     nb::gil_scoped_release release;
     return engine::predict_learn_rows(A, t, x, yv, w, start, p);
   }, nb::arg("A"), nb::arg("t"), nb::arg("X"), nb::arg("y"), nb::arg("W"), nb::arg("start"),
@@ -144,6 +199,7 @@ void bind_engine(nb::module_& m) {
     need_out(A, p, x.rows(), "P");
     need_out(A, lw, x.rows(), "LW");
     if (start < 0) bad("start: negative");
+    need_regression_tree(A, t);
     nb::gil_scoped_release release;
     return engine::predict_learn_rows_lw(A, t, x, yv, w, start, p, lw);
   }, nb::arg("A"), nb::arg("t"), nb::arg("X"), nb::arg("y"), nb::arg("W"), nb::arg("start"),
@@ -158,10 +214,12 @@ void bind_engine(nb::module_& m) {
     if (P.ndim() == 2) {
       auto p = mat(P, "P");
       need_out(A, p, x.rows(), "P");
+      need_answer_width(A, t, 1);
       out = Mat<double>(p.row(t).data, x.rows(), 1);
     } else {
       auto p = cube(P, "P");
       if (p.n0 < A.n_trees() || p.n1 < x.rows()) bad("P: fewer trees or rows than needed");
+      need_answer_width(A, t, p.n2);
       out = Mat<double>(p.mat(t).data, x.rows(), p.n2);
     }
     nb::gil_scoped_release release;
@@ -187,6 +245,7 @@ void bind_engine(nb::module_& m) {
     need_rows(B, t, x, yv.size());
     if (wv.size() < x.rows()) bad("w: fewer items than rows of X");
     if (start < 0) bad("start: negative");
+    need_class_indices(B, t, yv, wv, start, x.rows());
     nb::gil_scoped_release release;
     return engine::background_rows(B, t, x, yv, wv, start);
   }, nb::arg("B"), nb::arg("t"), nb::arg("X"), nb::arg("y"), nb::arg("w"), nb::arg("start"),
@@ -231,6 +290,7 @@ void bind_engine(nb::module_& m) {
     auto p = vec(P, "P");
     auto mm = mat(M, "M");
     runnable_trees(A, xv.size());
+    need_regression_trees(A);
     if (p.size() < A.n_trees()) bad("P: fewer items than trees");
     need_memo(mm, A.n_trees(), true, "M");
     nb::gil_scoped_release release;
@@ -251,6 +311,8 @@ void bind_engine(nb::module_& m) {
     if (wtv.size() < T || p.size() < T || d.size() < T) bad("wt, P, drifted: one item per tree");
     need_memo(mm, T, false, "M");
     if (t0 < engine::FRESH) bad("t0: FRESH or a tree index");
+    if (w > 0.0)
+      for (i64 t = 0; t < T; ++t) need_class_index(A, t, y);
     nb::gil_scoped_release release;
     return engine::learn_one(A, s, lam, xv, y, w, wtv, p, d, t0, mm);
   }, nb::arg("A"), nb::arg("frng").noconvert(), nb::arg("lam"), nb::arg("x"), nb::arg("y"),
@@ -268,8 +330,11 @@ void bind_engine(nb::module_& m) {
     i64 T = onv.size();
     if (T > B.n_trees() || rng.rows() < T || rng.cols() < 1 || b.size() < T)
       bad("on, brng, bw: one item per background tree");
-    for (i64 t = 0; t < T; ++t)
-      if (onv[t]) runnable_tree(B, t, xv.size());
+    for (i64 t = 0; t < T; ++t) {
+      if (!onv[t]) continue;
+      runnable_tree(B, t, xv.size());
+      if (w > 0.0) need_class_index(B, t, y);
+    }
     if (t0 < engine::FRESH) bad("t0: FRESH or a tree index");
     nb::gil_scoped_release release;
     return engine::learn_background_one(B, onv, rng, lam, xv, y, w, b, t0);
@@ -281,6 +346,7 @@ void bind_engine(nb::module_& m) {
     auto xv = vec(x, "x");
     auto p = vec(P, "P");
     runnable_trees(A, xv.size());
+    need_regression_trees(A);
     if (p.size() < A.n_trees()) bad("P: fewer items than trees");
     nb::gil_scoped_release release;
     engine::predict_trees(A, xv, p);
@@ -314,6 +380,7 @@ void bind_engine(nb::module_& m) {
     auto p = vec(P, "P");
     auto mm = mat(M, "M");
     runnable_trees(A, xv.size());
+    need_regression_trees(A);
     if (p.size() < A.n_trees() || p.size() == 0) bad("P: fewer items than trees");
     need_memo(mm, A.n_trees(), true, "M");
     nb::gil_scoped_release release;
@@ -327,6 +394,8 @@ void bind_engine(nb::module_& m) {
                           bool memo) {
     EngineViews v = checked_views(H_);
     if (t0 < engine::FRESH) bad("t0: FRESH or a tree index");
+    if (w > 0.0)
+      for (i64 t = 0; t < v.A.n_trees(); ++t) need_class_index(v.A, t, y);
     nb::gil_scoped_release release;
     return engine::learn_one(v.A, v.frng[0], lam, v.x, y, w, v.wt, v.P, v.drifted, t0,
                              memo ? v.M : v.M0);
@@ -335,10 +404,48 @@ void bind_engine(nb::module_& m) {
   m.def("predict_one_h", [](nb::handle H_, nb::handle, int agg) {
     EngineViews v = checked_views(H_);
     if (v.P.size() == 0) bad("H: no tree");
+    need_regression_trees(v.A);
     nb::gil_scoped_release release;
     return engine::predict_one(v.A, v.x, agg, v.P, v.M);
   }, nb::arg("H"), nb::arg("kind").none(), nb::arg("agg"),
      "``predict_one`` of the handle's arrays (``kind``: unused, read per tree).");
+
+  // --- a classifier forest's answer (streamforest/engine/class_votes.py) ----------------------
+  m.def("vote_rows", [](Array<const double> PT, Array<double> mean, Array<double> votes,
+                        Array<i64> cls) {
+    Cube<const double> pt = cube(PT, "PT");
+    auto mn = mat(mean, "mean");
+    auto vt = vec(votes, "votes");
+    auto c = vec(cls, "cls");
+    if (mn.rows() < pt.n1 || c.size() < pt.n1) bad("mean, cls: fewer rows than PT's");
+    if (pt.n1 > 0 && (mn.cols() < pt.n2 || vt.size() < py_max(pt.n2, i64{1})))
+      bad("mean, votes: fewer columns than PT's classes");
+    nb::gil_scoped_release release;
+    engine::vote_rows(pt, mn, vt, c);
+  }, nb::arg("PT"), nb::arg("mean").noconvert(), nb::arg("votes").noconvert(),
+     nb::arg("cls").noconvert(),
+     "For each row ``i`` of the trees' probabilities ``PT`` ``(T, n, K)``: ``mean[i]`` the mean "
+     "probabilities, ``cls[i]`` the majority class (``votes``: ``(K,)`` scratch).");
+  m.def("predict_proba_one", [](nb::handle A_, Array<const double> x, Array<double> PT,
+                                Array<double> mean, Array<double> votes, Array<double> M) {
+    tree::Arena A = arena_of(A_);
+    auto xv = vec(x, "x");
+    auto pt = cube(PT, "PT");
+    auto mn = vec(mean, "mean");
+    auto vt = vec(votes, "votes");
+    auto mm = mat(M, "M");
+    runnable_trees(A, xv.size());
+    need_classifiers(A, pt.n2);
+    if (pt.n0 < A.n_trees() || pt.n1 < 1) bad("PT: fewer than (trees, 1) rows");
+    if (mn.size() < pt.n2 || vt.size() < py_max(pt.n2, i64{1}))
+      bad("mean, votes: fewer items than PT's classes");
+    need_memo(mm, A.n_trees(), true, "M");
+    nb::gil_scoped_release release;
+    return engine::predict_proba_one(A, xv, pt, mn, vt, mm);
+  }, nb::arg("A"), nb::arg("x"), nb::arg("PT").noconvert(), nb::arg("mean").noconvert(),
+     nb::arg("votes").noconvert(), nb::arg("M").noconvert(),
+     "The forest's answer for row ``x``: the mean class probabilities into ``mean``, the "
+     "majority class returned; each tree's leaf node, rows seen and votes into the memo ``M``.");
 }
 
 }  // namespace sf::bind

@@ -17,6 +17,20 @@
 
 namespace sf::bind {
 
+namespace {
+
+/// Tree ``t`` for a query of a regression tree's observers or leaf model (a classification
+/// tree has neither: its leaves' per-feature regression fields have no columns).
+tree::TreeRef regression_tree(const tree::Arena& A, i64 t, i64 row_width) {
+  tree::TreeRef st = runnable_tree(A, t, row_width);
+  if (st.kind.classification)
+    throw nb::value_error(("tree " + std::to_string(t) +
+                           ": a classification tree has no observers or leaf models").c_str());
+  return st;
+}
+
+}  // namespace
+
 void bind_tree(nb::module_& m) {
   std::vector<std::tuple<std::string, std::string, int>> fields;
 #define SF_FIELD_ROW(k, name, which, T, V, nd) fields.emplace_back(#name, #which, nd);
@@ -83,7 +97,7 @@ void bind_tree(nb::module_& m) {
 
   m.def("leaf_best_cut", [](nb::handle A_, i64 t, i64 leaf, i64 j, double min_branch) {
     tree::Arena A = arena_of(A_);
-    tree::TreeRef st = runnable_tree(A, t, -1);
+    tree::TreeRef st = regression_tree(A, t, -1);
     if (leaf < 0 || leaf >= st.lf_node().size()) throw nb::index_error("leaf slot outside");
     if (j < 0 || j >= st.ints()[tree::I_NFEAT]) throw nb::index_error("feature outside");
     nb::gil_scoped_release release;
@@ -92,10 +106,13 @@ void bind_tree(nb::module_& m) {
   }, nb::arg("A"), nb::arg("t"), nb::arg("leaf"), nb::arg("j"), nb::arg("min_branch"),
      "``(variance reduction, bins)`` of the best cut of feature ``j``'s observer at leaf slot "
      "``leaf`` of tree ``t``.");
+  m.def("cat_goes_left", &rules::cat_goes_left, nb::arg("salt"), nb::arg("code"),
+        "The fixed random side of category ``code`` (a float code, -1 for unseen) under an "
+        "extremely randomised candidate's (or split node's) ``salt``.");
 
   m.def("fold_leaf_model", [](nb::handle A_, i64 t, i64 leaf) {
     tree::Arena A = arena_of(A_);
-    tree::TreeRef st = runnable_tree(A, t, -1);
+    tree::TreeRef st = regression_tree(A, t, -1);
     if (leaf < 0 || leaf >= st.lf_node().size()) throw nb::index_error("leaf slot outside");
     nb::gil_scoped_release release;
     leaves::Folded f = leaves::fold_leaf_model(st, tree::params_at(A, t), leaf,
@@ -107,15 +124,12 @@ void bind_tree(nb::module_& m) {
   m.def("folded_predict", [](nb::handle A_, i64 t, double a, Array<const double> x) {
     tree::Arena A = arena_of(A_);
     auto xv = vec(x, "x");
-    tree::TreeRef st = runnable_tree(A, t, xv.size());
+    tree::TreeRef st = regression_tree(A, t, xv.size());
     nb::gil_scoped_release release;
     return leaves::folded_predict(st, a, xv, st.ints()[tree::I_NFEAT]);
   }, nb::arg("A"), nb::arg("t"), nb::arg("a"), nb::arg("x"),
      "The prediction for ``x`` of the leaf model tree ``t``'s ``fold_leaf_model`` left "
      "(tests and inspection).");
-  m.def("cat_goes_left", &rules::cat_goes_left, nb::arg("salt"), nb::arg("code"),
-        "The fixed random side of category ``code`` (a float code, -1 for unseen) under an "
-        "extremely randomised candidate's (or split node's) ``salt``.");
 }
 
 }  // namespace sf::bind

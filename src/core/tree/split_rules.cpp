@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "rules/extra.hpp"
+#include "rules/extra_classes.hpp"
+#include "rules/gauss.hpp"
 #include "rules/observers.hpp"
 #include "rules/pregrown.hpp"
 #include "tree/room.hpp"
@@ -35,12 +37,20 @@ SplitRule filled(SplitRule r) {
   return r;
 }
 
+/// ``rule`` with its classification part ``part`` (a rule whose unit leaves it to the
+/// classification helpers' unit, as rules/extra's to rules/extra_classes).
+SplitRule with_class_part(SplitRule r, decltype(SplitRule::class_learn_at_leaf) part) {
+  r.class_learn_at_leaf = part;
+  return r;
+}
+
 const std::vector<SplitRule>& table() {
   static const std::vector<SplitRule> rules = [] {
     std::vector<SplitRule> out;
     out.push_back(filled(rules::observers_rule()));
-    out.push_back(filled(rules::extra_rule()));
+    out.push_back(filled(with_class_part(rules::extra_rule(), rules::extra_class_learns)));
     out.push_back(filled(rules::pregrown_rule()));
+    out.push_back(filled(rules::gauss_rule()));
     return out;
   }();
   return rules;
@@ -80,7 +90,10 @@ Kind kind_of(const double* pa) {
 }
 
 bool runs(const Kind& k) {
-  if (k.rule == nullptr || k.classification) return false;
+  if (k.rule == nullptr) return false;
+  if (k.classification)  // a rule that names its classification part (alternates included)
+    return k.rule->class_learn_at_leaf != nullptr && !k.has.sketch && !k.has.evidence &&
+           !k.has.bayes;
   // evidence weights and Bayesian leaves: the pre-grown trees' (their fields are allocated
   // for those trees only); alternate subtrees: the growing trees' (a pre-grown tree never
   // splits); sketches: every rule

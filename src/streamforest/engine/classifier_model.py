@@ -28,7 +28,7 @@ from .._labels import accuracy, label_array
 from .._labels import check_label as _label
 from .._labels import check_labels as _labels
 from ..features import check_weights, n_rows, weight_of
-from . import class_votes
+from . import class_votes, dispatch
 from .model import EngineModel
 
 PREDICT_BLOCK_BYTES = 2**24  # the most the trees' probabilities of a batch take at once
@@ -191,7 +191,7 @@ class EngineClassifier(EngineModel):
         ``(K,)`` scratch).  Here the arena's vote (:func:`~streamforest.engine.class_votes.
         vote_rows`); a subclass whose trees combine otherwise overrides only this (it must work
         row by row: :meth:`_answers` calls it a block of rows at a time)."""
-        class_votes.vote_rows(PT, mean, votes, cls)
+        dispatch.vote_rows(PT, mean, votes, cls)
 
     def predict_proba(self, X) -> np.ndarray:
         """``(n, len(classes_))`` class probabilities of the rows of ``X`` (columns in the

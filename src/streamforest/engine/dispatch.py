@@ -6,9 +6,11 @@ a namespace with the names of :mod:`.kernels` (its constants and every entry poi
 entry points are the core's where the core has them and runs the kind
 (``_core.tree.supports``); :func:`entry_point_for` does the same for one numba entry point
 called through :meth:`~streamforest.engine.per_example.PerExample.call` (the per-example
-paths).  The core's functions take the same arguments in the same order as the numba entry
-points they replace and give the same bits, so a forest may switch between them at any call
-(an interval method's own numba kernels read and write the same arena).
+paths, a classifier's :func:`.class_votes.predict_proba_one` included); :func:`vote_rows`
+votes a classifier's trees' probabilities.  The core's functions take the same arguments in
+the same order as the numba entry points they replace and give the same bits, so a forest may
+switch between them at any call (an interval method's own numba kernels read and write the
+same arena).
 
 ``STREAMFOREST_CORE=numba`` in the environment (or :func:`use_core` ``(False)``) keeps every
 forest on the numba kernels: for comparisons and benchmarks of the two cores.
@@ -21,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import fields
 
 from .. import _core
+from . import class_votes as numba_class_votes
 from . import kernels as numba_kernels
 
 # the entry points of .kernels the core has (same names, same arguments)
@@ -66,6 +69,10 @@ class _CoreKernels:
 CORE = _CoreKernels()
 # the numba entry point -> the core's function of the same name
 _CORE_OF = {getattr(numba_kernels, name): getattr(_core.engine, name) for name in PORTED}
+# a classifier forest's answer (.class_votes): the entry points the core has
+CLASS_VOTES = ("predict_proba_one", "vote_rows")
+_CORE_OF.update({getattr(numba_class_votes, name): getattr(_core.engine, name)
+                 for name in CLASS_VOTES})  # fmt: skip
 
 _enabled = os.environ.get("STREAMFOREST_CORE", "").strip().lower() != "numba"
 _runs: dict = {}  # KindTag -> whether the core runs it
@@ -96,6 +103,12 @@ def entry_point_for(kernel, kind):
 
 
 ENTRY_POINTS: dict = {}  # (kernel, tree kind) -> its entry point (see PerExample.call)
+
+
+def vote_rows(PT, mean, votes, cls) -> None:
+    """:func:`.class_votes.vote_rows` (the trees' class probabilities voted, a block of rows):
+    the core's, numba's under ``STREAMFOREST_CORE=numba`` (it reads no tree, so any kind)."""
+    (_core.engine.vote_rows if _enabled else numba_class_votes.vote_rows)(PT, mean, votes, cls)
 
 
 def use_core(enabled: bool) -> None:
