@@ -8,6 +8,9 @@ namespace sf::bind {
 void bind_common(nb::module_& m);
 void bind_tree(nb::module_& m);
 void bind_engine(nb::module_& m);
+void bind_intervals(nb::module_& m);
+void bind_sets(nb::module_& m);
+void bind_metrics(nb::module_& m);
 }  // namespace sf::bind
 
 NB_MODULE(_core, m) {
@@ -18,4 +21,10 @@ NB_MODULE(_core, m) {
   sf::bind::bind_tree(tree);
   nb::module_ engine = m.def_submodule("engine", "the forest engine's passes");
   sf::bind::bind_engine(engine);
+  nb::module_ intervals = m.def_submodule("intervals", "interval methods' scores and controllers");
+  sf::bind::bind_intervals(intervals);
+  nb::module_ sets = m.def_submodule("sets", "conformal prediction sets of classes");
+  sf::bind::bind_sets(sets);
+  nb::module_ metrics = m.def_submodule("metrics", "the prequential evaluator's block metrics");
+  sf::bind::bind_metrics(metrics);
 }

@@ -1,0 +1,52 @@
+// Arithmetic of the numba kernels that common/numeric.hpp does not spell (yet): numba's error
+// model and its integer powers, as the interval, prediction-set and metric kernels use them.
+//
+// - ``py_div``: ``a / b`` on floats under numba's (Python's) error model: a zero divisor (either
+//   sign) raises ZeroDivisionError instead of giving an infinity or NaN.  The exception is
+//   ``ZeroDivision`` (a ``std::domain_error``: a ValueError where no translator is registered;
+//   the bindings of this unit register one that raises Python's ZeroDivisionError).
+// - ``numba_ipow``: ``x ** n`` for an int64 ``n`` as numba computes it: repeated squaring
+//   (``int_power``) while ``|n| <= 0x10000``, ``pow(x, float(n))`` beyond (numba's cutoff).
+// - ``ceil_i64`` / ``floor_i64``: ``math.ceil`` / ``math.floor`` of a float, which numba types
+//   as int64 (NaN and out-of-range values give INT64_MIN, see ``to_i64``).
+#pragma once
+
+#include <cmath>
+#include <stdexcept>
+
+#include "common/numeric.hpp"
+#include "common/views.hpp"
+
+namespace sf {
+
+/// A division (or modulo) by zero in a kernel: Python's ZeroDivisionError.
+struct ZeroDivision : std::domain_error {
+  ZeroDivision() : std::domain_error("division by zero") {}
+};
+
+/// ``a / b`` as numba divides floats: a zero ``b`` raises.
+inline double py_div(double a, double b) {
+  if (b == 0.0) throw ZeroDivision();
+  return a / b;
+}
+
+/// ``x ** n`` for an integer ``n``, numba's way (repeated squaring up to ``|n| = 0x10000``).
+inline double numba_ipow(double x, i64 n) {
+  u64 e = n < 0 ? 0 - static_cast<u64>(n) : static_cast<u64>(n);
+  if (e > 0x10000u) return std::pow(x, static_cast<double>(n));
+  return int_power(x, n);
+}
+
+/// A read-only view of the same items.
+template <class T>
+inline Vec<const T> const_view(Vec<T> v) {
+  return Vec<const T>(v.data, v.n);
+}
+
+/// ``math.ceil(x)`` in numba: an int64.
+inline i64 ceil_i64(double x) { return to_i64(std::ceil(x)); }
+
+/// ``math.floor(x)`` in numba: an int64.
+inline i64 floor_i64(double x) { return to_i64(std::floor(x)); }
+
+}  // namespace sf
