@@ -23,8 +23,8 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "streamforest"
 
 # from the ground up; a package (or a root module) imports only its own layer or lower ones
 LAYERS = [
-    ["_version", "_numba_cache", "_numba_pipeline", "_link_only", "_extras", "compile_events",
-     "concurrency", "features", "classification_metrics", "datasets_folder"],
+    ["_core", "_version", "_numba_cache", "_numba_pipeline", "_link_only", "_extras",
+     "compile_events", "concurrency", "features", "classification_metrics", "datasets_folder"],
     ["compiled", "base", "_labels", "plotting", "streams"],
     ["datasets", "rng", "stats", "metrics", "sorting"],
     ["drift", "sketches"],
@@ -72,9 +72,13 @@ def _imports(path, package):
                     yield parts[1:], None, alias.asname or parts[0], node.lineno
 
 
+#: Modules without a Python source: the compiled core (built from src/core at install)
+EXTENSIONS = [["_core"]]
+
+
 def _is_module(parts: list[str]) -> bool:
     p = SRC.joinpath(*parts)
-    return p.with_suffix(".py").exists() or (p / "__init__.py").exists()
+    return p.with_suffix(".py").exists() or (p / "__init__.py").exists() or parts in EXTENSIONS
 
 
 def _package_of(parts: list[str]) -> list[str]:

@@ -116,6 +116,15 @@ void bind_intervals(nb::module_& m) {
   m.attr("AGACI") = iv::AGACI;
   m.attr("NEXCP") = iv::NEXCP;
   m.attr("N_SCALARS") = iv::N_SCALARS;
+  m.attr("TH") = iv::TH;
+  m.attr("GSQ") = iv::GSQ;
+  m.attr("SMAX") = iv::SMAX;
+  m.attr("STEPS") = iv::STEPS;
+  m.attr("CALN") = iv::CALN;
+  m.attr("CALPOS") = iv::CALPOS;
+  m.attr("CLOCK") = iv::CLOCK;
+  m.attr("CORR") = iv::CORR;
+  m.attr("A_LEVEL") = iv::A_LEVEL;
   m.attr("N_SAOCP_FIELDS") = iv::N_SAOCP_FIELDS;
   m.attr("N_AGACI_FIELDS") = iv::N_AGACI_FIELDS;
 
