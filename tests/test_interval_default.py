@@ -157,7 +157,9 @@ def test_young_error_level_includes_the_rows_own_residual():
     first LEVEL_WARMUP rows is the mean of the residuals up to and including row k (so the
     score is at most k + 1), then the mean of the earlier residuals.  A spike after a few
     small residuals would otherwise score in the tens."""
-    from streamforest.intervals._normalized_kernels import LEVEL_WARMUP
+    from streamforest import _core
+
+    LEVEL_WARMUP = _core.intervals.LEVEL_WARMUP
 
     rng = np.random.default_rng(9)
     X = rng.random((400, 4))
@@ -270,8 +272,10 @@ def test_weighted_quantile_matches_a_direct_reference():
     """The drift guard's recency-weighted conformal quantile (weights rho ** age, the test
     point's weight 1 at +inf) equals a direct computation, with the ring partly filled and
     wrapped around."""
-    from streamforest.intervals import _normalized_kernels as normalized_kernels
-    from streamforest.intervals.scores import ss_insert, ss_update
+    from streamforest import _core
+
+    normalized_kernels = _core.intervals
+    ss_insert, ss_update = _core.intervals.ss_insert, _core.intervals.ss_update
 
     rng = np.random.default_rng(4)
     c, rho = 50, 0.9
@@ -341,7 +345,9 @@ def test_time_order_rules_keep_a_sorted_stream_within_binomial_bounds():
 def test_guard_fires_on_a_sorted_stream_and_stays_nested():
     """On a sorted stream the guard's statistic passes its threshold; the intervals it gives
     are nested over many alphas and never narrower than without the guard (same forests)."""
-    from streamforest.intervals import _normalized_kernels as normalized_kernels
+    from streamforest import _core
+
+    normalized_kernels = _core.intervals
 
     X, y = sorted_stream(3000, 6)
     on = sf.NormalizedConformal(forest=small_forest(2))
@@ -367,7 +373,9 @@ def test_guard_fires_on_a_sorted_stream_and_stays_nested():
 def test_guard_rarely_fires_on_exchangeable_rows():
     """Shuffled rows: the guard's CUSUM of uniform ranks stays below its threshold almost
     always, so the widths are those of the plain rule."""
-    from streamforest.intervals import _normalized_kernels as normalized_kernels
+    from streamforest import _core
+
+    normalized_kernels = _core.intervals
 
     rng = np.random.default_rng(7)
     X, y = hetero(5000, rng)

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 import streamforest as sf
-from streamforest.intervals import _online_kernels as OK
+from streamforest import _core
+
+OK = _core.intervals  # the online methods' compiled pass and its state's layout
 
 
 def small_base():
@@ -78,8 +80,6 @@ def test_stale_labels_take_capped_steps(rng):
     ``min(gamma, LAG_GAIN / (1 + lag)) (alpha - err)``, ``err`` the miss of the interval served:
     stale feedback with a fixed step is a delayed integrator that swings between the whole line
     and narrow intervals (ACI in batches of 1000 on ``wind``: MER 0.134, worst window 0.35)."""
-    from streamforest.intervals._adaptive_kernels import LAG_GAIN
-
     X, y = autocorrelated(1400, rng)
     alpha, gamma = 0.1, 0.05
     m = sf.AdaptiveConformal(small_base(), alphas=alpha, gamma=gamma)
@@ -89,7 +89,7 @@ def test_stale_labels_take_capped_steps(rng):
     for k in range(400):
         before = m.alpha_t[alpha]
         m.learn_many(X[1000 + k : 1001 + k], y[1000 + k : 1001 + k])
-        step = min(gamma, LAG_GAIN / (1 + k))  # (k rows learnt since it was served)
+        step = min(gamma, OK.LAG_GAIN / (1 + k))  # (k rows learnt since it was served)
         assert m.alpha_t[alpha] - before == pytest.approx(step * (alpha - err[k]), abs=1e-12)
     assert m.log_stats["matched"] == 1400 - 1  # (the first row: served before any learning)
 

@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 import streamforest as sf
+from streamforest import _core
 from streamforest.prediction_sets import SCORES as SCORE_CODES
-from streamforest.prediction_sets import _set_kernels as set_kernels
+
+set_kernels = _core.sets
 
 # --- a stream with known class-conditional distributions and its Bayes-optimal model -------------
 CLASSES = ("a", "b", "c")

@@ -30,4 +30,13 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/bindings/bind_sketch.cpp
   src/core/bindings/bind_batch.cpp
   src/core/sketch/sketch_kernels.cpp
+  src/core/bindings/bind_intervals.cpp
+  src/core/intervals/controllers.cpp
+  src/core/intervals/online.cpp
+  src/core/intervals/normalized.cpp
+  src/core/intervals/cqr.cpp
+  src/core/bindings/bind_sets.cpp
+  src/core/sets/conformal.cpp
+  src/core/bindings/bind_metrics.cpp
+  src/core/metrics/blocks.cpp
 )

@@ -19,6 +19,7 @@ from contextlib import ExitStack
 
 import numpy as np
 
+from . import _core
 from . import metrics as point_metrics
 from .streams import ArrayStream, Stream  # ArrayStream: also importable from here (it was)
 from .streams.base import check_n
@@ -309,7 +310,7 @@ def prequential(
     def record(out, row):
         y, pred, lo, hi = out
         pred = np.ascontiguousarray(pred, dtype=np.float64)
-        point_metrics.accumulate(y, pred, lo, hi, row, step, blocks, carry)
+        _core.metrics.accumulate(y, pred, lo, hi, row, step, blocks, carry)
 
     row, timing = _test_then_train(model, stream, total, chunk_size, progress, run_chunk, record)
     used = max(1, -(-row // step))

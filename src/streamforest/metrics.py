@@ -32,6 +32,7 @@ import numbers
 
 import numpy as np
 
+from . import _core
 from .compiled import entry
 
 # block columns: point part, then K columns per alpha
@@ -194,7 +195,7 @@ def score(y, pred, intervals=None, alphas=(), running: bool = False) -> dict:
     blocks = np.zeros((1, n_columns(len(alphas))))
     lo = np.ascontiguousarray(iv[:, :, 0])
     hi = np.ascontiguousarray(iv[:, :, 1])
-    accumulate(y, pred, lo, hi, 0, max(1, len(y)), blocks, new_carry())
+    _core.metrics.accumulate(y, pred, lo, hi, 0, max(1, len(y)), blocks, new_carry())
     rho = float(blocks[0, YMAX] - blocks[0, YMIN]) if len(y) else float("nan")
     return summarize(blocks[0], alphas, rho, running)
 

@@ -13,6 +13,9 @@ void bind_mondrian(nb::module_& m);
 void bind_drift(nb::module_& m);
 void bind_sketch(nb::module_& m);
 void bind_batch(nb::module_& m);
+void bind_intervals(nb::module_& m);
+void bind_sets(nb::module_& m);
+void bind_metrics(nb::module_& m);
 }  // namespace sf::bind
 
 NB_MODULE(_core, m) {
@@ -33,4 +36,10 @@ NB_MODULE(_core, m) {
   sf::bind::bind_sketch(sketch);
   nb::module_ batch = m.def_submodule("batch", "the batch leaf-weight forests' passes");
   sf::bind::bind_batch(batch);
+  nb::module_ intervals = m.def_submodule("intervals", "interval methods' scores and controllers");
+  sf::bind::bind_intervals(intervals);
+  nb::module_ sets = m.def_submodule("sets", "conformal prediction sets of classes");
+  sf::bind::bind_sets(sets);
+  nb::module_ metrics = m.def_submodule("metrics", "the prequential evaluator's block metrics");
+  sf::bind::bind_metrics(metrics);
 }

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _core
 from ..features import check_targets, check_weights, n_rows
-from ..intervals import scores
 from ..intervals.base import IntervalRegressor, check_alphas, stack_bounds
 from .keyed import check_matrix
 from .runtime import DEFAULT_NUM_CPUS, DEFAULT_PLACEMENT_TIMEOUT, GroupFront, WorkerGroup
@@ -129,7 +129,7 @@ class ShardedForest(GroupFront):
             d = self._driver
             W = f.engine_.bagging_weights(wa)
             slots = np.empty(n, np.int64)
-            scores.ring_slots(d.ring_, W, slots)
+            _core.intervals.ring_slots(d.ring_, W, slots)
             d.store_calibration_rows(slots, Xa)
             context = (W, slots, ya)
         batch = self._group._ray.put((Xa, ya, wa))

@@ -12,20 +12,20 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .. import _core
 from ..base import Estimator
 from ..features import check_target, check_targets, check_weight, check_weights, n_rows
 from . import _adaptive_kernels as adaptive_kernels
-from . import _online_kernels as online_kernels
 from ._served_log import ServedLog, row_keys
 from .base import check_alphas
 
 _METHODS = ("aci", "pid", "dtaci", "agaci", "sfogd", "saocp", "nexcp")
 _SCORE_METHODS = {
-    "sfogd": online_kernels.SFOGD,
-    "saocp": online_kernels.SAOCP,
-    "dtaci": online_kernels.DTACI,
-    "agaci": online_kernels.AGACI,
-    "nexcp": online_kernels.NEXCP,
+    "sfogd": _core.intervals.SFOGD,
+    "saocp": _core.intervals.SAOCP,
+    "dtaci": _core.intervals.DTACI,
+    "agaci": _core.intervals.AGACI,
+    "nexcp": _core.intervals.NEXCP,
 }
 _UNMATCHED = ("current", "skip", "raise")
 #: DtACI's and AgACI's experts: ACI steps 0.001 * 2**k, k = 0..7 (Gibbs & Candes 2022, the
@@ -345,10 +345,10 @@ class AdaptiveConformal(Estimator):
         if self.method in ("dtaci", "agaci"):
             return (
                 EXPERT_GAMMAS.shape[0],
-                2 if self.method == "dtaci" else online_kernels.N_AGACI_FIELDS,
+                2 if self.method == "dtaci" else _core.intervals.N_AGACI_FIELDS,
             )
         if self.method == "saocp":
-            return (SAOCP_CAPACITY, online_kernels.N_SAOCP_FIELDS)
+            return (SAOCP_CAPACITY, _core.intervals.N_SAOCP_FIELDS)
         return (1, 1)
 
     def _record_width(self) -> int:
@@ -361,14 +361,14 @@ class AdaptiveConformal(Estimator):
 
     def _initial_rows(self, k: int, levels) -> dict:
         """The controllers' initial state for ``k`` levels ``levels``."""
-        st = np.zeros((k, online_kernels.N_SCALARS))
-        st[:, online_kernels.TH] = 1.0 if self._SCALED else 0.0
-        st[:, online_kernels.CLOCK] = 1.0
+        st = np.zeros((k, _core.intervals.N_SCALARS))
+        st[:, _core.intervals.TH] = 1.0 if self._SCALED else 0.0
+        st[:, _core.intervals.CLOCK] = 1.0
         ex = np.zeros((k, *self._expert_shape()))
         if self.method == "dtaci":
             ex[:, :, 0] = np.asarray(levels, dtype=float)[:, None]
         elif self.method == "agaci":
-            ex[:, :, online_kernels.A_LEVEL] = np.asarray(levels, dtype=float)[:, None]
+            ex[:, :, _core.intervals.A_LEVEL] = np.asarray(levels, dtype=float)[:, None]
         W = int(self.score_window) if self.method in ("dtaci", "agaci", "nexcp") else 1
         return {
             "alpha_t_": np.asarray(levels, dtype=float).copy(),
@@ -436,7 +436,7 @@ class AdaptiveConformal(Estimator):
         see the class docstring)."""
         _ = self.model_
         if self.method == "aci":
-            g = min(self.gamma_, adaptive_kernels.LAG_GAIN / (1 + delay))
+            g = min(self.gamma_, _core.intervals.LAG_GAIN / (1 + delay))
             return {float(a): (max(a, 1 - a) + g * (1 + delay)) / (g * n) for a in self.levels_}
         if self.method == "pid":
             c = (math.pi / 2) * float(self.csat) * (n + 1) / math.log(n + 1)
@@ -468,7 +468,7 @@ class AdaptiveConformal(Estimator):
         pred = np.ascontiguousarray(pred, dtype=np.float64)
         if self.method == "aci":
             _, idx, logit = self._plan(levels)
-            adaptive_kernels.aci_pass(
+            _core.intervals.aci_pass(
                 blo,
                 bhi,
                 pred,
@@ -489,21 +489,22 @@ class AdaptiveConformal(Estimator):
                 own_hi,
             )
         elif self.method == "pid":
-            adaptive_kernels.pid_pass(blo, bhi, pred, y, mode, rec, levels, learns, self.gamma_,
-                        float(self.ki), float(self.csat), s["p_"], s["isum_"], s["steps_"],
-                        s["win_"], s["win_n_"], s["win_pos_"], order, out_lo, out_hi, own_lo,
-                        own_hi)  # fmt: skip
+            _core.intervals.pid_pass(blo, bhi, pred, y, mode, rec, levels, learns, self.gamma_,
+                                     float(self.ki), float(self.csat), s["p_"], s["isum_"],
+                                     s["steps_"], s["win_"], s["win_n_"], s["win_pos_"], order,
+                                     out_lo, out_hi, own_lo, own_hi)  # fmt: skip
         else:
             gammas = EXPERT_GAMMAS
             eta = np.array([self._dtaci_eta(float(a)) for a in levels])
             W = s["cal_"].shape[1]
-            online_kernels.online_pass(_SCORE_METHODS[self.method], self._SCALED,
-                           0.0 if self._SCALED else -np.inf, 1.0 if self._SCALED else 0.0,
-                           blo, bhi, pred, y, mode, rec, levels, learns, gammas, eta,
-                           1.0 / (2 * DTACI_INTERVAL), self.gamma_, float(self.lifetime),
-                           float(self.scale) if self.scale is not None else 0.0, float(self.rho),
-                           False, s["st_"], s["cal_"], s["ex_"], order, out_lo, out_hi, own_lo,
-                           own_hi, np.empty(max(W, 1)), np.empty((2, gammas.shape[0])))  # fmt: skip
+            _core.intervals.online_pass(
+                _SCORE_METHODS[self.method], self._SCALED, 0.0 if self._SCALED else -np.inf,
+                1.0 if self._SCALED else 0.0, blo, bhi, pred, y, mode, rec, levels, learns,
+                gammas, eta, 1.0 / (2 * DTACI_INTERVAL), self.gamma_, float(self.lifetime),
+                float(self.scale) if self.scale is not None else 0.0, float(self.rho), False,
+                s["st_"], s["cal_"], s["ex_"], order, out_lo, out_hi, own_lo, own_hi,
+                np.empty(max(W, 1)), np.empty((2, gammas.shape[0])),
+            )  # fmt: skip
         return out_lo, out_hi
 
     def _index(self, levels) -> np.ndarray:

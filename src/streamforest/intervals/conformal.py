@@ -7,12 +7,12 @@ import numbers
 
 import numpy as np
 
+from .. import _core
 from ..compiled import entry_point
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
 from . import _conformal_kernels as conformal_kernels
-from . import scores
 from .base import IntervalRegressor, doubled
 
 _INF = float("inf")
@@ -142,7 +142,7 @@ class CPApproximate(IntervalRegressor):
     def _half_widths(self, n, alphas):
         half = np.empty((n, alphas.shape[0]))
         for a in range(alphas.shape[0]):
-            half[:, a] = scores.sorted_half_width(self.cal_sorted_, self.size_, alphas[a])
+            half[:, a] = _core.intervals.sorted_half_width(self.cal_sorted_, self.size_, alphas[a])
         return half
 
     def _chunk(self, Xa, ya, wa, alphas, learn):
@@ -247,14 +247,14 @@ class CPApproximate(IntervalRegressor):
         if self._exact:
             W = f.engine_.bagging_weights(wa)
             slots = np.empty(n, np.int64)
-            scores.ring_slots(self.ring_, W, slots)
+            _core.intervals.ring_slots(self.ring_, W, slots)
             P = np.zeros((T, n))
             ev = self._exact_tree_passes(Xa, ya, wa, W, slots, P, parity)
         else:
             W = f.engine_.bagging_weights(wa)
             P = f.engine_.predict_learn(Xa, ya, W, wa)
             slots = np.empty(n, np.int64)
-            scores.ring_slots(self.ring_, W, slots)
+            _core.intervals.ring_slots(self.ring_, W, slots)
             ev = self._empty_events(T)
         conformal_kernels.copy_entrants(slots, Xa, self.cal_x_)
         return P, W, slots, ev

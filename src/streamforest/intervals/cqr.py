@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from . import _cqr_kernels as cqr_kernels
+from .. import _core
 from .base import IntervalRegressor, check_alphas
 from .quantile_forest import OnlineQRF
 
@@ -150,10 +150,10 @@ class ConformalQRF(OnlineQRF):
         base = self._base_of(alphas, levels)
         req_half = np.empty((n, alphas.shape[0]))
         g = float(self.aci_gamma) if self.aci_gamma is not None else 0.0
-        self.size_ = cqr_kernels.cqr_levels_pass(
+        self.size_ = _core.intervals.cqr_levels_pass(
             self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
             self.cal_sorted_, base_lo, base_hi, oob_lo, oob_hi,
-            W if learn else np.ones((T, n)), ya, learn, levels, g, self.alpha_t_, half,
+            W if learn else np.ones((T, n)), ya, bool(learn), levels, g, self.alpha_t_, half,
             alphas, base, req_half,
         )  # fmt: skip
         cal_lo, cal_hi = base_lo - half, base_hi + half  # J_g(x, g) of each calibrated g

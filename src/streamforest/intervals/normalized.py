@@ -7,16 +7,14 @@ import numbers
 
 import numpy as np
 
-from ..compiled import entry_point
+from .. import _core
 from ..engine.forest_interface import TREE_MEMBERS
 from ..features import check_target, weight_of
 from ..forests import OnlineForestRegressor
-from . import _normalized_kernels as normalized_kernels
 from .base import IntervalRegressor, check_alphas
 
 _INF = float("inf")
 _LEARN_LEVELS = np.array([0.1])  # IntervalRegressor._learn_levels(), shared (never written)
-_EP: dict = {}  # compiled entry points of the per-example calls, once per process
 
 _NORMALIZE = ("trees", "residuals", "none")
 _CENTER = ("boosted", "forest")
@@ -234,7 +232,7 @@ class NormalizedConformal(IntervalRegressor):
         (prequential, learning ``r`` when given)."""
         if self.normalize != "residuals":
             spread = np.empty(P.shape[1])
-            normalized_kernels.tree_spread(P, spread)
+            _core.intervals.tree_spread(P, spread)
             return spread
         rf = self._aux("_resid", 1)
         Xr = self._aux_rows(Xa)
@@ -247,10 +245,10 @@ class NormalizedConformal(IntervalRegressor):
     def _pass(self, yhat, spread, ya, alphas, learn):
         half = np.empty((yhat.shape[0], alphas.shape[0]))
         self.guard_[0] = 1.0 if self.guard else 0.0
-        self.size_ = normalized_kernels.normalized_pass(
+        self.size_ = _core.intervals.normalized_pass(
             self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
             self.cal_sorted_, self.cal_spread_, self.level_, int(self.error_span), yhat, spread,
-            ya, learn,
+            ya, bool(learn),
             self.normalize != "none", float(self.offset), alphas, half, self.guard_,
         )  # fmt: skip
         return yhat, yhat[:, None] - half, yhat[:, None] + half
@@ -377,7 +375,7 @@ class NormalizedConformal(IntervalRegressor):
         row = f.encode_learn_row(x)  # (checks x; a new feature or category syncs the trees)
         if row.shape[0] < buf.shape[0]:  # (unreachable: a forest's width only grows)
             buf[row.shape[0] :] = np.nan
-        mean = self._mean_ep(e.last_predictions)
+        mean = _core.intervals.tree_mean  # (the mean of the trees, in the forest's order)
         yf = yf - self.target_shift_  # (the forests' units)
         yhat = mean(e.learn_row(yf, wf))  # the trees' predictions before learning, averaged
         self._fill_aux(buf, row)
@@ -410,23 +408,14 @@ class NormalizedConformal(IntervalRegressor):
         lo, hi = (yhat - h) + c, (yhat + h) + c
         return (-_INF if lo != lo else lo, _INF if hi != hi else hi)
 
-    def _mean_ep(self, P):
-        ep = _EP.get("mean")
-        if ep is None:
-            ep = _EP["mean"] = entry_point(normalized_kernels.tree_mean, (P,))
-        return ep
-
     def _pass_one(self, yh, sp, ya, learn, alphas, half) -> None:
         """:meth:`_pass` of one row (its arrays are the per-example scratch)."""
         self.guard_[0] = 1.0 if self.guard else 0.0
-        args = (self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
-                self.cal_sorted_, self.cal_spread_, self.level_, int(self.error_span), yh, sp,
-                ya, learn, self.normalize != "none", float(self.offset), alphas, half,
-                self.guard_)  # fmt: skip
-        ep = _EP.get("pass")
-        if ep is None:
-            ep = _EP["pass"] = entry_point(normalized_kernels.normalized_pass, args)
-        self.size_ = ep(*args)
+        self.size_ = _core.intervals.normalized_pass(
+            self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
+            self.cal_sorted_, self.cal_spread_, self.level_, int(self.error_span), yh, sp, ya,
+            learn, self.normalize != "none", float(self.offset), alphas, half, self.guard_,
+        )  # fmt: skip
 
 
 def _learnable(r: np.ndarray, first: bool = False) -> tuple[np.ndarray, np.ndarray | None]:

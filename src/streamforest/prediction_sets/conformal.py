@@ -11,14 +11,14 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _core
 from .._labels import accuracy, check_label, check_labels, label_array
 from ..base import Estimator
 from ..features import n_rows
 from ..intervals.base import check_alphas
-from . import _set_kernels as set_kernels
 
 #: The conformity scores, by name (see :class:`ConformalClassifier`).
-SCORES = {"lac": set_kernels.LAC, "aps": set_kernels.APS, "raps": set_kernels.RAPS}
+SCORES = {"lac": _core.sets.LAC, "aps": _core.sets.APS, "raps": _core.sets.RAPS}
 #: What a model's probabilities that cannot be used raise (one example or many)
 _BAD_PROBA = "the model gave probabilities that are negative or not finite"
 
@@ -262,7 +262,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         if "_model" not in self.__dict__:
             return math.inf if scalar else [math.inf] * levels.shape[0]
         out = np.empty(levels.shape[0])
-        set_kernels.thresholds(self._sorted, self._cal, levels, out)
+        _core.sets.thresholds(self._sorted, self._cal, levels, out)
         return float(out[0]) if scalar else out.tolist()
 
     # --- probabilities -------------------------------------------------------------------------
@@ -338,14 +338,15 @@ class ConformalClassifier(ClassifierMixin, Estimator):
     def _uniforms(self, start: int, n: int) -> np.ndarray:
         U = np.ones(n)
         if self.randomized and self.conformity_score != "lac":
-            set_kernels.row_uniforms(self._seed, start, U)
+            _core.sets.row_uniforms(self._seed, start, U)
         return U
 
     def _scores(self, P, known, start):
         n, k = P.shape
         S = np.empty((n, k + 1))
-        set_kernels.class_scores(P, self._uniforms(start, n), known, SCORES[self.conformity_score],
-                       float(self.penalty), int(self.k_reg), S)  # fmt: skip
+        _core.sets.class_scores(P, self._uniforms(start, n), known,
+                                SCORES[self.conformity_score], float(self.penalty),
+                                int(self.k_reg), S)  # fmt: skip
         return S
 
     # --- the pass ------------------------------------------------------------------------------
@@ -376,14 +377,14 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         L = levels.shape[0]
         if labels is None:
             thr = np.empty(L)
-            set_kernels.thresholds(self._sorted, self._cal, levels, thr)
+            _core.sets.thresholds(self._sorted, self._cal, levels, thr)
             return Pass(P, S, np.broadcast_to(thr, (n, L)), None, known)
         rows = np.arange(n)
         true = np.where(codes < known, S[rows, np.minimum(codes, S.shape[1] - 2)], S[:, -1])
         true = np.ascontiguousarray(true)
         ring, srt, cal = self._ring.copy(), self._sorted.copy(), self._cal.copy()
         thr = np.empty((n, L))
-        set_kernels.calibration_pass(true, informed, levels, ring, srt, cal, thr)
+        _core.sets.calibration_pass(true, informed, levels, ring, srt, cal, thr)
         kw = {} if w is None else {"w": w}
         if one:
             m.learn_one(X, labels[0], **kw)
