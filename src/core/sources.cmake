@@ -35,6 +35,9 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/intervals/online.cpp
   src/core/intervals/normalized.cpp
   src/core/intervals/cqr.cpp
+  src/core/intervals/conformal.cpp
+  src/core/intervals/gaussian.cpp
+  src/core/bindings/bind_intervals_trees.cpp
   src/core/bindings/bind_sets.cpp
   src/core/sets/conformal.cpp
   src/core/bindings/bind_metrics.cpp

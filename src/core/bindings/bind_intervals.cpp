@@ -1,6 +1,7 @@
 // Bindings of the interval methods' kernels that do not touch the trees
 // (streamforest/intervals/scores.py, _adaptive_kernels.py, _online_kernels.py,
-// _normalized_kernels.py, _cqr_kernels.py): same names and argument orders.  Every shape,
+// _normalized_kernels.py, _cqr_kernels.py; those on the trees, _conformal_kernels.py and
+// _gaussian_kernels.py, in bind_intervals_trees.cpp): same names and argument orders.  Every shape,
 // count and stored index a kernel will use is checked here, before it runs.
 #include <string>
 
@@ -14,6 +15,8 @@
 #include "intervals/scores.hpp"
 
 namespace sf::bind {
+
+void bind_intervals_trees(nb::module_& m);  // bind_intervals_trees.cpp: the kernels on the trees
 
 namespace {
 
@@ -470,6 +473,9 @@ void bind_intervals(nb::module_& m) {
       nb::arg("req_base"), nb::arg("req_half").noconvert(),
       "ConformalQRF's pass: out-of-bag CQR scores per calibrated level (optionally with ACI); "
       "returns the new size.");
+
+  // --- _conformal_kernels.py, _gaussian_kernels.py: the kernels on the forest's trees ---------
+  bind_intervals_trees(m);
 }
 
 }  // namespace sf::bind

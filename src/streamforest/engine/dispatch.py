@@ -96,9 +96,15 @@ def kernels_for(kind):
     return CORE if core_runs(kind) else numba_kernels
 
 
+_CORE_FUNCTION = type(_core.engine.learn_one)  # (nanobind's function type)
+
+
 def entry_point_for(kernel, kind):
     """The core's function replacing numba entry point ``kernel`` for trees of ``kind``, or
-    ``None`` (numba's entry point then)."""
+    ``None`` (numba's entry point then).  A function of the core itself (a method's kernel that
+    the method chose with :func:`core_runs`) is its own entry point."""
+    if type(kernel) is _CORE_FUNCTION:
+        return kernel
     return _CORE_OF.get(kernel) if core_runs(kind) else None
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _core
 from ..compiled import entry_point
+from ..engine.dispatch import core_runs
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
@@ -18,6 +19,28 @@ from .base import IntervalRegressor, doubled
 _INF = float("inf")
 _PREDICT_ONE: dict = {}  # the entry point of cp_predict_one (see Engine.call), once per process
 _NO_EVENTS: dict = {}  # n_trees -> CPApproximate's (empty) refresh events, never written
+_CORE = _core.intervals  # the kernels' port in the compiled core (src/core/intervals/conformal)
+_CP_LEARN_ONE_H = _CORE.cp_learn_one_h
+_CP_INTERVAL_ONE_H = _CORE.cp_interval_one_h
+
+
+def kernels_of(kind):
+    """The method's kernels for trees of ``kind`` (a forest's arena's
+    :class:`~streamforest.tree_kinds.kinds.KindTag`): the compiled core's (``_core.intervals``)
+    where the core runs the trees (:func:`~streamforest.engine.dispatch.core_runs`; every kind
+    in practice), else numba's (``STREAMFOREST_CORE=numba``: for comparisons)."""
+    return _CORE if core_runs(kind) else conformal_kernels
+
+
+def _kernels(e):
+    """:func:`kernels_of` the trees of engine ``e``; the core's for a forest whose trees are
+    not in an arena (an aggregated Mondrian forest's, always the core's: only the kernels that
+    read no tree run for it)."""
+    try:
+        kind = e.kind
+    except TypeError:
+        return _CORE
+    return kernels_of(kind)
 
 
 def _check_size(c) -> None:
@@ -119,7 +142,7 @@ class CPApproximate(IntervalRegressor):
         learning pass does for the rows that enter the calibration set; for a driver that
         learns the trees elsewhere (:mod:`streamforest.distributed`)."""
         self._widen_x(X.shape[1])
-        conformal_kernels.copy_entrants(slots, X, self.cal_x_)
+        _kernels(self.forest_.engine_).copy_entrants(slots, X, self.cal_x_)
 
     def _widen_x(self, p: int) -> None:
         if self.cal_x_.shape[1] < p:
@@ -175,7 +198,8 @@ class CPApproximate(IntervalRegressor):
         if self.cal_x_.shape[1] < row.shape[0]:
             self._widen_x(row.shape[0])
         C = self._calibration_handle()
-        self.size_ = e.learn_row_with(conformal_kernels.cp_learn_one_h, C, yf, wf, self.size_)
+        k = _CP_LEARN_ONE_H if core_runs(e.kind) else conformal_kernels.cp_learn_one_h
+        self.size_ = e.learn_row_with(k, C, yf, wf, self.size_)
         self._n_seen += 1
 
     def predict_interval_one(self, x, alpha=0.1):
@@ -188,6 +212,10 @@ class CPApproximate(IntervalRegressor):
                 if row is not e.row_buffer:
                     row = e.row_buffer = row.reshape(-1)
                 Hd, C, kind = e.handle(), self._calibration_handle(), e.kind
+                if core_runs(kind):
+                    out = _CP_INTERVAL_ONE_H(Hd, kind, C, e.aggregation, self.size_, alpha)
+                    e.remember(row)  # a learn_one of the same dict next reuses the trees' leaves
+                    return out
                 ep = _PREDICT_ONE.get(("one", kind))
                 if ep is None:
                     args = (Hd, kind, C, e.aggregation, self.size_, alpha)
@@ -213,8 +241,9 @@ class CPApproximate(IntervalRegressor):
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         e = self.forest_.engine_
+        K = kernels_of(e.kind)
         if row is not e.row_buffer:  # (the per-example path passes the engine's row buffer)
-            conformal_kernels.cp_predict_one(
+            K.cp_predict_one(
                 e.arena,
                 row,
                 e.aggregation,
@@ -230,6 +259,10 @@ class CPApproximate(IntervalRegressor):
         Hd = e.handle()
         C = self._calibration_handle()
         kind = e.kind
+        if K is _CORE:
+            _CORE.cp_predict_one_h(Hd, kind, C, e.aggregation, self.size_, alphas, lo, hi)
+            e.remember(row)
+            return
         ep = _PREDICT_ONE.get(("ep", kind))
         if ep is None:
             args = (Hd, kind, C, e.aggregation, self.size_, alphas, lo, hi)
@@ -256,7 +289,7 @@ class CPApproximate(IntervalRegressor):
             slots = np.empty(n, np.int64)
             _core.intervals.ring_slots(self.ring_, W, slots)
             ev = self._empty_events(T)
-        conformal_kernels.copy_entrants(slots, Xa, self.cal_x_)
+        _kernels(f.engine_).copy_entrants(slots, Xa, self.cal_x_)
         return P, W, slots, ev
 
     def _score_stage(self, stage, ya, alphas, alone: bool):
@@ -264,7 +297,7 @@ class CPApproximate(IntervalRegressor):
         calibration set; returns ``(prediction, lower, upper)``."""
         P, W, slots, ev = stage
         half = np.empty((P.shape[1], alphas.shape[0]))
-        self.size_ = conformal_kernels.conformal_pass(
+        self.size_ = _kernels(self.forest_.engine_).conformal_pass(
             self.size_,
             self.cal_y_,
             self.cal_oob_,
@@ -348,7 +381,7 @@ class CPExact(CPApproximate):
         local = list(rows)
 
         def step(A, t, i):
-            return conformal_kernels.exact_tree_pass(
+            return kernels_of(A.kind).exact_tree_pass(
                 A, t, Xa, ya, W[t], slots, g0, i, P[t], self.cal_x_, self.cal_leaf_[t],
                 self.cal_next_[t], self.cal_prev_[t], self.cal_birth_[t], self.cal_cur_[t],
                 *local[t], ev_n[t : t + 1],
@@ -359,7 +392,7 @@ class CPExact(CPApproximate):
                 local[t] = tuple(doubled(a, ev_n[t]) for a in local[t])
 
         def relink(t, stop):  # the tree was replaced after a drift: fix its links
-            conformal_kernels.exact_tree_reset(
+            kernels_of(f.engine_.kind).exact_tree_reset(
                 stop - 1, self.cal_leaf_[t], *local[t], ev_n[t : t + 1]
             )
 
