@@ -1,0 +1,732 @@
+"""The compiled core's kernels of the interval methods that work on the forest's trees
+(``streamforest._core.intervals``: CPApproximate's and CPExact's, src/core/intervals/conformal,
+and GaussianInterval's, src/core/intervals/gaussian).
+
+Reference tests (they stay after numba is gone): CPExact's interval is the split-conformal
+interval of its stored calibration scores (rank ``ceil((n + 1)(1 - alpha))``) and those scores
+are the out-of-bag residuals of the trees as they are now; the empirical coverage of the
+conformal methods on an exchangeable stream is ``1 - alpha`` within binomial error; the method
+pass equals a plain full sort under random re-scoring; GaussianInterval's pass is its
+definition in plain Python (the same operations, so the same bits); the bindings refuse what
+they would overrun, and divisions by zero raise ``ZeroDivisionError`` as numba's did.
+
+Port tests (``test_same_as_numba_*``, transitional): the same models driven by the numba
+kernels and by the core's (every kind of tree the registry uses: observer forests, ATSER,
+ABORF with its weighted aggregation; batch passes, one-row batches, the per-example handle
+paths with and without the memo, calibration sets filling and cycling, levels near 0 and 1,
+NaN features), outputs and every array of the model compared bit for bit; and the kernels
+called directly on the same inputs."""
+
+import contextlib
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import streamforest as sf
+from streamforest import _core
+from streamforest.engine import dispatch
+from streamforest.intervals import _conformal_kernels as CK
+from streamforest.intervals import _gaussian_kernels as GK
+from streamforest.intervals import conformal as conformal_module
+
+from .test_core_tree_passes import assert_same, same_bits, stream
+
+CORE = _core.intervals
+LEVELS = [0.001, 0.02, 0.1, 0.5, 0.98, 0.999]
+
+
+# ------------------------------------------------------------------------------------------------
+# models
+def _obs(n_trees=4, leaf_model="adaptive", seed=1, **kw):
+    tree = sf.HoeffdingTreeRegressor(grace_period=40, leaf_model=leaf_model, nominal_features=(5,))
+    return sf.OnlineForestRegressor(n_trees=n_trees, tree=tree, seed=seed, **kw)
+
+
+def _atser(mode="obag"):
+    return sf.ATSEREnsembleRegressor(mode=mode, n_members=4, grace_period=40,
+                                     nominal_features=(5,), seed=5)  # fmt: skip
+
+
+def _aborf(leaf_model="rmsprop"):
+    return sf.ABORFRegressor(n_trees=4, depth=4, lambda_value=1.0, leaf_model=leaf_model,
+                             nominal_features=(5,), seed=6)  # fmt: skip
+
+
+MODELS = {
+    # name: a factory of the model (its forest made anew)
+    "cpa-obs-adaptive": lambda: sf.CPApproximate(forest=_obs(), calibration_size=40),
+    "cpa-obs-mean-median": lambda: sf.CPApproximate(
+        forest=_obs(leaf_model="mean", aggregation="median", seed=2), calibration_size=300
+    ),
+    "cpa-obs-linear-drift": lambda: sf.CPApproximate(
+        forest=_obs(leaf_model="linear", drift_threshold=8.0, seed=3), calibration_size=50
+    ),
+    "cpa-atser": lambda: sf.CPApproximate(forest=_atser(), calibration_size=45),
+    "cpa-aborf": lambda: sf.CPApproximate(forest=_aborf(), calibration_size=45),
+    "cpx-obs-adaptive": lambda: sf.CPExact(forest=_obs(), calibration_size=40),
+    "cpx-obs-linear-drift": lambda: sf.CPExact(
+        forest=_obs(leaf_model="linear", drift_threshold=8.0, seed=4), calibration_size=60
+    ),
+    "cpx-obs-mean-big": lambda: sf.CPExact(
+        forest=_obs(leaf_model="mean", seed=7), calibration_size=5000
+    ),
+    # (CPExact refuses ATSER's trees: their alternate subtrees move members it does not track)
+    "cpx-aborf": lambda: sf.CPExact(forest=_aborf(), calibration_size=45),
+    "cpx-aborf-bayes": lambda: sf.CPExact(forest=_aborf("bayesian"), calibration_size=45),
+    "gauss-obs-calibrated": lambda: sf.GaussianInterval(forest=_obs(), seed=2),
+    "gauss-obs-mixture-targets": lambda: sf.GaussianInterval(
+        forest=_obs(leaf_model="linear", drift_threshold=8.0),
+        variance="mixture",
+        leaf_spread="targets",
+        min_leaf_weight=5.0,
+    ),  # fmt: skip
+    "gauss-obs-trees": lambda: sf.GaussianInterval(forest=_obs(n_trees=3), variance="trees"),
+    "gauss-atser": lambda: sf.GaussianInterval(forest=_atser("seeds"), scale_window=50),
+    "gauss-aborf": lambda: sf.GaussianInterval(forest=_aborf()),
+}
+
+
+def _dicts(X):
+    return [{j: float(v) for j, v in enumerate(row)} for row in X]
+
+
+def model_arrays(m):
+    """The method's own arrays (calibration set, member lists, scale) in a fixed order."""
+    keys = sorted(k for k, v in m.__dict__.items() if isinstance(v, np.ndarray) and k[-1] == "_")
+    return keys, [m.__dict__[k] for k in keys]
+
+
+def assert_same_models(ma, mb, what):
+    ka, A = model_arrays(ma)
+    kb, B = model_arrays(mb)
+    assert ka == kb, what
+    for k, a, b in zip(ka, A, B, strict=True):
+        assert same_bits(a, b), f"{what}: {k} differs"
+    assert ma.__dict__.get("size_") == mb.__dict__.get("size_"), what
+    assert ma.n_seen == mb.n_seen, what
+    assert_same(ma.forest_.engine_, mb.forest_.engine_, what)
+
+
+@contextlib.contextmanager
+def numba_kernels_refused():
+    """The methods' numba kernels replaced by a function that fails: the core runs them all."""
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a numba kernel of the method ran on the core path")
+
+    saved = []
+    for mod in (CK, GK):
+        for name, f in list(vars(mod).items()):
+            if hasattr(f, "py_func"):
+                saved.append((mod, name, f))
+                setattr(mod, name, refused)
+    try:
+        yield
+    finally:
+        for mod, name, f in saved:
+            setattr(mod, name, f)
+
+
+def _bits(out):
+    if isinstance(out, tuple):
+        return np.concatenate([np.ravel(np.asarray(o, dtype=np.float64)) for o in out])
+    return np.ravel(np.asarray(out, dtype=np.float64))
+
+
+def drive(name, steps):
+    """Two models of ``name``: ``step(m, i)`` for each step, on the numba kernels and on the
+    core's; the results compared bit for bit after each, the models now and then."""
+    ma, mb = MODELS[name](), MODELS[name]()
+    for k, step in enumerate(steps):
+        with dispatch.using_core(False):
+            ra = step(ma)
+        with dispatch.using_core(True), numba_kernels_refused():
+            rb = step(mb)
+        assert same_bits(_bits(ra), _bits(rb)), f"{name}: step {k}"
+        if k % 40 == 0 or k == len(steps) - 1:
+            assert_same_models(ma, mb, f"{name}: step {k}")
+    return ma, mb
+
+
+def _steps(name, X, y, D):
+    """Batches of several sizes (one-row batches included), then per-example calls (predict
+    then learn: the memo; learn alone: none; a prediction of several levels; the interval of a
+    one-row array batch), then batches again."""
+    gauss = name.startswith("gauss")
+    out = []
+    for a, b in ((0, 300), (300, 301), (301, 302), (302, 700)):
+        out.append(lambda m, a=a, b=b: m.predict_learn_many(X[a:b], y[a:b], alpha=LEVELS))
+    out.append(lambda m: m.learn_many(X[700:900], y[700:900]) and None)
+    out.append(lambda m: m.predict_interval(X[:64], alpha=LEVELS))
+    for i in range(900, 1150):
+        x, yi = D[i], float(y[i])
+
+        def one(m, x=x, yi=yi, i=i):
+            r = []
+            if i % 3 != 2:
+                r += list(m.predict_interval_one(x, alpha=0.1))
+            if i % 7 == 0:
+                r += [v for lh in m.predict_interval_one(x, alpha=[0.05, 0.9]) for v in lh]
+            if i % 11 == 0:
+                r += list(np.ravel(m.predict_interval(X[i : i + 1], alpha=LEVELS)))
+            if gauss and i % 13 == 0:
+                r += list(np.ravel(m.predict_quantiles(X[i : i + 2], [0.05, 0.5, 0.95])))
+                r.append(m.predict_quantiles_one(x, 0.3))
+            m.learn_one(x, yi, 1.0 + (i % 4 == 0) + 0.375 * (i % 9 == 0))
+            return np.array(r, dtype=np.float64)
+
+        out.append(one)
+    for a, b in ((1150, 1151), (1151, 1600), (1600, 2000)):
+        out.append(lambda m, a=a, b=b: m.predict_learn_many(X[a:b], y[a:b], alpha=[0.1, 0.3]))
+    if gauss:
+        out.append(lambda m: m.predict_quantiles(X[:50], [0.01, 0.5, 0.99]))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# port tests: the models bit for bit against the numba kernels
+@pytest.mark.parametrize("name", list(MODELS))
+def test_same_as_numba_models(name):
+    X, y = stream(2000, seed=len(name), drift_at=1300 if "drift" in name else None)
+    ma, mb = drive(name, _steps(name, X, y, _dicts(X)))
+    if not name.startswith("gauss"):
+        c = int(ma.calibration_size)
+        assert 0 < mb.size_ <= c
+        if c < 100:  # the ring went round several times
+            assert mb.n_seen > 5 * c and mb.size_ >= c // 2
+        assert np.isfinite(mb.predict_interval(X[:5], alpha=0.1)).all()
+    if "drift" in name:
+        assert mb.forest_.n_resets >= 1
+
+
+def test_same_as_numba_models_cover_every_tree_kind():
+    """The configurations reach every regression tree kind of the registry's forests."""
+    kinds = set()
+    X, y = stream(300, seed=1)
+    for name in ("cpa-obs-adaptive", "cpa-atser", "cpa-aborf", "cpx-aborf-bayes"):
+        m = MODELS[name]()
+        m.learn_many(X, y)
+        k = m.forest_.engine_.kind
+        assert dispatch.core_runs(k)
+        kinds.add(k)
+    assert len(kinds) == 4
+    assert MODELS["cpa-aborf"]().forest_.engine_.aggregation == _core.engine.AGG_WEIGHTED
+
+
+def _random_calibration(rng, c, T, size):
+    """A consistent calibration set of ``size`` members among ``c`` slots."""
+    present = np.zeros(c, bool)
+    present[rng.choice(c, size, replace=False)] = True
+    cal = {
+        "cy": rng.normal(size=c),
+        "coob": (rng.random((c, T)) < 0.5).astype(np.int8),
+        "cpred": rng.normal(size=(c, T)),
+        "csum": np.zeros(c),
+        "ccnt": np.zeros(c, np.int64),
+        "score": np.where(present, np.abs(rng.normal(size=c)), 0.0),
+    }
+    cal["coob"][present & (cal["coob"].sum(1) == 0), 0] = 1
+    cal["csum"] = np.where(cal["coob"] == 1, cal["cpred"], 0.0).sum(1)
+    cal["ccnt"] = cal["coob"].sum(1).astype(np.int64)
+    order = np.zeros(c, np.int64)
+    pos = np.full(c, -1, np.int64)
+    live = np.flatnonzero(present)
+    srt = live[np.argsort(cal["score"][live], kind="stable")]
+    order[:size] = srt
+    pos[srt] = np.arange(size)
+    ss = np.zeros(c)
+    ss[:size] = cal["score"][srt]
+    cal.update(order=order, pos=pos, ss=ss)
+    return cal
+
+
+_CAL = ("cy", "coob", "cpred", "csum", "ccnt", "score", "order", "pos", "ss")
+
+
+def _events(rng, T, n, c, per_row, cap):
+    ev_t = np.zeros((T, cap), np.int32)
+    ev_s = np.zeros((T, cap), np.int32)
+    ev_v = np.zeros((T, cap))
+    ev_n = np.zeros(T, np.int64)
+    for t in range(T):
+        k = 0
+        for i in range(n):
+            for _ in range(rng.poisson(per_row)):
+                if k < cap:
+                    ev_t[t, k], ev_s[t, k] = i, rng.integers(c)
+                    ev_v[t, k] = np.nan if rng.random() < 0.1 else rng.normal() * 3
+                    k += 1
+        ev_n[t] = k
+    return ev_t, ev_s, ev_v, ev_n
+
+
+@pytest.mark.parametrize("events", [False, True])
+@pytest.mark.parametrize("c,size", [(1, 0), (1, 1), (7, 3), (60, 0), (60, 60), (300, 150)])
+def test_same_as_numba_conformal_pass(events, c, size):
+    rng = np.random.default_rng(c * 7 + size + events)
+    T, n = 3, 400
+    alphas = np.array(LEVELS)
+    cal = _random_calibration(rng, c, T, size)
+    W = (rng.random((T, n)) < 0.6).astype(float)
+    W[:, ::17] = 1.0  # rows in bag for every tree: no slot
+    P = rng.normal(size=(T, n)) * 3
+    y = rng.normal(size=n) * 3
+    y[::23] = np.nan
+    slots = np.empty(n, np.int64)
+    ring = np.array([rng.integers(c), c], np.int64)
+    CORE.ring_slots(ring, W, slots)
+    ev = _events(rng, T, n, c, 2.0 if c > 1 else 0.2, 8 * c + 64) if events else (
+        None, None, None, np.zeros(T, np.int64))  # fmt: skip
+    outs = []
+    for K in (CK, CORE):
+        a = {k: v.copy() for k, v in cal.items()}
+        half = np.full((n, len(alphas)), 7.0)
+        try:
+            r = K.conformal_pass(size, *(a[k] for k in _CAL), P, W, y, slots, *ev, alphas, half)
+        except ZeroDivisionError:  # a member left with no out-of-bag tree: 0 / 0
+            r = "ZeroDivisionError"
+        outs.append((r, half, a))
+    (ra, ha, aa), (rb, hb, ab) = outs
+    assert ra == rb
+    assert same_bits(ha, hb)
+    for k in _CAL:
+        assert same_bits(aa[k], ab[k]), k
+
+
+def test_same_as_numba_copy_entrants():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    slots = np.where(rng.random(50) < 0.5, rng.integers(0, 9, 50), -1).astype(np.int64)
+    a, b = np.zeros((9, 6)), np.zeros((9, 6))
+    CK.copy_entrants(slots, X, a)
+    CORE.copy_entrants(slots, X, b)
+    assert same_bits(a, b) and not (a == 0).all()
+
+
+@pytest.mark.parametrize("learn", [False, True])
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_same_as_numba_gaussian_pass(mode, learn):
+    rng = np.random.default_rng(mode + 3 * learn)
+    T, n = 5, 300
+    P = rng.normal(size=(T, n))
+    V = np.abs(rng.normal(size=(T, n)))
+    N = rng.integers(0, 6, (T, n)).astype(float)
+    N[:, ::9] = 0.0  # no tree qualifies: NaN variance, (-inf, inf)
+    P[0, ::31] = np.nan
+    y = rng.normal(size=n)
+    z = np.array([-2.5, 0.0, 1.64, 3.1])
+    outs = []
+    for K in (GK, CORE):
+        scale = np.array([0.0, 0.0]) if mode != 2 else np.array([3.0, 2.0])
+        mean, lo, hi = np.zeros(n), np.zeros((n, 4)), np.zeros((n, 4))
+        K.gaussian_pass(P, V, N, y, learn, 2.0, mode, 0.99, z, scale, mean, lo, hi)
+        outs.append((scale, mean, lo, hi))
+    for a, b in zip(*outs, strict=True):
+        assert same_bits(a, b)
+
+
+def _engine_pair(name, n=600):
+    X, y = stream(n + 200, seed=9)
+    m = MODELS[name]()
+    with dispatch.using_core(False):
+        m.learn_many(X[:n], y[:n])
+    ma, mb = pickle.loads(pickle.dumps(m)), pickle.loads(pickle.dumps(m))
+    return ma, mb, X[n:], y[n:]
+
+
+def test_same_as_numba_per_example_kernels_called_directly():
+    """``cp_learn_one`` and ``cp_predict_one`` with their arrays, ``cp_predict_one_h`` and
+    ``cp_interval_one_h`` on handles of each model's arrays, ``gaussian_trees_one``,
+    ``gaussian_predict_one`` and ``gaussian_learn_one`` (resumed at a tree that lacked room)."""
+    ma, mb, X, y = _engine_pair("cpa-obs-adaptive")
+    Xa = [np.ascontiguousarray(ma.forest_.engine_.features.encode_array(X[i : i + 1], False)[0])
+          for i in range(len(y))]  # fmt: skip
+    alphas = np.array(LEVELS)
+    for i in range(150):
+        x = Xa[i]
+        res = []
+        for m, K in ((ma, CK), (mb, CORE)):
+            e = m.forest_.engine_
+            T = e.n_trees
+            r = []
+            P, M = np.zeros(T), np.zeros((4, T))
+            lo, hi = np.zeros(len(alphas)), np.zeros(len(alphas))
+            r.append(K.cp_predict_one(e.arena, x, e.aggregation, P, M, m.cal_sorted_, m.size_,
+                                      alphas, lo, hi))  # fmt: skip
+            r += list(P) + list(M.ravel()) + list(lo) + list(hi)
+            e.use_row(x)
+            H, C = e.handle(), m._calibration_handle()
+            r.append(K.cp_predict_one_h(H, e.kind, C, e.aggregation, m.size_, alphas, lo, hi))
+            r += list(lo) + list(hi) + list(K.cp_interval_one_h(H, e.kind, C, e.aggregation,
+                                                                 m.size_, 0.1))  # fmt: skip
+            t0 = _core.engine.FRESH
+            wt, Pl, dr = np.zeros(T), np.zeros(T), np.zeros(T, np.int8)
+            memo = M if i % 2 else np.zeros((4, 0))
+            while True:
+                st, m.size_ = K.cp_learn_one(e.arena, e.rng, e.bagging, x, float(y[i]), 1.0,
+                                    wt, Pl, dr, t0, memo, m.ring_, m.cal_y_, m.cal_oob_,
+                                    m.cal_pred_, m.cal_sum_, m.cal_cnt_, m.cal_score_,
+                                    m.cal_order_, m.cal_pos_, m.cal_sorted_, m.cal_x_,
+                                    m.size_)  # fmt: skip
+                r.append(st)
+                if st < 0:
+                    break
+                e.make_room(st)
+                t0, memo = st, np.zeros((4, 0))
+            r += list(Pl) + list(wt) + [m.size_]
+            res.append(np.array(r, float))
+        assert same_bits(res[0], res[1]), f"row {i}"
+        if i % 25 == 0:
+            assert_same_models(ma, mb, f"row {i}")
+    assert_same_models(ma, mb, "end")
+    # GaussianInterval's per-example kernels
+    ga, gb, X, y = _engine_pair("gauss-obs-calibrated")
+    z = np.array([-1.64, 0.0, 1.64])
+    for i in range(150):
+        x = np.ascontiguousarray(ga.forest_.engine_.features.encode_array(X[i : i + 1], False)[0])
+        res = []
+        for m, K in ((ga, GK), (gb, CORE)):
+            e = m.forest_.engine_
+            T = e.n_trees
+            P, V, N = np.zeros((T, 1)), np.zeros((T, 1)), np.zeros((T, 1))
+            mean, lo, hi = np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3))
+            r = [K.gaussian_predict_one(e.arena, x, i % 2 == 0, P, V, N, 2.0, i % 3, z,
+                                        m.scale_, mean, lo, hi)]  # fmt: skip
+            r += list(P.ravel()) + list(V.ravel()) + list(N.ravel()) + list(lo.ravel())
+            K.gaussian_trees_one(e.arena, x, i % 2 == 1, P, V, N)
+            r += list(P.ravel()) + list(V.ravel()) + list(N.ravel())
+            t0 = _core.engine.FRESH
+            wt, Pt, dr = np.zeros(T), np.zeros(T), np.zeros(T, np.int8)
+            yb, none = np.zeros(1), np.zeros((1, 0))
+            while True:
+                st, out = K.gaussian_learn_one(e.arena, e.rng, e.bagging, x, float(y[i]), 1.0, wt,
+                                               Pt, dr, t0, np.zeros((4, 0)), True, P, V, N, 2.0,
+                                               2, 0.99, np.zeros(0), m.scale_, mean, none, none,
+                                               yb)  # fmt: skip
+                assert out is Pt or K is GK
+                r.append(st)
+                if st < 0:
+                    break
+                e.make_room(st)
+                t0 = st
+            r += list(Pt) + list(wt) + list(m.scale_)
+            res.append(np.array(r, float))
+        assert same_bits(res[0], res[1]), f"row {i}"
+    assert_same_models(ga, gb, "gaussian end")
+
+
+# ------------------------------------------------------------------------------------------------
+# reference tests
+def _live_scores(m):
+    live = m.cal_pos_ >= 0
+    return np.sort(m.cal_score_[live]), live
+
+
+def _conformal_half(scores, alpha):
+    n = scores.shape[0]
+    r = math.ceil((n + 1) * (1 - alpha) - 1e-9)
+    if r > n or n == 0:
+        return math.inf
+    return -math.inf if r < 1 else float(scores[r - 1])
+
+
+@pytest.mark.parametrize("name", ["cpx-obs-adaptive", "cpx-aborf", "cpa-obs-adaptive"])
+def test_interval_is_the_conformal_interval_of_the_stored_scores(name):
+    """The interval ``y_hat -+ s``, ``s`` the ``ceil((n + 1)(1 - alpha))``-th smallest stored
+    score (recomputed from the members' scores by a plain sort), at every level, in batches and
+    per example; CPExact's stored scores are the out-of-bag residuals of the current trees."""
+    X, y = stream(1800, seed=4)
+    m = MODELS[name]()
+    for a in range(0, 1500, 250):
+        m.learn_many(X[a : a + 250], y[a : a + 250])
+        scores, live = _live_scores(m)
+        assert np.array_equal(scores, m.calibration_scores)
+        yhat = m.predict(X[1500:1560])
+        iv = m.predict_interval(X[1500:1560], alpha=LEVELS)
+        for k, alpha in enumerate(LEVELS):
+            s = _conformal_half(scores, alpha)
+            assert np.array_equal(iv[:, k, 0], yhat - s) and np.array_equal(iv[:, k, 1], yhat + s)
+        for i in range(1560, 1570):
+            lo, hi = m.predict_interval_one(_dicts(X[i : i + 1])[0], alpha=0.1)
+            s = _conformal_half(scores, 0.1)
+            p = m.predict(X[i : i + 1])[0]
+            assert (lo, hi) == (p - s, p + s)
+        if name.startswith("cpx"):  # |y - mean of the out-of-bag trees' current predictions|
+            Pc = m.forest_.engine_.predict_trees(np.ascontiguousarray(m.cal_x_))
+            oob = m.cal_oob_.astype(bool).T
+            mean = np.where(oob, Pc, 0).sum(0)[live] / oob.sum(0)[live]
+            assert np.allclose(np.abs(m.cal_y_[live] - mean), m.cal_score_[live], atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["cpa", "cpx"])
+def test_empirical_coverage_on_an_exchangeable_stream(name):
+    """i.i.d. rows of a target the trees learn at once (a step of ``x0`` plus Gaussian noise):
+    the miss rate at each level is ``alpha`` within binomial error (split conformal misses at
+    most ``alpha`` and at least ``alpha - 1 / (n + 1)``).  (On a target the forest keeps
+    learning, the out-of-bag scores of a few trees are wider than the forest's errors: the
+    intervals over-cover.)"""
+    rng = np.random.default_rng(17)
+    n = 22000
+    X = rng.random((n, 3))
+    y = np.where(X[:, 0] > 0.5, 3.0, -3.0) + rng.standard_normal(n)
+    c = 500
+    cls = sf.CPApproximate if name == "cpa" else sf.CPExact
+    m = cls(forest=sf.OnlineForestRegressor(n_trees=10, seed=3), calibration_size=c)
+    m.learn_many(X[:2000], y[:2000])
+    levels = [0.05, 0.1, 0.3]
+    _, iv = m.predict_learn_many(X[2000:], y[2000:], alpha=levels)
+    yy = y[2000:]
+    for k, alpha in enumerate(levels):
+        miss = np.mean((yy < iv[:, k, 0]) | (yy > iv[:, k, 1]))
+        sd = math.sqrt(alpha * (1 - alpha) / yy.shape[0])
+        assert alpha - 1 / (c + 1) - 3 * sd <= miss <= alpha + 3 * sd, (alpha, miss)
+
+
+def test_conformal_pass_equals_a_full_sort_under_random_rescoring():
+    """The method pass with random entrants and refresh events against a plain reference that
+    keeps the same per-member sums and sorts every score at every row."""
+    rng = np.random.default_rng(5)
+    c, T, n = 30, 3, 2500
+    alphas = np.array([0.05, 0.25, 0.5, 0.9])
+    W = (rng.random((T, n)) < 0.6).astype(float)
+    P = rng.normal(size=(T, n)) * 3
+    y = rng.normal(size=n) * 3
+    slots = np.empty(n, np.int64)
+    CORE.ring_slots(np.array([0, c], np.int64), W, slots)
+    ev_t, ev_s, ev_v, ev_n = _events(rng, T, n, c, 3.0, 20 * n)
+    # reference: the same bookkeeping, and a full sort per row
+    cy, coob, cpred = np.zeros(c), np.zeros((c, T), bool), np.zeros((c, T))
+    csum, ccnt, present, score = np.zeros(c), np.zeros(c, int), np.zeros(c, bool), np.zeros(c)
+    ref = np.empty((n, len(alphas)))
+    cur = [0] * T
+    for i in range(n):
+        srt = np.sort(score[present])
+        ref[i] = [_conformal_half(srt, a) for a in alphas]
+        s = slots[i]
+        if s >= 0:
+            cy[s] = y[i]
+            coob[s] = W[:, i] == 0
+            cpred[s] = P[:, i]
+            csum[s], ccnt[s] = 0.0, 0
+            for t in range(T):
+                if coob[s, t]:
+                    csum[s] += P[t, i]
+                    ccnt[s] += 1
+            score[s] = abs(y[i] - csum[s] / ccnt[s])
+            present[s] = True
+        touched = []
+        for t in range(T):
+            while cur[t] < ev_n[t] and ev_t[t, cur[t]] == i:
+                s2, v = ev_s[t, cur[t]], ev_v[t, cur[t]]
+                if np.isnan(v):
+                    if coob[s2, t]:
+                        coob[s2, t] = False
+                        csum[s2] -= cpred[s2, t]
+                        ccnt[s2] -= 1
+                else:
+                    csum[s2] += v - cpred[s2, t]
+                    cpred[s2, t] = v
+                if s2 not in touched:
+                    touched.append(s2)
+                cur[t] += 1
+        for s2 in touched:
+            if present[s2]:
+                if ccnt[s2] == 0:
+                    present[s2] = False
+                else:
+                    score[s2] = abs(cy[s2] - csum[s2] / ccnt[s2])
+    cal = {k: np.zeros(c, np.int64 if k in ("ccnt", "order") else float) for k in _CAL}
+    cal["coob"], cal["cpred"] = np.zeros((c, T), np.int8), np.zeros((c, T))
+    cal["pos"] = np.full(c, -1, np.int64)
+    half = np.empty((n, len(alphas)))
+    size = CORE.conformal_pass(0, *(cal[k] for k in _CAL), P, W, y, slots, ev_t, ev_s, ev_v, ev_n,
+                               alphas, half)  # fmt: skip
+    assert np.array_equal(half, ref)
+    assert size == present.sum()
+    assert np.array_equal(cal["ss"][:size], np.sort(score[present]))
+    assert np.array_equal(cal["score"][present], score[present])
+
+
+def test_gaussian_pass_is_its_definition():
+    """Plain Python of the definition, in the kernel's order of operations: the same bits."""
+    rng = np.random.default_rng(8)
+    T, n = 4, 200
+    P, V = rng.normal(size=(T, n)), np.abs(rng.normal(size=(T, n)))
+    N = rng.integers(0, 5, (T, n)).astype(float)
+    y = rng.normal(size=n)
+    z = np.array([-1.96, 0.5, 2.33])
+    for mode in (0, 1, 2):
+        scale = np.array([0.0, 0.0])
+        mean, lo, hi = np.zeros(n), np.zeros((n, 3)), np.zeros((n, 3))
+        CORE.gaussian_pass(P, V, N, y, True, 2.0, mode, 0.9, z, scale, mean, lo, hi)
+        s0 = s1 = 0.0
+        for i in range(n):
+            m = 0.0
+            for t in range(T):
+                m += P[t, i]
+            m /= T
+            b = 0.0
+            for t in range(T):
+                b += (P[t, i] - m) * (P[t, i] - m)
+            b /= T
+            var = b
+            if mode != 0:
+                q = [V[t, i] for t in range(T) if N[t, i] >= 2.0]
+                s = 0.0
+                for v in q:
+                    s += v
+                var = s / len(q) + b if q else math.nan
+            shape = var
+            if mode == 2 and s1 > 0.0:
+                var = var * s0 / s1
+            sd = math.sqrt(var) if not math.isnan(var) else math.nan
+            assert mean[i] == m
+            for a in range(3):
+                want = (-math.inf, math.inf) if math.isnan(var) else (m - z[a] * sd, m + z[a] * sd)
+                assert (lo[i, a], hi[i, a]) == want
+            if mode == 2 and shape > 0.0:
+                s0 = 0.9 * s0 + (y[i] - m) * (y[i] - m) / shape
+                s1 = 0.9 * s1 + 1.0
+        assert (scale[0], scale[1]) == (s0, s1)
+
+
+def test_edge_cases():
+    """No row, an empty calibration set (infinite intervals), one member, a level whose rank
+    is below 1 or above the set."""
+    T = 2
+    cal = _random_calibration(np.random.default_rng(0), 5, T, 0)
+    empty = np.zeros((T, 0))
+    none = (None, None, None, np.zeros(T, np.int64))
+    args = (*(cal[k] for k in _CAL), empty, empty, np.zeros(0), np.zeros(0, np.int64))
+    assert CORE.conformal_pass(0, *args, *none, np.array([0.1]), np.zeros((0, 1))) == 0
+    half = np.zeros((3, 3))
+    W = np.array([[0.0, 1.0, 1.0], [1.0, 1.0, 1.0]])
+    P = np.array([[1.0, 2.0, 3.0], [9.0, 9.0, 9.0]])
+    slots = np.array([0, -1, -1], np.int64)
+    cal = _random_calibration(np.random.default_rng(0), 5, T, 0)
+    size = CORE.conformal_pass(0, *(cal[k] for k in _CAL), P, W, np.array([4.0, 0.0, 0.0]),
+                               slots, *none, np.array([0.5, 1e-12, 1 - 1e-12]), half)  # fmt: skip
+    assert size == 1 and cal["ss"][0] == 3.0 and cal["order"][0] == 0 and cal["pos"][0] == 0
+    assert (half[0] == np.inf).all()  # nothing calibrated before row 0
+    assert half[1, 0] == 3.0  # rank ceil(2 * 0.5) = 1 of 1 score
+    assert half[1, 1] == np.inf  # alpha near 0: rank 2 > 1 score
+    assert half[1, 2] == -np.inf  # alpha near 1: rank 0
+
+
+# ------------------------------------------------------------------------------------------------
+# refusals
+def test_bindings_refuse_what_they_would_overrun():
+    ma, mb, X, y = _engine_pair("cpx-obs-adaptive", n=400)
+    e = mb.forest_.engine_
+    c, T = int(mb.calibration_size), e.n_trees
+    names = ("y", "oob", "pred", "sum", "cnt", "score", "order", "pos", "sorted")
+    cal = [getattr(mb, f"cal_{k}_") for k in names]
+    n = 8
+    P, W, yy = np.zeros((T, n)), np.ones((T, n)), np.zeros(n)
+    slots = np.full(n, -1, np.int64)
+    none = (None, None, None, np.zeros(T, np.int64))
+    half = np.zeros((n, 1))
+    al = np.array([0.1])
+    with pytest.raises(ValueError, match="size|sorted set"):
+        CORE.conformal_pass(mb.size_ + 1, *cal, P, W, yy, slots, *none, al, half)
+    with pytest.raises(ValueError, match="slots"):
+        CORE.conformal_pass(mb.size_, *cal, P, W, yy, np.full(n, c, np.int64), *none, al, half)
+    with pytest.raises(ValueError, match="half"):
+        CORE.conformal_pass(mb.size_, *cal, P, W, yy, slots, *none, al, np.zeros((n - 1, 1)))
+    with pytest.raises(TypeError):  # an output of another item type
+        CORE.conformal_pass(mb.size_, *cal, P, W, yy, slots, *none, al, half.astype(np.float32))
+    bad = cal[6].copy()
+    bad[0] = c + 3
+    with pytest.raises(ValueError, match="sorted set"):
+        CORE.conformal_pass(mb.size_, *cal[:6], bad, *cal[7:], P, W, yy, slots, *none, al, half)
+    ev = (np.zeros((T, 4), np.int32), np.full((T, 4), c, np.int32), np.zeros((T, 4)),
+          np.full(T, 2, np.int64))  # fmt: skip
+    with pytest.raises(ValueError, match="ev_s"):
+        CORE.conformal_pass(mb.size_, *cal, P, W, yy, slots, *ev, al, half)
+    with pytest.raises(ValueError, match="ev_n"):
+        CORE.conformal_pass(mb.size_, *cal, P, W, yy, slots, *ev[:3], np.full(T, 5, np.int64),
+                            al, half)  # fmt: skip
+    # a zero-weight row in no tree's bag... with W all ones, enter a slot: 0 / 0
+    with pytest.raises(ZeroDivisionError):
+        CORE.conformal_pass(mb.size_, *[a.copy() for a in cal], P, W, yy,
+                            np.zeros(n, np.int64), *none, al, half)  # fmt: skip
+    # CPExact's tree pass: a member list with a cycle, a leaf out of range, short buffers
+    Xa = np.ascontiguousarray(e.features.encode_array(X[:n], False))
+    evb = (
+        np.zeros(8 * c, np.int32),
+        np.zeros(8 * c, np.int32),
+        np.zeros(8 * c),
+        np.zeros(1, np.int64),
+    )
+
+    def tree_pass(leaf=None, nxt=None, ev=evb, t=0, tree=None):  # (weight 0: no tree changes)
+        return CORE.exact_tree_pass(
+            e.arena, t if tree is None else tree, Xa, yy, np.zeros(n), slots, mb.n_seen, 0,
+            np.zeros(n), mb.cal_x_,
+            (mb.cal_leaf_[t] if leaf is None else leaf).copy(),
+            (mb.cal_next_[t] if nxt is None else nxt).copy(), mb.cal_prev_[t].copy(),
+            mb.cal_birth_[t].copy(), mb.cal_cur_[t].copy(), *ev,
+        )  # fmt: skip
+
+    linked = [t for t in range(T) if (mb.cal_leaf_[t] >= 0).sum() >= 2]
+    assert linked
+    t = linked[0]
+    assert tree_pass(t=t) == n  # (the arrays as they are: a valid pass, on copies of the lists)
+    nxt = mb.cal_next_[t].copy()
+    head = int(np.flatnonzero(mb.cal_leaf_[t] >= 0)[0])
+    nxt[head] = head
+    with pytest.raises(ValueError, match="cycle|links"):
+        tree_pass(nxt=nxt, t=t)
+    leaf = mb.cal_leaf_[t].copy()
+    leaf[head] = 10**6
+    with pytest.raises(ValueError, match="leaf"):
+        tree_pass(leaf=leaf, t=t)
+    with pytest.raises(ValueError, match="ev_n"):
+        tree_pass(ev=(*evb[:3], np.array([8 * c + 1], np.int64)), t=t)
+    with pytest.raises(IndexError):
+        tree_pass(t=t, tree=T)
+    with pytest.raises(ValueError, match="room"):
+        CORE.exact_tree_reset(3, mb.cal_leaf_[t].copy(), *(a[:1] for a in evb[:3]), evb[3])
+    # the handle kernels: a wrong handle, a size beyond the set
+    e.use_row(Xa[0])
+    H, C = e.handle(), mb._calibration_handle()
+    with pytest.raises(ValueError, match="handle"):
+        CORE.cp_interval_one_h(C, None, H, e.aggregation, mb.size_, 0.1)
+    with pytest.raises(ValueError, match="size"):
+        CORE.cp_interval_one_h(H, None, C, e.aggregation, c + 1, 0.1)
+    with pytest.raises(ValueError, match="size"):
+        CORE.cp_learn_one_h(H, None, C, e.bagging, 1.0, 1.0, -1, False, c + 1)
+    with pytest.raises(TypeError):
+        CORE.cp_learn_one_h(H.astype(np.int32), None, C, e.bagging, 1.0, 1.0, -1, False, 0)
+    # GaussianInterval: short outputs, no tree (0 / 0 in numba: ZeroDivisionError)
+    with pytest.raises(ValueError, match="lo"):
+        CORE.gaussian_pass(np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(3),
+                           False, 2.0, 1, 1.0, np.zeros(2), np.zeros(2), np.zeros(3),
+                           np.zeros((3, 1)), np.zeros((3, 2)))  # fmt: skip
+    with pytest.raises(ZeroDivisionError):
+        CORE.gaussian_pass(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(3),
+                           False, 2.0, 1, 1.0, np.zeros(2), np.zeros(2), np.zeros(3),
+                           np.zeros((3, 2)), np.zeros((3, 2)))  # fmt: skip
+    with pytest.raises(ValueError, match="P"):
+        CORE.gaussian_tree_pass(e.arena, 0, Xa, yy, np.ones(n), 0, False, True, np.zeros(n - 1),
+                                np.zeros(n), np.zeros(n))  # fmt: skip
+
+
+def test_the_core_runs_the_methods_per_example_calls():
+    """For trees the core runs, the per-example calls are the core's functions (no numba entry
+    point made); ``STREAMFOREST_CORE=numba`` (``using_core(False)``) keeps numba's."""
+    X, y = stream(400, seed=2)
+    m = sf.CPApproximate(forest=_obs(), calibration_size=50)
+    m.learn_many(X[:300], y[:300])
+    kind = m.forest_.engine_.kind
+    assert conformal_module.kernels_of(kind) is CORE
+    with dispatch.using_core(False):
+        assert conformal_module.kernels_of(kind) is CK
+    with numba_kernels_refused():
+        for d, yi in zip(_dicts(X[300:]), y[300:], strict=True):
+            m.predict_interval_one(d, 0.1)
+            m.learn_one(d, float(yi))
+    assert dispatch.ENTRY_POINTS[(CORE.cp_learn_one_h, kind)] is CORE.cp_learn_one_h
