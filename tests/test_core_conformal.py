@@ -638,10 +638,10 @@ def test_bindings_refuse_what_they_would_overrun():
         CORE.conformal_pass(mb.size_, *cal, P, W, yy, slots, *none, al, np.zeros((n - 1, 1)))
     with pytest.raises(TypeError):  # an output of another item type
         CORE.conformal_pass(mb.size_, *cal, P, W, yy, slots, *none, al, half.astype(np.float32))
-    bad = cal[6].copy()
-    bad[0] = c + 3
+    bad = cal[7].copy()  # a held slot without its rank: fewer held slots than the size
+    bad[np.flatnonzero(bad >= 0)[0]] = -1
     with pytest.raises(ValueError, match="sorted set"):
-        CORE.conformal_pass(mb.size_, *cal[:6], bad, *cal[7:], P, W, yy, slots, *none, al, half)
+        CORE.conformal_pass(mb.size_, *cal[:7], bad, *cal[8:], P, W, yy, slots, *none, al, half)
     ev = (np.zeros((T, 4), np.int32), np.full((T, 4), c, np.int32), np.zeros((T, 4)),
           np.full(T, 2, np.int64))  # fmt: skip
     with pytest.raises(ValueError, match="ev_s"):
@@ -653,43 +653,56 @@ def test_bindings_refuse_what_they_would_overrun():
     with pytest.raises(ZeroDivisionError):
         CORE.conformal_pass(mb.size_, *[a.copy() for a in cal], P, W, yy,
                             np.zeros(n, np.int64), *none, al, half)  # fmt: skip
-    # CPExact's tree pass: a member list with a cycle, a leaf out of range, short buffers
+    # CPExact's tree pass, on copies of a model with linear leaves (its refreshes read the
+    # members' rows): links followed where the pass uses them, short buffers, a wrong tree
     Xa = np.ascontiguousarray(e.features.encode_array(X[:n], False))
-    evb = (
-        np.zeros(8 * c, np.int32),
-        np.zeros(8 * c, np.int32),
-        np.zeros(8 * c),
-        np.zeros(1, np.int64),
-    )
+    lin = sf.CPExact(forest=_obs(leaf_model="linear", seed=4), calibration_size=c)
+    lin.learn_many(*stream(400, seed=9))
+    t = max(range(T), key=lambda t: int((lin.cal_leaf_[t] >= 0).sum()))
+    heads = np.flatnonzero((lin.cal_leaf_[t] >= 0) & (lin.cal_prev_[t] == -1))
+    assert heads.size and (lin.cal_leaf_[t] >= 0).sum() >= 2
 
-    def tree_pass(leaf=None, nxt=None, ev=evb, t=0, tree=None):  # (weight 0: no tree changes)
-        return CORE.exact_tree_pass(
-            e.arena, t if tree is None else tree, Xa, yy, np.zeros(n), slots, mb.n_seen, 0,
-            np.zeros(n), mb.cal_x_,
-            (mb.cal_leaf_[t] if leaf is None else leaf).copy(),
-            (mb.cal_next_[t] if nxt is None else nxt).copy(), mb.cal_prev_[t].copy(),
-            mb.cal_birth_[t].copy(), mb.cal_cur_[t].copy(), *ev,
+    def exact_pass(w, first=-1, ev=None, tree=None, **changed):
+        m = pickle.loads(pickle.dumps(lin))
+        a = {k: getattr(m, f"cal_{k}_")[t].copy() for k in ("leaf", "next", "prev", "birth", "cur")}
+        a.update(changed)
+        ev = ev or (np.zeros(8 * c, np.int32), np.zeros(8 * c, np.int32), np.zeros(8 * c),
+                    np.zeros(1, np.int64))  # fmt: skip
+        sl = np.full(n, -1, np.int64)
+        sl[0] = first
+        stop = CORE.exact_tree_pass(
+            m.forest_.engine_.arena, t if tree is None else tree, Xa, yy, w, sl, m.n_seen, 0,
+            np.zeros(n), m.cal_x_, a["leaf"], a["next"], a["prev"], a["birth"], a["cur"], *ev,
         )  # fmt: skip
+        return stop, ev[3][0]
 
-    linked = [t for t in range(T) if (mb.cal_leaf_[t] >= 0).sum() >= 2]
-    assert linked
-    t = linked[0]
-    assert tree_pass(t=t) == n  # (the arrays as they are: a valid pass, on copies of the lists)
-    nxt = mb.cal_next_[t].copy()
-    head = int(np.flatnonzero(mb.cal_leaf_[t] >= 0)[0])
-    nxt[head] = head
-    with pytest.raises(ValueError, match="cycle|links"):
-        tree_pass(nxt=nxt, t=t)
-    leaf = mb.cal_leaf_[t].copy()
-    leaf[head] = 10**6
-    with pytest.raises(ValueError, match="leaf"):
-        tree_pass(leaf=leaf, t=t)
+    assert exact_pass(np.ones(n)) == (n, exact_pass(np.ones(n))[1])  # valid: the same twice
+    assert exact_pass(np.ones(n))[1] > 0  # (the rows' leaves hold members: refreshes walk them)
+    h = int(heads[0])
+    leaf = lin.cal_leaf_[t].copy()
+    leaf[h] = 10**6
+    with pytest.raises(ValueError, match="cal_leaf"):  # a list head leaves its list
+        exact_pass(np.zeros(n), first=h, leaf=leaf)
+    nxt = lin.cal_next_[t].copy()
+    nxt[h] = c
+    with pytest.raises(ValueError, match="outside the calibration set"):
+        exact_pass(np.zeros(n), first=h, next=nxt)
+    birth = np.where(lin.cal_leaf_[t] >= 0, lin.n_seen + n, lin.cal_birth_[t])
+    with pytest.raises(ValueError, match="cal_birth"):  # members born after the chunk
+        exact_pass(np.ones(n), birth=birth)
+    nxt = np.where(lin.cal_leaf_[t] >= 0, np.arange(c), lin.cal_next_[t])
+    with pytest.raises(ValueError, match="cycle"):  # every member its own next
+        exact_pass(np.ones(n), next=nxt)
+    evb = (np.zeros(8 * c, np.int32), np.zeros(8 * c, np.int32), np.zeros(8 * c),
+           np.array([8 * c + 1], np.int64))  # fmt: skip
     with pytest.raises(ValueError, match="ev_n"):
-        tree_pass(ev=(*evb[:3], np.array([8 * c + 1], np.int64)), t=t)
+        exact_pass(np.zeros(n), ev=evb)
     with pytest.raises(IndexError):
-        tree_pass(t=t, tree=T)
+        exact_pass(np.zeros(n), tree=T)
+    with pytest.raises(TypeError):  # the events' members of another item type
+        exact_pass(np.zeros(n), ev=(evb[0], evb[1].astype(np.int64), evb[2], evb[3] * 0))
     with pytest.raises(ValueError, match="room"):
-        CORE.exact_tree_reset(3, mb.cal_leaf_[t].copy(), *(a[:1] for a in evb[:3]), evb[3])
+        CORE.exact_tree_reset(3, lin.cal_leaf_[t].copy(), *(a[:1] for a in evb[:3]), evb[3] * 0)
     # the handle kernels: a wrong handle, a size beyond the set
     e.use_row(Xa[0])
     H, C = e.handle(), mb._calibration_handle()
@@ -701,6 +714,31 @@ def test_bindings_refuse_what_they_would_overrun():
         CORE.cp_learn_one_h(H, None, C, e.bagging, 1.0, 1.0, -1, False, c + 1)
     with pytest.raises(TypeError):
         CORE.cp_learn_one_h(H.astype(np.int32), None, C, e.bagging, 1.0, 1.0, -1, False, 0)
+    # the per-example step: the rank of the ring's next slot, the slots its order moves
+    m = MODELS["cpa-obs-adaptive"]()
+    m.learn_many(*stream(600, seed=3))
+    e = m.forest_.engine_
+    x = np.ascontiguousarray(e.features.encode_array(X[:1], False)[0])
+
+    def learn(m):
+        return CORE.cp_learn_one(
+            e.arena, e.rng, e.bagging, x, 1.0, 0.0, np.zeros(T), np.zeros(T),
+            np.zeros(T, np.int8), -1, np.zeros((4, 0)), m.ring_, m.cal_y_, m.cal_oob_,
+            m.cal_pred_, m.cal_sum_, m.cal_cnt_, m.cal_score_, m.cal_order_, m.cal_pos_,
+            m.cal_sorted_, m.cal_x_, m.size_,
+        )  # fmt: skip
+
+    k = m.size_
+    assert k == m.calibration_size  # (full: the row's slot is held, its score moves)
+    m.ring_[0] = m.cal_order_[k - 1]
+    bad = pickle.loads(pickle.dumps(m))
+    bad.cal_pos_[bad.ring_[0]] = k
+    with pytest.raises(ValueError, match="cal_pos"):
+        learn(bad)
+    m.cal_sorted_[:k] = 1e300  # the new score moves to the front...
+    m.cal_order_[: k - 1] = k + 5  # ... past slots outside the set
+    with pytest.raises(ValueError, match="cal_order"):
+        learn(m)
     # GaussianInterval: short outputs, no tree (0 / 0 in numba: ZeroDivisionError)
     with pytest.raises(ValueError, match="lo"):
         CORE.gaussian_pass(np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(3),

@@ -4,11 +4,10 @@
 // Every shape, count and stored index a kernel will use is checked here, before it runs; a
 // ``kind`` argument (the numba kernels' tree kind) is taken and unused: the core reads each
 // tree's kind from its parameters.
-#include <nanobind/stl/optional.h>
-
-#include <optional>
+#include <cstdint>
+#include <limits>
 #include <string>
-#include <vector>
+#include <type_traits>
 
 #include "bindings/arena.hpp"
 #include "bindings/arrays.hpp"
@@ -20,6 +19,13 @@
 #include "tree/state.hpp"
 
 namespace sf::bind {
+
+namespace detail {
+template <>
+struct BufferFormat<std::int32_t> {  // (CPExact's event rows and members)
+  static bool is(const char* f) { return f[0] == 'i' && f[1] == 0; }
+};
+}  // namespace detail
 
 namespace {
 
@@ -59,9 +65,8 @@ Mat<const T> cm(Mat<T> m) {
 
 /// Every tree of ``A`` runs on rows of ``width`` columns and is a regression tree.
 void need_regression_forest(const tree::Arena& A, i64 width) {
-  runnable_trees(A, width);
   for (i64 t = 0; t < A.n_trees(); ++t)
-    if (tree::state_at(A, t).kind.classification)
+    if (runnable_tree(A, t, width).kind.classification)
       fail("tree " + std::to_string(t) + ": a classification tree");
 }
 
@@ -72,28 +77,47 @@ tree::TreeRef need_regression_tree(const tree::Arena& A, i64 t, i64 width) {
   return st;
 }
 
-/// ``slots[i]``, ``start <= i < n``: a calibration slot of ``c`` or -1.
-void need_slots(Vec<const i64> slots, i64 start, i64 n, i64 c) {
-  for (i64 i = start; i < n; ++i)
-    if (slots[i] < -1 || slots[i] >= c) fail("slots: a slot outside the calibration set");
+struct Range {
+  i64 lo, hi;  // the smallest and the largest item (lo > hi: none)
+};
+
+/// The smallest and largest of ``v[start:n]``: a scan the compiler vectorises, as the checks of
+/// per-example calls run over whole calibration sets.
+Range range_of(Vec<const i64> v, i64 start, i64 n) {
+  i64 lo = std::numeric_limits<i64>::max(), hi = std::numeric_limits<i64>::min();
+  for (i64 k = start; k < n; ++k) {
+    lo = v[k] < lo ? v[k] : lo;
+    hi = v[k] > hi ? v[k] : hi;
+  }
+  return {lo, hi};
 }
 
-/// The sorted set of ``size`` members among ``c`` slots is consistent (scores.hpp).
-void need_sorted_set(Vec<const i64> order, Vec<const i64> pos, i64 size, i64 c) {
+/// Whether every ``v[k]``, ``start <= k < n``, lies in ``[lo, hi)``.
+bool all_in(Vec<const i64> v, i64 start, i64 n, i64 lo, i64 hi) {
+  Range r = range_of(v, start, n);
+  return r.lo > r.hi || (r.lo >= lo && r.hi < hi);
+}
+
+/// ``slots[i]``, ``start <= i < n``: a calibration slot of ``c`` or -1.
+void need_slots(Vec<const i64> slots, i64 start, i64 n, i64 c) {
+  if (!all_in(slots, start, n, -1, c)) fail("slots: a slot outside the calibration set");
+}
+
+/// The method pass's calibration set: ``size`` members, the slots with a rank (``pos >= 0``).
+/// (The pass reads only which slots are held and rebuilds the sorted order: the ranks' values
+/// and ``order`` are not read.)
+void need_held(Vec<const i64> pos, i64 size, i64 c) {
   need(size >= 0 && size <= c, "size: outside [0, capacity]");
-  for (i64 k = 0; k < size; ++k) {
-    i64 s = order[k];
-    need(s >= 0 && s < c && pos[s] == k, "sorted set: order and positions disagree");
-  }
   i64 held = 0;
   for (i64 s = 0; s < c; ++s) held += pos[s] >= 0 ? 1 : 0;
-  need(held == size, "sorted set: positions of more slots than its size");
+  need(held == size, "sorted set: a size other than its held slots");
 }
 
 /// The calibration arrays ``(ring, cy, coob, cpred, csum, ccnt, score, order, pos, ss, cx)`` of
 /// CPApproximate's per-example learning: every array holds the ring's capacity ``c`` slots,
-/// ``T`` tree columns and rows of ``width`` features; ``size`` members whose stored ranks and
-/// slots are inside the set (what ``ss_insert`` / ``ss_update`` index with).
+/// ``T`` tree columns and rows of ``width`` features; ``size`` members, the rank of the ring's
+/// next slot among them (or room for one more).  (The slots the sorted order moves are checked
+/// where it moves them: conformal.hpp.)
 void need_calibration(const iv::Calibration& C, i64 T, i64 width, i64 size) {
   need(C.ring.size() >= 2, "ring: expected [head, capacity]");
   i64 c = C.ring[1];
@@ -110,8 +134,6 @@ void need_calibration(const iv::Calibration& C, i64 T, i64 width, i64 size) {
   need_len(C.ss, c, "cal_sorted");
   need_shape(C.cx, c, width, "cal_x");
   need(size >= 0 && size <= c, "size: outside [0, capacity]");
-  for (i64 k = 0; k < size; ++k)
-    if (C.order[k] < 0 || C.order[k] >= c) fail("cal_order: a slot outside the set");
   i64 p = C.pos[C.ring[0]];  // the slot a row enters next: its rank, or -1 and room to insert
   need(p >= -1 && p < size, "cal_pos: a rank outside the set");
   need(p >= 0 || size < c, "size: a full set without the ring's next slot");
@@ -133,6 +155,24 @@ Vec<const double> handle_scores(nb::handle C_, i64 size) {
   return ss;
 }
 
+/// A 1-d (``bvec``) or 2-d (``bmat``) float64 / int64 / int8 array argument read through the
+/// buffer protocol (bindings/arena.hpp): C-contiguous, of the exact item type, writeable unless
+/// ``T`` is const.  The per-example calls take a dozen arrays, and a general ndarray conversion
+/// of each cost as much as the trees' work.
+template <class T>
+Vec<T> bvec(nb::handle h, const char* name) {
+  i64 n;
+  T* p = detail::buffer_of<std::remove_const_t<T>>(h, 1, !std::is_const_v<T>, &n, name);
+  return Vec<T>(p, n);
+}
+
+template <class T>
+Mat<T> bmat(nb::handle h, const char* name) {
+  i64 sh[2];
+  T* p = detail::buffer_of<std::remove_const_t<T>>(h, 2, !std::is_const_v<T>, sh, name);
+  return Mat<T>(p, sh[0], sh[1]);
+}
+
 u64& state_of(Array<u64>& a) {
   if (a.ndim() != 1 || a.shape(0) < 1) fail("frng: a 1-d uint64 state");
   return a.data()[0];
@@ -147,33 +187,6 @@ void need_one(const tree::Arena& A, Vec<const double> x, Vec<double> wt, Vec<dou
     fail("wt, P, drifted: one item per tree");
   if ((M.cols() > 0) && M.rows() < 4) fail("M: fewer than 4 rows");
   if (t0 < engine::FRESH) fail("t0: FRESH or a tree index");
-}
-
-/// CPExact's lists of tree ``st``: heads ``lf_aux`` inside the set, each list doubly linked and
-/// acyclic, every member listed once at its ``cleaf`` (and every member with a leaf listed);
-/// a listed member born in this chunk (``cbirth >= g0``) is one of its ``n`` rows.
-void need_member_lists(const tree::TreeRef& st, Vec<const i64> cleaf, Vec<const i64> cnext,
-                       Vec<const i64> cprev, Vec<const i64> cbirth, i64 c, i64 g0, i64 n) {
-  Vec<i64> aux = st.lf_aux();
-  const i64 L = aux.size();
-  std::vector<char> listed(static_cast<size_t>(c), 0);
-  for (i64 l = 0; l < L; ++l) {
-    i64 j = aux[l];
-    if (j == -1) continue;
-    i64 prev = -1;
-    while (j != -1) {
-      if (j < 0 || j >= c) fail("lf_aux, cal_next: a member outside the calibration set");
-      if (listed[static_cast<size_t>(j)]) fail("cal_next: a member listed twice (or a cycle)");
-      if (cleaf[j] != l || cprev[j] != prev) fail("cal_leaf, cal_prev: a member's links");
-      if (cbirth[j] >= g0 && cbirth[j] - g0 >= n) fail("cal_birth: a row outside the chunk");
-      listed[static_cast<size_t>(j)] = 1;
-      prev = j;
-      j = cnext[j];
-    }
-  }
-  for (i64 m = 0; m < c; ++m)
-    if ((cleaf[m] != -1) != (listed[static_cast<size_t>(m)] != 0))
-      fail("cal_leaf: a member with a leaf is not listed");
 }
 
 /// An event buffer: ``ev_t``, ``ev_s``, ``ev_v`` of one capacity, ``ev_n[0]`` events in it.
@@ -198,28 +211,26 @@ void bind_intervals_trees(nb::module_& m) {
   // --- _conformal_kernels.py: the method pass -----------------------------------------------
   m.def(
       "conformal_pass",
-      [](i64 size, Array<double> cy, Array<i8> coob, Array<double> cpred, Array<double> csum,
-         Array<i64> ccnt, Array<double> score, Array<i64> order, Array<i64> pos, Array<double> ss,
-         Array<const double> P, Array<const double> W, Array<const double> y,
-         Array<const i64> slots, std::optional<Array<const i32>> ev_t,
-         std::optional<Array<const i32>> ev_s, std::optional<Array<const double>> ev_v,
-         Array<const i64> ev_n, Array<const double> alphas, Array<double> half) {
-        auto cyv = vec(cy, "cy");
-        auto co = mat(coob, "coob");
-        auto cp = mat(cpred, "cpred");
-        auto cs = vec(csum, "csum");
-        auto cc = vec(ccnt, "ccnt");
-        auto sc = vec(score, "score");
-        auto ov = vec(order, "order");
-        auto ps = vec(pos, "pos");
-        auto sv = vec(ss, "ss");
-        auto p = mat(P, "P");
-        auto w = mat(W, "W");
-        auto yv = vec(y, "y");
-        auto sl = vec(slots, "slots");
-        auto en = vec(ev_n, "ev_n");
-        auto al = vec(alphas, "alphas");
-        auto hf = mat(half, "half");
+      [](i64 size, nb::handle cy, nb::handle coob, nb::handle cpred, nb::handle csum,
+         nb::handle ccnt, nb::handle score, nb::handle order, nb::handle pos, nb::handle ss,
+         nb::handle P, nb::handle W, nb::handle y, nb::handle slots, nb::handle ev_t,
+         nb::handle ev_s, nb::handle ev_v, nb::handle ev_n, nb::handle alphas, nb::handle half) {
+        auto cyv = bvec<double>(cy, "cy");
+        auto co = bmat<i8>(coob, "coob");
+        auto cp = bmat<double>(cpred, "cpred");
+        auto cs = bvec<double>(csum, "csum");
+        auto cc = bvec<i64>(ccnt, "ccnt");
+        auto sc = bvec<double>(score, "score");
+        auto ov = bvec<i64>(order, "order");
+        auto ps = bvec<i64>(pos, "pos");
+        auto sv = bvec<double>(ss, "ss");
+        auto p = bmat<const double>(P, "P");
+        auto w = bmat<const double>(W, "W");
+        auto yv = bvec<const double>(y, "y");
+        auto sl = bvec<const i64>(slots, "slots");
+        auto en = bvec<const i64>(ev_n, "ev_n");
+        auto al = bvec<const double>(alphas, "alphas");
+        auto hf = bmat<double>(half, "half");
         const i64 c = cyv.size(), T = p.rows(), n = p.cols();
         need_shape(co, c, T, "coob");
         need_shape(cp, c, T, "cpred");
@@ -229,20 +240,20 @@ void bind_intervals_trees(nb::module_& m) {
         need_len(ov, c, "order");
         need_len(ps, c, "pos");
         need_len(sv, c, "ss");
-        need_sorted_set(cv(ov), cv(ps), size, c);
+        need_held(cv(ps), size, c);
         need_shape(w, T, n, "W");
         need_len(yv, n, "y");
         need_len(sl, n, "slots");
         need_slots(sl, 0, n, c);
         need_shape(hf, n, al.size(), "half");
         iv::Events ev;
-        need(ev_t.has_value() == ev_s.has_value() && ev_t.has_value() == ev_v.has_value(),
+        need(ev_t.is_none() == ev_s.is_none() && ev_t.is_none() == ev_v.is_none(),
              "ev_t, ev_s, ev_v: all arrays or all None");
-        if (ev_t.has_value()) {
+        if (!ev_t.is_none()) {
           ev.present = true;
-          ev.ev_t = mat(*ev_t, "ev_t");
-          ev.ev_s = mat(*ev_s, "ev_s");
-          ev.ev_v = mat(*ev_v, "ev_v");
+          ev.ev_t = bmat<const i32>(ev_t, "ev_t");
+          ev.ev_s = bmat<const i32>(ev_s, "ev_s");
+          ev.ev_v = bmat<const double>(ev_v, "ev_v");
           ev.ev_n = en;
           i64 cap = ev.ev_t.cols();
           need_shape(ev.ev_t, T, 0, "ev_t");
@@ -260,12 +271,11 @@ void bind_intervals_trees(nb::module_& m) {
         return iv::conformal_pass(size, cyv, co, cp, cs, cc, sc, ov, ps, sv, p, w, yv, sl, ev, al,
                                   hf);
       },
-      nb::arg("size"), nb::arg("cy").noconvert(), nb::arg("coob").noconvert(),
-      nb::arg("cpred").noconvert(), nb::arg("csum").noconvert(), nb::arg("ccnt").noconvert(),
-      nb::arg("score").noconvert(), nb::arg("order").noconvert(), nb::arg("pos").noconvert(),
-      nb::arg("ss").noconvert(), nb::arg("P"), nb::arg("W"), nb::arg("y"), nb::arg("slots"),
-      nb::arg("ev_t").none(), nb::arg("ev_s").none(), nb::arg("ev_v").none(), nb::arg("ev_n"),
-      nb::arg("alphas"), nb::arg("half").noconvert(),
+      nb::arg("size"), nb::arg("cy"), nb::arg("coob"), nb::arg("cpred"), nb::arg("csum"),
+      nb::arg("ccnt"), nb::arg("score"), nb::arg("order"), nb::arg("pos"), nb::arg("ss"),
+      nb::arg("P"), nb::arg("W"), nb::arg("y"), nb::arg("slots"), nb::arg("ev_t").none(),
+      nb::arg("ev_s").none(), nb::arg("ev_v").none(), nb::arg("ev_n"), nb::arg("alphas"),
+      nb::arg("half"),
       "Rows in order: the half-widths from the calibration scores before the row, then the row "
       "enters the calibration set and the trees' refresh events (``None``: none) apply; returns "
       "the new size.");
@@ -284,29 +294,28 @@ void bind_intervals_trees(nb::module_& m) {
   // --- _conformal_kernels.py: CPExact's tree pass ------------------------------------------
   m.def(
       "exact_tree_pass",
-      [](nb::handle A_, i64 t, Array<const double> X, Array<const double> y,
-         Array<const double> w, Array<const i64> slots, i64 g0, i64 start, Array<double> P,
-         Array<const double> cx, Array<i64> cleaf, Array<i64> cnext, Array<i64> cprev,
-         Array<i64> cbirth, Array<double> ccur, Array<i32> ev_t, Array<i32> ev_s,
-         Array<double> ev_v, Array<i64> ev_n) {
+      [](nb::handle A_, i64 t, nb::handle X, nb::handle y, nb::handle w, nb::handle slots,
+         i64 g0, i64 start, nb::handle P, nb::handle cx, nb::handle cleaf, nb::handle cnext,
+         nb::handle cprev, nb::handle cbirth, nb::handle ccur, nb::handle ev_t,
+         nb::handle ev_s, nb::handle ev_v, nb::handle ev_n) {
         tree::Arena A = arena_of(A_);
-        auto x = mat(X, "X");
-        auto yv = vec(y, "y");
-        auto wv = vec(w, "w");
-        auto sl = vec(slots, "slots");
-        auto p = vec(P, "P");
-        auto c_x = mat(cx, "cx");
-        auto lf = vec(cleaf, "cleaf");
-        auto nx = vec(cnext, "cnext");
-        auto pv = vec(cprev, "cprev");
-        auto bi = vec(cbirth, "cbirth");
-        auto cu = vec(ccur, "ccur");
-        auto et = vec(ev_t, "ev_t");
-        auto es = vec(ev_s, "ev_s");
-        auto evv = vec(ev_v, "ev_v");
-        auto en = vec(ev_n, "ev_n");
+        auto x = bmat<const double>(X, "X");
+        auto yv = bvec<const double>(y, "y");
+        auto wv = bvec<const double>(w, "w");
+        auto sl = bvec<const i64>(slots, "slots");
+        auto p = bvec<double>(P, "P");
+        auto c_x = bmat<const double>(cx, "cx");
+        auto lf = bvec<i64>(cleaf, "cleaf");
+        auto nx = bvec<i64>(cnext, "cnext");
+        auto pv = bvec<i64>(cprev, "cprev");
+        auto bi = bvec<i64>(cbirth, "cbirth");
+        auto cu = bvec<double>(ccur, "ccur");
+        auto et = bvec<i32>(ev_t, "ev_t");
+        auto es = bvec<i32>(ev_s, "ev_s");
+        auto evv = bvec<double>(ev_v, "ev_v");
+        auto en = bvec<i64>(ev_n, "ev_n");
         const i64 n = x.rows(), c = c_x.rows();
-        tree::TreeRef st = need_regression_tree(A, t, x.cols());
+        need_regression_tree(A, t, x.cols());
         need_regression_tree(A, t, c_x.cols());
         need_len(yv, n, "y");
         need_len(wv, n, "w");
@@ -320,19 +329,16 @@ void bind_intervals_trees(nb::module_& m) {
         need_len(pv, c, "cprev");
         need_len(bi, c, "cbirth");
         need_len(cu, c, "ccur");
-        for (i64 k = 0; k < c; ++k)
-          if (lf[k] < -1 || lf[k] >= st.lf_aux().size()) fail("cleaf: a leaf slot out of range");
-        need_member_lists(st, cv(lf), cv(nx), cv(pv), cv(bi), c, g0, n);
+        // (the member lists' links are checked where the pass follows them: conformal.hpp)
         need_event_buffer(et, es, evv, en);
         nb::gil_scoped_release release;
         return iv::exact_tree_pass(A, t, x, yv, wv, sl, g0, start, p, c_x, lf, nx, pv, bi, cu,
                                    et, es, evv, en);
       },
       nb::arg("A"), nb::arg("t"), nb::arg("X"), nb::arg("y"), nb::arg("w"), nb::arg("slots"),
-      nb::arg("g0"), nb::arg("start"), nb::arg("P").noconvert(), nb::arg("cx"),
-      nb::arg("cleaf").noconvert(), nb::arg("cnext").noconvert(), nb::arg("cprev").noconvert(),
-      nb::arg("cbirth").noconvert(), nb::arg("ccur").noconvert(), nb::arg("ev_t").noconvert(),
-      nb::arg("ev_s").noconvert(), nb::arg("ev_v").noconvert(), nb::arg("ev_n").noconvert(),
+      nb::arg("g0"), nb::arg("start"), nb::arg("P"), nb::arg("cx"), nb::arg("cleaf"),
+      nb::arg("cnext"), nb::arg("cprev"), nb::arg("cbirth"), nb::arg("ccur"), nb::arg("ev_t"),
+      nb::arg("ev_s"), nb::arg("ev_v"), nb::arg("ev_n"),
       "Tree ``t`` through rows ``start..`` (predictions into ``P``, then learning), keeping its "
       "out-of-bag predictions of the calibration members current (events appended); returns "
       "the row it stopped before (or after, on a drift signal).");
@@ -553,19 +559,19 @@ void bind_intervals_trees(nb::module_& m) {
       "``P``, ``V``, ``N``.");
   m.def(
       "gaussian_predict_one",
-      [](nb::handle A_, Array<const double> x, bool residual, Array<double> P, Array<double> V,
-         Array<double> N, double min_weight, i64 mode, Array<const double> z,
-         Array<double> scale, Array<double> mean, Array<double> lo, Array<double> hi) {
+      [](nb::handle A_, nb::handle x, bool residual, nb::handle P, nb::handle V, nb::handle N,
+         double min_weight, i64 mode, nb::handle z, nb::handle scale, nb::handle mean,
+         nb::handle lo, nb::handle hi) {
         tree::Arena A = arena_of(A_);
-        auto xv = vec(x, "x");
-        auto p = mat(P, "P");
-        auto vv = mat(V, "V");
-        auto nv = mat(N, "N");
-        auto zv = vec(z, "z");
-        auto sc = vec(scale, "scale");
-        auto mn = vec(mean, "mean");
-        auto l = mat(lo, "lo");
-        auto h = mat(hi, "hi");
+        auto xv = bvec<const double>(x, "x");
+        auto p = bmat<double>(P, "P");
+        auto vv = bmat<double>(V, "V");
+        auto nv = bmat<double>(N, "N");
+        auto zv = bvec<const double>(z, "z");
+        auto sc = bvec<double>(scale, "scale");
+        auto mn = bvec<double>(mean, "mean");
+        auto l = bmat<double>(lo, "lo");
+        auto h = bmat<double>(hi, "hi");
         const i64 T = A.n_trees(), n = p.cols();
         need_regression_forest(A, xv.size());
         need(p.rows() == T, "P: not a row per tree");  // (its rows are the pass's trees)
@@ -580,37 +586,34 @@ void bind_intervals_trees(nb::module_& m) {
         return iv::gaussian_predict_one(A, xv, residual, p, vv, nv, min_weight, mode, zv, sc, mn,
                                         l, h);
       },
-      nb::arg("A"), nb::arg("x"), nb::arg("residual"), nb::arg("P").noconvert(),
-      nb::arg("V").noconvert(), nb::arg("N").noconvert(), nb::arg("min_weight"), nb::arg("mode"),
-      nb::arg("z"), nb::arg("scale").noconvert(), nb::arg("mean").noconvert(),
-      nb::arg("lo").noconvert(), nb::arg("hi").noconvert(),
+      nb::arg("A"), nb::arg("x"), nb::arg("residual"), nb::arg("P"), nb::arg("V"), nb::arg("N"),
+      nb::arg("min_weight"), nb::arg("mode"), nb::arg("z"), nb::arg("scale"), nb::arg("mean"),
+      nb::arg("lo"), nb::arg("hi"),
       "The interval of row ``x`` at the levels of ``z`` (into row 0 of ``lo``, ``hi``); returns "
       "the forest's mean prediction.");
   m.def(
       "gaussian_learn_one",
-      [](nb::handle A_, Array<u64> frng, double lam, Array<const double> x, double y, double w,
-         Array<double> wt, nb::handle Pt_, Array<i8> drifted, i64 t0, Array<double> M,
-         bool residual, Array<double> P, Array<double> V, Array<double> N, double min_weight,
-         i64 mode, double fading, Array<const double> z0, Array<double> scale,
-         Array<double> mean, Array<double> lo, Array<double> hi, Array<double> yb) {
+      [](nb::handle A_, Array<u64> frng, double lam, nb::handle x, double y, double w,
+         nb::handle wt, nb::handle Pt_, nb::handle drifted, i64 t0, nb::handle M, bool residual,
+         nb::handle P, nb::handle V, nb::handle N, double min_weight, i64 mode, double fading,
+         nb::handle z0, nb::handle scale, nb::handle mean, nb::handle lo, nb::handle hi,
+         nb::handle yb) {
         tree::Arena A = arena_of(A_);
         u64& s = state_of(frng);
-        auto xv = vec(x, "x");
-        auto wtv = vec(wt, "wt");
-        i64 pt_n;
-        double* pt_data = detail::buffer_of<double>(Pt_, 1, true, &pt_n, "Pt");
-        Vec<double> pt(pt_data, pt_n);
-        auto d = vec(drifted, "drifted");
-        auto mm = mat(M, "M");
-        auto p = mat(P, "P");
-        auto vv = mat(V, "V");
-        auto nv = mat(N, "N");
-        auto zv = vec(z0, "z0");
-        auto sc = vec(scale, "scale");
-        auto mn = vec(mean, "mean");
-        auto l = mat(lo, "lo");
-        auto h = mat(hi, "hi");
-        auto ybv = vec(yb, "yb");
+        auto xv = bvec<const double>(x, "x");
+        auto wtv = bvec<double>(wt, "wt");
+        auto pt = bvec<double>(Pt_, "Pt");
+        auto d = bvec<i8>(drifted, "drifted");
+        auto mm = bmat<double>(M, "M");
+        auto p = bmat<double>(P, "P");
+        auto vv = bmat<double>(V, "V");
+        auto nv = bmat<double>(N, "N");
+        auto zv = bvec<const double>(z0, "z0");
+        auto sc = bvec<double>(scale, "scale");
+        auto mn = bvec<double>(mean, "mean");
+        auto l = bmat<double>(lo, "lo");
+        auto h = bmat<double>(hi, "hi");
+        auto ybv = bvec<double>(yb, "yb");
         const i64 T = A.n_trees(), n = p.cols();
         need_one(A, xv, wtv, pt, d, t0, mm);
         need(p.rows() == T, "P: not a row per tree");
@@ -632,11 +635,10 @@ void bind_intervals_trees(nb::module_& m) {
         return nb::make_tuple(status, nb::borrow(Pt_));
       },
       nb::arg("A"), nb::arg("frng").noconvert(), nb::arg("lam"), nb::arg("x"), nb::arg("y"),
-      nb::arg("w"), nb::arg("wt").noconvert(), nb::arg("Pt"), nb::arg("drifted").noconvert(),
-      nb::arg("t0"), nb::arg("M").noconvert(), nb::arg("residual"), nb::arg("P").noconvert(),
-      nb::arg("V").noconvert(), nb::arg("N").noconvert(), nb::arg("min_weight"), nb::arg("mode"),
-      nb::arg("fading"), nb::arg("z0"), nb::arg("scale").noconvert(), nb::arg("mean").noconvert(),
-      nb::arg("lo").noconvert(), nb::arg("hi").noconvert(), nb::arg("yb").noconvert(),
+      nb::arg("w"), nb::arg("wt"), nb::arg("Pt"), nb::arg("drifted"), nb::arg("t0"), nb::arg("M"),
+      nb::arg("residual"), nb::arg("P"), nb::arg("V"), nb::arg("N"), nb::arg("min_weight"),
+      nb::arg("mode"), nb::arg("fading"), nb::arg("z0"), nb::arg("scale"), nb::arg("mean"),
+      nb::arg("lo"), nb::arg("hi"), nb::arg("yb"),
       "GaussianInterval's per-example step: the trees' predictions and leaf variances before "
       "they learn the row, the trees learn it, then the scale follows.  Returns ``(status, "
       "Pt)``.");

@@ -48,11 +48,9 @@ inline engine::EngineViews checked_engine_views(nb::handle H, bool regression) {
   if (v.P.size() == 0) detail::bad_handle("H: no tree");
   detail::need_handle_memo(v.M, T, true, "H memo");
   detail::need_handle_memo(v.M0, T, false, "H empty memo");
-  runnable_trees(A, v.x.size());
-  if (regression)
-    for (i64 t = 0; t < T; ++t)
-      if (tree::state_at(A, t).kind.classification)
-        detail::bad_handle("tree " + std::to_string(t) + ": a classification tree");
+  for (i64 t = 0; t < T; ++t)
+    if (runnable_tree(A, t, v.x.size()).kind.classification && regression)
+      detail::bad_handle("tree " + std::to_string(t) + ": a classification tree");
   return v;
 }
 

@@ -3,10 +3,11 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "common/numeric.hpp"
-#include "common/sorting.hpp"
 #include "engine/handle.hpp"
 #include "engine/passes.hpp"
 #include "intervals/arith.hpp"
@@ -29,6 +30,42 @@ inline constexpr double INF = std::numeric_limits<double>::infinity();
 template <class T>
 Vec<T> vec_of(std::vector<T>& v) {
   return Vec<T>(v.data(), static_cast<i64>(v.size()));
+}
+
+/// ``out[:n]``: the indices that sort ``values[:n]`` ascending, ties in order of appearance,
+/// NaN last: ``sorting::argsort_into``'s merge sort, the same comparisons in the same order (so
+/// the same permutation), each merge step's choice taken without a branch (the pass sorts a
+/// calibration set's scores twice per call: the mispredicted branch made the sorts most of its
+/// time).
+void argsort_scores(Vec<const double> values, i64 n, Vec<i64> out) {
+  if (n <= 0) return;
+  std::vector<i64> buf_a(static_cast<size_t>(n)), buf_b(static_cast<size_t>(n));
+  Vec<i64> src = vec_of(buf_a), dst = vec_of(buf_b);
+  for (i64 i = 0; i < n; ++i) src[i] = i;
+  for (i64 width = 1; width < n; width *= 2) {
+    for (i64 lo = 0; lo < n; lo += 2 * width) {
+      i64 mid = py_min(lo + width, n);
+      i64 hi = py_min(lo + 2 * width, n);
+      i64 a = lo, b = mid, k = lo;
+      while (a < mid && b < hi) {
+        i64 sa = src[a], sb = src[b];
+        double va = values[sa];
+        double vb = values[sb];
+        // the right run's item only when strictly smaller (stable); NaN sorts last
+        bool right = (vb < va) | ((va != va) & (vb == vb));
+        dst[k] = right ? sb : sa;
+        b += right;
+        a += !right;
+        k += 1;
+      }
+      while (a < mid) dst[k++] = src[a++];
+      while (b < hi) dst[k++] = src[b++];
+    }
+    Vec<i64> tmp = src;
+    src = dst;
+    dst = tmp;
+  }
+  for (i64 i = 0; i < n; ++i) out[i] = src[i];
 }
 
 // --- the method pass's top part ------------------------------------------------------------
@@ -72,7 +109,7 @@ i64 refill(Vec<i64> tord, Vec<double> nts, Vec<i64> tpos, i64 tn, Vec<const i8> 
   if (want <= 0) return tn;
   std::vector<i64> idx(static_cast<size_t>(m));
   Vec<i64> iv = vec_of(idx);
-  sorting::argsort_into(scr_s, m, iv);
+  argsort_scores(const_view(scr_s), m, iv);
   for (i64 q = m - 1; q > m - 1 - want; --q) {  // largest first: each goes to the end
     i64 s = scr_o[iv[q]];
     nts[tn] = -scr_s[iv[q]];
@@ -84,9 +121,23 @@ i64 refill(Vec<i64> tord, Vec<double> nts, Vec<i64> tpos, i64 tn, Vec<const i8> 
 }
 
 // --- CPExact's member lists ------------------------------------------------------------------
+// The links are followed where they are used, each checked there (see conformal.hpp): a stored
+// member, leaf or row outside what it indexes, or a walk longer than the set, stops the pass
+// with ``std::domain_error`` (a ValueError).
+
+[[noreturn]] void bad_links(const char* what) {
+  throw std::domain_error(std::string("CPExact's member lists: ") + what);
+}
+
+/// Member ``m`` (followed from a link, ``m >= 0``) is one of the set's ``c``.
+inline i64 member(i64 m, i64 c) {
+  if (m >= c) bad_links("a link outside the calibration set (cal_next, cal_prev, lf_aux)");
+  return m;
+}
 
 Row member_x(Mat<const double> X, Mat<const double> cx, Vec<const i64> cbirth, i64 g0, i64 m) {
   i64 b = cbirth[m];
+  if (b >= g0 && b - g0 >= X.rows()) bad_links("a member born after the chunk (cal_birth)");
   return b >= g0 ? X.row(b - g0) : cx.row(m);
 }
 
@@ -94,7 +145,7 @@ void link(Vec<i64> aux, Vec<i64> cleaf, Vec<i64> cnext, Vec<i64> cprev, i64 m, i
   i64 h = aux[leaf];
   cnext[m] = h;
   cprev[m] = -1;
-  if (h >= 0) cprev[h] = m;
+  if (h >= 0) cprev[member(h, cprev.size())] = m;
   aux[leaf] = m;
   cleaf[m] = leaf;
 }
@@ -103,13 +154,17 @@ void unlink(Vec<i64> aux, Vec<i64> cleaf, Vec<i64> cnext, Vec<i64> cprev, i64 m)
   i64 p = cprev[m];
   i64 nx = cnext[m];
   if (p >= 0) {
-    cnext[p] = nx;
+    cnext[member(p, cnext.size())] = nx;
   } else {
+    if (cleaf[m] >= aux.size()) bad_links("a member's leaf outside the tree (cal_leaf)");
     aux[cleaf[m]] = nx;
   }
-  if (nx >= 0) cprev[nx] = p;
+  if (nx >= 0) cprev[member(nx, cprev.size())] = p;
   cleaf[m] = -1;
 }
+
+/// A walk of a member list passed more members than the set holds: the links form a cycle.
+[[noreturn]] void cyclic() { bad_links("a list with a cycle (cal_next)"); }
 
 struct EventOut {
   Vec<i32> t, s;
@@ -132,7 +187,11 @@ void refresh(const TreeRef& st, ParamRef prm, i64 leaf, Mat<const double> X,
   if (f.linear)
     for (i64 j = 0; j < nfeat; ++j) a0 -= fl(j, 0) * fl(j, 1);
   i64 k = ev.n[0];
+  const i64 c = cx.rows();
+  i64 walked = 0;
   while (m >= 0) {
+    member(m, c);
+    if (++walked > c) cyclic();
     double v = a;
     if (f.linear) {
       Row x = member_x(X, cx, cbirth, g0, m);
@@ -150,6 +209,57 @@ void refresh(const TreeRef& st, ParamRef prm, i64 leaf, Mat<const double> X,
     m = cnext[m];
   }
   ev.n[0] = k;
+}
+
+/// A slot read from ``order`` (a held slot, ``< c``), checked where the per-example step
+/// follows it (see conformal.hpp).
+inline i64 held_slot(i64 s, i64 c) {
+  if (static_cast<u64>(s) >= static_cast<u64>(c))
+    throw std::domain_error("the calibration set's order (cal_order): a slot outside the set");
+  return s;
+}
+
+/// scores.hpp's ``ss_insert``, the same operations, each slot it moves checked.
+i64 ss_insert_checked(Vec<i64> order, Vec<i64> pos, Vec<double> ss, i64 n, double v, i64 s) {
+  i64 lo = 0;
+  i64 hi = n;
+  while (lo < hi) {
+    i64 mid = (lo + hi) >> 1;
+    if (ss[mid] <= v) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  for (i64 k = n; k > lo; --k) {
+    order[k] = order[k - 1];
+    ss[k] = ss[k - 1];
+    pos[held_slot(order[k], pos.size())] = k;
+  }
+  order[lo] = s;
+  ss[lo] = v;
+  pos[s] = lo;
+  return n + 1;
+}
+
+/// scores.hpp's ``ss_update``, the same operations, each slot it moves checked.
+void ss_update_checked(Vec<i64> order, Vec<i64> pos, Vec<double> ss, i64 n, double v, i64 s) {
+  i64 p = pos[s];
+  while (p > 0 && ss[p - 1] > v) {
+    order[p] = order[p - 1];
+    ss[p] = ss[p - 1];
+    pos[held_slot(order[p], pos.size())] = p;
+    p -= 1;
+  }
+  while (p < n - 1 && ss[p + 1] < v) {
+    order[p] = order[p + 1];
+    ss[p] = ss[p + 1];
+    pos[held_slot(order[p], pos.size())] = p;
+    p += 1;
+  }
+  order[p] = s;
+  ss[p] = v;
+  pos[s] = p;
 }
 
 /// The row enters slot ``s`` (replacing its occupant) with the predictions ``P`` of the trees
@@ -173,10 +283,10 @@ i64 enter(i64 size, const Calibration& C, Vec<const double> P, Vec<const double>
   double v = std::fabs(y - py_div(sm, static_cast<double>(cnt)));
   C.score[s] = v;
   if (C.pos[s] >= 0) {
-    ss_update(C.order, C.pos, C.ss, size, v, s);
+    ss_update_checked(C.order, C.pos, C.ss, size, v, s);
     return size;
   }
-  ss_insert(C.order, C.pos, C.ss, size, v, s);
+  ss_insert_checked(C.order, C.pos, C.ss, size, v, s);
   return size + 1;
 }
 
@@ -325,7 +435,7 @@ i64 conformal_pass(i64 size, Vec<double> cy, Mat<i8> coob, Mat<double> cpred, Ve
   }
   std::vector<i64> idx(static_cast<size_t>(m));
   Vec<i64> iv = vec_of(idx);
-  sorting::argsort_into(scr_s, m, iv);
+  argsort_scores(const_view(scr_s), m, iv);
   for (i64 k = 0; k < m; ++k) {
     order[k] = scr_o[iv[k]];
     ss[k] = scr_s[iv[k]];
@@ -381,7 +491,10 @@ i64 exact_tree_pass(const Arena& A, i64 t, Mat<const double> X, Vec<const double
         i64 rslot = nd_leaf[nd_right[node]];
         aux[leaf] = -1;
         aux[rslot] = -1;
+        i64 walked = 0;
         while (m >= 0) {
+          member(m, c);
+          if (++walked > c) cyclic();
           i64 nx = cnext[m];
           i64 child = nd_leaf[tree::route(st, member_x(X, cx, cb, g0, m))];
           link(aux, cleaf, cnext, cprev, m, child);
