@@ -20,15 +20,16 @@
 // ``ccur[m]`` the tree's current prediction of it.
 //
 // Invariants.  The bindings check before a pass: every shape and count, the slots of the rows,
-// that the method pass's ``size`` is the number of held slots (``pos >= 0``), and the rank of the
-// per-example step's slot (the slots its sorted order moves are checked as it moves them, a
-// slot outside the set stopping it with ``std::domain_error``); an event buffer has room for
-// ``2c`` more events per row (the pass stops before a row otherwise, as the numba pass does).  CPExact's lists are doubly linked and acyclic, each member
-// listed once at its ``cleaf`` (checked when a model is loaded, persistence/_validation.py, and
-// kept by the passes); checking them whole before each call would cost more than a one-row
-// pass, so the tree pass checks each link where it follows it: a member, leaf or row outside
-// what it indexes, or a walk longer than the set, stops it with ``std::domain_error`` (a
-// ValueError; the tree and lists then as far as the pass got).
+// that the method pass's ``size`` is the number of held slots (``pos >= 0``), and the rank of
+// the per-example step's slot (the slots its sorted order moves are checked as it moves them,
+// a slot outside the set stopping it with ``std::domain_error``); an event buffer has room for
+// ``2c`` more events per row (the pass stops before a row otherwise, as the numba pass does).
+// CPExact's lists are doubly linked and acyclic, each member listed once at its ``cleaf``
+// (checked when a model is loaded, persistence/_validation.py, and kept by the passes);
+// checking them whole before each call would cost more than a one-row pass, so the tree pass
+// checks each link where it follows it: a member, leaf or row outside what it indexes, or a
+// walk longer than the set, stops it with ``std::domain_error`` (a ValueError; the tree and
+// lists then as far as the pass got).
 #pragma once
 
 #include <cstdint>
