@@ -768,3 +768,12 @@ def test_the_core_runs_the_methods_per_example_calls():
             m.predict_interval_one(d, 0.1)
             m.learn_one(d, float(yi))
     assert dispatch.ENTRY_POINTS[(CORE.cp_learn_one_h, kind)] is CORE.cp_learn_one_h
+    # the kernels that read no tree, for a forest without trees yet (a sharded forest's driver)
+    d = sf.CPApproximate(forest=_obs(), calibration_size=50)
+    assert d.forest_.engine_.kind is None  # (the method's state made, no tree)
+    with numba_kernels_refused():
+        d.store_calibration_rows(np.array([3, -1], np.int64), X[:2, :5])
+        d.store_calibration_rows(np.array([-1, 4], np.int64), X[:2, :5])
+    assert np.array_equal(d.cal_x_[[3, 4]], X[:2, :5]) and np.isnan(d.cal_x_[5:]).all()
+    with dispatch.using_core(False):
+        assert conformal_module._kernels(d.forest_.engine_) is CK

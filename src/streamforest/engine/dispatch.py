@@ -91,6 +91,12 @@ def core_runs(kind) -> bool:
     return r
 
 
+def core_enabled() -> bool:
+    """Whether the compiled core runs what it can (``False``: ``STREAMFOREST_CORE=numba`` or
+    :func:`use_core` ``(False)``); for kernels that read no tree, which any forest may run."""
+    return _enabled
+
+
 def kernels_for(kind):
     """The engine's kernels for trees of ``kind``: :data:`CORE` or the numba module."""
     return CORE if core_runs(kind) else numba_kernels

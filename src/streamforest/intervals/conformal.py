@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _core
 from ..compiled import entry_point
-from ..engine.dispatch import core_runs
+from ..engine.dispatch import core_enabled, core_runs
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
@@ -33,13 +33,16 @@ def kernels_of(kind):
 
 
 def _kernels(e):
-    """:func:`kernels_of` the trees of engine ``e``; the core's for a forest whose trees are
-    not in an arena (an aggregated Mondrian forest's, always the core's: only the kernels that
-    read no tree run for it)."""
+    """:func:`kernels_of` the trees of engine ``e``, for the kernels that read no tree
+    (``copy_entrants``, ``conformal_pass``): where no arena's trees decide (no tree yet, as on a
+    sharded forest's driver; an aggregated Mondrian forest, whose trees are not in an arena),
+    the core's unless it is off."""
     try:
         kind = e.kind
     except TypeError:
-        return _CORE
+        kind = None
+    if kind is None:
+        return _CORE if core_enabled() else conformal_kernels
     return kernels_of(kind)
 
 
