@@ -1,6 +1,7 @@
 // OnlineQRF's passes (see quantile.hpp).
 #include "intervals/quantile.hpp"
 
+#include <array>
 #include <limits>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,7 @@ using tree::TreeRef;
 #define SF_LF_SK_INDEX(k, name, which, T, V, nd) +(std::string_view(#name) == "lf_sketch" ? k : 0)
 inline constexpr i64 LF_SK = 0 SF_TREE_FIELDS(SF_LF_SK_INDEX);
 #undef SF_LF_SK_INDEX
+static_assert(LF_SK > 0, "the tree fields have no lf_sketch");
 
 /// ``nt * teff`` as numba multiplies int64s (wrapping), then made a float.
 inline double wrapped_product(i64 a, i64 b) {
@@ -50,14 +52,15 @@ Gathered gather_runs(Mat<const double> bufs, Mat<const i64> goff, Cube<const i64
   i64 nr = 0;
   i64 nb = 0;
   double total = 0.0;
-  i64 lv[LV_WIDTH];  // the level row, copied (the sketch's query functions take a mutable one)
+  std::array<i64, LV_WIDTH> row;  // the level row, copied (the query functions take it mutable)
+  Vec<i64> lv(row.data(), LV_WIDTH);
   for (i64 t = 0; t < T; ++t) {
     i64 nt = glv(t, i, LV_N);
     if (!(mask(t, i) && nt > 0)) continue;
     double mult = mixture_mult(meinshausen, nt, teff);
     for (i64 j = 0; j < LV_WIDTH; ++j) lv[j] = glv(t, i, j);
-    auto r = sketch::append_runs(bufs.row(t), goff(t, i) - lv[1], Vec<i64>(lv, LV_WIDTH), mult,
-                                 buf, nb, rs, re, rw, nr);
+    auto r = sketch::append_runs(bufs.row(t), goff(t, i) - lv[1], lv, mult, buf, nb, rs, re, rw,
+                                 nr);
     nb = r.first;
     nr = r.second;
     total += mult * static_cast<double>(nt);
