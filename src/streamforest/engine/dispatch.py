@@ -91,6 +91,13 @@ def core_runs(kind) -> bool:
     return r
 
 
+def core_enabled() -> bool:
+    """Whether the compiled core runs what it supports (``False`` under
+    ``STREAMFOREST_CORE=numba`` or after :func:`use_core` ``(False)``): the choice for kernels
+    that read no tree (any kind, or none yet)."""
+    return _enabled
+
+
 def kernels_for(kind):
     """The engine's kernels for trees of ``kind``: :data:`CORE` or the numba module."""
     return CORE if core_runs(kind) else numba_kernels
