@@ -250,7 +250,8 @@ def run_mutations(name: str, start: int, stop: int, seed: int, alarm: int = 0,
         try:
             workload(loaded, X, y)
         except Exception as e:  # noqa: BLE001 - a finding: loaded, then failed
-            print(f"{i} error:{type(e).__name__} {what} | {e}"[:400], file=out, flush=True)
+            message = " ".join(str(e).split())  # one line: the parent reads the lines
+            print(f"{i} error:{type(e).__name__} {what} | {message}"[:400], file=out, flush=True)
             continue
         print(f"{i} ran {what}", file=out, flush=True)
     signal.alarm(0)

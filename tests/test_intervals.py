@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import streamforest as sf
-from streamforest.intervals import _quantile_kernels as quantile_kernels
+from streamforest import _core
 from streamforest.sketches import kll
 
 from .conftest import friedman1
@@ -192,7 +192,7 @@ def _records_from_sketches(groups):
 
 
 def query(rec, mask, mein, qs, masses, out_q, out_lo, out_hi):
-    quantile_kernels.mixture_query(
+    _core.quantile.mixture_query(
         *rec, mask, mein, qs, masses, out_q, out_lo, out_hi, 0, rec[1].shape[1]
     )
 

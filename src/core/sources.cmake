@@ -42,4 +42,8 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/sets/conformal.cpp
   src/core/bindings/bind_metrics.cpp
   src/core/metrics/blocks.cpp
+  src/core/bindings/bind_quantile.cpp
+  src/core/intervals/quantile.cpp
+  src/core/bindings/bind_boosting.cpp
+  src/core/boosting/sgbt.cpp
 )

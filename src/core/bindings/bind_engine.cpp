@@ -373,7 +373,7 @@ void bind_engine(nb::module_& m) {
     nb::gil_scoped_release release;
     engine::tree_log_weights(A, o);
   }, nb::arg("A"), nb::arg("out").noconvert(), "Each tree's log evidence weight, into ``out``.");
-  m.def("predict_one", [](nb::handle A_, Array<const double> x, int agg, Array<double> P,
+  m.def("predict_one", [](nb::handle A_, Array<const double> x, i64 agg, Array<double> P,
                           Array<double> M) {
     tree::Arena A = arena_of(A_);
     auto xv = vec(x, "x");
@@ -401,7 +401,7 @@ void bind_engine(nb::module_& m) {
                              memo ? v.M : v.M0);
   }, nb::arg("H"), nb::arg("kind").none(), nb::arg("lam"), nb::arg("y"), nb::arg("w"), nb::arg("t0"),
      nb::arg("memo"), "``learn_one`` of the handle's arrays (``kind``: unused, read per tree).");
-  m.def("predict_one_h", [](nb::handle H_, nb::handle, int agg) {
+  m.def("predict_one_h", [](nb::handle H_, nb::handle, i64 agg) {
     EngineViews v = checked_views(H_);
     if (v.P.size() == 0) bad("H: no tree");
     need_regression_trees(v.A);

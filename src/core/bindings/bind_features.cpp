@@ -123,19 +123,29 @@ bool encode(PyObject* x, bool learn, PyObject* index, PyObject* nominal, PyObjec
   return true;
 }
 
-/// A snapshot of ``x``'s items: its keys and values (the very objects), in order.
+/// A snapshot of ``x``'s items: a tuple of its keys and a tuple of its values (the very
+/// objects, in order; two tuples of ``len(x)`` items come from Python's free lists for the
+/// usual widths, where one of twice the length would be a new allocation per row).
 PyObject* items_of(PyObject* x) {
   Py_ssize_t n = PyDict_Size(x), pos = 0, i = 0;
   PyObject *key, *value;
-  PyObject* t = PyTuple_New(2 * n);
-  if (t == nullptr) return nullptr;
+  PyObject* keys = PyTuple_New(n);
+  PyObject* values = keys == nullptr ? nullptr : PyTuple_New(n);
+  if (values == nullptr) {
+    Py_XDECREF(keys);
+    return nullptr;
+  }
   while (PyDict_Next(x, &pos, &key, &value)) {
     Py_INCREF(key);
-    PyTuple_SET_ITEM(t, i++, key);
+    PyTuple_SET_ITEM(keys, i, key);
     Py_INCREF(value);
-    PyTuple_SET_ITEM(t, i++, value);
+    PyTuple_SET_ITEM(values, i, value);
+    ++i;
   }
-  return t;
+  PyObject* out = PyTuple_Pack(2, keys, values);
+  Py_DECREF(keys);
+  Py_DECREF(values);
+  return out;
 }
 
 }  // namespace
@@ -182,14 +192,20 @@ void bind_features(nb::module_& m) {
       [](nb::handle x, nb::handle snapshot) {
         PyObject* xp = x.ptr();
         PyObject* t = snapshot.ptr();
-        if (!PyDict_CheckExact(xp) || !PyTuple_CheckExact(t) ||
-            2 * PyDict_Size(xp) != PyTuple_GET_SIZE(t))
+        if (!PyDict_CheckExact(xp) || !PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != 2)
+          return false;
+        PyObject* keys = PyTuple_GET_ITEM(t, 0);
+        PyObject* values = PyTuple_GET_ITEM(t, 1);
+        if (!PyTuple_CheckExact(keys) || !PyTuple_CheckExact(values) ||
+            PyDict_Size(xp) != PyTuple_GET_SIZE(keys) ||
+            PyTuple_GET_SIZE(values) != PyTuple_GET_SIZE(keys))
           return false;
         Py_ssize_t pos = 0, i = 0;
         PyObject *key, *value;
         while (PyDict_Next(xp, &pos, &key, &value)) {
-          if (PyTuple_GET_ITEM(t, i) != key || PyTuple_GET_ITEM(t, i + 1) != value) return false;
-          i += 2;
+          if (PyTuple_GET_ITEM(keys, i) != key || PyTuple_GET_ITEM(values, i) != value)
+            return false;
+          ++i;
         }
         return true;
       },

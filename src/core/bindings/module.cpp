@@ -16,6 +16,8 @@ void bind_batch(nb::module_& m);
 void bind_intervals(nb::module_& m);
 void bind_sets(nb::module_& m);
 void bind_metrics(nb::module_& m);
+void bind_quantile(nb::module_& m);
+void bind_boosting(nb::module_& m);
 }  // namespace sf::bind
 
 NB_MODULE(_core, m) {
@@ -42,4 +44,8 @@ NB_MODULE(_core, m) {
   sf::bind::bind_sets(sets);
   nb::module_ metrics = m.def_submodule("metrics", "the prequential evaluator's block metrics");
   sf::bind::bind_metrics(metrics);
+  nb::module_ quantile = m.def_submodule("quantile", "OnlineQRF's leaf-sketch mixtures");
+  sf::bind::bind_quantile(quantile);
+  nb::module_ boosting = m.def_submodule("boosting", "streaming gradient-boosted trees");
+  sf::bind::bind_boosting(boosting);
 }

@@ -14,9 +14,9 @@
 
 namespace sf::engine {
 
-inline constexpr int AGG_MEAN = 0;
-inline constexpr int AGG_MEDIAN = 1;
-inline constexpr int AGG_WEIGHTED = 2;  // by the trees' evidence weights (ABORF)
+inline constexpr i64 AGG_MEAN = 0;
+inline constexpr i64 AGG_MEDIAN = 1;
+inline constexpr i64 AGG_WEIGHTED = 2;  // by the trees' evidence weights (ABORF)
 
 /// A Poisson(lam) draw (Knuth's method: the number of uniforms whose product stays above
 /// exp(-lam)).
@@ -44,7 +44,7 @@ inline void draw_weights(u64& rng_state, double lam, Vec<const double> w, Mat<do
 }
 
 /// Mean (AGG_MEAN) or median (AGG_MEDIAN, sorting ``P`` in place) of ``P``.
-inline double aggregate(Vec<double> P, int agg) {
+inline double aggregate(Vec<double> P, i64 agg) {
   i64 T = P.size();
   if (agg == AGG_MEDIAN) {
     for (i64 i = 1; i < T; ++i) {  // insertion sort: a forest has few trees

@@ -114,7 +114,7 @@ i64 learn_background_one(const Arena& B, Vec<const i8> on, Mat<u64> brng, double
   return DONE;
 }
 
-double aggregate_at(const Arena& A, Vec<double> P, int agg) {
+double aggregate_at(const Arena& A, Vec<double> P, i64 agg) {
   if (agg == AGG_WEIGHTED) return rules::weighted_mean_at(A, Vec<const double>(P.data, P.n));
   return aggregate(P, agg);
 }
@@ -124,7 +124,7 @@ void predict_trees(const Arena& A, Vec<const double> x, Vec<double> P) {
   for (i64 t = 0; t < T; ++t) P[t] = tree::predict_row(tree::state_at(A, t), tree::params_at(A, t), x);
 }
 
-double predict_one(const Arena& A, Vec<const double> x, int agg, Vec<double> P, Mat<double> M) {
+double predict_one(const Arena& A, Vec<const double> x, i64 agg, Vec<double> P, Mat<double> M) {
   predict_trees_memo(A, x, P, M);
   return aggregate_at(A, P, agg);
 }

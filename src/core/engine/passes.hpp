@@ -51,9 +51,9 @@ i64 learn_one(const Arena& A, u64& frng, double lam, Vec<const double> x, double
 i64 learn_background_one(const Arena& B, Vec<const i8> on, Mat<u64> brng, double lam,
                          Vec<const double> x, double y, double w, Vec<double> bw, i64 t0);
 /// Mean, median (sorting ``P``) or the evidence-weighted mean of the trees' predictions.
-double aggregate_at(const Arena& A, Vec<double> P, int agg);
+double aggregate_at(const Arena& A, Vec<double> P, i64 agg);
 void predict_trees(const Arena& A, Vec<const double> x, Vec<double> P);
-double predict_one(const Arena& A, Vec<const double> x, int agg, Vec<double> P, Mat<double> M);
+double predict_one(const Arena& A, Vec<const double> x, i64 agg, Vec<double> P, Mat<double> M);
 
 /// ``out[i]``: the mean of ``P(:, i)`` weighted by the softmax of ``LW(:, min(i, LW.cols() -
 /// 1))`` (the arithmetic of ``aggregate_at``; ``LW`` may have one column, for every row).

@@ -98,6 +98,7 @@ bool runs(const Kind& k) {
   // for those trees only); alternate subtrees: the growing trees' (a pre-grown tree never
   // splits); sketches: every rule
   if (k.rule->code == SPLIT_PREGROWN) return !k.has.alternates;
+  if (k.rule->code == SPLIT_GAUSS) return false;  // a classification rule only
   return !k.has.evidence && !k.has.bayes;
 }
 

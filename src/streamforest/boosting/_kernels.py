@@ -21,6 +21,11 @@ replaces that tree before the next row) or the index of a step that lacks room: 
 before it have learnt the row, its partial sums are in ``acc`` (``acc[0]`` the raw score after
 them, ``acc[1]`` the sum of their predictions before learning), and the call is repeated with
 ``t0`` = that step once the owner grew its tree.
+
+The numba original of the compiled core's ``src/core/boosting`` (``streamforest._core.boosting``,
+same names and arguments, which the engine calls for the tree kinds the core runs): kept for
+``STREAMFOREST_CORE=numba`` and as the reference tests/test_core_boosting.py checks the core
+against bit for bit.
 """
 
 from __future__ import annotations

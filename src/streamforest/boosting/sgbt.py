@@ -8,8 +8,10 @@ import numbers
 
 import numpy as np
 
+from .. import _core
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
+from ..engine.dispatch import core_runs
 from ..engine.forest_interface import TREE_MEMBERS, RegressionForest, lacks
 from ..forests.hoeffding_trees import HoeffdingTrees
 from ..tree_kinds import state
@@ -41,7 +43,9 @@ def default_tree() -> HoeffdingTreeRegressor:
 
 class BoostEngine(Engine):
     """The engine of an :class:`SGBTRegressor`: the boosting steps are its trees (one arena),
-    run row-major through :mod:`streamforest.boosting._kernels`.
+    run row-major through the compiled core's ``boosting`` passes (:mod:`streamforest._core`;
+    :mod:`streamforest.boosting._kernels`, numba's, for kinds the core does not run or under
+    ``STREAMFOREST_CORE=numba``: the same bits).
 
     To the interval methods (which see a forest's engine) it shows *one* member, the boosted
     prediction: :meth:`predict_trees` and :meth:`predict_learn` give ``(1, n)`` arrays, the
@@ -65,6 +69,12 @@ class BoostEngine(Engine):
         d.pop("_acc", None)
         d.pop("_p1", None)
         return d
+
+    @property
+    def boost_passes(self):
+        """The boosting passes of the steps' kind: the compiled core's where it runs the kind
+        (:func:`~streamforest.engine.dispatch.core_runs`), else numba's (same names)."""
+        return _core.boosting if core_runs(self.arena.kind) else boosting_kernels
 
     def restrict(self, trees) -> None:
         raise TypeError("the steps of a boosted model cannot be split over processes")
@@ -102,7 +112,7 @@ class BoostEngine(Engine):
         i, t0 = 0, boosting_kernels.FRESH
         self._hint = None
         while i < n:
-            i, s = boosting_kernels.boost_rows(
+            i, s = self.boost_passes.boost_rows(
                 self.arena, Xa, ya, wa, self.learning_rate, i, t0, self._acc, self._drifted, out
             )
             if s >= 0:
@@ -130,7 +140,7 @@ class BoostEngine(Engine):
         P = np.zeros((1, n))
         if self.fitted and n:
             Xa = np.ascontiguousarray(Xa, dtype=np.float64)
-            boosting_kernels.boost_predict_rows(self.arena, Xa, self.learning_rate, P[0])
+            self.boost_passes.boost_predict_rows(self.arena, Xa, self.learning_rate, P[0])
             P[0] += self.base_score or 0.0
         return P
 
@@ -152,11 +162,13 @@ class BoostEngine(Engine):
         y = y - base
         t0 = boosting_kernels.FRESH
         lr = self.learning_rate
+        core = core_runs(self.arena.kind)
         while True:
-            s = self.call(
-                boosting_kernels.boost_one,
-                (self.arena, row, y, w, lr, t0, self._acc, self._drifted),
-            )
+            args = (self.arena, row, y, w, lr, t0, self._acc, self._drifted)
+            if core:
+                s = _core.boosting.boost_one(*args)
+            else:
+                s = self.call(boosting_kernels.boost_one, args)
             if s == boosting_kernels.DONE:
                 break
             if s >= 0:
@@ -172,9 +184,11 @@ class BoostEngine(Engine):
         if not (row.flags.c_contiguous and row.dtype == np.float64 and row.ndim == 1):
             row = np.ascontiguousarray(row, dtype=np.float64).reshape(-1)
         lr = self.learning_rate
-        return self.call(boosting_kernels.boost_predict_one, (self.arena, row, lr)) + (
-            self.base_score or 0.0
-        )
+        if core_runs(self.arena.kind):
+            p = _core.boosting.boost_predict_one(self.arena, row, lr)
+        else:
+            p = self.call(boosting_kernels.boost_predict_one, (self.arena, row, lr))
+        return p + (self.base_score or 0.0)
 
 
 class SGBTRegressor(HoeffdingTrees, RegressionForest):

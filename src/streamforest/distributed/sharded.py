@@ -11,7 +11,7 @@ model's own code, on arrays laid out as the local model lays them out:
   aggregation (:meth:`~streamforest.engine.core.Engine.aggregate`, mean or median);
 - :class:`~streamforest.OnlineQRF` intervals: each tree's copies of the leaf KLL sketches the
   rows reach, merged by the same mixture query
-  (:func:`~streamforest.intervals._quantile_kernels.mixture_query`);
+  (``streamforest._core.quantile.mixture_query``);
 - :class:`~streamforest.CPApproximate`: the driver holds the calibration set; while learning,
   the actors return their trees' predictions made before learning each row, and the driver
   draws the same bagging weights (the out-of-bag masks) and runs the method's own score stage.

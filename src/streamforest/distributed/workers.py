@@ -207,7 +207,7 @@ def sketch_records(model, Xa: np.ndarray):
     """An OnlineQRF shard's leaf-sketch records of rows ``Xa`` (nothing learnt): ``(items,
     goff, glv)``, ``items[t]`` tree t's copies of the leaf sketches the rows reach (trimmed to
     what they hold), ``goff (T, n)`` each row's offset in it, ``glv (T, n, LV_WIDTH)`` their
-    level rows, as :func:`streamforest.intervals._quantile_kernels.mixture_query` takes them."""
+    level rows, as the mixture query (``streamforest._core.quantile.mixture_query``) takes them."""
     n = Xa.shape[0]
     T = model.forest_.engine_.n_trees
     bufs, goff, glv = model.sketch_records(Xa)

@@ -247,6 +247,8 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             d["bg"] = arena.upgrade(d["bg"], d.get("bg_on"))
             arena.check(d["bg"], d.get("bg_on"))
             d["bg"] = _arena_kind(d["bg"], d.get("bg_on"))
+        if d.get("aggregation") not in AGGREGATIONS.values():
+            raise ValueError(f"malformed engine state (aggregation {d.get('aggregation')!r})")
         d.setdefault("n_classes", 0)  # saved before classification trees
         d.setdefault("_synced_classes", 0)
         for public, saved in _SAVED_AS:

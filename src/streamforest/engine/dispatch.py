@@ -92,8 +92,9 @@ def core_runs(kind) -> bool:
 
 
 def core_enabled() -> bool:
-    """Whether the compiled core runs what it can (``False``: ``STREAMFOREST_CORE=numba`` or
-    :func:`use_core` ``(False)``); for kernels that read no tree, which any forest may run."""
+    """Whether the compiled core runs what it supports (``False`` under
+    ``STREAMFOREST_CORE=numba`` or after :func:`use_core` ``(False)``): the choice for kernels
+    that read no tree (any kind, or none yet)."""
     return _enabled
 
 

@@ -2,7 +2,12 @@
 learning the row), then the mixture of the trees' copies is queried for quantiles and
 highest-density intervals.  A tree's copies at row ``i`` are taken before it learns row ``i`` and
 trees are independent, so the chunked passes give exactly the row-by-row (prequential) result;
-:func:`query_one` reads the leaves in place for one row."""
+:func:`query_one` reads the leaves in place for one row.
+
+The numba original of the compiled core's ``src/core/intervals/quantile`` (``streamforest._core
+.quantile``, same names and arguments, which OnlineQRF calls for the tree kinds the core runs):
+kept for ``STREAMFOREST_CORE=numba`` and as the reference tests/test_core_quantile.py checks the
+core against bit for bit."""
 
 from __future__ import annotations
 

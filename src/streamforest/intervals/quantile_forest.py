@@ -7,6 +7,8 @@ import numbers
 
 import numpy as np
 
+from .. import _core
+from ..engine import dispatch
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
@@ -19,6 +21,20 @@ _INF = float("inf")
 
 _WEIGHTINGS = ("meinshausen", "paper")
 _LF_SK = TreeState._fields.index("lf_sketch")
+
+
+def _passes(kind):
+    """OnlineQRF's passes over trees of ``kind``: the compiled core's (:mod:`streamforest._core`'s
+    ``quantile``: the same names, arguments and bits) where the core runs the kind, else the numba
+    kernels (:func:`~streamforest.engine.dispatch.core_runs`)."""
+    return _core.quantile if dispatch.core_runs(kind) else quantile_kernels
+
+
+def _mixture_passes():
+    """The mixture query reads records, no tree: the core's, numba's under
+    ``STREAMFOREST_CORE=numba`` (the rule of :func:`~streamforest.engine.dispatch.vote_rows`;
+    a sharded model's driver holds no tree)."""
+    return _core.quantile if dispatch.core_enabled() else quantile_kernels
 
 
 class OnlineQRF(IntervalRegressor):
@@ -188,7 +204,7 @@ class OnlineQRF(IntervalRegressor):
         local = list(bufs)
 
         def step(A, t, i):
-            return quantile_kernels.sketch_tree_pass(
+            return _passes(A.kind).sketch_tree_pass(
                 A, t, Xa, ya, W[t], i, learn, P[t], local[t], gpos[t : t + 1], goff[t], glv[t]
             )
 
@@ -213,11 +229,10 @@ class OnlineQRF(IntervalRegressor):
         e = self.forest_.engine_
         jobs = 4 * e.n_jobs if n >= e.parallel_rows and threads and e.n_jobs > 1 else 1
         bounds = np.linspace(0, n, jobs + 1).astype(int)
+        query = _mixture_passes().mixture_query
 
         def run(j):
-            quantile_kernels.mixture_query(
-                *rec, mask, mein, qs, masses, out_q, out_lo, out_hi, bounds[j], bounds[j + 1]
-            )
+            query(*rec, mask, mein, qs, masses, out_q, out_lo, out_hi, bounds[j], bounds[j + 1])
 
         if jobs > 1:
             list(e.executor().map(run, range(jobs)))
@@ -320,8 +335,10 @@ class OnlineQRF(IntervalRegressor):
                 p = s[1].get(alpha)  # this level's arrays, packed
                 if p is None or p[2] is not self.interval:
                     p = self._level_pack(s[1], alpha)
-                return e.call(quantile_kernels.interval_one_hp, (e.handle(), e.kind, s[2], p[0],
-                                                   self.weighting == "meinshausen"))  # fmt: skip
+                args = (e.handle(), e.kind, s[2], p[0], self.weighting == "meinshausen")
+                if dispatch.core_runs(e.kind):
+                    return _core.quantile.interval_one_hp(*args)
+                return e.call(quantile_kernels.interval_one_hp, args)
         return super().predict_interval_one(x, alpha)
 
     def _qone_scratch(self):
@@ -360,25 +377,20 @@ class OnlineQRF(IntervalRegressor):
     def _query_one(self, row, qs, masses, out_q, out_lo, out_hi) -> None:
         e = self.forest_.engine_
         s = self._qone_scratch()
+        mein = self.weighting == "meinshausen"
+        core = dispatch.core_runs(e.kind)
         if row is e.row_buffer:  # the per-example path: the engine's row buffer, handles
-            e.call(
-                quantile_kernels.query_one_h,
-                (
-                    e.handle(),
-                    e.kind,
-                    s[2],
-                    self.weighting == "meinshausen",
-                    qs,
-                    masses,
-                    out_q,
-                    out_lo,
-                    out_hi,
-                ),
-            )
+            args = (e.handle(), e.kind, s[2], mein, qs, masses, out_q, out_lo, out_hi)
+            if core:
+                _core.quantile.query_one_h(*args)
+            else:
+                e.call(quantile_kernels.query_one_h, args)
             return
-        args = (e.arena, row, self.weighting == "meinshausen", qs, masses, out_q, out_lo, out_hi,
-                *s[0])  # fmt: skip
-        e.call(quantile_kernels.query_one, args)
+        args = (e.arena, row, mein, qs, masses, out_q, out_lo, out_hi, *s[0])
+        if core:
+            _core.quantile.query_one(*args)
+        else:
+            e.call(quantile_kernels.query_one, args)
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         A = alphas.shape[0]

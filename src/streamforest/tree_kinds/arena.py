@@ -553,6 +553,7 @@ def upgrade(A: Arena, created=None) -> Arena:
     today's layout keeps its layout.  Either way the rows are cut to their trees' fields
     (:func:`trimmed`).  A classification tree whose ``lf_nominal_class_weights`` has a row per
     feature (formats 3 and 4) gets a row per nominal feature (:func:`~._state.per_nominal_ncc`)."""
+    A = _writeable(A)
     if A.lay.ndim == 3 and A.lay.shape[1:] == (N_FIELDS, 4) and A.pa.shape[1:] == (N_PARAMS,):
         check(A, created)  # (read before the caller's check)
         return trimmed(_per_nominal(A, created), created)
@@ -607,6 +608,15 @@ def upgrade(A: Arena, created=None) -> Arena:
             TreeParams._fields[:n_params], A.pa[t], strict=True)))  # fmt: skip
         out = store(out, t, st, prm)
     return trimmed(_per_nominal(out, created), created)
+
+
+def _writeable(A: Arena) -> Arena:
+    """``A`` with each array that is read-only (an arena unpickled from a read-only memory map,
+    as joblib gives it) copied: the compiled passes write the trees' rows in place."""
+    if all(not isinstance(a, np.ndarray) or a.flags.writeable for a in A):
+        return A
+    return type(A)(*(a.copy() if isinstance(a, np.ndarray) and not a.flags.writeable else a
+                     for a in A))  # fmt: skip
 
 
 def _per_nominal(A: Arena, created=None) -> Arena:
