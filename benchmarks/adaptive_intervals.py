@@ -91,13 +91,11 @@ def main(argv=None) -> int:
     ap.add_argument("--data", help="datasets folder (default: STREAMFOREST_DATA, ../shared/data)")
     args = ap.parse_args(argv)
 
-    import streamforest as sf
     from streamforest import streams
 
     bases = [b for b in args.methods.split(",") if b]
     wrappers = [None, "aci", "pid"]
     label = {None: "plain", "aci": "ACI", "pid": "PID"}
-    sf.warmup([*bases, *(f"adaptive-{b}" for b in bases)])
     results = []
 
     for name in ("friedman1-gra", "friedman1-gsg"):

@@ -9,8 +9,7 @@ ratio to the RSS growth since the model was empty, throughput (rows per wall sec
 second of this process: the machine is shared, so compare the models of one run, not runs), and
 the MAE, coverage and mean width of the interval (an infinite one counted 0) over the last
 ``--every`` rows, and (OnlineQRF) the items the leaves' KLL sketches hold as a fraction of the
-room their slots keep for them (``skfill``).  The kernels are compiled (or loaded) in a
-process of their own first, so that the compiler's memory is not counted.
+room their slots keep for them (``skfill``).
 
     python benchmarks/memory_soak.py [--rows 10_000_000] [--every 1_000_000]
         [--models qrf,cpa] [--max-memory-mb MB|none] [--seed 0]
@@ -84,8 +83,7 @@ def sketch_fill(model) -> float:
 
 
 def warm_up(name: str, budget, seed: int) -> None:
-    """Compile (or load) the model's kernels in a process of its own: numba's compiler leaves
-    hundreds of MB in the heap of the process that compiles."""
+    """Run the model once in a process of its own (its first-use allocations there)."""
     from streamforest.streams import Friedman
 
     X, y = Friedman(function=1, n=None, seed=seed).arrays(2000)
@@ -98,7 +96,7 @@ def soak(name: str, rows: int, every: int, chunk: int, budget, seed: int, out) -
     stream = Friedman(function=1, n=None, seed=seed)
     model = make_model(name, budget, seed)
     gen = stream.chunks(chunk)
-    X, y = next(gen)  # load the compiled code (compiled by warm_up) before the baseline RSS
+    X, y = next(gen)  # the model's first use before the baseline RSS
     make_model(name, budget, seed).predict_learn_many(X[:2000], y[:2000], alpha=0.1)
     base = rss_mb()
     done, abs_err, covered, n_int, width = 0, 0.0, 0, 0, 0.0

@@ -70,7 +70,6 @@ def keyed(args, ray) -> None:
     batches = spans(args.rows, args.batch)
     print(f"\n== keyed: {args.rows} rows, {args.keys} keys, HoeffdingTreeRegressor per key, "
           f"batches of {args.batch}")  # fmt: skip
-    KeyedShard(template).learn_many(keys[:2000], X[:2000], y[:2000])  # load the kernels
     local = KeyedShard(template)
     c0, t0 = cpu(), time.perf_counter()
     for a, b in batches:
@@ -82,7 +81,6 @@ def keyed(args, ray) -> None:
     busy1 = None
     for W in (1, 2):
         km = KeyedModels(template, n_workers=W, checkpoint_every=None, num_cpus=1)  # a core each
-        km.warmup()  # actors up, kernels loaded
         s0 = sum(p["busy_cpu_seconds"] for p in km.stats()["per_worker"])
         c0, t0 = cpu(), time.perf_counter()
         for a, b in batches:
@@ -145,7 +143,6 @@ def sharded(args, ray) -> None:
     expect = local.predict(X[:500])
     for W in (1, 2):
         sf = ShardedForest(model, n_workers=W, checkpoint_every=None, num_cpus=1)
-        sf.warmup()  # actors up, kernels loaded
         sf.learn_many(Xw, yw).flush()
         b0 = [p["busy_cpu_seconds"] for p in sf.stats()["per_worker"]]
         c0, t0 = cpu(), time.perf_counter()

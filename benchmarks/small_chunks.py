@@ -1,8 +1,8 @@
 """Rows per second of the array API in small chunks: what calling compiled code from Python costs.
 
 A model served in micro-batches (predict ``b`` rows, then learn them) pays the Python side of each
-call once per chunk: argument checks, the forest's passes, and numba's dispatch of every kernel
-call (typing its arguments).  This prints, for chunk sizes 1, 10, 100 and 1000 on stationary
+call once per chunk: argument checks, the forest's passes, and the compiled calls' own checks of
+their arguments.  This prints, for chunk sizes 1, 10, 100 and 1000 on stationary
 Friedman #1 (10 features), the rows/s of test-then-train in chunks (``predict`` or
 ``predict_interval(X, 0.1)``, then ``learn_many``) for ``HoeffdingTreeRegressor``,
 ``CPApproximate`` and ``OnlineQRF`` (10 trees each) and ``AdaptiveConformal`` (ACI) over that

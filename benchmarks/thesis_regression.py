@@ -31,8 +31,7 @@ What it measures
    River's OXT per example (ours per example against OXT per example, both in this run; the
    chunk ratio is printed too).
 
-Every model is warmed up first (its compiled kernels loaded, compiled if the cache is cold) on
-a separate short stream; the compile seconds seen during the timed runs, if any, are printed.
+Every model is warmed up first on a separate short stream (caches and allocations settle).
 The machine's load average is printed at the start and the end (timings on a shared machine are
 noisy: compare ratios measured in the same run).
 
@@ -219,21 +218,15 @@ def load() -> str:
 
 
 class Clock:
-    """Wall and process-CPU seconds of a block, and the compile seconds seen during it."""
+    """Wall and process-CPU seconds of a block."""
 
     def __enter__(self):
-        from streamforest.compilation import watch
-
-        self._watch_cm = watch()
-        self.watch = self._watch_cm.__enter__()
         self.w0, self.c0 = time.perf_counter(), time.process_time()
         return self
 
     def __exit__(self, *exc):
         self.wall = time.perf_counter() - self.w0
         self.cpu = time.process_time() - self.c0
-        self._watch_cm.__exit__(*exc)
-        self.compile = self.watch.seconds
 
 
 def windows(err: np.ndarray) -> list[float]:
@@ -298,7 +291,7 @@ def model_counts(model) -> dict:
 
 
 def warm_up(streams, chunk: int) -> float:
-    """Load (or compile) every kernel the timed runs use, on other seeds' short streams."""
+    """Run every model the timed runs use on other seeds' short streams (warm caches)."""
     t0 = time.perf_counter()
     for name in streams:
         s = make_stream(name, 40_000, seed=10_000)
@@ -340,7 +333,6 @@ def run_full(args, report):
                     "mae": float(err.mean()),
                     "wall_s": c.wall,
                     "cpu_s": c.cpu,
-                    "compile_s": c.compile,
                     "rows_per_s": rows / c.wall,
                     "windows_mae": windows(err),
                     **model_counts(m),
@@ -349,8 +341,7 @@ def run_full(args, report):
                 save(args, report)
                 print(
                     f"  {name:10s} seed {seed} {label:16s} MAE {rec['mae']:.4f}  "
-                    f"{c.wall:7.1f} s  {rec['rows_per_s']:>10,.0f} rows/s"
-                    + (f"  (compiled {c.compile:.1f} s)" if c.compile else ""),
+                    f"{c.wall:7.1f} s  {rec['rows_per_s']:>10,.0f} rows/s",
                     flush=True,
                 )
                 del m
@@ -698,7 +689,7 @@ def main(argv=None) -> None:
     }
     print(f"{report['command']}\n{os.cpu_count()} CPUs, {load()}")
     t0 = time.perf_counter()
-    print(f"warm-up (kernels loaded/compiled): {warm_up(args.streams, args.chunk):.1f} s")
+    print(f"warm-up: {warm_up(args.streams, args.chunk):.1f} s")
     if not args.skip_full:
         print(f"\nfull runs ({args.rows:,} rows):")
         run_full(args, report)

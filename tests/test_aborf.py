@@ -10,11 +10,18 @@ import numpy as np
 import pytest
 
 import streamforest as sf
+from streamforest import _core, streams
 from streamforest import rng as R
-from streamforest import streams
 from streamforest.tree_kinds import arena, pregrown
 from streamforest.tree_kinds import state as S
-from streamforest.tree_kinds.leaf_models import NIG_MIN_W
+
+NIG_MIN_W = _core.tree.checks.NIG_MIN_W
+
+
+def draw_points(rng, m, d):
+    """The ``(m, d)`` Monte Carlo points of a pre-grown tree, uniform in ``[0, 1]^d``: the first
+    draws of its generator, row by row."""
+    return np.array([[_core.common.next_float(rng) for _ in range(d)] for _ in range(m)])
 
 
 def friedman(n, seed=0):
@@ -61,7 +68,7 @@ def test_balanced_tree_with_splits_through_the_monte_carlo_centres(oblique):
         assert np.all(st.nd_depth[:n_nodes][~split] == depth)  # balanced: every leaf at Q
         assert sorted(st.nd_leaf[:n_nodes][~split]) == list(range(n_leaves))
         # the same points, drawn from the tree's generator, passed down independently here
-        pts = pregrown.draw_points(R.new_state(model.engine_.specs[t].seed), m, d)
+        pts = draw_points(R.new_state(model.engine_.specs[t].seed), m, d)
         node_of = np.zeros(m, np.int64)
         for node in range(n_nodes):
             at = pts[node_of == node]

@@ -4,36 +4,29 @@ subtrees adopted by McNemar's test, and the ensembles."""
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 import pytest
-from numba import njit
 
 import streamforest as sf
-from streamforest import streams
+from streamforest import _core, streams
+from streamforest.tree_kinds import arena
 from streamforest.tree_kinds import state as TS
-from streamforest.tree_kinds.arena import tree_state
-from streamforest.tree_kinds.class_leaves import _nb_class, _nb_class_fast
-from streamforest.tree_kinds.class_splitting import XLX, XLX_N, _xlx
-from streamforest.tree_kinds.classification import page_hinkley_01
-from streamforest.tree_kinds.structure import route
+
+CHECKS = _core.tree.checks  # single steps of the trees, bound for tests
 
 Z = 4.0  # binomial bounds at about 4 standard deviations
 
 
-class _Node(NamedTuple):
-    nd_detector: np.ndarray
-
-
-@njit(cache=True)
-def _ph_signals(errors, prm, out):
-    """Feed a 0/1 error sequence to one node's detector (restarting after each alarm)."""
-    st = _Node(np.zeros((1, TS.N_NODE_PH_CLS)))
-    for i in range(errors.shape[0]):
-        out[i] = page_hinkley_01(st, prm, 0, errors[i])
-        if out[i]:
-            st.nd_detector[0, :] = 0.0
+def _ph_signals(errors, out, **kw):
+    """Feed a 0/1 error sequence to one split node's detector (restarting after each alarm): the
+    root's of a fresh ACTSER tree with parameters ``kw``."""
+    m = sf.ACTSERClassifier(seed=0, **kw)
+    X = np.random.default_rng(0).random((50, 2))
+    m.learn_many(X, (X[:, 0] > 0.5).astype(int))
+    A = m.engine_.arena
+    arena.load(A, 0).nd_detector[0, :] = 0.0
+    CHECKS.page_hinkley_01_scan(A, 0, 0, np.ascontiguousarray(errors, dtype=float), out)
 
 
 def _ph_reference(errors, alpha, lam, gamma):
@@ -58,36 +51,30 @@ def _ph_reference(errors, alpha, lam, gamma):
     return np.array(out)
 
 
-def _params(**kw):
-    return sf.ACTSERClassifier(**kw)._tree_params(3)
-
-
 def test_page_hinkley_matches_algorithm_5_2():
     rng = np.random.default_rng(0)
     errors = np.concatenate([rng.random(3000) < 0.2, rng.random(1500) < 0.7]).astype(float)
-    prm = _params(ph_threshold=20.0, ph_gamma=100)
-    out = np.zeros(errors.shape[0], np.bool_)
-    _ph_signals(errors, prm, out)
+    out = np.zeros(errors.shape[0], np.int8)
+    _ph_signals(errors, out, ph_threshold=20.0, ph_gamma=100)
     ref = _ph_reference(errors, 0.005, 20.0, 100)
     assert ref.any()
-    assert np.array_equal(out, ref)
+    assert np.array_equal(out.astype(bool), ref)
 
 
 def test_page_hinkley_fires_on_a_change_and_rarely_without():
     """Rates over seeds, with the thesis' lambda = 50, alpha = 0.005, gamma = 250: an error rate
     rising from 0.15 to 0.6 at row 1000 is detected within 300 rows in nearly every run; on a
     stationary sequence a window of the same length holds an alarm far more rarely."""
-    prm = _params()
     runs = 60
     hit_change = hit_still = 0
     for seed in range(runs):
         rng = np.random.default_rng(seed)
         e = (rng.random(1300) < np.where(np.arange(1300) < 1000, 0.15, 0.6)).astype(float)
-        out = np.zeros(1300, np.bool_)
-        _ph_signals(e, prm, out)
+        out = np.zeros(1300, np.int8)
+        _ph_signals(e, out)
         hit_change += bool(out[1000:1300].any())
         still = (rng.random(1300) < 0.15).astype(float)
-        _ph_signals(still, prm, out)
+        _ph_signals(still, out)
         hit_still += bool(out[1000:1300].any())
     assert hit_change >= 0.95 * runs
     assert hit_still <= 0.15 * runs
@@ -215,7 +202,7 @@ def test_mcnemar_verdict_adopts_an_undecided_alternate_only_when_not_worse():
     """Algorithm 5.3 with the thesis' reading that an alternate "will only be adopted if it is
     not worse": decisions every T_min examples, McNemar's chi2 decides when significant, and an
     alternate undecided after 10 T_min is adopted when b >= c and discarded when b < c."""
-    from streamforest.tree_kinds.classification import mcnemar_verdict
+    mcnemar_verdict = CHECKS.mcnemar_verdict
 
     T, crit = 150, 3.841
     assert mcnemar_verdict(30.0, 5.0, 149.0, T, crit) == 0  # not a decision point
@@ -226,21 +213,6 @@ def test_mcnemar_verdict_adopts_an_undecided_alternate_only_when_not_worse():
     assert mcnemar_verdict(10.0, 10.0, 1500.0, T, crit) == 1
     assert mcnemar_verdict(10.0, 12.0, 1500.0, T, crit) == -1  # undecided and worse: discard
     assert mcnemar_verdict(0.0, 0.0, 1500.0, T, crit) == 1  # never disagreed: the smaller tree
-
-
-@njit(cache=True)
-def _nb_fast_vs_exact(A, X, out):
-    """Per row: the leaf's naive Bayes class by the certified fast path (-1: not certified) and
-    by the per-feature loop (tree 0 of the arena ``A``)."""
-    st = tree_state(A, 0)
-    nfeat = X.shape[1]
-    for i in range(X.shape[0]):
-        leaf = st.nd_leaf[route(st, X[i])]
-        total = 0.0
-        for k in range(st.lf_class_weights.shape[1]):
-            total += st.lf_class_weights[leaf, k]
-        out[i, 0] = _nb_class_fast(st, leaf, X[i], nfeat, total)
-        out[i, 1] = _nb_class(st, leaf, X[i], nfeat, total, np.int64(0))
 
 
 @pytest.mark.parametrize("stream", ["rbf", "agrawal"])
@@ -258,7 +230,7 @@ def test_fast_naive_bayes_class_is_certified_exact(stream):
     st = m.engine_.state(0)
     Xe = np.ascontiguousarray(m.features_.encode_array(X[4000:], learn=False), dtype=np.float64)
     out = np.zeros((Xe.shape[0], 2), np.int64)
-    _nb_fast_vs_exact(m.engine_.arena, Xe, out)
+    CHECKS.naive_bayes_classes(m.engine_.arena, 0, Xe, out)
     answered = out[:, 0] >= 0
     assert answered.mean() > 0.95
     assert np.array_equal(out[answered, 0], out[answered, 1])
@@ -268,7 +240,7 @@ def test_fast_naive_bayes_class_is_certified_exact(stream):
     st.lf_class_stats[:, :, 3:6] = st.lf_class_stats[:, :, 0:3]
     for c in range(st.lf_nominal_class_weights.shape[2] // K):
         st.lf_nominal_class_weights[:, :, c * K + 1] = st.lf_nominal_class_weights[:, :, c * K]
-    _nb_fast_vs_exact(m.engine_.arena, Xe, out)
+    CHECKS.naive_bayes_classes(m.engine_.arena, 0, Xe, out)
     tied = out[:, 1] == 0  # classes 0 and 1 share the best score: the loop keeps the first
     assert tied.any() and np.all(out[tied, 0] == -1)
 
@@ -361,22 +333,23 @@ def test_a_nominal_feature_that_emerges_later_gets_its_category_weights():
     assert [m.predict_one({"a": 0.5, "b": 0.5, "c": c}) for c in "pqr"] == [0, 1, 0]
 
 
-@njit(cache=True)
 def _xlx_mismatches(table, probes):
-    """Entries of the table, and probes through the kernels' ``_xlx``, that differ from the
-    compiled ``v * np.log2(v)`` (0 for ``v <= 0``) bit for bit."""
+    """Entries of the table, and probes through the core's ``xlx``, that differ from
+    ``v * np.log2(v)`` (0 for ``v <= 0``) bit for bit."""
     bad = 0
     for i in range(table.shape[0]):
         v = np.float64(i)
         want = v * np.log2(v) if v > 0.0 else 0.0
-        bad += table[i] != want or _xlx(v) != want
+        bad += table[i] != want or CHECKS.xlx(v) != want
     for v in probes:
         want = v * np.log2(v) if v > 0.0 else 0.0
-        bad += not (_xlx(v) == want or (np.isnan(want) and np.isnan(_xlx(v))))
+        bad += not (CHECKS.xlx(v) == want or (np.isnan(want) and np.isnan(CHECKS.xlx(v))))
     return bad
 
 
 def test_information_gain_terms_from_the_table_are_the_computed_ones():
+    XLX = np.array(CHECKS.xlx_table())
+    XLX_N = CHECKS.XLX_N
     assert XLX.shape == (XLX_N,)
     probes = np.array([-1.0, -0.0, 0.5, 1.5, 2.25, XLX_N - 0.5, XLX_N, XLX_N + 1.0, 1e6, 1e300,
                        np.inf, np.nan, 4095.000000001])  # fmt: skip

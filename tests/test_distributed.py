@@ -319,8 +319,6 @@ def test_sharded_worker_killed_mid_stream_loses_nothing(local_ray):
     with ShardedForest(MODELS["cp"](), n_workers=2, checkpoint_every=1200) as sf:
         for i, (a, b) in enumerate(batches(3000)):
             sf.learn_many(X[a:b], y[a:b])
-            if i == 1:
-                assert sf.warmup() > 0  # runs clones: the shards' state is untouched
             if i == 3:  # after a checkpoint (at 1500 rows) and one batch more
                 ray.kill(sf.workers[1])
         iv = sf.predict_interval(Xq, ALPHAS)

@@ -5,10 +5,9 @@ import pickle
 
 import numpy as np
 import pytest
-from numba import njit
 
 import streamforest as sf
-from streamforest import drift
+from streamforest import _core, drift
 from streamforest.streams import Friedman
 from streamforest.tree_kinds import state as S
 
@@ -22,26 +21,19 @@ def scan(y, pred, warning=0.0, alpha=0.005, lam=50.0, warmup=30):
     state = np.zeros(drift.N_PH)
     drift.page_hinkley_init(state, warning)
     out = np.zeros(len(y), np.int64)
-    drift.page_hinkley_scan(
+    _core.drift.page_hinkley_scan(
         state, np.asarray(y, float), np.asarray(pred, float), alpha, lam, warmup, out
     )
     return out
 
 
-@njit
-def _standardised_run(err, delta, lam, min_n, out):
-    st = np.zeros(drift.N_SPH)
-    for i in range(err.shape[0]):
-        out[i] = drift.page_hinkley_standardised_update(st, err[i], delta, lam, min_n)
-
-
 def standardised_scan(err, delta=0.1, lam=50.0, min_n=30):
-    """The earlier detector (errors standardised by their own running mean and sd); a kernel
-    defined at module level (a dispatcher that dies leaves dead weak proxies in numba's state,
-    which River's memory walk trips over in later tests)."""
-    out = np.zeros(len(err), np.bool_)
-    _standardised_run(np.asarray(err, float), delta, lam, min_n, out)
-    return out
+    """The earlier detector (errors standardised by their own running mean and sd)."""
+    out = np.zeros(len(err), np.int8)
+    _core.drift.page_hinkley_standardised_scan(
+        np.zeros(drift.N_SPH), np.asarray(err, float), delta, lam, min_n, out
+    )
+    return out.astype(bool)
 
 
 def model_stream(seed, n=20_000, noise=0.5):

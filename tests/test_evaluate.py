@@ -11,6 +11,7 @@ from streamforest import (
     HoeffdingTreeRegressor,
     OnlineForestRegressor,
     OnlineQRF,
+    _core,
     metrics,
     streams,
 )
@@ -25,8 +26,8 @@ HI = np.array([[1.5], [5.0], [3.0], [np.inf]])
 def _run(step, running=False):
     blocks = np.zeros((-(-4 // step), metrics.n_columns(1)))
     carry = metrics.new_carry()
-    metrics.accumulate(Y[:3], PRED[:3], LO[:3], HI[:3], 0, step, blocks, carry)  # two calls: state
-    metrics.accumulate(Y[3:], PRED[3:], LO[3:], HI[3:], 3, step, blocks, carry)  # carries over
+    _core.metrics.accumulate(Y[:3], PRED[:3], LO[:3], HI[:3], 0, step, blocks, carry)  # two calls: state
+    _core.metrics.accumulate(Y[3:], PRED[3:], LO[3:], HI[3:], 3, step, blocks, carry)  # carries over
     return metrics.summarize(metrics.merge(blocks), [0.1], 5.0, running)
 
 

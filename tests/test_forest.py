@@ -5,8 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
-from streamforest import HoeffdingTreeRegressor, OnlineForestRegressor
-from streamforest.engine import kernels
+from streamforest import HoeffdingTreeRegressor, OnlineForestRegressor, _core
 from streamforest.rng import new_state
 
 from .conftest import friedman1
@@ -17,14 +16,14 @@ SMALL = dict(n_trees=4, tree=HoeffdingTreeRegressor(grace_period=50))
 @pytest.mark.parametrize("lam", [1.0, 6.0])
 def test_bagging_weights_are_poisson(lam):
     out = np.empty((10, 20000))
-    kernels.draw_weights(new_state(3), lam, np.ones(20000), out)
+    _core.engine.draw_weights(new_state(3), lam, np.ones(20000), out)
     k = out.ravel()
     assert abs(k.mean() - lam) < 4 * np.sqrt(lam / k.size)
     assert abs(k.var() - lam) < 0.05 * lam
     assert abs(np.mean(k == 0) - np.exp(-lam)) < 4 * np.sqrt(np.exp(-lam) / k.size) + 1e-4
     # sample weights scale the draws
     out2 = np.empty((10, 20000))
-    kernels.draw_weights(new_state(3), lam, np.full(20000, 2.0), out2)
+    _core.engine.draw_weights(new_state(3), lam, np.full(20000, 2.0), out2)
     assert np.array_equal(out2, 2 * out)
 
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import streamforest as sf
-from streamforest import streams
-from streamforest.tree_kinds.class_leaves import VAR_FLOOR
+from streamforest import _core, streams
+
+VAR_FLOOR = _core.tree.checks.VAR_FLOOR
 
 
 def _naive_bayes(X, y, cats, x_num, x_cat, classes):

@@ -371,7 +371,7 @@ def test_conformal_pass_equals_a_full_sort_under_random_rescoring():
     """The compiled conformal pass against a plain reference that sorts every score at every
     row, with members re-scored wildly many times per row, dropped out-of-bag trees and members
     leaving: exercises the top part's refills and its bound on the rest."""
-    from streamforest.intervals import _conformal_kernels as conformal_kernels
+    from streamforest._core import intervals as conformal_kernels
 
     rng = np.random.default_rng(11)
     c, T, n = 40, 3, 3000

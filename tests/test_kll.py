@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
-from streamforest import KLLSketch
+from streamforest import KLLSketch, _core
 from streamforest.sketches import kll
+
+SK = _core.sketch  # the sketches' compiled kernels (src/core/sketch)
 
 ds = pytest.importorskip("datasketches")
 
@@ -165,12 +167,10 @@ def _same(a, b):
 
 
 def _one_insertion_per_value(k, values, weights, seed):
-    """The sketch of one compiled ``kll.kll_update`` per value (the forest's kernel)."""
-    from streamforest.sketches._sketch_kernels import _update_many
-
+    """The sketch of one compiled ``kll_update`` per value (the forest's kernel)."""
     s = KLLSketch(k, seed=seed)
     v = np.asarray(values, np.float64)
-    _update_many(s._items, s._lv, v, np.asarray(weights, np.int64), s._capt, s._rng)
+    SK.update_many(s._items, s._lv, v, np.asarray(weights, np.int64), s._capt, s._rng)
     if len(v):
         s._bounds[:] = v.min(), v.max()
     return s
@@ -180,7 +180,7 @@ def _one_insertion_per_value(k, values, weights, seed):
 def test_batch_and_buffered_updates_equal_one_insertion_per_value(n):
     """update_many (sort-and-merge batches) and update (buffered) give exactly the sketch of
     one compiled insertion per value: same items, levels, random draws, answers."""
-    from streamforest.sketches._sketch_kernels import _quantiles
+    _quantiles = SK.quantiles
 
     rng = np.random.default_rng(n)
     v = np.round(rng.normal(size=n), 3)  # ties included, and -0.0 beside 0.0
@@ -371,13 +371,12 @@ def test_pickle_and_copy_carry_pending_values():
 
 
 def test_batched_merge_equals_one_insertion_per_item():
-    from numba import njit
-
-    @njit
     def one_by_one(items, lv, o_items, o_lv, capt, rng):
+        """Each item of level ``h`` of the other sketch inserted into level ``h`` (a weight of
+        ``2**h`` is one insertion there)."""
         for h in range(o_lv[0, kll.LV_H]):
             for i in range(o_lv[0, h + 1], o_lv[0, h + 2]):
-                kll._insert_level(items, lv, np.int64(0), h, o_items[0, i], capt, rng)
+                SK.kll_update(items, lv, 0, float(o_items[0, i]), 1 << h, capt, rng)
 
     rng = np.random.default_rng(0)
     for trial in range(12):
@@ -401,7 +400,7 @@ def test_one_level_queries_equal_the_compiled_walk_and_refuse_bad_levels():
     levels outside [0, 1], NaN levels and NaN ranks are refused."""
     import math
 
-    from streamforest.sketches._sketch_kernels import _quantiles
+    _quantiles = SK.quantiles
 
     rng = np.random.default_rng(1)
     for trial in range(12):
@@ -504,14 +503,13 @@ def test_update_refuses_what_is_not_a_finite_number_and_changes_nothing():
 # leaf sketches (trees' leaves, OnlineQRF): a row of leaf_row_capacity items whatever the levels
 def _leaf_sketch(values, weights, k=200, seed=0):
     from streamforest import rng as _rng
-    from streamforest.sketches._sketch_kernels import _update_many
 
     width = kll.leaf_row_capacity(k)
     items = np.zeros((1, width))
     lv = np.zeros((1, kll.LV_WIDTH), np.int64)
     lv[0, kll.LV_H], lv[0, 1], lv[0, 2] = 1, width, width  # kll_reset
-    _update_many(items, lv, np.asarray(values, float), np.asarray(weights, np.int64),
-                 kll.leaf_capacity_table(k), _rng.new_state(seed))  # fmt: skip
+    SK.update_many(items, lv, np.asarray(values, float), np.asarray(weights, np.int64),
+                   kll.leaf_capacity_table(k), _rng.new_state(seed))  # fmt: skip
     return items[0], lv[0]
 
 
@@ -727,27 +725,15 @@ def test_single_updates_are_invisible_to_every_reader(k, n):
     assert by_class.to_bytes() == reference.to_bytes()
 
 
-def test_sorting_networks_sort_and_are_the_file_text():
-    import inspect
-
-    from numba import njit
-
-    from streamforest.sketches import _sortnet
-
-    text = inspect.getsource(_sortnet)
-    assert text.split(_sortnet.MARKER, 1)[1] == _sortnet.source()
-    for n in (16, 32):
-        pairs = _sortnet.network(n)
-        if n == 16:  # every 0/1 input (0-1 principle: then it sorts everything)
-            x = (np.arange(1 << n)[:, None] >> np.arange(n)) & 1
-        else:
-            x = np.random.default_rng(0).integers(0, 2, size=(50_000, n))
-        for a, b in pairs:
-            lo = np.minimum(x[:, a], x[:, b])
-            x[:, b] = np.maximum(x[:, a], x[:, b])
-            x[:, a] = lo
-        assert np.all(np.diff(x, axis=1) >= 0), n
-    sort = {16: njit(lambda x: _sortnet.sort16(x)), 32: njit(lambda x: _sortnet.sort32(x))}
+def test_sorting_networks_sort():
+    """The sketches' level-0 networks sort every 0/1 input of 16 (0-1 principle: then they sort
+    everything) and random inputs of both sizes, ties and infinities included."""
+    sort = {16: SK.sort16, 32: SK.sort32}
+    zero_one = (np.arange(1 << 16)[:, None] >> np.arange(16)) & 1
+    for row in zero_one[::7]:
+        y = row.astype(float)
+        SK.sort16(y)
+        assert np.all(np.diff(y) >= 0)
     rng = np.random.default_rng(1)
     for trial in range(300):
         for n, f in sort.items():
@@ -904,7 +890,9 @@ def test_many_runs_quantile_is_the_scan_bit_for_bit():
     """The heap walk over many runs (a forest's leaf sketches) returns exactly what the scan
     of the runs' heads returns, at both ends, with ties within and across runs (rounded
     values), weights of several magnitudes, and few runs (where it is the scan)."""
-    from streamforest.sketches.kll import SCAN_RUNS, runs_quantile, runs_quantile_many
+    from streamforest.sketches.kll import SCAN_RUNS
+
+    runs_quantile, runs_quantile_many = SK.runs_quantile, SK.runs_quantile_many
 
     rng = np.random.default_rng(7)
     qs = np.r_[0.0, 1e-9, np.linspace(0.01, 0.99, 41), 0.5, 1.0 - 1e-12, 1.0]

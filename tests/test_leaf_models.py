@@ -59,7 +59,7 @@ def test_feature_statistics_are_exactly_the_welford_folds_of_the_values(leaf_mod
     non-missing values and their weights: features whose values go missing on different rows
     have different weights, which the update must not mix up (it divides once per distinct
     weight); a nominal feature has none."""
-    from streamforest.stats import stats_of
+    from streamforest._core.common import stats_of
 
     rng = np.random.default_rng(3)
     n, p = 1500, 5

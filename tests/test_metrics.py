@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from streamforest import _core
 from streamforest import metrics as M
 from streamforest.evaluate import PrequentialResult
 
@@ -78,7 +79,7 @@ def test_windowed_metrics_equal_river_rolling_metrics():
     blocks = np.zeros((len(y), M.n_columns(1)))
     lo = np.ascontiguousarray(iv[:, :, 0])
     hi = np.ascontiguousarray(iv[:, :, 1])
-    M.accumulate(y, pred, lo, hi, 0, 1, blocks, M.new_carry())
+    _core.metrics.accumulate(y, pred, lo, hi, 0, 1, blocks, M.new_carry())
     result = PrequentialResult(model="m", stream="s", alphas=(0.2,), blocks=blocks, step=1,
                                window=window, ris_range="stream", timing={},
                                change_points=[])  # fmt: skip

@@ -1,9 +1,11 @@
-"""The compiled argsort (:func:`streamforest.sorting.argsort_into`) against numpy's stable one."""
+"""The compiled sorts (``_core.common.argsort_into``, ``sort_into``) against numpy's."""
 
 import numpy as np
 import pytest
 
-from streamforest.sorting import argsort_into, sort_into
+from streamforest import _core
+
+argsort_into, sort_into = _core.common.argsort_into, _core.common.sort_into
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 7, 8, 9, 64, 1000, 1025])

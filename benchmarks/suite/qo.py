@@ -8,7 +8,7 @@ profile, repeated with new seeds.  Metrics: the split merit (variance reduction 
 cut), the elements stored (bins), the time to observe the sample and the time to query the best
 split.
 
-Our observers live inside the compiled Hoeffding tree (``streamforest.tree_kinds.observers``): each
+Our observers live inside the compiled Hoeffding tree (``src/core/rules/observers.hpp``): each
 run feeds the sample to a one-leaf ``HoeffdingTreeRegressor`` whose grace period exceeds the
 sample (so it never splits), then calls the observer kernels ``sorted_bins`` / ``best_cut`` /
 ``cut_threshold`` on its state.  The observation time therefore includes the leaf's own target
@@ -63,7 +63,7 @@ def sample(dist_fn, noise_sd, task, noisy, n, rng):
 def ours(label, x, y):
     """``(merit, elements, observe_s, query_s)`` of one of our observers."""
     import streamforest as sf
-    from streamforest.tree_kinds import observers as O
+    from streamforest import _core
 
     n = len(y)
     kw = {
@@ -82,7 +82,7 @@ def ours(label, x, y):
     t1 = time.perf_counter()
     leaf = m.engine_.state(0).nd_leaf[0]
     t2 = time.perf_counter()
-    vr, k = O.leaf_best_cut(m.engine_.arena, 0, leaf, 0, 0.0)
+    vr, k = _core.tree.leaf_best_cut(m.engine_.arena, 0, leaf, 0, 0.0)
     t3 = time.perf_counter()
     return float(vr), int(k), t1 - t0, t3 - t2
 

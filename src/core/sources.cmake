@@ -3,6 +3,7 @@ set(STREAMFOREST_CORE_SOURCES
   src/core/bindings/module.cpp
   src/core/bindings/bind_common.cpp
   src/core/bindings/bind_tree.cpp
+  src/core/bindings/bind_tree_checks.cpp
   src/core/bindings/bind_engine.cpp
   src/core/bindings/bind_features.cpp
   src/core/bindings/bind_mondrian.cpp

@@ -1,14 +1,11 @@
 """streamforest: online regression forests for data streams, with prediction intervals."""
 
-# first: a writable place for numba's cache (before any kernel is defined), then the listener
-# that logs the first compilation of a kernel
-from . import _numba_cache  # noqa: F401  # isort: skip
-from . import compile_events  # noqa: F401  # isort: skip
+import warnings as _warnings
+
 from . import datasets  # noqa: F401  (registers the bundled datasets as streams.dataset's fallback)
 from ._version import __version__
 from .batch import HDIForestRegressor, QuantileForestRegressor
 from .boosting import SGBTRegressor
-from .compilation import warmup
 from .concurrency import ThreadSafe
 from .forests import (
     ABORFRegressor,
@@ -35,6 +32,18 @@ from .trees import (
     HoeffdingTreeClassifier,
     HoeffdingTreeRegressor,
 )
+
+
+def warmup(*args, **kwargs) -> None:
+    """Deprecated, does nothing: the compiled core is built when the package is installed, so
+    there is nothing to compile or load before a first call (kept for scripts and image builds
+    that called it; ``streamforest warmup`` likewise)."""
+    _warnings.warn(
+        "streamforest.warmup() does nothing since the core is compiled at install; remove the call",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+
 
 __all__ = [
     "ABORFRegressor",

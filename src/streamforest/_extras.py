@@ -1,6 +1,6 @@
 """Optional dependencies: import them when a feature needs one, or say which extra installs it.
 
-The library needs only numpy and numba.  Each optional feature names the extra of
+The library needs only numpy.  Each optional feature names the extra of
 ``pyproject.toml`` that brings its packages:
 
 =========  ==========================================  ==========================================

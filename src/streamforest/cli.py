@@ -8,8 +8,7 @@ kappa and its prediction sets' coverage and size.
 With no arguments it runs the registry's default model (NormalizedConformal, 10 trees,
 alpha = 0.1) on Friedman #1 with global abrupt drift (100k rows).  ``streamforest list`` names
 the models (from :mod:`streamforest.registry`, with their parameters), streams (with theirs),
-datasets and metrics.  ``streamforest warmup``
-compiles the numba kernels ahead of time (:func:`streamforest.warmup`).
+datasets and metrics.
 
 Result files are named after the run's configuration (:func:`result_stem`): model, data, rows,
 seed, the alphas, and a short hash of everything else that was changed from its default, so runs
@@ -34,8 +33,6 @@ import os
 import shutil
 import sys
 import textwrap
-import time
-from contextlib import contextmanager
 
 from . import registry
 from ._extras import MissingExtraError, have, need
@@ -46,7 +43,6 @@ DEFAULT_STREAM = "friedman1-gra"
 DEFAULT_CLASSIFICATION_STREAM = "agrawal"
 DEFAULT_N = 100_000
 MIN_WINDOW = 500
-COMPILING = "compiling kernels (first run only, about half a minute)…"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -191,43 +187,6 @@ def _alphas(text: str) -> list[float]:
     return values
 
 
-@contextmanager
-def _compile_status(show: bool, text: str = COMPILING, summary: bool = True):
-    """While the block runs: if a kernel compiles (not when it loads from numba's cache), a
-    status line on stderr (a spinner on a terminal, one line otherwise), then (``summary``) how
-    long it took."""
-    Console = need("rich.console", "the streamforest command").Console
-
-    from .compile_events import watch
-
-    console = Console(stderr=True)
-    shown = []
-
-    def started():  # from the compiling thread; compilations come one at a time
-        if show and not shown:
-            if console.is_terminal:
-                status = console.status(text)
-                status.start()
-                shown.append(status)
-            else:
-                print(text, file=sys.stderr, flush=True)
-                shown.append(None)
-
-    with watch(on_start=started) as w:
-        try:
-            yield w
-        finally:
-            if shown and shown[0] is not None:
-                shown[0].stop()
-            if shown and summary:
-                print(
-                    f"compiled {w.compiled} kernels in {w.seconds:.0f} s (cached: later runs "
-                    f"skip this; 'streamforest warmup' does it ahead of time)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-
-
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in text).strip("-")
 
@@ -331,16 +290,9 @@ def _run(args) -> int:
     if total == 0:
         raise ValueError(f"{_data_label(args)} has no rows")
     window = args.window or default_window(total)
-    t0 = time.perf_counter()  # load compiled code outside the timed run, on a throw-away clone
-    with _compile_status(show=not args.quiet):
-        warm = model.clone()
-        prequential(warm, stream, alphas=alphas, n=min(2000, total), window=max(1, total))
-        getattr(warm, "load_kernels", lambda: None)()
-    load = time.perf_counter() - t0
     result = prequential(
         model, stream, alphas=alphas, n=n, window=window, step=args.step, progress=not args.quiet
     )
-    result.totals["compiled_code_load_seconds"] = load
     print(result.table())
     changed = _changed(args, spec)
     stem = result_stem(spec.name, _data_label(args), result.n, args.seed, result.alphas, changed)
@@ -502,15 +454,9 @@ def _list(args) -> int:
 
 
 def _warmup(args) -> int:
-    from .compilation import warmup
-
-    need("rich", "the streamforest command")
-    models = args.model or None
-    for name in models or ():
-        registry.get(name)  # unknown names: one-line error before any work
-    with _compile_status(not args.quiet, "compiling kernels (a few minutes)…", summary=False):
-        report = warmup(models, verbose=not args.quiet, processes=args.processes)
-    print(report)
+    """Kept for scripts and image builds that called it: the compiled core is built when the
+    package is installed, so there is nothing to compile or load ahead of time."""
+    print("streamforest's core is compiled at install: nothing to warm up")
     return 0
 
 
@@ -524,7 +470,6 @@ examples:
   streamforest run --file data.csv.gz --target y --no-plot --out results/
   streamforest run --model conformal-actser-rforest --stream agrawal --alphas 0.1,0.05
   streamforest list                                 models, streams, datasets, metrics
-  streamforest warmup                               compile the kernels ahead of time
 """
 
 RUN_EXAMPLES = """\
@@ -618,27 +563,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_parser("list", help="models, streams, datasets and metrics", description="What "
                    "'streamforest run' can use, with every parameter and its default.")  # fmt: skip
-    warm = sub.add_parser(
-        "warmup",
-        help="compile the numba kernels ahead of time (e.g. in a Docker build step)",
-        description="Compile (or load from numba's on-disk cache) every kernel the models use, "
-        "so no later run pauses to compile (streamforest.warmup()).",
-    )
-    warm.add_argument(
-        "--model",
-        action="append",
-        choices=registry.names(aliases=True),
-        metavar="NAME",
-        help="only this model, repeatable (default: every model, both tasks; see list)",
-    )
-    warm.add_argument(
-        "--processes",
-        type=int,
-        default=1,
-        metavar="N",
-        help="compile in N processes at once (one per core: about N times faster cold)",
-    )
-    warm.add_argument("--quiet", action="store_true", help="only the summary line")
+    # (a no-op kept for scripts and image builds that called it: the core is compiled at install)
+    sub.add_parser("warmup", help=argparse.SUPPRESS)
     return ap
 
 
@@ -646,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if getattr(args, "n", None) is not None and args.n <= 0:
         return _fail("--n must be positive")
-    for opt in ("window", "step", "jobs", "processes"):
+    for opt in ("window", "step", "jobs"):
         v = getattr(args, opt, None)
         if v is not None and min(v if isinstance(v, list) else [v]) <= 0:
             return _fail(f"--{opt.replace('_', '-')} must be positive")

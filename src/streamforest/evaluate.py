@@ -15,7 +15,6 @@ import json
 import math
 import sys
 import time
-from contextlib import ExitStack
 
 import numpy as np
 
@@ -625,9 +624,6 @@ def _test_then_train(model, stream, total, chunk_size, progress, run_chunk, reco
     the model's) and ``record(its output, first row)`` (the metrics).  Returns ``(rows read,
     timing and memory figures)``."""
     bar = _progress(total, f"{type(model).__name__}") if progress else None
-    note = ExitStack()  # while a kernel compiles (first use only), the bar says so
-    if bar is not None:
-        note.enter_context(_compile_note(*bar, type(model).__name__))
     row, model_seconds, peak_model = 0, 0.0, 0
     start = time.perf_counter()
     try:
@@ -645,7 +641,6 @@ def _test_then_train(model, stream, total, chunk_size, progress, run_chunk, reco
             if bar is not None:
                 bar[0].update(bar[1], completed=row)
     finally:
-        note.close()
         if bar is not None:
             bar[0].stop()
     return row, _timing(start, row, model_seconds, peak_model)
@@ -732,16 +727,6 @@ def _progress(total: int, label: str):
     )
     p.start()
     return p, p.add_task(label, total=total)
-
-
-def _compile_note(progress, task, label: str):
-    """While a streamforest kernel compiles, the bar's label says so."""
-    from .compile_events import watch
-
-    return watch(
-        on_start=lambda: progress.update(task, description=f"{label} (compiling…)"),
-        on_end=lambda: progress.update(task, description=label),
-    )
 
 
 __all__ = [

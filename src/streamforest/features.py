@@ -484,9 +484,9 @@ class FeatureSpace:
 
 def kernel_array(a) -> np.ndarray:
     """``a`` as the compiled kernels take it: float64, C-contiguous and writeable (copied only
-    when it is not).  A read-only array (from a memory map, pandas' copy-on-write, Ray's object
-    store) or a strided one (a column slice ``Y[:, 0]``) has another numba type, and would make
-    every kernel it reaches compile a second time (about a minute for the tree kernels)."""
+    when it is not: a read-only array from a memory map, pandas' copy-on-write or Ray's object
+    store, or a strided one, a column slice ``Y[:, 0]``; the compiled passes read rows in C
+    order and write some of the arrays they take)."""
     a = np.ascontiguousarray(a, dtype=np.float64)
     return a if a.flags.writeable else a.copy()
 

@@ -1,6 +1,6 @@
 """Prequential metrics of point predictions and prediction intervals.
 
-Rows are accumulated by a compiled kernel (:func:`accumulate`) into *blocks* of ``step``
+Rows are accumulated by a compiled kernel (``_core.metrics.accumulate``) into *blocks* of ``step``
 consecutive rows; every block holds additive sums, so totals, tumbling windows and sliding windows
 are all sums of blocks (:func:`summarize`).  Definitions, for the rows ``i`` of a set (the whole
 stream or a window), interval ``[l_i, u_i]`` at level ``alpha``:
@@ -33,7 +33,6 @@ import numbers
 import numpy as np
 
 from . import _core
-from .compiled import entry
 
 # block columns: point part, then K columns per alpha
 N, SAE, SSE, YMEAN, YM2, YMIN, YMAX, BAE, BSE = range(9)
@@ -50,63 +49,6 @@ def n_columns(n_alphas: int) -> int:
 
 def new_carry() -> np.ndarray:
     return np.array([0.0, 0.0, np.inf, -np.inf])
-
-
-@entry(nogil=True)
-def accumulate(y, pred, lo, hi, first_row, step, blocks, carry):  # pragma: no cover - compiled
-    """Add rows ``first_row ..`` (targets ``y``, predictions ``pred``, intervals ``lo``/``hi`` of
-    shape (n, A)) to ``blocks`` (row ``b`` holds rows ``[b*step, (b+1)*step)``), updating the
-    carried prequential state."""
-    n = y.shape[0]
-    A = lo.shape[1]
-    for i in range(n):
-        b = (first_row + i) // step
-        row = blocks[b]
-        t = y[i]
-        e = t - pred[i]
-        # baseline: mean of the targets before this one (0 before any)
-        be = t - carry[C_MEAN]
-        carry[C_N] += 1.0
-        carry[C_MEAN] += be / carry[C_N]
-        if t < carry[C_MIN]:
-            carry[C_MIN] = t
-        if t > carry[C_MAX]:
-            carry[C_MAX] = t
-        run_range = carry[C_MAX] - carry[C_MIN]
-        # block statistics
-        row[N] += 1.0
-        row[SAE] += abs(e)
-        row[SSE] += e * e
-        d = t - row[YMEAN]
-        row[YMEAN] += d / row[N]
-        row[YM2] += d * (t - row[YMEAN])
-        if row[N] == 1.0 or t < row[YMIN]:
-            row[YMIN] = t
-        if row[N] == 1.0 or t > row[YMAX]:
-            row[YMAX] = t
-        row[BAE] += abs(be)
-        row[BSE] += be * be
-        for a in range(A):
-            c = POINT + K * a
-            low = lo[i, a]
-            up = hi[i, a]
-            width = up - low
-            if t < low:
-                row[c + MISS] += 1.0
-                row[c + BELOW] += 1.0
-                row[c + BETA] += low - t
-            elif t > up:
-                row[c + MISS] += 1.0
-                row[c + BETA] += t - up
-            if math.isfinite(width):
-                row[c + WSUM] += width
-                if run_range > 0.0:
-                    row[c + WRUN] += width / run_range
-                elif width > 0.0:
-                    row[c + WRUN] += 1.0
-            else:
-                row[c + NINF] += 1.0
-                row[c + WRUN] += 1.0
 
 
 def merge(blocks: np.ndarray) -> np.ndarray:

@@ -390,7 +390,7 @@ void bind_engine(nb::module_& m) {
      "The forest's prediction for row ``x`` (tree predictions left in ``P``, memo in ``M``).");
 
   // --- the per-example passes through a handle (streamforest/engine/handle.py) -------------
-  m.def("learn_one_h", [](nb::handle H_, nb::handle, double lam, double y, double w, i64 t0,
+  m.def("learn_one_h", [](nb::handle H_, double lam, double y, double w, i64 t0,
                           bool memo) {
     EngineViews v = checked_views(H_);
     if (t0 < engine::FRESH) bad("t0: FRESH or a tree index");
@@ -399,15 +399,15 @@ void bind_engine(nb::module_& m) {
     nb::gil_scoped_release release;
     return engine::learn_one(v.A, v.frng[0], lam, v.x, y, w, v.wt, v.P, v.drifted, t0,
                              memo ? v.M : v.M0);
-  }, nb::arg("H"), nb::arg("kind").none(), nb::arg("lam"), nb::arg("y"), nb::arg("w"), nb::arg("t0"),
+  }, nb::arg("H"), nb::arg("lam"), nb::arg("y"), nb::arg("w"), nb::arg("t0"),
      nb::arg("memo"), "``learn_one`` of the handle's arrays (``kind``: unused, read per tree).");
-  m.def("predict_one_h", [](nb::handle H_, nb::handle, i64 agg) {
+  m.def("predict_one_h", [](nb::handle H_, i64 agg) {
     EngineViews v = checked_views(H_);
     if (v.P.size() == 0) bad("H: no tree");
     need_regression_trees(v.A);
     nb::gil_scoped_release release;
     return engine::predict_one(v.A, v.x, agg, v.P, v.M);
-  }, nb::arg("H"), nb::arg("kind").none(), nb::arg("agg"),
+  }, nb::arg("H"), nb::arg("agg"),
      "``predict_one`` of the handle's arrays (``kind``: unused, read per tree).");
 
   // --- a classifier forest's answer (streamforest/engine/class_votes.py) ----------------------

@@ -399,7 +399,7 @@ void bind_intervals_trees(nb::module_& m) {
       "enters the calibration set.  Returns ``(status, size)``.");
   m.def(
       "cp_learn_one_h",
-      [](nb::handle H_, nb::handle, nb::handle C_, double lam, double y, double w, i64 t0,
+      [](nb::handle H_, nb::handle C_, double lam, double y, double w, i64 t0,
          bool memo, i64 size) {
         engine::EngineViews v = checked_engine_views(H_, true);
         if (t0 < engine::FRESH) fail("t0: FRESH or a tree index");
@@ -413,12 +413,12 @@ void bind_intervals_trees(nb::module_& m) {
         }
         return nb::make_tuple(r.status, r.size);
       },
-      nb::arg("H"), nb::arg("kind").none(), nb::arg("C"), nb::arg("lam"), nb::arg("y"),
+      nb::arg("H"), nb::arg("C"), nb::arg("lam"), nb::arg("y"),
       nb::arg("w"), nb::arg("t0"), nb::arg("memo"), nb::arg("size"),
       "``cp_learn_one`` of an engine handle ``H`` and a calibration handle ``C``.");
   m.def(
       "cp_predict_one",
-      [](nb::handle A_, Array<const double> x, int agg, Array<double> P, Array<double> M,
+      [](nb::handle A_, Array<const double> x, i64 agg, Array<double> P, Array<double> M,
          Array<const double> ss, i64 size, Array<const double> alphas, Array<double> lo,
          Array<double> hi) {
         tree::Arena A = arena_of(A_);
@@ -445,7 +445,7 @@ void bind_intervals_trees(nb::module_& m) {
       "``lo``, ``hi``); the trees' leaves and predictions also into the memo ``M``.");
   m.def(
       "cp_predict_one_h",
-      [](nb::handle H_, nb::handle, nb::handle C_, int agg, i64 size,
+      [](nb::handle H_, nb::handle C_, i64 agg, i64 size,
          Array<const double> alphas, Array<double> lo, Array<double> hi) {
         engine::EngineViews v = checked_engine_views(H_, true);
         Vec<const double> sv = handle_scores(C_, size);
@@ -457,12 +457,12 @@ void bind_intervals_trees(nb::module_& m) {
         nb::gil_scoped_release release;
         return iv::cp_predict_one(v.A, v.x, agg, v.P, v.M, sv, size, al, l, h);
       },
-      nb::arg("H"), nb::arg("kind").none(), nb::arg("C"), nb::arg("agg"), nb::arg("size"),
+      nb::arg("H"), nb::arg("C"), nb::arg("agg"), nb::arg("size"),
       nb::arg("alphas"), nb::arg("lo").noconvert(), nb::arg("hi").noconvert(),
       "``cp_predict_one`` of an engine handle ``H`` and a calibration handle ``C``.");
   m.def(
       "cp_interval_one_h",
-      [](nb::handle H_, nb::handle, nb::handle C_, int agg, i64 size, double alpha) {
+      [](nb::handle H_, nb::handle C_, i64 agg, i64 size, double alpha) {
         engine::EngineViews v = checked_engine_views(H_, true);
         Vec<const double> sv = handle_scores(C_, size);
         iv::Interval r;
@@ -472,7 +472,7 @@ void bind_intervals_trees(nb::module_& m) {
         }
         return nb::make_tuple(r.lo, r.hi);
       },
-      nb::arg("H"), nb::arg("kind").none(), nb::arg("C"), nb::arg("agg"), nb::arg("size"),
+      nb::arg("H"), nb::arg("C"), nb::arg("agg"), nb::arg("size"),
       nb::arg("alpha"),
       "``(lower, upper)`` of ``cp_predict_one_h`` at one level ``alpha``.");
 

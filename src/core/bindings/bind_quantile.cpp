@@ -251,7 +251,7 @@ void bind_quantile(nb::module_& m) {
      nb::arg("cur").noconvert(), nb::arg("sv").noconvert(), nb::arg("sw").noconvert(),
      "For one row ``x``: quantiles ``qs`` and highest-density intervals of the masses of the "
      "mixture of the trees' leaf sketches, read in place (the rest: scratch).");
-  m.def("query_one_h", [](nb::handle H_, nb::handle, nb::handle Q_, bool meinshausen,
+  m.def("query_one_h", [](nb::handle H_, nb::handle Q_, bool meinshausen,
                           Array<const double> qs, Array<const double> masses,
                           Array<double> out_q, Array<double> out_lo, Array<double> out_hi) {
     HandleArena e = engine_arena(H_);
@@ -265,12 +265,12 @@ void bind_quantile(nb::module_& m) {
     need_outputs(q, ms, oq, ol, oh, false);
     nb::gil_scoped_release release;
     iv::query_one(e.A, e.x, meinshausen, q, ms, oq, ol, oh, s);
-  }, nb::arg("H"), nb::arg("kind").none(), nb::arg("Q"), nb::arg("meinshausen"), nb::arg("qs"),
+  }, nb::arg("H"), nb::arg("Q"), nb::arg("meinshausen"), nb::arg("qs"),
      nb::arg("masses"), nb::arg("out_q").noconvert(), nb::arg("out_lo").noconvert(),
      nb::arg("out_hi").noconvert(),
      "``query_one`` of an engine handle ``H`` (its arena and row) and a handle ``Q`` of the "
      "scratch arrays (``kind``: unused, read per tree).");
-  m.def("interval_one_h", [](nb::handle H_, nb::handle, nb::handle Q_, bool meinshausen,
+  m.def("interval_one_h", [](nb::handle H_, nb::handle Q_, bool meinshausen,
                              Array<const double> qs, Array<const double> masses,
                              Array<double> out_q, Array<double> out_lo, Array<double> out_hi) {
     HandleArena e = engine_arena(H_);
@@ -288,12 +288,12 @@ void bind_quantile(nb::module_& m) {
       r = iv::interval_one(e.A, e.x, meinshausen, q, ms, oq, ol, oh, s);
     }
     return nb::make_tuple(r.first, r.second);
-  }, nb::arg("H"), nb::arg("kind").none(), nb::arg("Q"), nb::arg("meinshausen"), nb::arg("qs"),
+  }, nb::arg("H"), nb::arg("Q"), nb::arg("meinshausen"), nb::arg("qs"),
      nb::arg("masses"), nb::arg("out_q").noconvert(), nb::arg("out_lo").noconvert(),
      nb::arg("out_hi").noconvert(),
      "``(lower, upper)`` of one level: ``query_one_h`` with two quantiles (equal-tailed) or "
      "one mass (highest-density), a missing bound made infinite.");
-  m.def("interval_one_hp", [](nb::handle H_, nb::handle, nb::handle Q_, nb::handle P_,
+  m.def("interval_one_hp", [](nb::handle H_, nb::handle Q_, nb::handle P_,
                               bool meinshausen) {
     HandleArena e = engine_arena(H_);
     Levels l = levels_of(P_);
@@ -308,7 +308,7 @@ void bind_quantile(nb::module_& m) {
                            s);
     }
     return nb::make_tuple(r.first, r.second);
-  }, nb::arg("H"), nb::arg("kind").none(), nb::arg("Q"), nb::arg("P"), nb::arg("meinshausen"),
+  }, nb::arg("H"), nb::arg("Q"), nb::arg("P"), nb::arg("meinshausen"),
      "``interval_one_h`` with the arrays of its level packed in a third handle ``P`` (``qs``, "
      "``masses``, ``out_q``, ``out_lo``, ``out_hi``).");
 }

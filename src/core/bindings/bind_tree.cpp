@@ -89,11 +89,31 @@ void bind_tree(nb::module_& m) {
      "Whether the compiled core runs trees of this kind (the fields of a Python ``TreeKind``; "
      "the others run on the numba kernels).");
   m.def("rules", [] {
-    std::vector<std::tuple<std::string, int>> out;
-    for (i64 code = 0; code < 16; ++code)
-      if (const tree::SplitRule* r = tree::split_rule(code)) out.emplace_back(r->name, r->code);
+    nb::list out;
+    for (i64 code = 0; code < 64; ++code) {
+      const tree::SplitRule* r = tree::split_rule(code);
+      if (r == nullptr) continue;
+      nb::dict d;
+      d["name"] = r->name;
+      d["code"] = r->code;
+      d["observer_bins"] = r->observer_bins;
+      d["grown_before_data"] = r->grown_before_data;
+      d["buffers_examples"] = r->buffers_examples;
+      d["value_ranges"] = r->value_ranges;
+      d["classification"] = r->class_learn_at_leaf != nullptr;
+      nb::list with;
+      if (r->compiled_with.sketch) with.append("sketch");
+      if (r->compiled_with.alternates) with.append("alternates");
+      if (r->compiled_with.evidence) with.append("evidence");
+      if (r->compiled_with.bayes) with.append("bayes");
+      d["compiled_with"] = nb::tuple(with);
+      out.append(d);
+    }
     return out;
-  }, "``(name, code)`` of every split rule in the core's table.");
+  }, "The core's split rules (its rules' table, src/core/tree/split_rules.cpp): for each a "
+     "dict of its ``name`` and ``code``, what its trees hold (``observer_bins``, "
+     "``grown_before_data``, ``buffers_examples``, ``value_ranges``), whether it has a "
+     "classification part, and the components it always runs with (``compiled_with``).");
 
   m.def("leaf_best_cut", [](nb::handle A_, i64 t, i64 leaf, i64 j, double min_branch) {
     tree::Arena A = arena_of(A_);

@@ -7,6 +7,7 @@ namespace nb = nanobind;
 namespace sf::bind {
 void bind_common(nb::module_& m);
 void bind_tree(nb::module_& m);
+void bind_tree_checks(nb::module_& m);
 void bind_engine(nb::module_& m);
 void bind_features(nb::module_& m);
 void bind_mondrian(nb::module_& m);
@@ -26,6 +27,8 @@ NB_MODULE(_core, m) {
   sf::bind::bind_common(common);
   nb::module_ tree = m.def_submodule("tree", "the trees' layout and passes");
   sf::bind::bind_tree(tree);
+  nb::module_ checks = tree.def_submodule("checks", "single steps of the trees, for tests");
+  sf::bind::bind_tree_checks(checks);
   nb::module_ engine = m.def_submodule("engine", "the forest engine's passes");
   sf::bind::bind_engine(engine);
   nb::module_ features = m.def_submodule("features", "dict rows to the core's columns");

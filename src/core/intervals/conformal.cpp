@@ -549,7 +549,7 @@ LearnResult cp_learn_one(const Arena& A, u64& frng, double lam, Vec<const double
   return {status, size};
 }
 
-double cp_predict_one(const Arena& A, Vec<const double> x, int agg, Vec<double> P, Mat<double> M,
+double cp_predict_one(const Arena& A, Vec<const double> x, i64 agg, Vec<double> P, Mat<double> M,
                       Vec<const double> ss, i64 size, Vec<const double> alphas, Vec<double> lo,
                       Vec<double> hi) {
   engine::predict_trees_memo(A, x, P, M);
@@ -562,7 +562,7 @@ double cp_predict_one(const Arena& A, Vec<const double> x, int agg, Vec<double> 
   return yhat;
 }
 
-Interval cp_interval_one(const Arena& A, Vec<const double> x, int agg, Vec<double> P,
+Interval cp_interval_one(const Arena& A, Vec<const double> x, i64 agg, Vec<double> P,
                          Mat<double> M, Vec<const double> ss, i64 size, double alpha) {
   engine::predict_trees_memo(A, x, P, M);
   double yhat = engine::aggregate_at(A, P, agg);

@@ -119,7 +119,7 @@ LearnResult cp_learn_one(const Arena& A, u64& frng, double lam, Vec<const double
 
 /// The forest's prediction for ``x`` and its conformal interval at each level of ``alphas``
 /// (into ``lo``, ``hi``); the trees' leaves and predictions also into the memo ``M``.
-double cp_predict_one(const Arena& A, Vec<const double> x, int agg, Vec<double> P, Mat<double> M,
+double cp_predict_one(const Arena& A, Vec<const double> x, i64 agg, Vec<double> P, Mat<double> M,
                       Vec<const double> ss, i64 size, Vec<const double> alphas, Vec<double> lo,
                       Vec<double> hi);
 
@@ -128,7 +128,7 @@ struct Interval {
 };
 
 /// ``(lower, upper)`` of ``cp_predict_one`` at one level ``alpha`` (the same arithmetic).
-Interval cp_interval_one(const Arena& A, Vec<const double> x, int agg, Vec<double> P,
+Interval cp_interval_one(const Arena& A, Vec<const double> x, i64 agg, Vec<double> P,
                          Mat<double> M, Vec<const double> ss, i64 size, double alpha);
 
 }  // namespace sf::intervals

@@ -25,22 +25,6 @@ void learn_class_row(const TreeRef& st, ParamRef prm, i64 node, Row x, double y,
   st.kind.rule->class_learn_at_leaf(st, prm, leaf, x, y, w, nfeat);
 }
 
-/// The thesis' Algorithm 5.2 at split node ``n`` for a 0/1 error: true when it fires.
-bool page_hinkley_01(const TreeRef& st, ParamRef prm, i64 n, double err) {
-  Mat<double> ph = st.nd_detector();
-  ph(n, CPH_N) += 1.0;
-  ph(n, CPH_Q) += err;
-  double t = ph(n, CPH_N);
-  double p = ph(n, CPH_Q) / t;
-  if (t < static_cast<double>(prm.ph_gamma())) ph(n, CPH_SD) = std::sqrt(p * (1.0 - p));
-  double sd = ph(n, CPH_SD);
-  double d = sd > 0.0 ? (err - p) / sd : 0.0;
-  ph(n, CPH_DBAR) += (d - ph(n, CPH_DBAR)) / t;
-  ph(n, CPH_SUM) += d - ph(n, CPH_DBAR) - prm.alt_alpha();
-  if (ph(n, CPH_SUM) < ph(n, CPH_MIN)) ph(n, CPH_MIN) = ph(n, CPH_SUM);
-  return ph(n, CPH_SUM) - ph(n, CPH_MIN) > prm.alt_lambda();
-}
-
 /// Node ``n``'s detector and comparison start again.
 void restart(const TreeRef& st, i64 n) {
   Mat<double> det = st.nd_detector();
@@ -133,6 +117,21 @@ i64 learn_class_step_at(const TreeRef& st, ParamRef prm, i64 node, Row x, double
 }
 
 }  // namespace
+
+bool page_hinkley_01(const TreeRef& st, ParamRef prm, i64 n, double err) {
+  Mat<double> ph = st.nd_detector();
+  ph(n, CPH_N) += 1.0;
+  ph(n, CPH_Q) += err;
+  double t = ph(n, CPH_N);
+  double p = ph(n, CPH_Q) / t;
+  if (t < static_cast<double>(prm.ph_gamma())) ph(n, CPH_SD) = std::sqrt(p * (1.0 - p));
+  double sd = ph(n, CPH_SD);
+  double d = sd > 0.0 ? (err - p) / sd : 0.0;
+  ph(n, CPH_DBAR) += (d - ph(n, CPH_DBAR)) / t;
+  ph(n, CPH_SUM) += d - ph(n, CPH_DBAR) - prm.alt_alpha();
+  if (ph(n, CPH_SUM) < ph(n, CPH_MIN)) ph(n, CPH_MIN) = ph(n, CPH_SUM);
+  return ph(n, CPH_SUM) - ph(n, CPH_MIN) > prm.alt_lambda();
+}
 
 bool learn_one_row(const TreeRef& st, ParamRef prm, Row x, double y, double w) {
   learn_class_step_at(st, prm, route(st, x), x, y, w, -1, -1);

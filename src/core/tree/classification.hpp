@@ -39,6 +39,10 @@ void remember(Mat<double> M, i64 t, const TreeRef& st, i64 node, i64 mc, i64 nb)
 /// What a new root leaf needs for the task (the class fields).
 void init_task_fields(const TreeRef& st);
 
+/// The thesis' Algorithm 5.2 at split node ``n`` for a 0/1 error (the node's row of
+/// ``nd_detector``): true when it fires.
+bool page_hinkley_01(const TreeRef& st, ParamRef prm, i64 n, double err);
+
 /// What a node does with its alternate after ``seen`` examples, ``b`` of them right only by
 /// the alternate and ``c`` only by the original subtree: 1 adopt, -1 discard, 0 wait (a
 /// decision every ``period`` examples: ``chi2 = (b - c)^2 / (b + c) > crit`` keeps the better

@@ -11,12 +11,12 @@ import numpy as np
 from .. import _core
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
-from ..engine.dispatch import core_runs
 from ..engine.forest_interface import TREE_MEMBERS, RegressionForest, lacks
 from ..forests.hoeffding_trees import HoeffdingTrees
 from ..tree_kinds import state
 from ..trees import HoeffdingTreeRegressor
-from . import _kernels as boosting_kernels
+
+_boosting = _core.boosting  # the boosting passes (src/core/boosting/sgbt.hpp)
 
 _WRAPPERS = (
     "SGBTRegressor is not a bagged forest: an interval method that uses the trees one by one "
@@ -43,9 +43,7 @@ def default_tree() -> HoeffdingTreeRegressor:
 
 class BoostEngine(Engine):
     """The engine of an :class:`SGBTRegressor`: the boosting steps are its trees (one arena),
-    run row-major through the compiled core's ``boosting`` passes (:mod:`streamforest._core`;
-    :mod:`streamforest.boosting._kernels`, numba's, for kinds the core does not run or under
-    ``STREAMFOREST_CORE=numba``: the same bits).
+    run row-major through the compiled core's boosting passes (``_core.boosting``).
 
     To the interval methods (which see a forest's engine) it shows *one* member, the boosted
     prediction: :meth:`predict_trees` and :meth:`predict_learn` give ``(1, n)`` arrays, the
@@ -69,12 +67,6 @@ class BoostEngine(Engine):
         d.pop("_acc", None)
         d.pop("_p1", None)
         return d
-
-    @property
-    def boost_passes(self):
-        """The boosting passes of the steps' kind: the compiled core's where it runs the kind
-        (:func:`~streamforest.engine.dispatch.core_runs`), else numba's (same names)."""
-        return _core.boosting if core_runs(self.arena.kind) else boosting_kernels
 
     def restrict(self, trees) -> None:
         raise TypeError("the steps of a boosted model cannot be split over processes")
@@ -109,18 +101,18 @@ class BoostEngine(Engine):
         base = self._base(ya[0])
         ya = np.ascontiguousarray(ya - base, dtype=np.float64)
         wa = np.ascontiguousarray(wa, dtype=np.float64)
-        i, t0 = 0, boosting_kernels.FRESH
+        i, t0 = 0, _boosting.FRESH
         self._hint = None
         while i < n:
-            i, s = self.boost_passes.boost_rows(
+            i, s = _boosting.boost_rows(
                 self.arena, Xa, ya, wa, self.learning_rate, i, t0, self._acc, self._drifted, out
             )
             if s >= 0:
                 self.make_room(int(s))
                 t0 = int(s)
                 continue
-            t0 = boosting_kernels.FRESH
-            if s == boosting_kernels.DRIFTED:
+            t0 = _boosting.FRESH
+            if s == _boosting.DRIFTED:
                 self._act_on_drift()
         p0 = out[0]
         out += base
@@ -140,7 +132,7 @@ class BoostEngine(Engine):
         P = np.zeros((1, n))
         if self.fitted and n:
             Xa = np.ascontiguousarray(Xa, dtype=np.float64)
-            self.boost_passes.boost_predict_rows(self.arena, Xa, self.learning_rate, P[0])
+            _boosting.boost_predict_rows(self.arena, Xa, self.learning_rate, P[0])
             P[0] += self.base_score or 0.0
         return P
 
@@ -160,16 +152,11 @@ class BoostEngine(Engine):
         first = self.base_score is None  # (as in _boost)
         base = self._base(y)
         y = y - base
-        t0 = boosting_kernels.FRESH
+        t0 = _boosting.FRESH
         lr = self.learning_rate
-        core = core_runs(self.arena.kind)
         while True:
-            args = (self.arena, row, y, w, lr, t0, self._acc, self._drifted)
-            if core:
-                s = _core.boosting.boost_one(*args)
-            else:
-                s = self.call(boosting_kernels.boost_one, args)
-            if s == boosting_kernels.DONE:
+            s = _boosting.boost_one(self.arena, row, y, w, lr, t0, self._acc, self._drifted)
+            if s == _boosting.DONE:
                 break
             if s >= 0:
                 self.make_room(s)
@@ -183,17 +170,13 @@ class BoostEngine(Engine):
     def predict_one(self, row) -> float:
         if not (row.flags.c_contiguous and row.dtype == np.float64 and row.ndim == 1):
             row = np.ascontiguousarray(row, dtype=np.float64).reshape(-1)
-        lr = self.learning_rate
-        if core_runs(self.arena.kind):
-            p = _core.boosting.boost_predict_one(self.arena, row, lr)
-        else:
-            p = self.call(boosting_kernels.boost_predict_one, (self.arena, row, lr))
+        p = _boosting.boost_predict_one(self.arena, row, self.learning_rate)
         return p + (self.base_score or 0.0)
 
 
 class SGBTRegressor(HoeffdingTrees, RegressionForest):
     """Streaming gradient-boosted trees (SGBT; Gunasekara, Pfahringer, Gomes & Bifet, Machine
-    Learning 2024), compiled with numba.
+    Learning 2024).
 
     ``n_steps`` boosting steps, each a Hoeffding regression tree of this library.  For each
     example, step ``t`` learns the Newton step of the squared loss at the raw score ``F_t`` of

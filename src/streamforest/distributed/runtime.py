@@ -350,13 +350,6 @@ class WorkerGroup:
         ref = getattr(self.workers[j], method).remote(*args)
         return self._get(j, ref, method, args)
 
-    def warmup(self) -> float:
-        """Load the compiled kernels in every actor now (a clone of the model runs a small
-        synthetic stream; the state is untouched), so the first batches do not pay for it;
-        returns the seconds of the slowest actor."""
-        res = self._call("warmup", {j: () for j in range(self.n_workers)})
-        return max(res.values())
-
     def ping(self) -> float:
         """Seconds of one round trip to every worker (a call that does nothing)."""
         import time
@@ -435,11 +428,6 @@ class GroupFront:
             "restarts": g.restarts,
             "checkpoints": g.checkpoints,
         }
-
-    def warmup(self) -> float:
-        """Load the compiled kernels in every actor now, so that the first batches (and a
-        timed run) do not pay for it; the models are untouched.  Returns seconds."""
-        return self._group.warmup()
 
     def checkpoint(self) -> None:
         """Checkpoint every worker (and the driver's own state, if it keeps any) now."""

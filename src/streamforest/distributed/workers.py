@@ -25,28 +25,8 @@ from .storage import model_bytes, read_model, write_model
 
 def writable(a):
     """A writable copy of an array Ray handed over (it deserialises arrays read-only, zero-copy
-    from its object store, and compiled kernels would need a second, read-only signature)."""
+    from its object store, and the compiled passes write some of the arrays they take)."""
     return None if a is None else np.array(a, order="C")
-
-
-def warm_up(model, rows: int = 5000) -> float:
-    """Load (or compile) the kernels ``model`` uses, by running a clone of it on a synthetic
-    stream (the model itself is untouched); returns the seconds it took.  A new process
-    otherwise loads them during its first batches, some only when a tree first grows."""
-    t0 = time.perf_counter()
-    rng = np.random.default_rng(0)
-    X = rng.random((rows, 4))
-    y = 10 * X[:, 0] + 5 * np.sin(6 * X[:, 1]) + rng.standard_normal(rows)
-    m = model.clone()
-    m.learn_many(X[: rows // 2], y[: rows // 2])
-    if callable(getattr(m, "predict_learn_many", None)):
-        m.predict_learn_many(X[rows // 2 :], y[rows // 2 :])
-    m.predict(X[:100])
-    if callable(getattr(m, "predict_interval", None)):
-        m.predict_interval(X[:100], 0.1)
-    if callable(getattr(m, "load_kernels", None)):
-        m.load_kernels()
-    return time.perf_counter() - t0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -144,9 +124,6 @@ class KeyedWorker:
 
     def stats(self) -> dict:
         return {**self.shard.stats(), "busy_seconds": self.busy, "busy_cpu_seconds": self.busy_cpu}
-
-    def warmup(self) -> float:
-        return warm_up(self.shard.model)
 
     def ping(self) -> bool:
         return True
@@ -292,9 +269,6 @@ class ShardWorker:
 
     def model_bytes(self) -> bytes:
         return model_bytes(self.model)
-
-    def warmup(self) -> float:
-        return warm_up(self.model)
 
     def ping(self) -> bool:
         return True

@@ -7,8 +7,9 @@ One engine serves every tree kind and both tasks:
   :mod:`.background_trees`), bagging weights, running passes, aggregation; the per-example path
   (:mod:`.per_example`, :mod:`.handle`); the memory budget (:mod:`.budget`;
   :mod:`.classifier_engine` counts a classifier's leaves as wide as they will be);
-- :mod:`.kernels`: the compiled passes over the arena (per example and per chunk), the same for
-  regression and classification trees; :mod:`.class_votes`: a classifier forest's answer;
+- the compiled passes over the arena (per example and per chunk), the same for regression and
+  classification trees, and a classifier forest's vote, are the compiled core's
+  (``_core.engine``; ``src/core/engine``, over ``src/core/tree``);
 - :mod:`.model`: :class:`~streamforest.engine.model.EngineModel`, the one base of the models run
   by an engine, with its task's part in :mod:`.regressor_model`
   (:class:`~streamforest.engine.regressor_model.EngineRegressor`) and :mod:`.classifier_model`

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _core
 from .. import rng as _rng
 from ..drift import PH_DRIFT, PH_WARNING, PH_WITHDRAWN, page_hinkley_init
 from ..tree_kinds import arena, state
-from . import budget, kernels
-from .dispatch import kernels_for
+from . import budget
+
+_ENGINE = _core.engine  # the compiled passes (src/core/engine)
 
 DS_WARNINGS, DS_DRIFTS, DS_STARTED, DS_SWAPPED, DS_DISCARDED = range(5)
 
@@ -99,25 +101,23 @@ class BackgroundTrees:
         X, y, w = rows
         if wb is None:
             wb = np.empty(X.shape[0])
-        K = kernels_for(self.bg.kind)
-        K.draw_background(self.bg_rng[t], self.bagging, w, wb, i0, i1)
+        _ENGINE.draw_background(self.bg_rng[t], self.bagging, w, wb, i0, i1)
         Xs, ys = X[:i1], y[:i1]
         j = i0
         while True:
             B = self.bg
-            j = kernels_for(B.kind).background_rows(B, t, Xs, ys, wb, j)
+            j = _ENGINE.background_rows(B, t, Xs, ys, wb, j)
             self._carry_row(B, t, bg=True)
             if j >= i1:
                 return wb
             self.make_room(t, bg=True)
 
     def _learn_background_one(self, row: np.ndarray, y: float, w: float) -> None:
-        t0 = kernels.FRESH
-        k = kernels.learn_background_one
+        t0 = _ENGINE.FRESH
         while True:
-            args = (self.bg, self.bg_on, self.bg_rng, self.bagging, row, y, w, self._bw, t0)
-            status = self.call(k, args, self.bg.kind)
-            if status == kernels.DONE:
+            status = _ENGINE.learn_background_one(self.bg, self.bg_on, self.bg_rng, self.bagging,
+                                                  row, y, w, self._bw, t0)  # fmt: skip
+            if status == _ENGINE.DONE:
                 return
             self.make_room(status, bg=True)
             t0 = status

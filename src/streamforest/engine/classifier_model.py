@@ -7,8 +7,8 @@ batches).
 EngineModel` (the feature space, the engine, inspection; features encoded as for the
 regressors, strings nominal) it adds what a label per example needs.  The trees learn through
 the engine's passes, as a regressor's do (the label's class index is the target of a
-classification tree kind, see :mod:`streamforest.tree_kinds.kernels`); their class
-probabilities are voted (:mod:`streamforest.engine.class_votes`).
+classification tree kind); their class probabilities are voted (``_core.engine.vote_rows``,
+``src/core/engine/class_votes.hpp``).
 
 Labels may be any hashable value but ``None`` and NaN (ints, strings, bools, tuples ...; numpy
 scalars are stored as the Python value they equal).  ``classes_`` lists the labels learnt, in
@@ -24,11 +24,11 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
+from .. import _core
 from .._labels import accuracy, label_array
 from .._labels import check_label as _label
 from .._labels import check_labels as _labels
 from ..features import check_weights, n_rows, weight_of
-from . import class_votes, dispatch
 from .model import EngineModel
 
 PREDICT_BLOCK_BYTES = 2**24  # the most the trees' probabilities of a batch take at once
@@ -188,10 +188,10 @@ class EngineClassifier(EngineModel):
     def _combine_trees(PT, mean, votes, cls) -> None:
         """The forest's answer from its trees' class probabilities ``PT`` (``(T, n, K)``, a block
         of rows): ``mean[i]`` the probabilities of row ``i``, ``cls[i]`` its class (``votes``:
-        ``(K,)`` scratch).  Here the arena's vote (:func:`~streamforest.engine.class_votes.
-        vote_rows`); a subclass whose trees combine otherwise overrides only this (it must work
-        row by row: :meth:`_answers` calls it a block of rows at a time)."""
-        dispatch.vote_rows(PT, mean, votes, cls)
+        ``(K,)`` scratch).  Here the arena's vote (``_core.engine.vote_rows``); a subclass whose
+        trees combine otherwise overrides only this (it must work row by row: :meth:`_answers`
+        calls it a block of rows at a time)."""
+        _core.engine.vote_rows(PT, mean, votes, cls)
 
     def predict_proba(self, X) -> np.ndarray:
         """``(n, len(classes_))`` class probabilities of the rows of ``X`` (columns in the
@@ -225,10 +225,7 @@ class EngineClassifier(EngineModel):
             pt = self._pt = np.zeros((e.n_trees, 1, K))
             self._mean = np.zeros(K)
             self._votes = np.zeros(K)
-        k = e.call(
-            class_votes.predict_proba_one,
-            (e.arena, row, pt, self._mean, self._votes, e.leaf_memo),
-        )
+        k = _core.engine.predict_proba_one(e.arena, row, pt, self._mean, self._votes, e.leaf_memo)
         # the trees' leaves and votes of this row, for a learn_one of the same dict next
         e.remember(row)
         return self._mean, k

@@ -31,12 +31,11 @@ distributed layer, boosting and batch estimators may use of an engine; no code o
   prediction (see :meth:`Engine.remember`), both passed to the per-example kernels;
 - **leaf payloads**: the trees' rows of :attr:`arena` (``state``, ``params``, ``int_of``);
 - **per-example handle**: :meth:`Engine.handle` packs the engine's arrays and its row buffer for
-  the handle kernels (``*_h``, :mod:`streamforest.engine.handle`), :meth:`Engine.call` calls a
-  kernel through its compiled entry point, :attr:`kind` is the trees' kind tag, and
+  the handle kernels (``*_h``, :mod:`streamforest.engine.handle`), and
   :meth:`Engine.learn_row` / :meth:`Engine.learn_row_with` learn the row buffer.
 
 Drift (ARF-style background trees; Gomes et al. 2017, Seah 2021 §4.2): each tree's detector
-(:func:`streamforest.drift.page_hinkley_update`, one statistic, two thresholds) signals
+(``page_hinkley_update``, :mod:`streamforest.drift`: one statistic, two thresholds) signals
 
 - a *warning* (``warning`` > 0, lower threshold): a background tree starts, empty, and learns
   every following row with its own Poisson bagging weight (its own generator);
@@ -74,22 +73,22 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import _core
 from .. import rng as _rng
 from ..concurrency import PicklableLock
 from ..drift import N_PH, page_hinkley_init
 from ..features import kernel_array
 from ..tree_kinds import arena
 from ..tree_kinds import state as tree_state
-from . import kernels
 from .background_trees import DRIFT_STATS, DS_DRIFTS, BackgroundTrees
-from .dispatch import kernels_for
 from .per_example import PerExample
-from .tree_lifecycle import TreeLifecycle, _arena_kind
+from .tree_lifecycle import TreeLifecycle
 
+_ENGINE = _core.engine  # the compiled passes (src/core/engine)
 AGGREGATIONS = {
-    "mean": kernels.AGG_MEAN,
-    "median": kernels.AGG_MEDIAN,
-    "weighted": kernels.AGG_WEIGHTED,
+    "mean": _ENGINE.AGG_MEAN,
+    "median": _ENGINE.AGG_MEDIAN,
+    "weighted": _ENGINE.AGG_WEIGHTED,
 }
 
 # public attributes saved under their earlier (private) names: saved models and pickles keep
@@ -198,7 +197,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         self.last_predictions = np.zeros(T)
         self._drifted = np.zeros(T, np.int8)
         self.row_buffer = np.empty(0)
-        # the memo of the last per-example prediction (see engine.kernels): valid for the
+        # the memo of the last per-example prediction (see engine.per_example): valid for the
         # row in ``row_buffer`` while ``_hint`` is the FeatureSpace's memo of that encoding
         self.leaf_memo = np.zeros((4, T))
         self._no_memo = np.zeros((4, 0))
@@ -231,9 +230,9 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         for public, saved in _SAVED_AS:  # (the saved state keeps its earlier names)
             if public in d:
                 d[saved] = d.pop(public)
-        # the rows' fields, not their reserve; not the kind (read from the trees' parameters)
-        d["arena"] = arena.with_kind(arena.trimmed(self.arena, self.created), None)
-        d["bg"] = arena.with_kind(arena.trimmed(self.bg, self.bg_on), None)
+        # the rows' fields, not their reserve
+        d["arena"] = arena.trimmed(self.arena, self.created)
+        d["bg"] = arena.trimmed(self.bg, self.bg_on)
         return d
 
     def __setstate__(self, d):
@@ -242,11 +241,10 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             raise ValueError("malformed engine state (no tree arena)")
         A = arena.upgrade(A, d.get("created"))  # an earlier layout: today's
         arena.check(A, d.get("created"))
-        d["arena"] = _arena_kind(A, d.get("created"))
+        d["arena"] = A
         if isinstance(d.get("bg"), arena.Arena):
             d["bg"] = arena.upgrade(d["bg"], d.get("bg_on"))
             arena.check(d["bg"], d.get("bg_on"))
-            d["bg"] = _arena_kind(d["bg"], d.get("bg_on"))
         if d.get("aggregation") not in AGGREGATIONS.values():
             raise ValueError(f"malformed engine state (aggregation {d.get('aggregation')!r})")
         d.setdefault("n_classes", 0)  # saved before classification trees
@@ -292,12 +290,6 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
     def state(self, t: int) -> tree_state.TreeState:
         """Tree ``t``'s state (numpy views, valid until the arena changes)."""
         return arena.load(self.arena, t)
-
-    @property
-    def passes(self):
-        """The engine's kernels for its trees' kind: the compiled core's where it runs the kind,
-        else numba's (the one choice, :func:`~streamforest.engine.dispatch.kernels_for`)."""
-        return kernels_for(self.arena.kind)
 
     def params(self, t: int) -> tree_state.TreeParams:
         return arena.params_at(self.arena, t)
@@ -360,19 +352,12 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         self.synced_version = key
         self._synced_classes = self.n_classes
 
-    def load_kernels(self) -> None:
-        """Load (or compile) kernels that only run when a tree grows, so that a timed run does
-        not pay for them; rehashing the observer bins in place changes nothing."""
-        if self.fitted:
-            with self._lock:
-                self.passes.rebuild_hash_at(self.arena, 0)
-
     # --- bagging and aggregation ------------------------------------------------------------------
     def bagging_weights(self, wa: np.ndarray) -> np.ndarray:
         """``(n_trees, n)`` bagging weights of the next ``n`` rows (advances the generator; a
         shard draws the whole forest's and returns its trees', see :meth:`restrict`)."""
         out = np.empty((self.forest_trees, wa.shape[0]))
-        self.passes.draw_weights(self.rng, self.bagging, wa, out)
+        _ENGINE.draw_weights(self.rng, self.bagging, wa, out)
         shard = self.__dict__.get("shard")
         return out if shard is None else np.ascontiguousarray(out[shard[1]])
 
@@ -380,9 +365,9 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         """The forest's predictions from ``(n_trees, n)`` tree predictions.  Weighted: with the
         weights each row was predicted with when ``P`` is the result of :meth:`predict_learn`
         (recorded there), else with the trees' current weights."""
-        if self.aggregation == kernels.AGG_MEDIAN:
+        if self.aggregation == _ENGINE.AGG_MEDIAN:
             return np.median(P, axis=0)
-        if self.aggregation == kernels.AGG_WEIGHTED:
+        if self.aggregation == _ENGINE.AGG_WEIGHTED:
             LW = None
             for k, (Q, lw) in enumerate(self._lw):
                 if Q is P:
@@ -392,12 +377,12 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             if LW is None:
                 LW = np.zeros((self.n_trees, 1))
                 if self.fitted:
-                    self.passes.tree_log_weights(self.arena, LW[:, 0])
+                    _ENGINE.tree_log_weights(self.arena, LW[:, 0])
             out = np.empty(P.shape[1])
-            self.passes.weighted_columns(LW, np.ascontiguousarray(P), out)
+            _ENGINE.weighted_columns(LW, np.ascontiguousarray(P), out)
             return out
         out = np.empty(P.shape[1])
-        self.passes.mean_columns(kernel_array(P), out)  # (P.mean(axis=0) sums one column pairwise)
+        _ENGINE.mean_columns(kernel_array(P), out)  # (P.mean(axis=0) sums one column pairwise)
         return out
 
     def tree_weights(self) -> np.ndarray:
@@ -405,7 +390,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         evidence; they sum to 1)."""
         lw = np.zeros(self.n_trees)
         if self.fitted:
-            self.passes.tree_log_weights(self.arena, lw)
+            _ENGINE.tree_log_weights(self.arena, lw)
         w = np.exp(lw - lw.max())
         return w / w.sum()
 
@@ -485,7 +470,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
     def learn(self, Xa, ya, W, wa) -> None:
         """Every tree learns the rows with its weights ``W[t]`` (``wa``: the sample weights,
         for background trees)."""
-        K = self.passes
+        K = _ENGINE
         self.run(lambda A, t, i: K.learn_rows(A, t, Xa, ya, W, i), Xa.shape[0],
                  rows=(Xa, ya, wa))  # fmt: skip
 
@@ -493,8 +478,8 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         """``(n_trees, n)`` predictions made before learning each row; the trees learn (as
         :meth:`learn`)."""
         P = np.zeros((self.n_trees, Xa.shape[0]))
-        K = self.passes
-        if self.aggregation != kernels.AGG_WEIGHTED:
+        K = _ENGINE
+        if self.aggregation != _ENGINE.AGG_WEIGHTED:
             self.run(lambda A, t, i: K.predict_learn_rows(A, t, Xa, ya, W, i, P), Xa.shape[0],
                      rows=(Xa, ya, wa))  # fmt: skip
             return P
@@ -510,7 +495,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         n = Xa.shape[0]
         P = np.zeros((self.n_trees, n, n_classes) if n_classes else (self.n_trees, n))
         if self.fitted and n:
-            K = self.passes
+            K = _ENGINE
 
             def run(t):
                 K.predict_rows(self.arena, t, Xa, P)
@@ -521,5 +506,5 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
     def apply(self, t: int, Xa) -> np.ndarray:
         """The leaf node of tree ``t`` that each row of ``Xa`` reaches (routing to leaves)."""
         out = np.empty(Xa.shape[0], dtype=np.int64)
-        self.passes.apply_rows(self.arena, t, Xa, out)
+        _ENGINE.apply_rows(self.arena, t, Xa, out)
         return out

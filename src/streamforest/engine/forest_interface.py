@@ -8,7 +8,7 @@ forest, and the *capabilities* a forest may add.
 - the model's part (:class:`~streamforest.engine.regressor_model.EngineRegressor`,
   :class:`~streamforest.engine.model.EngineModel`): ``is_fitted``, ``feature_space()``,
   ``encode_learn_row``, ``encode_one``, ``prepare_batch``, ``encode_predict``, ``pad``,
-  ``check_fittable``, ``learn_featureless``, ``predict``/``predict_one``, ``load_kernels``,
+  ``check_fittable``, ``learn_featureless``, ``predict``/``predict_one``,
   ``memory_bytes``; the Estimator conventions (``clone``, ``seed``, ``n_jobs``);
 - :meth:`RegressionForest.tree_predictions`, :attr:`RegressionForest.drift_stats_`,
   :attr:`RegressionForest.n_resets`, :meth:`RegressionForest.member_count`;

@@ -18,7 +18,6 @@ distributed layer and batch estimators use of a forest (with its ``engine_``, se
   made with the engine on first use;
 - :meth:`EngineModel.encode_predict`, :meth:`EngineModel.pad`: a batch's matrix to predict, and
   a matrix widened to the trees' features;
-- :meth:`EngineModel.load_kernels`: load the kernels that run only when a tree grows;
 - a regressor adds ``encode_learn_row``, ``prepare_batch``, ``check_fittable`` and
   ``learn_featureless`` (:class:`~streamforest.engine.regressor_model.EngineRegressor`), a
   regression forest ``encode_one``, ``tree_predictions``, ``drift_stats_`` and its
@@ -103,11 +102,6 @@ class EngineModel(Estimator):
     def memory_bytes(self) -> int:
         """Bytes of the trees' compiled state (allocated capacity)."""
         return self.engine_.memory_bytes if self.is_fitted else 0
-
-    def load_kernels(self) -> None:
-        """Load (or compile) kernels that only run when a tree grows (see the engine)."""
-        if self.is_fitted:
-            self.engine_.load_kernels()
 
     @property
     def alternate_stats(self) -> dict:

@@ -1,23 +1,17 @@
-"""The per-example path of the engine: one row encoded, learnt and predicted through compiled
-entry points that skip numba's type dispatch."""
+"""The per-example path of the engine: one row encoded, learnt and predicted, each in one call
+of the compiled core (``_core.engine``'s handle kernels)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..compiled import entry_point
+from .. import _core
 from ..tree_kinds import state
 from . import handle as handle_kernels
-from . import kernels
-from .dispatch import ENTRY_POINTS as _ENTRY_POINTS  # (kernel, tree kind) -> its entry point
-from .dispatch import entry_point_for
 
-_FRESH, _DONE = (
-    kernels.FRESH,
-    kernels.DONE,
-)  # module constants: the per-example paths read them often
-
-_LEARN_ONE_H, _PREDICT_ONE_H = kernels.learn_one_h, kernels.predict_one_h
+_ENGINE = _core.engine
+_FRESH, _DONE, _DRIFTED = _ENGINE.FRESH, _ENGINE.DONE, _ENGINE.DRIFTED
+_LEARN_ONE_H, _PREDICT_ONE_H = _ENGINE.learn_one_h, _ENGINE.predict_one_h
 
 
 class PerExample:
@@ -26,7 +20,7 @@ class PerExample:
 
     # --- one example ------------------------------------------------------------------------------
     def handle(self) -> np.ndarray:
-        """The handle of the engine's arrays for the per-example kernels (``FK.*_h``), built
+        """The handle of the engine's arrays for the per-example kernels (``*_h``), built
         anew when the arena or the row buffer is not the one it was built from: the handle an
         interval method passes to its own ``*_h`` kernels with :attr:`row_buffer` encoded (part
         of the forest interface, see :mod:`streamforest.engine.core`)."""
@@ -58,29 +52,6 @@ class PerExample:
             out,
         )
 
-    def call(self, kernel, args: tuple, kind=None):
-        """``kernel(*args)`` through its compiled entry point (see
-        :func:`streamforest.compiled.entry_point`): the per-example calls skip numba's type
-        dispatch, which for an Arena argument costs more than a tree's prediction.  Only for the
-        engine's own argument types (its arena, row buffer and scratch, converted floats), the same
-        for every engine, so the entry points are kept once per process (outside the engine: nothing
-        of numba's hangs on a model, e.g. for River's memory walk).  For the trees of a kind the
-        compiled core runs, a kernel the core has is the core's function
-        (:func:`~streamforest.engine.dispatch.entry_point_for`)."""
-        kind = self.arena.kind if kind is None else kind
-        key = (kernel, kind)
-        ep = _ENTRY_POINTS.get(key)
-        if ep is None:
-            ep = entry_point_for(kernel, kind) or entry_point(kernel, args)
-            _ENTRY_POINTS[key] = ep
-        return ep(*args)
-
-    @property
-    def kind(self):
-        """The :class:`~streamforest.tree_kinds.kinds.KindTag` of the trees (``None`` before any
-        tree exists): the per-example kernels that take a handle take it too."""
-        return self.arena.kind
-
     def encode_one(self, x, learn: bool) -> np.ndarray:
         """The encoded row of dict ``x`` (see :meth:`FeatureSpace.encode_dict`), written into the
         engine's row buffer: valid until the next call (the kernels read it and drop it)."""
@@ -110,7 +81,7 @@ class PerExample:
 
     def remember(self, row: np.ndarray) -> None:
         """A per-example kernel just left the trees' leaves and predictions of ``row`` in the
-        memo (:func:`~streamforest.engine.kernels.predict_trees_memo`): if ``row`` is the
+        memo (``_core.engine.predict_trees_memo``): if ``row`` is the
         engine's row buffer as :meth:`encode_one` filled it, a :meth:`learn_one` of the same
         dict next (nothing else encoded, no batch pass, no tree replaced in between) uses it."""
         m = self.features._memo
@@ -120,7 +91,7 @@ class PerExample:
                   memo: bool = False, handle=None):  # fmt: skip
         """Every tree learns one encoded row (bagging weights drawn) in one compiled call.
 
-        ``kernel`` (default :func:`~streamforest.engine.kernels.learn_one`) is called as
+        ``kernel`` (default ``_core.engine.learn_one``) is called as
         ``kernel(arena, rng, bagging, row, y, w, weights, predictions, drifted, t0, *extra)``,
         or with ``memo`` (always for the default) as ``kernel(arena, rng, bagging, row, y, w,
         weights, predictions, drifted, t0, memo, *extra)``, ``memo`` the trees' leaves and
@@ -136,7 +107,7 @@ class PerExample:
         With ``handle`` (the method's own arrays packed by :func:`streamforest.engine.handle.
         build`), the method kernel is called as ``kernel(engine_handle, handle, bagging, y, w,
         t0, memo, *extra)``: the engine's arrays and ``row`` come packed in ``engine_handle``
-        (see :data:`~streamforest.engine.kernels.H_SIZE`), ``memo`` a bool."""
+        (``_core.engine.H_SIZE`` entries), ``memo`` a bool."""
         h = self._hint  # the memo of this row's prediction, if one just made it (used up)
         self._hint = None
         own = row is self.row_buffer  # the row buffer: the kernel reads it through the handle
@@ -152,12 +123,7 @@ class PerExample:
         if self._h_arena is not self.arena or self._h_row is not self.row_buffer:
             Hd = self.handle()
         use_memo = h is not None and h is self.features._memo
-        kind = self.arena.kind
-        ep = _ENTRY_POINTS.get((_LEARN_ONE_H, kind))
-        if ep is None:
-            return self._learn_loop(self.row_buffer, y, w, None, (), False, None, True, use_memo,
-                                    None)  # fmt: skip
-        status = ep(Hd, kind, self.bagging, y, w, _FRESH, use_memo)
+        status = _LEARN_ONE_H(Hd, self.bagging, y, w, _FRESH, use_memo)
         if status == _DONE and not self._bg_live:  # the common case
             return self.last_predictions
         return self._learn_loop(self.row_buffer, y, w, None, (), False, None, True, use_memo,
@@ -172,12 +138,7 @@ class PerExample:
         if self._h_arena is not self.arena or self._h_row is not self.row_buffer:
             Hd = self.handle()
         use_memo = h is not None and h is self.features._memo
-        kind = self.arena.kind
-        ep = _ENTRY_POINTS.get((kernel, kind))
-        if ep is None:
-            return self._learn_loop(self.row_buffer, y, w, kernel, (s,), False, handle, True,
-                                    use_memo, None)  # fmt: skip
-        status, out = ep(Hd, kind, handle, self.bagging, y, w, _FRESH, use_memo, s)
+        status, out = kernel(Hd, handle, self.bagging, y, w, _FRESH, use_memo, s)
         if status == _DONE and not self._bg_live:  # the common case
             return out
         return self._learn_loop(self.row_buffer, y, w, kernel, (s,), False, handle, True, use_memo,
@@ -198,20 +159,17 @@ class PerExample:
                 status, out = first
                 first = None
             elif kernel is None and own:
-                Hd = self.handle()
-                status = self.call(_LEARN_ONE_H, (Hd, self.arena.kind, self.bagging, y, w, t0,
-                                                  use_memo))  # fmt: skip
+                status = _LEARN_ONE_H(self.handle(), self.bagging, y, w, t0, use_memo)
                 out = self.last_predictions
             elif kernel is None:
                 M = self.leaf_memo if use_memo else self._no_memo
                 args = (self.arena, self.rng, self.bagging, row, y, w, self._wt,
                         self.last_predictions, self._drifted, t0, M)  # fmt: skip
-                status = self.call(kernels.learn_one, args)
+                status = _ENGINE.learn_one(*args)
                 out = self.last_predictions
             elif handle is not None:
                 Hd = self.handle() if own else self._handle_of(row)
-                status, out = self.call(kernel, (Hd, self.arena.kind, handle, self.bagging, y, w,
-                                                 t0, use_memo, *extra))  # fmt: skip
+                status, out = kernel(Hd, handle, self.bagging, y, w, t0, use_memo, *extra)
             else:
                 if memo:
                     M = self.leaf_memo if use_memo else self._no_memo
@@ -220,7 +178,7 @@ class PerExample:
                 else:
                     args = (self.arena, self.rng, self.bagging, row, y, w, self._wt,
                             self.last_predictions, self._drifted, t0, *extra)  # fmt: skip
-                status, out = self.call(kernel, args)
+                status, out = kernel(*args)
             if status == _DONE and not self._bg_live:  # the common case
                 return out
             if status < 0:
@@ -229,7 +187,7 @@ class PerExample:
             t0 = status
         if self._bg_live:
             self._learn_background_one(row, y, w)
-        if status == kernels.DRIFTED:
+        if status == _DRIFTED:
             with self._lock:
                 for t in np.flatnonzero(self._drifted):
                     self._signal(int(t), self.int_of(int(t), state.I_DRIFT))
@@ -241,18 +199,11 @@ class PerExample:
             Hd = self._h  # self.handle(), inline
             if self._h_arena is not self.arena or self._h_row is not row:
                 Hd = self.handle()
-            kind = self.arena.kind
-            ep = _ENTRY_POINTS.get((_PREDICT_ONE_H, kind))
-            if ep is None:
-                ep = entry_point_for(_PREDICT_ONE_H, kind) or entry_point(
-                    _PREDICT_ONE_H, (Hd, kind, self.aggregation)
-                )
-                _ENTRY_POINTS[(_PREDICT_ONE_H, kind)] = ep
-            y = ep(Hd, kind, self.aggregation)
+            y = _PREDICT_ONE_H(Hd, self.aggregation)
             m = self.features._memo  # remember(row), inline
             self._hint = m if m[1] is row else None
             return y
         args = (self.arena, row, self.aggregation, self.last_predictions, self.leaf_memo)
-        y = self.call(kernels.predict_one, args)
+        y = _ENGINE.predict_one(*args)
         self._hint = None  # (the memo is of the row buffer's encoding only)
         return y

@@ -1,38 +1,19 @@
-"""The life of an engine's trees: creation (parameters, seeds, the kind its kernels compile for),
-the memory budget's caps, widening rows when a tree needs room, reset."""
+"""The life of an engine's trees: creation (parameters, seeds), the memory budget's caps, widening
+rows when a tree needs room, reset."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import _core
 from .. import rng as _rng
 from ..drift import page_hinkley_init
 from ..tree_kinds import arena, state
 from ..tree_kinds import rules as split_rules
-from ..tree_kinds.kinds import TreeKind, kind_of
 from ..tree_kinds.pregrown import pregrown_size
-from . import budget, kernels
-from .dispatch import kernels_for
+from . import budget
 
-
-def _with_kind(A: arena.Arena, kind: TreeKind) -> arena.Arena:
-    """``A`` whose kernels serve trees of ``kind`` too (the union of its kind and ``kind``: see
-    :mod:`streamforest.tree_kinds.kinds`)."""
-    if A.kind is not None:
-        kind = A.kind.kind.union(kind)
-        if kind == A.kind.kind:
-            return A
-    return arena.with_kind(A, kind)
-
-
-def _arena_kind(A: arena.Arena, created) -> arena.Arena:
-    """``A`` with the kind of its created trees (``created[t]``), read from their parameters
-    (a loaded arena: the kind is not saved)."""
-    A = arena.with_kind(A, None)
-    for t in range(A.lay.shape[0]):
-        if created is None or created[t]:
-            A = _with_kind(A, kind_of(arena.params_at(A, t)))
-    return A
+_ENGINE = _core.engine  # the compiled passes (src/core/engine)
 
 
 # fields of a tree state read from the arena's layout (see TreeLifecycle._classes_held)
@@ -182,9 +163,8 @@ class TreeLifecycle:
         fresh = [False] * len(st)  # (no field is a view of the row: written in one copy)
         A = arena.store(self._arena_of(bg), t, st, prm, kept=fresh, views=fresh,
                         release_old=self._release_old())  # fmt: skip
-        self._put(bg, _with_kind(A, kind_of(prm)))
-        A = self._arena_of(bg)
-        kernels_for(A.kind).init_tree(A, t)
+        self._put(bg, A)
+        _ENGINE.init_tree(A, t)
 
     def _create(self, t: int, p: int) -> None:
         self._new_tree(t, p, self._tree_seed(t))
@@ -307,7 +287,7 @@ class TreeLifecycle:
                                       views=None if apart else views,
                                       release_old=self._release_old()))  # fmt: skip
             if "bins" in kw:
-                self.call(kernels.rebuild_hash_at, (self._arena_of(bg), t), self._arena_of(bg).kind)
+                _ENGINE.rebuild_hash_at(self._arena_of(bg), t)
         budget.release_free_memory()  # the old arrays and the row's assembly
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
@@ -320,6 +300,6 @@ class TreeLifecycle:
             code = self.int_of(t, state.I_DRIFT)
             if code and self._signal(t, code):
                 return True
-            if stop < n and self.passes.lacks_room(self.arena, t):
+            if stop < n and _ENGINE.lacks_room(self.arena, t):
                 self.make_room(t)
             return False

@@ -15,7 +15,7 @@ from .hoeffding_trees import HoeffdingTrees
 
 
 class OnlineForestRegressor(HoeffdingTrees, RegressionForest):
-    """Online bagging forest of regression trees, compiled with numba.
+    """Online bagging forest of regression trees.
 
     Each tree learns each example with weight ``k * w``, ``k ~ Poisson(lambda_value)`` (online
     bagging; ``w`` the sample weight), and observes a fresh random subset of ``max_features``

@@ -15,7 +15,7 @@ import numpy as np
 from .. import _core
 from ..base import Estimator
 from ..features import check_target, check_targets, check_weight, check_weights, n_rows
-from . import _adaptive_kernels as adaptive_kernels
+from . import _controllers as controllers
 from ._served_log import ServedLog, row_keys
 from .base import check_alphas
 
@@ -448,7 +448,7 @@ class AdaptiveConformal(Estimator):
         """The base levels to ask for and, for ACI, each level's ladder in them."""
         if self.method != "aci":
             return levels, None, None
-        return adaptive_kernels.aci_plan(levels)
+        return controllers.aci_plan(levels)
 
     def _dtaci_eta(self, alpha: float) -> float:
         a, interval = alpha, DTACI_INTERVAL
@@ -780,6 +780,3 @@ class AdaptiveConformal(Estimator):
             return 0
         own = sum(v.nbytes for k, v in self.__dict__.items() if isinstance(v, np.ndarray))
         return self.model_.memory_bytes + own + self._log.nbytes
-
-    def load_kernels(self) -> None:
-        self.model_.load_kernels()

@@ -400,10 +400,6 @@ class IntervalRegressor(Estimator):
         """The forest's drift counts (:attr:`OnlineForestRegressor.drift_stats_`)."""
         return self.forest_.drift_stats_
 
-    def load_kernels(self) -> None:
-        """See :meth:`HoeffdingTreeRegressor.load_kernels`."""
-        self.forest_.load_kernels()
-
     @property
     def memory_bytes(self) -> int:
         f = self.__dict__.get("_forest")

@@ -8,42 +8,16 @@ import numbers
 import numpy as np
 
 from .. import _core
-from ..compiled import entry_point
-from ..engine.dispatch import core_enabled, core_runs
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
-from . import _conformal_kernels as conformal_kernels
 from .base import IntervalRegressor, doubled
 
 _INF = float("inf")
-_PREDICT_ONE: dict = {}  # the entry point of cp_predict_one (see Engine.call), once per process
 _NO_EVENTS: dict = {}  # n_trees -> CPApproximate's (empty) refresh events, never written
-_CORE = _core.intervals  # the kernels' port in the compiled core (src/core/intervals/conformal)
+_CORE = _core.intervals  # the method's kernels (src/core/intervals/conformal.hpp)
 _CP_LEARN_ONE_H = _CORE.cp_learn_one_h
 _CP_INTERVAL_ONE_H = _CORE.cp_interval_one_h
-
-
-def kernels_of(kind):
-    """The method's kernels for trees of ``kind`` (a forest's arena's
-    :class:`~streamforest.tree_kinds.kinds.KindTag`): the compiled core's (``_core.intervals``)
-    where the core runs the trees (:func:`~streamforest.engine.dispatch.core_runs`; every kind
-    in practice), else numba's (``STREAMFOREST_CORE=numba``: for comparisons)."""
-    return _CORE if core_runs(kind) else conformal_kernels
-
-
-def _kernels(e):
-    """:func:`kernels_of` the trees of engine ``e``, for the kernels that read no tree
-    (``copy_entrants``, ``conformal_pass``): where no arena's trees decide (no tree yet, as on a
-    sharded forest's driver; an aggregated Mondrian forest, whose trees are not in an arena),
-    the core's unless it is off."""
-    try:
-        kind = e.kind
-    except TypeError:
-        kind = None
-    if kind is None:
-        return _CORE if core_enabled() else conformal_kernels
-    return kernels_of(kind)
 
 
 def _check_size(c) -> None:
@@ -145,7 +119,7 @@ class CPApproximate(IntervalRegressor):
         learning pass does for the rows that enter the calibration set; for a driver that
         learns the trees elsewhere (:mod:`streamforest.distributed`)."""
         self._widen_x(X.shape[1])
-        _kernels(self.forest_.engine_).copy_entrants(slots, X, self.cal_x_)
+        _CORE.copy_entrants(slots, X, self.cal_x_)
 
     def _widen_x(self, p: int) -> None:
         if self.cal_x_.shape[1] < p:
@@ -201,8 +175,7 @@ class CPApproximate(IntervalRegressor):
         if self.cal_x_.shape[1] < row.shape[0]:
             self._widen_x(row.shape[0])
         C = self._calibration_handle()
-        k = _CP_LEARN_ONE_H if core_runs(e.kind) else conformal_kernels.cp_learn_one_h
-        self.size_ = e.learn_row_with(k, C, yf, wf, self.size_)
+        self.size_ = e.learn_row_with(_CP_LEARN_ONE_H, C, yf, wf, self.size_)
         self._n_seen += 1
 
     def predict_interval_one(self, x, alpha=0.1):
@@ -214,18 +187,8 @@ class CPApproximate(IntervalRegressor):
                 row = e.features.encode_dict_into(x, False, e.row_buffer)  # e.encode_one(x, False)
                 if row is not e.row_buffer:
                     row = e.row_buffer = row.reshape(-1)
-                Hd, C, kind = e.handle(), self._calibration_handle(), e.kind
-                if core_runs(kind):
-                    out = _CP_INTERVAL_ONE_H(Hd, kind, C, e.aggregation, self.size_, alpha)
-                    e.remember(row)  # a learn_one of the same dict next reuses the trees' leaves
-                    return out
-                ep = _PREDICT_ONE.get(("one", kind))
-                if ep is None:
-                    args = (Hd, kind, C, e.aggregation, self.size_, alpha)
-                    ep = _PREDICT_ONE[("one", kind)] = entry_point(
-                        conformal_kernels.cp_interval_one_h, args
-                    )
-                out = ep(Hd, kind, C, e.aggregation, self.size_, alpha)
+                out = _CP_INTERVAL_ONE_H(e.handle(), self._calibration_handle(), e.aggregation,
+                                         self.size_, alpha)  # fmt: skip
                 e.remember(row)  # a learn_one of the same dict next reuses the trees' leaves
                 return out
         return super().predict_interval_one(x, alpha)
@@ -244,33 +207,12 @@ class CPApproximate(IntervalRegressor):
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         e = self.forest_.engine_
-        K = kernels_of(e.kind)
         if row is not e.row_buffer:  # (the per-example path passes the engine's row buffer)
-            K.cp_predict_one(
-                e.arena,
-                row,
-                e.aggregation,
-                e.last_predictions,
-                e.leaf_memo,
-                self.cal_sorted_,
-                self.size_,
-                alphas,
-                lo,
-                hi,
-            )
+            _CORE.cp_predict_one(e.arena, row, e.aggregation, e.last_predictions, e.leaf_memo,
+                                 self.cal_sorted_, self.size_, alphas, lo, hi)  # fmt: skip
             return
-        Hd = e.handle()
-        C = self._calibration_handle()
-        kind = e.kind
-        if K is _CORE:
-            _CORE.cp_predict_one_h(Hd, kind, C, e.aggregation, self.size_, alphas, lo, hi)
-            e.remember(row)
-            return
-        ep = _PREDICT_ONE.get(("ep", kind))
-        if ep is None:
-            args = (Hd, kind, C, e.aggregation, self.size_, alphas, lo, hi)
-            ep = _PREDICT_ONE[("ep", kind)] = entry_point(conformal_kernels.cp_predict_one_h, args)
-        ep(Hd, kind, C, e.aggregation, self.size_, alphas, lo, hi)
+        _CORE.cp_predict_one_h(e.handle(), self._calibration_handle(), e.aggregation,
+                               self.size_, alphas, lo, hi)  # fmt: skip
         e.remember(row)
 
     def _tree_stage(self, Xa, ya, wa, parity: int):
@@ -292,7 +234,7 @@ class CPApproximate(IntervalRegressor):
             slots = np.empty(n, np.int64)
             _core.intervals.ring_slots(self.ring_, W, slots)
             ev = self._empty_events(T)
-        _kernels(f.engine_).copy_entrants(slots, Xa, self.cal_x_)
+        _CORE.copy_entrants(slots, Xa, self.cal_x_)
         return P, W, slots, ev
 
     def _score_stage(self, stage, ya, alphas, alone: bool):
@@ -300,7 +242,7 @@ class CPApproximate(IntervalRegressor):
         calibration set; returns ``(prediction, lower, upper)``."""
         P, W, slots, ev = stage
         half = np.empty((P.shape[1], alphas.shape[0]))
-        self.size_ = _kernels(self.forest_.engine_).conformal_pass(
+        self.size_ = _CORE.conformal_pass(
             self.size_,
             self.cal_y_,
             self.cal_oob_,
@@ -384,7 +326,7 @@ class CPExact(CPApproximate):
         local = list(rows)
 
         def step(A, t, i):
-            return kernels_of(A.kind).exact_tree_pass(
+            return _CORE.exact_tree_pass(
                 A, t, Xa, ya, W[t], slots, g0, i, P[t], self.cal_x_, self.cal_leaf_[t],
                 self.cal_next_[t], self.cal_prev_[t], self.cal_birth_[t], self.cal_cur_[t],
                 *local[t], ev_n[t : t + 1],
@@ -395,9 +337,7 @@ class CPExact(CPApproximate):
                 local[t] = tuple(doubled(a, ev_n[t]) for a in local[t])
 
         def relink(t, stop):  # the tree was replaced after a drift: fix its links
-            kernels_of(f.engine_.kind).exact_tree_reset(
-                stop - 1, self.cal_leaf_[t], *local[t], ev_n[t : t + 1]
-            )
+            _CORE.exact_tree_reset(stop - 1, self.cal_leaf_[t], *local[t], ev_n[t : t + 1])
 
         f.engine_.run(step, n, before=room, on_reset=relink, rows=(Xa, ya, wa))
         width = max(b[0].shape[0] for b in local)
@@ -414,8 +354,7 @@ class CPExact(CPApproximate):
         tree t's events in order (the row of the chunk as ``int32``, the calibration slot as
         ``int32``, the new prediction, NaN: the tree left the member's out-of-bag set), the
         first ``ev_n[t]`` of a row written by a pass.  One array per field, whatever the number
-        of trees (a kernel's type does not depend on it), and no numba typed list (whose
-        methods numba compiles again in every process).  Made anew, empty, when a row needs
+        of trees.  Made anew, empty, when a row needs
         more than ``width`` items or T changed; returns ``(arrays, rows)``, ``rows[t]`` the
         views of tree t's rows."""
         store = self.__dict__.setdefault("_evbufs", {})

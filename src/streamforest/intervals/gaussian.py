@@ -9,26 +9,16 @@ from statistics import NormalDist
 import numpy as np
 
 from .. import _core
-from ..engine.dispatch import core_runs
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS
 from ..features import check_target, weight_of
-from . import _gaussian_kernels as gaussian_kernels
 from .base import IntervalRegressor, check_quantiles
 
-_CORE = _core.intervals  # the kernels' port in the compiled core (src/core/intervals/gaussian)
+_CORE = _core.intervals  # the method's kernels (src/core/intervals/gaussian.hpp)
 _VARIANCES = {
     "calibrated": _CORE.CALIBRATED,
     "mixture": _CORE.MIXTURE,
     "trees": _CORE.TREES,
 }
-
-
-def kernels_of(kind):
-    """The method's kernels for trees of ``kind`` (a forest's arena's
-    :class:`~streamforest.tree_kinds.kinds.KindTag`): the compiled core's (``_core.intervals``)
-    where the core runs the trees (:func:`~streamforest.engine.dispatch.core_runs`; every kind
-    in practice), else numba's (``STREAMFOREST_CORE=numba``: for comparisons)."""
-    return _CORE if core_runs(kind) else gaussian_kernels
 
 
 _LEAF_SPREADS = ("residual", "targets")
@@ -164,7 +154,7 @@ class GaussianInterval(IntervalRegressor):
         w = W if learn else np.zeros((T, n))
 
         def step(A, t, i):
-            return kernels_of(A.kind).gaussian_tree_pass(
+            return _CORE.gaussian_tree_pass(
                 A, t, Xa, ya, w[t], i, learn, residual, P[t], V[t], N[t]
             )
 
@@ -192,7 +182,7 @@ class GaussianInterval(IntervalRegressor):
         n, A = Xa.shape[0], z.shape[0]
         P, V, N = self._trees(Xa, ya, e.bagging_weights(wa) if learn else None, learn, wa)
         mean, lo, hi = np.empty(n), np.empty((n, A)), np.empty((n, A))
-        kernels_of(e.kind).gaussian_pass(
+        _CORE.gaussian_pass(
             P, V, N, ya, learn, float(self.min_leaf_weight), _VARIANCES[self.variance],
             1.0 - 1.0 / int(self.scale_window), z, self.scale_, mean, lo, hi,
         )  # fmt: skip
@@ -227,7 +217,7 @@ class GaussianInterval(IntervalRegressor):
         e = self.forest_.engine_
         P, V, N, mean, yb, _, _, _, none = self._one_buffers(0)
         e.learn_one(
-            row, yf, wf, kernels_of(e.kind).gaussian_learn_one,
+            row, yf, wf, _CORE.gaussian_learn_one,
             (self.leaf_spread == "residual", P, V, N, float(self.min_leaf_weight),
              _VARIANCES[self.variance], 1.0 - 1.0 / int(self.scale_window), _NO_LEVELS,
              self.scale_, mean, none, none, yb),
@@ -248,7 +238,7 @@ class GaussianInterval(IntervalRegressor):
         args = (e.arena, row, self.leaf_spread == "residual", P, V, N,
                 float(self.min_leaf_weight), _VARIANCES[self.variance], z, self.scale_, mean,
                 lo2, hi2)  # fmt: skip
-        e.call(kernels_of(e.kind).gaussian_predict_one, args)
+        _CORE.gaussian_predict_one(*args)
         lo[:A] = lo2[0, :A]
         hi[:A] = hi2[0, :A]
 
@@ -268,7 +258,7 @@ class GaussianInterval(IntervalRegressor):
             args = (e.arena, row, self.leaf_spread == "residual", P, V, N,
                     float(self.min_leaf_weight), _VARIANCES[self.variance], z, self.scale_, mean,
                     lo2, hi2)  # fmt: skip
-            e.call(kernels_of(e.kind).gaussian_predict_one, args)
+            _CORE.gaussian_predict_one(*args)
             out = lo2[0, : qa.shape[0]].copy()
             out[np.isinf(out) & (qa > 0.5)] = np.inf
         else:

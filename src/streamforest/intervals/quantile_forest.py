@@ -8,13 +8,11 @@ import numbers
 import numpy as np
 
 from .. import _core
-from ..engine import dispatch
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
 from ..sketches import kll
 from ..tree_kinds.state import TreeState
-from . import _quantile_kernels as quantile_kernels
 from .base import IntervalRegressor, check_alphas, check_quantiles, doubled
 
 _INF = float("inf")
@@ -23,18 +21,7 @@ _WEIGHTINGS = ("meinshausen", "paper")
 _LF_SK = TreeState._fields.index("lf_sketch")
 
 
-def _passes(kind):
-    """OnlineQRF's passes over trees of ``kind``: the compiled core's (:mod:`streamforest._core`'s
-    ``quantile``: the same names, arguments and bits) where the core runs the kind, else the numba
-    kernels (:func:`~streamforest.engine.dispatch.core_runs`)."""
-    return _core.quantile if dispatch.core_runs(kind) else quantile_kernels
-
-
-def _mixture_passes():
-    """The mixture query reads records, no tree: the core's, numba's under
-    ``STREAMFOREST_CORE=numba`` (the rule of :func:`~streamforest.engine.dispatch.vote_rows`;
-    a sharded model's driver holds no tree)."""
-    return _core.quantile if dispatch.core_enabled() else quantile_kernels
+_QUANTILE = _core.quantile  # OnlineQRF's passes (src/core/intervals/quantile.hpp)
 
 
 class OnlineQRF(IntervalRegressor):
@@ -175,9 +162,7 @@ class OnlineQRF(IntervalRegressor):
         """Per-tree predictions ``P (T, n)``, copies of the leaf sketches each row reaches (a
         record ``(bufs, goff, glv)``), and the bagging weights.  ``bufs (T, capacity)``: row t
         holds tree t's copies of the sketches' retained items, row i's at ``goff[t, i]``, its
-        level row in ``glv[t, i]`` (one array whatever the number of trees: a kernel's type
-        does not depend on it, and no numba typed list, whose methods numba compiles again in
-        every process).  The record lives in reused scratch buffers, two sets (``parity``) so
+        level row in ``glv[t, i]`` (one array whatever the number of trees).  The record lives in reused scratch buffers, two sets (``parity``) so
         one chunk's record can be queried while the next is written."""
         f = self.forest_
         e = f.engine_
@@ -204,7 +189,7 @@ class OnlineQRF(IntervalRegressor):
         local = list(bufs)
 
         def step(A, t, i):
-            return _passes(A.kind).sketch_tree_pass(
+            return _QUANTILE.sketch_tree_pass(
                 A, t, Xa, ya, W[t], i, learn, P[t], local[t], gpos[t : t + 1], goff[t], glv[t]
             )
 
@@ -229,7 +214,7 @@ class OnlineQRF(IntervalRegressor):
         e = self.forest_.engine_
         jobs = 4 * e.n_jobs if n >= e.parallel_rows and threads and e.n_jobs > 1 else 1
         bounds = np.linspace(0, n, jobs + 1).astype(int)
-        query = _mixture_passes().mixture_query
+        query = _QUANTILE.mixture_query
 
         def run(j):
             query(*rec, mask, mein, qs, masses, out_q, out_lo, out_hi, bounds[j], bounds[j + 1])
@@ -335,14 +320,12 @@ class OnlineQRF(IntervalRegressor):
                 p = s[1].get(alpha)  # this level's arrays, packed
                 if p is None or p[2] is not self.interval:
                     p = self._level_pack(s[1], alpha)
-                args = (e.handle(), e.kind, s[2], p[0], self.weighting == "meinshausen")
-                if dispatch.core_runs(e.kind):
-                    return _core.quantile.interval_one_hp(*args)
-                return e.call(quantile_kernels.interval_one_hp, args)
+                return _QUANTILE.interval_one_hp(e.handle(), s[2], p[0],
+                                                 self.weighting == "meinshausen")  # fmt: skip
         return super().predict_interval_one(x, alpha)
 
     def _qone_scratch(self):
-        """Scratch of :func:`query_one`, sized for the engine's trees and the ``k`` of their
+        """Scratch of ``query_one``, sized for the engine's trees and the ``k`` of their
         leaf sketches (a row of ``kll.row_capacity(k)`` items per tree: the widest a leaf
         sketch's row is, in models saved before the rows were cut too; no per-call look at the
         trees, which allocates).  Both are the trees' own, not the parameters (``n_trees``,
@@ -378,19 +361,10 @@ class OnlineQRF(IntervalRegressor):
         e = self.forest_.engine_
         s = self._qone_scratch()
         mein = self.weighting == "meinshausen"
-        core = dispatch.core_runs(e.kind)
         if row is e.row_buffer:  # the per-example path: the engine's row buffer, handles
-            args = (e.handle(), e.kind, s[2], mein, qs, masses, out_q, out_lo, out_hi)
-            if core:
-                _core.quantile.query_one_h(*args)
-            else:
-                e.call(quantile_kernels.query_one_h, args)
+            _QUANTILE.query_one_h(e.handle(), s[2], mein, qs, masses, out_q, out_lo, out_hi)
             return
-        args = (e.arena, row, mein, qs, masses, out_q, out_lo, out_hi, *s[0])
-        if core:
-            _core.quantile.query_one(*args)
-        else:
-            e.call(quantile_kernels.query_one, args)
+        _QUANTILE.query_one(e.arena, row, mein, qs, masses, out_q, out_lo, out_hi, *s[0])
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         A = alphas.shape[0]

@@ -110,8 +110,7 @@ class _MondrianInspection:
 
 
 class AMFRegressor(_MondrianInspection, RegressionForest):
-    """Aggregated Mondrian forest regressor (AMF; Mourtada, Gaïffas & Scornet, JRSS-B 2021),
-    compiled with numba.
+    """Aggregated Mondrian forest regressor (AMF; Mourtada, Gaïffas & Scornet, JRSS-B 2021).
 
     Each tree is a Mondrian tree grown online: a row that falls outside a node's range box
     splits it with a probability that grows with how far outside it falls (an exponential
@@ -230,8 +229,7 @@ class AMFRegressor(_MondrianInspection, RegressionForest):
 
 
 class AMFClassifier(_MondrianInspection, EngineClassifier):
-    """Aggregated Mondrian forest classifier (AMF; Mourtada, Gaïffas & Scornet, JRSS-B 2021),
-    compiled with numba.
+    """Aggregated Mondrian forest classifier (AMF; Mourtada, Gaïffas & Scornet, JRSS-B 2021).
 
     The trees grow as :class:`AMFRegressor`'s.  Each node predicts its classes' weights
     smoothed by a Dirichlet prior, ``(n_k + dirichlet) / (n + dirichlet * K)`` (``K`` the classes

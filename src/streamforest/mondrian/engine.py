@@ -228,9 +228,6 @@ class MondrianEngine:
         P, K = self.tree_features, self.tree_values
         self.trees = tree_arrays.resized(self.trees, K, new, P, K)
 
-    def load_kernels(self) -> None:
-        """Nothing to load: every kernel runs on the first rows."""
-
     # --- bagging and aggregation ------------------------------------------------------------------
     def bagging_weights(self, wa: np.ndarray) -> np.ndarray:
         """``(n_trees, n)`` weights of the next ``n`` rows: Poisson bagging weights times the

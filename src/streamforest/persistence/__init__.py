@@ -35,7 +35,7 @@ Loading executes no code from the file: no pickle anywhere (``.npy`` entries are
 ``streamforest`` module (NamedTuple classes, or classes whose bases are all streamforest classes).
 Objects are rebuilt with ``cls.__new__(cls)`` and their state set as pickle does it (their
 ``__setstate__`` if the class defines one, else ``__dict__`` and slots).  Anything else in a
-model (functions, arbitrary classes, locks, numba typed containers, ...) makes :func:`save`
+model (functions, arbitrary classes, locks, ...) makes :func:`save`
 raise a ``TypeError`` naming the attribute path.
 
 Loading also validates (:mod:`._validation`, :mod:`._tree_validation`): compiled kernels read

@@ -504,8 +504,3 @@ class ConformalClassifier(ClassifierMixin, Estimator):
             return 0
         own = self._ring.nbytes + self._sorted.nbytes + self._cal.nbytes
         return own + int(getattr(self._model, "memory_bytes", 0) or 0)
-
-    def load_kernels(self) -> None:
-        load = getattr(self.model_, "load_kernels", None)
-        if load is not None:
-            load()

@@ -9,16 +9,13 @@ A forest (a single tree is a forest of one) keeps all its trees in one :class:`A
 - ``pa`` ``(n_trees, n_params)`` float64: each tree's
   :class:`~streamforest.tree_kinds.state.TreeParams`.
 
-Why: a numba kernel unboxes each array argument on every call from Python, and the tree state has
-over sixty arrays, the parameters forty scalars; a per-example call paid for that alone, per tree,
-more than the tree's work. Passing the arena costs five arrays whatever the number of trees, and the
-kernels' types depend neither on the number of trees, nor on the number of features (a tuple of
-per-tree arrays did, so each new ``n_trees`` compiled everything again). Inside compiled code,
-:func:`tree_at` gives a tree's state and parameters as references into the arena
-(:mod:`streamforest.tree_kinds.tree_ref`: one small value whose attributes are the fields of
-:class:`TreeState` and :class:`TreeParams`, read where used: no allocation, no reference count,
-no arrays passed from call to call), so the per-tree kernels are written against the fields'
-names.
+Why: the tree state has over sixty arrays, the parameters forty scalars; passing the arena to a
+compiled call costs five arrays whatever the number of trees and features.  Inside compiled code
+a tree is a reference into the arena (``src/core/tree/tree_ref.hpp``: four pointers, each field a
+view built from the row's layout where it is read: no allocation, no arrays passed from call to
+call), so the per-tree kernels are written against the fields' names
+(``src/core/tree/fields.hpp`` lists them, checked against :class:`TreeState` and
+:class:`TreeParams` by the tests).
 
 Python changes a tree's state (creation, growth, replacement) through :func:`load` (numpy views
 of row ``t``) and :func:`store` (write a tree state into row ``t``, widening the arena when the
@@ -31,20 +28,11 @@ import ctypes
 import ctypes.util
 import os
 import sys
-import threading
 from typing import NamedTuple, get_type_hints
 
 import numpy as np
-from numba import types
-from numba.core import cgutils
-from numba.core.imputils import impl_ret_borrowed
-from numba.extending import intrinsic
-from numba.np.arrayobj import make_array, populate_array
 
-from ..compiled import kernel
-from .kinds import KindTag, KindTagType, TreeKind
 from .state import Deferred, TreeParams, TreeState
-from .tree_ref import param_ref, tree_ref
 
 F64, I64, I8 = 0, 1, 2
 _ARENA_OF = {np.dtype(np.float64): F64, np.dtype(np.int64): I64, np.dtype(np.uint64): I64,
@@ -56,60 +44,13 @@ _INT_PARAMS = frozenset(n for n, tp in get_type_hints(TreeParams).items() if tp 
 
 
 class Arena(NamedTuple):
-    """The arrays of a forest's trees.  The trees' kind (what their kernels are compiled for) is
-    the arena's *class*: :func:`with_kind` gives the arena as an instance of the subclass of its
-    kind, whose ``kind`` is a :class:`~.kinds.KindTag` (``None`` on this base class, before any
-    tree exists and in saved files).  A class, not a field: numba types a tuple of arrays and
-    numbers from a fingerprint computed in C (about a microsecond), but a tuple holding any
-    other object in Python (about 100 microseconds, paid by every call of a kernel from Python:
-    a forest of ten trees paid it ten times per ``predict`` of one row)."""
+    """The arrays of a forest's trees."""
 
     fa: np.ndarray  # (T, Cf) float64
     ia: np.ndarray  # (T, Ci) int64
     ba: np.ndarray  # (T, Cb) int8
     lay: np.ndarray  # (T, N_FIELDS, 4) int64: offset, shape
     pa: np.ndarray  # (T, N_PARAMS) float64
-    kind = None  # (a class attribute: see with_kind)
-
-
-_KINDED_PREFIX = "Arena__"
-_KINDED: dict[TreeKind, type] = {}
-_KINDED_LOCK = threading.Lock()
-_FLAGS = tuple(f for f in TreeKind.__dataclass_fields__ if f != "rule")
-
-
-def kinded_class(kind: TreeKind | None) -> type:
-    """The :class:`Arena` subclass of trees of ``kind`` (one per kind and process; named in this
-    module, so that pickle and numba's cache index find it by name in a new process)."""
-    if kind is None:
-        return Arena
-    cls = _KINDED.get(kind)
-    if cls is None:
-        with _KINDED_LOCK:  # (two threads must not make two classes of one kind)
-            cls = _KINDED.get(kind)
-            if cls is None:
-                bits = "".join("1" if getattr(kind, f) else "0" for f in _FLAGS)
-                name = f"{_KINDED_PREFIX}{kind.rule}__{bits}"
-                body = {"__slots__": (), "kind": KindTag(kind), "__module__": __name__,
-                        "__qualname__": name}  # fmt: skip
-                cls = type(name, (Arena,), body)
-                _KINDED[kind] = cls
-    return cls
-
-
-def with_kind(A: Arena, kind: TreeKind | None) -> Arena:
-    """``A``'s arrays as an arena of trees of ``kind`` (``None``: of no kind yet)."""
-    return kinded_class(kind)(A.fa, A.ia, A.ba, A.lay, A.pa)
-
-
-def __getattr__(name: str):
-    """The kinded arena classes by name (for pickle and numba's cache index)."""
-    if name.startswith(_KINDED_PREFIX):
-        rule, _, bits = name[len(_KINDED_PREFIX) :].rpartition("__")
-        if rule and len(bits) == len(_FLAGS) and set(bits) <= {"0", "1"}:
-            flags = {f: b == "1" for f, b in zip(_FLAGS, bits, strict=True)}
-            return kinded_class(TreeKind(rule=rule, **flags))
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def empty(n_trees: int) -> Arena:
@@ -128,7 +69,7 @@ def params_row(prm: TreeParams) -> np.ndarray:
 
 
 def params_at(A: Arena, t: int) -> TreeParams:
-    """Tree ``t``'s parameters (the values :func:`tree_at` gives compiled code)."""
+    """Tree ``t``'s parameters (the values compiled code reads)."""
     row = A.pa[t]
     return TreeParams(
         *(int(v) if name in _INT_PARAMS else float(v)
@@ -512,7 +453,7 @@ def used_bytes(A: Arena, t: int) -> int:
 def check(A: Arena, created=None) -> None:
     """Raise ``ValueError`` unless ``A`` is a well-formed arena: array types and shapes, and
     every field of every tree (``created[t]``, default all) inside its row.  Compiled code reads
-    the fields through unchecked views (:func:`tree_at`), so an arena from outside (a loaded
+    the fields through unchecked views (``tree_ref.hpp``), so an arena from outside (a loaded
     file) is checked first."""
     T = A.lay.shape[0] if isinstance(A.lay, np.ndarray) else -1
     kinds = ((A.fa, np.float64, 2), (A.ia, np.int64, 2), (A.ba, np.int8, 2),
@@ -670,111 +611,3 @@ def _field_kinds():
 
 
 _FIELD_ARENA, _FIELD_NDIM = _field_kinds()
-
-
-# ------------------------------------------------------------------------------------------------
-# compiled access
-@intrinsic
-def _row_view(typingctx, a, t, o, shape, dtype):
-    """A C-contiguous view of ``a[t, o:]`` with ``shape`` (a tuple) and item type ``dtype`` (of
-    ``a``'s item size), built directly: no bounds check, no reference count, no call (numpy
-    slicing plus ``reshape`` cost ~250 ns per tree state, a call to numba's reshape helper per
-    2-d field).  The arena's layout guarantees the bounds."""
-    nd = len(shape)
-    out_dt = dtype.dtype if isinstance(dtype, types.DType) else dtype.instance_type
-    retty = types.Array(out_dt, nd, "C")
-
-    def codegen(context, builder, sig, args):
-        aty = sig.args[0]
-        arr = make_array(aty)(context, builder, args[0])
-        intp = context.get_value_type(types.intp)
-        itemsize = context.get_constant(types.intp, context.get_abi_sizeof(
-            context.get_data_type(aty.dtype)))  # fmt: skip
-        row_stride = builder.extract_value(arr.strides, 0)
-        off = builder.add(builder.mul(args[1], row_stride), builder.mul(args[2], itemsize))
-        base = builder.ptrtoint(arr.data, intp)
-        out = make_array(retty)(context, builder)
-        data = builder.inttoptr(builder.add(base, off), out.data.type)
-        dims = cgutils.unpack_tuple(builder, args[3], nd)
-        strides = [itemsize] * nd
-        for d in range(nd - 2, -1, -1):
-            strides[d] = builder.mul(strides[d + 1], dims[d + 1])
-        populate_array(out, data=data, shape=dims, strides=strides, itemsize=itemsize,
-                       meminfo=arr.meminfo, parent=None)  # fmt: skip
-        return impl_ret_borrowed(context, builder, retty, out._getvalue())
-
-    return retty(a, t, o, shape, dtype), codegen
-
-
-@kernel(inline="always")
-def flat_floats(A):
-    """The arena's float array ``A.fa`` as one 1-d view (no copy): item ``j`` of the float field
-    ``k`` of tree ``t`` is ``flat_floats(A)[float_start(A, t, k) + j]`` (C order within the
-    field).  For kernels that gather items of several trees without copying them."""
-    return _row_view(A.fa, 0, 0, (A.fa.shape[0] * A.fa.shape[1],), np.float64)
-
-
-@kernel(inline="always")
-def float_start(A, t, k):
-    """Index in :func:`flat_floats` of the first item of tree ``t``'s float field ``k``."""
-    return t * A.fa.shape[1] + A.lay[t, k, 0]
-
-
-@kernel(inline="always")
-def _v1(a, lay, t, k):
-    return _row_view(a, t, lay[t, k, 0], (lay[t, k, 1],), a.dtype)
-
-
-@kernel(inline="always")
-def _v2(a, lay, t, k):
-    return _row_view(a, t, lay[t, k, 0], (lay[t, k, 1], lay[t, k, 2]), a.dtype)
-
-
-@kernel(inline="always")
-def _v3(a, lay, t, k):
-    return _row_view(a, t, lay[t, k, 0], (lay[t, k, 1], lay[t, k, 2], lay[t, k, 3]), a.dtype)
-
-
-@kernel(inline="always")
-def tree_state(A, t):
-    """Tree ``t``'s state: a :data:`~.tree_ref.TreeRef` whose attributes are the fields of
-    :class:`TreeState`, as views of the arena (no allocation)."""
-    return tree_ref(A.fa, A.ia, A.ba, A.lay, t, arena_kind(A))
-
-
-@intrinsic
-def arena_kind(typingctx, A):
-    """The :class:`~.kinds.KindTag` of a kinded arena (read from its numba type: no data)."""
-    tag = getattr(getattr(A, "instance_class", None), "kind", None)
-    if tag is None:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return context.get_dummy_value()
-
-    return KindTagType(tag.kind)(A), codegen
-
-
-@intrinsic
-def make_arena(typingctx, kind, fa, ia, ba, lay, pa):
-    """The arena of trees of ``kind`` (a :class:`~.kinds.KindTag`) made of these arrays."""
-    arena_type = types.NamedTuple((fa, ia, ba, lay, pa), kinded_class(kind.kind))
-
-    def codegen(context, builder, sig, args):
-        value = context.make_tuple(builder, sig.return_type, args[1:])
-        return impl_ret_borrowed(context, builder, sig.return_type, value)
-
-    return arena_type(kind, fa, ia, ba, lay, pa), codegen
-
-
-@kernel(inline="always")
-def tree_params(A, t):
-    """Tree ``t``'s parameters: a :data:`~.tree_ref.ParamRef` whose attributes are those of
-    :class:`TreeParams`."""
-    return param_ref(A.pa, t)
-
-
-@kernel(inline="always")
-def tree_at(A, t):
-    """``(state, params)`` of tree ``t``."""
-    return tree_state(A, t), tree_params(A, t)

@@ -1,13 +1,11 @@
 """Array layout of a compiled online regression tree.
 
-A tree is a :class:`TreeState` (a named tuple of numpy arrays, passed as one argument to numba
-kernels) plus a :class:`TreeParams` (a named tuple of scalar hyper-parameters).  Growing an array
-happens in Python (:func:`grow`) when a kernel reports that it needs room; kernels never allocate
-state, so a whole stream can run inside one compiled call.
-
-The learning and prediction loops are compiled without numba's reference counting (NRT): it
-cost more per row than the tree's own work (docs: development, speed).  So nothing on those
-paths allocates; split search sorts in the preallocated scratch arrays ``sc_*`` and ``ft_*``.
+A tree is a :class:`TreeState` (a named tuple of numpy arrays, held in a forest's arena: see
+:mod:`.arena`) plus a :class:`TreeParams` (a named tuple of scalar hyper-parameters).  Growing an
+array happens in Python (:func:`grow`) when a kernel reports that it needs room; kernels never
+allocate state, so a whole stream can run inside one compiled call, and nothing on the learning
+and prediction paths allocates: split search sorts in the preallocated scratch arrays
+(``scratch_*``, ``ft_*``).
 
 Three pools live in the state:
 

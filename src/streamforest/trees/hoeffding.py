@@ -15,7 +15,7 @@ from ..tree_kinds.inspection import TreeInspection
 
 
 class HoeffdingTreeRegressor(TreeInspection, EngineRegressor):
-    """Incremental regression tree (FIMT / Hoeffding tree) compiled with numba.
+    """Incremental regression tree (FIMT / Hoeffding tree).
 
     Each leaf accumulates target statistics and one attribute observer per feature.  Every
     ``grace_period`` units of weight a leaf compares split candidates by variance reduction (VR)

@@ -11,8 +11,8 @@ from ..tree_kinds import state
 
 
 class HoeffdingTreeClassifier(EngineClassifier):
-    """Incremental decision tree for classification (VFDT; Domingos & Hulten 2000), compiled
-    with numba: the reference single learner beside :class:`~streamforest.ACTSERClassifier`.
+    """Incremental decision tree for classification (VFDT; Domingos & Hulten 2000): the
+    reference single learner beside :class:`~streamforest.ACTSERClassifier`.
 
     A leaf keeps, per feature and class, the weight, mean and variance of the values (and per
     nominal category and class a weight): the statistics of its naive Bayes model, which also
