@@ -1,9 +1,6 @@
 """The compiled core's batch leaf-weight forests (``streamforest._core.batch``): tree walks,
 means and the Meinshausen mixture's quantiles and highest-density intervals against plain
-Python definitions, bad arguments refused, and, while the numba core is there, bit for bit
-against its kernels on fitted scikit-learn forests."""
-
-import math
+Python definitions, and bad arguments refused."""
 
 import numpy as np
 import pytest
@@ -175,52 +172,3 @@ def test_bad_arguments_are_refused():
         core.leaf_mixture_query(np.zeros(1), start, stop, out + 100, qs, masses, o, o, o)
     with pytest.raises(ValueError):  # outputs too small
         core.leaf_mixture_query(np.zeros(1), start, stop, out, qs, masses, o[:4], o, o)
-
-
-# ------------------------------------------------------------------------------------------------
-def _bits(x):
-    return np.asarray(x, np.float64).view(np.int64)
-
-
-@pytest.mark.parametrize("forest", ["random_forest", "extra_trees"])
-def test_same_as_numba_kernels_on_fitted_forests(forest):
-    pytest.importorskip("numba")
-    pytest.importorskip("sklearn")
-    import streamforest as sf
-    from streamforest.batch import _kernels as nk
-
-    rng = np.random.default_rng(3)
-    X = rng.random((600, 4))
-    y = 3 * X[:, 0] + (0.2 + X[:, 1]) * rng.exponential(size=600)
-    y[:20] = np.round(y[:20], 1)  # ties
-    for T, leaf in ((5, 5), (40, 1), (30, 10)):  # few runs (the scan) and many (the heap)
-        m = sf.HDIForestRegressor(n_estimators=T, forest=forest, min_samples_leaf=leaf, seed=T)
-        m.fit(X, y)
-        Xt = np.ascontiguousarray(rng.random((150, 4)))
-        La, Lb = np.empty((150, T), np.int64), np.empty((150, T), np.int64)
-        args = (m.left_, m.right_, m.feature_, m.threshold_, Xt)
-        nk.forest_apply(*args, La)
-        core.forest_apply(*args, Lb)
-        assert np.array_equal(La, Lb)
-        ma, mb = np.empty(150), np.empty(150)
-        nk.forest_mean(m.value_, La, ma)
-        core.forest_mean(m.value_, Lb, mb)
-        assert np.array_equal(_bits(ma), _bits(mb))
-        qs = np.r_[0.0, 0.05, 0.25, 0.5, 0.75, 0.95, 1.0, rng.random(5)]
-        masses = np.r_[0.5, 0.8, 0.9, 0.95, 1.0 - 1e-3, 1.0]
-        outs = []
-        for mod in (nk, core):
-            o = (np.empty((150, len(qs))), np.empty((150, len(masses))),
-                 np.empty((150, len(masses))))  # fmt: skip
-            mod.leaf_mixture_query(m.targets_, m.leaf_start_, m.leaf_stop_, La, qs, masses, *o)
-            outs.append(o)
-        for a, b in zip(*outs, strict=True):
-            assert np.array_equal(_bits(a), _bits(b))
-        # and with no masses / no levels, as the model's two query paths call it
-        for mod in (nk, core):
-            o = (np.empty((150, len(qs))), np.empty((150, 0)), np.empty((150, 0)))
-            mod.leaf_mixture_query(m.targets_, m.leaf_start_, m.leaf_stop_, La, qs, np.zeros(0),
-                                   *o)  # fmt: skip
-            outs.append(o[0])
-        assert np.array_equal(_bits(outs[2]), _bits(outs[3]))
-        assert not math.isnan(outs[2][0, 0])

@@ -1,25 +1,14 @@
-"""The compiled core's streaming gradient-boosted trees (``streamforest._core.boosting``).
-
-Reference tests (they stay after numba is gone): the model's prediction is its base score plus
-the learning rate times each step's tree's prediction, summed in step order in Python; the
-prequential pass is the boosting loop replayed in Python over separate trees; the bindings
-refuse what they would overrun.
-
-Port tests (``test_same_as_numba_*``, transitional): SGBT models (the defaults, with drift,
-other trees) run on the numba kernels and on the core's, batch and per-example, and the kernels
-called directly (resuming at a step that lacked room), every output and arena compared bit for
-bit."""
-
-import pickle
+"""The compiled core's streaming gradient-boosted trees (``streamforest._core.boosting``): the
+model's prediction is its base score plus the learning rate times each step's tree's
+prediction, summed in step order in Python; the prequential pass is the boosting loop replayed
+in Python over separate trees; the bindings refuse what they would overrun."""
 
 import numpy as np
 import pytest
 
 import streamforest as sf
 from streamforest import _core
-from streamforest.boosting import _kernels as NB
 from streamforest.boosting.sgbt import default_tree
-from streamforest.engine import dispatch
 
 CB = _core.boosting
 
@@ -65,144 +54,9 @@ def same_bits(a, b) -> bool:
     return np.array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
-def engine_arrays(e):
-    return [*e.arena, e.rng, e.created, e.n_resets, e.drift_counts, e._acc, e._drifted]
-
-
-def assert_same(ea, eb, what=""):
-    A, B = engine_arrays(ea), engine_arrays(eb)
-    for k, (a, b) in enumerate(zip(A, B, strict=True)):
-        assert same_bits(a, b), f"{what}: array {k} differs"
-    assert ea.base_score == eb.base_score, what
-
-
 def dicts(m, X):
     names = list(m.feature_names_in_)
     return [dict(zip(names, map(float, row), strict=True)) for row in X]
-
-
-@pytest.fixture
-def counted(monkeypatch):
-    """Calls of the core's boosting functions (Python calls them through the module)."""
-    calls = {}
-    for name in ("boost_one", "boost_rows", "boost_predict_one", "boost_predict_rows"):
-        fn = getattr(CB, name)
-
-        def wrap(*a, _fn=fn, _name=name):
-            calls[_name] = calls.get(_name, 0) + 1
-            return _fn(*a)
-
-        monkeypatch.setattr(CB, name, wrap)
-    return calls
-
-
-# ------------------------------------------------------------------------------------------------
-# port tests
-@pytest.mark.parametrize("name", list(CONFIGS))
-def test_same_as_numba_models(name, counted):
-    """Batch learning and prequential passes, predictions, then the per-example path (dicts:
-    ``predict_one``, ``learn_one``), on both cores: outputs and engines bit for bit."""
-    X, y = stream(1600, seed=len(name), jump_at=1100 if "drift" in name else None)
-    models, outs = {}, {}
-    for core in (False, True):
-        before = dict(counted)
-        m = CONFIGS[name]()
-        res = []
-        with dispatch.using_core(core):
-            res.append(m.predict_learn_many(X[:700], y[:700]))
-            m.learn_many(X[700:1000], y[700:1000], w=np.where(np.arange(300) % 4 == 0, 2.5, 1.0))
-            res.append(m.predict(X[:200]))
-            res.append(m.tree_predictions(X[:50]).ravel())
-            D = dicts(m, X)
-            for i in range(1000, 1600):
-                if i % 3:
-                    res.append(m.predict_one(D[i]))
-                m.learn_one(D[i], float(y[i]), 1.0 + 0.5 * (i % 7 == 0))
-            res.append(m.predict(X[:200]))
-        models[core], outs[core] = m, res
-        ran = {k: counted.get(k, 0) - before.get(k, 0) for k in counted}
-        if core:
-            assert all(ran.get(k) for k in counted), ran
-        else:
-            assert not any(ran.values()), ran
-    for k, (a, b) in enumerate(zip(outs[False], outs[True], strict=True)):
-        assert same_bits(np.asarray(a, float), np.asarray(b, float)), f"output {k}"
-    ea, eb = models[False].engine_, models[True].engine_
-    assert_same(ea, eb, name)
-    assert models[False].n_leaves == models[True].n_leaves > CONFIGS[name]().n_steps
-    if "drift" in name:
-        assert models[True].n_resets > 0
-
-
-@pytest.mark.parametrize("name", ["defaults", "drift", "linear-all-features-budget"])
-def test_same_as_numba_kernels_called_directly(name):
-    """``boost_rows`` from a start row and resuming at a step that lacked room, ``boost_one``
-    likewise, ``boost_predict_one``/``boost_predict_rows``, on two copies of an engine: the
-    same statuses, outputs and arenas after every call."""
-    X, y = stream(1500, seed=5, jump_at=900 if name == "drift" else None)
-    m = CONFIGS[name]()
-    m.learn_many(X[:100], y[:100])
-    ea, eb = pickle.loads(pickle.dumps(m.engine_)), pickle.loads(pickle.dumps(m.engine_))
-    Xa = np.ascontiguousarray(m.encode_predict(X))
-    yb = np.ascontiguousarray(y - ea.base_score)
-    w = np.where(np.arange(len(y)) % 5 == 0, 2.0, 1.0)
-    lr = ea.learning_rate
-    stops = {"room": 0, "drift": 0}
-    outs = {NB: np.full(len(y), 7.0), CB: np.full(len(y), 7.0)}
-    i, t0 = 100, NB.FRESH
-    while i < 1000:
-        res = []
-        for e, K in ((ea, NB), (eb, CB)):
-            res.append(K.boost_rows(e.arena, Xa, yb, w, lr, i, t0, e._acc, e._drifted, outs[K]))
-        assert res[0] == res[1], (i, t0)
-        assert isinstance(res[1], tuple) and all(type(v) is int for v in res[1])
-        i, s = res[0]
-        t0 = NB.FRESH
-        for e in (ea, eb):
-            if s >= 0:
-                e.make_room(int(s))
-            elif s == NB.DRIFTED:
-                e._act_on_drift()
-        if s >= 0:
-            t0 = int(s)
-            stops["room"] += 1
-        elif s == NB.DRIFTED:
-            stops["drift"] += 1
-        assert_same(ea, eb, f"row {i}")
-        assert same_bits(outs[NB], outs[CB])
-        if i >= 1000:
-            break
-    for i in range(1000, 1500):
-        x = np.ascontiguousarray(Xa[i])
-        t0 = NB.FRESH
-        while True:
-            s = [K.boost_one(e.arena, x, yb[i], w[i], lr, t0, e._acc, e._drifted)
-                 for e, K in ((ea, NB), (eb, CB))]  # fmt: skip
-            assert s[0] == s[1], i
-            s = s[0]
-            if s >= 0:
-                stops["room"] += 1
-                for e in (ea, eb):
-                    e.make_room(s)
-                t0 = s
-                continue
-            if s == NB.DRIFTED:
-                stops["drift"] += 1
-                for e in (ea, eb):
-                    e._act_on_drift()
-            break
-        p = [K.boost_predict_one(e.arena, x, lr) for e, K in ((ea, NB), (eb, CB))]
-        assert same_bits(p[0], p[1])
-        assert same_bits(ea._acc, eb._acc) and same_bits(ea._drifted, eb._drifted)
-        if i % 25 == 0 or i == 1499:
-            assert_same(ea, eb, f"row {i}")
-    P = {K: np.full(300, 7.0) for K in (NB, CB)}
-    for e, K in ((ea, NB), (eb, CB)):
-        K.boost_predict_rows(e.arena, np.ascontiguousarray(Xa[:300]), lr, P[K])
-    assert same_bits(P[NB], P[CB])
-    assert stops["room"] > 0
-    if name == "drift":
-        assert stops["drift"] > 0
 
 
 # ------------------------------------------------------------------------------------------------

@@ -2,32 +2,23 @@
 its leaves (majority class, naive Bayes, adaptive naive Bayes), the Gaussian split rule of VFDT
 and the classifier engine's votes.
 
-Reference tests (they stay after numba is gone): a leaf's class weights are the counts of the
-rows the tree routes to it, a tree's and a forest's class probabilities sum to 1, a majority
-leaf answers its class frequencies, a naive Bayes leaf the plain-Python naive Bayes, the votes
-are the majority of the trees' classes with ties broken by the mean probability, the
-information gain's table is ``v log2 v``, and the bindings refuse what they would overrun.
-
-Port tests (``test_same_as_numba_*``, transitional): the same engines and models driven by the
-numba kernels and by the core's (the batch passes call by call with growth, new classes and
-categories arriving, budgets, a frozen tree, the per-example paths with and without the memo,
-the engine kernels and the votes called directly), every arena array compared bit for bit
-after each call, with the harness of tests/test_core_tree_passes.py."""
+A leaf's class weights are the counts of the rows the tree routes to it, a tree's and a
+forest's class probabilities sum to 1, a majority leaf answers its class frequencies, a naive
+Bayes leaf the plain-Python naive Bayes, the votes are the majority of the trees' classes with
+ties broken by the mean probability, the core runs the kinds it says it runs, and the bindings
+refuse what they would overrun."""
 
 import math
-import pickle
 
 import numpy as np
 import pytest
 
 import streamforest as sf
 from streamforest import _core
-from streamforest.engine import class_votes as NV
-from streamforest.engine import dispatch
-from streamforest.engine import kernels as NK
 from streamforest.tree_kinds import state as S
+from streamforest.tree_kinds.kinds import TreeKind
 
-from .test_core_tree_passes import _parent_of, assert_same, drive_pass, run_both, same_bits
+from .test_core_tree_passes import _parent_of
 
 CORE = _core.engine
 
@@ -65,115 +56,6 @@ def _actser(**kw):
     return lambda: sf.ACTSERClassifier(**{**base, **kw})
 
 
-def _seeds(**kw):
-    base = dict(mode="seeds", n_members=3, nominal_features=(5, 6), seed=4)
-    return lambda: sf.ACTSEREnsembleClassifier(**{**base, **kw})
-
-
-CONFIGS = {
-    # name: model factory (the name says what the configuration must reach, see _check_exercised)
-    "ht-mc": _ht(leaf_prediction="mc"),
-    "ht-nb": _ht(leaf_prediction="nb"),
-    "ht-nba": _ht(),
-    "ht-nba-depth-subspace": _ht(max_depth=3, max_features=3, seed=2),
-    "ht-nba-freeze": _ht(max_leaves=4),
-    "ht-nba-budget": _ht(max_memory_mb=0.05),
-    "actser-mc-drift": _actser(leaf_prediction="mc"),
-    "actser-nb-mmin3-drift": _actser(leaf_prediction="nb", m_min=3),
-    "actser-nba-fast-drift": _actser(ph_threshold=5.0, alt_period=30, seed=2),
-    "actser-nba-freeze": _actser(max_leaves=5, ph_threshold=5.0, alt_period=30, seed=3),
-    "actser-nba-no-alternates": _actser(drift_detection=False, seed=5),
-    "actser-seeds-drift": _seeds(ph_threshold=5.0),
-    "actser-rforest-drift": _seeds(mode="rforest", seed=5),
-    "actser-seeds-budget-freeze": _seeds(max_memory_mb=0.15, seed=6),
-}
-
-
-def models_of(make, X, y):
-    """Two identical models whose engine exists (made on the numba path) with the features and
-    classes of ``(X, y)`` known and nothing learnt, and the encoded rows and class indices."""
-    m = make()
-    with dispatch.using_core(False):
-        fs = m.feature_space()
-        labels = m._checked_labels(y, len(y))
-        Xa = fs.encode_array(X, learn=True)
-        ya = m._indices_of(labels)
-        m.engine_.sync()
-        Xa = m.pad(Xa)
-    return pickle.loads(pickle.dumps(m)), pickle.loads(pickle.dumps(m)), Xa, ya
-
-
-def run_models(ma, mb, action, what=""):
-    """``action(m)`` on ``ma`` with numba's kernels and on ``mb`` with the core's; the results
-    and the engines compared bit for bit."""
-    with dispatch.using_core(False):
-        ra = action(ma)
-    with dispatch.using_core(True):
-        rb = action(mb)
-        assert dispatch.core_runs(mb.engine_.arena.kind), what
-    if isinstance(ra, np.ndarray) and ra.dtype == object:
-        assert ra.tolist() == rb.tolist(), what
-    elif ra is not None or rb is not None:
-        assert same_bits(np.asarray(ra), np.asarray(rb)), what
-    assert_same(ma.engine_, mb.engine_, what)
-    return ra
-
-
-def _check_exercised(name, m, decided=True):
-    """The configuration reached what it is for (``decided``: alternates adopted or discarded
-    too)."""
-    e = m.engine_
-    ints = [e.state(t).ints for t in range(e.n_trees)]
-    assert sum(int(i[S.I_NSPLITS]) for i in ints) > 0
-    if "freeze" in name:
-        assert any(int(i[S.I_FROZEN]) for i in ints)
-    if "drift" in name:  # alternates started, and adopted or discarded
-        a = m.alternate_stats
-        assert a["started"] > 0 and (a["adopted"] + a["discarded"] > 0 or not decided)
-    if "budget" in name:  # the category room was cut: codes past it are unseen to naive Bayes
-        assert all(e.state(t).lf_nominal_class_weights.shape[2] == 0 for t in range(e.n_trees))
-    else:  # nominal splits, and room for the many categories
-        states = [e.state(t) for t in range(e.n_trees)]
-        nominal = [(st.nd_feat[: int(st.ints[S.I_NNODES])] >= 5).any() for st in states]
-        assert any(nominal) or "freeze" in name
-        assert states[0].lf_nominal_class_weights.shape[2] >= 40 * len(m.classes_)
-    assert len(m.classes_) == 4
-
-
-# ------------------------------------------------------------------------------------------------
-# port tests: bit for bit against the numba kernels
-@pytest.mark.parametrize("name", list(CONFIGS))
-def test_same_as_numba_batch_passes(name):
-    """The engine's batch passes call by call (learn_rows with growth, predict_rows of class
-    probabilities, apply_rows), then the models' batch calls as new classes and categories
-    arrive (learn_many widens the trees; predict_proba and predict vote)."""
-    X, y = class_stream(3000, seed=len(name), new_class_at=1000, drift_at=2200)
-    n1 = 1000
-    ma, mb, Xa, ya = models_of(CONFIGS[name], X[:n1], y[:n1])
-    ea, eb = ma.engine_, mb.engine_
-    assert_same(ea, eb, "created")
-    wa = np.ones(n1)
-    W = ea.bagging_weights(wa)
-    eb.bagging_weights(wa)
-    drive_pass(ea, eb, n1, lambda K, e, A, t, i: K.learn_rows(A, t, Xa, ya, W, i), "learn_rows",
-               rows=(Xa, ya, wa))  # fmt: skip
-    K = ea.state(0).lf_class_weights.shape[1]
-    assert K == 2
-    P = np.zeros((ea.n_trees, n1, K))
-    for t in range(ea.n_trees):
-        run_both(ea, eb, lambda e, K_, t=t: K_.predict_rows(e.arena, t, Xa, P) or P[t].copy(),
-                 "predict_rows")  # fmt: skip
-        leaf = np.zeros(n1, np.int64)
-        run_both(ea, eb, lambda e, K_, t=t, o=leaf: K_.apply_rows(e.arena, t, Xa, o) or o.copy(),
-                 "apply_rows")  # fmt: skip
-    for a, b in ((1000, 1700), (1700, 2400), (2400, 2401), (2401, 3000)):  # (a one-row batch)
-        run_models(ma, mb, lambda m, a=a, b=b: m.learn_many(X[a:b], y[a:b]) and None,
-                   f"learn_many {a}")  # fmt: skip
-        run_models(ma, mb, lambda m, b=b: m.predict_proba(X[b - 300 : b]), f"predict_proba {b}")
-        run_models(ma, mb, lambda m, b=b: m.predict(X[b - 300 : b]), f"predict {b}")
-    _check_exercised(name, ma)
-
-
 def _dict(X, i):
     d = {f"x{j}": float(X[i, j]) for j in range(6)}
     if not math.isnan(X[i, 6]):
@@ -181,156 +63,11 @@ def _dict(X, i):
     return d
 
 
-@pytest.mark.parametrize("name", list(CONFIGS))
-def test_same_as_numba_per_example(name):
-    """The per-example paths of dicts: ``predict_proba_one`` then ``learn_one`` (the votes'
-    memo), ``predict_one``, ``learn_one`` alone, sample weights, new classes and categories
-    arriving one example at a time, and the engine's calls of a row that is not its row
-    buffer (``learn_one``)."""
-    X, y = class_stream(1500, seed=5 + len(name), new_class_at=700, drift_at=1100)
-    X[::37, 6] = np.nan
-    ma, mb = CONFIGS[name](), CONFIGS[name]()
-    for i in range(1500):
-        x, yi = _dict(X, i), int(y[i])
-
-        def step(m, x=x, yi=yi, i=i):
-            out = []
-            if i % 3 == 0:
-                out += list(m.predict_proba_one(x).values())  # the handle's memo for learn_one
-            elif i % 3 == 1:
-                label = m.predict_one(x)
-                out.append(-1.0 if label is None else float(label))
-            m.learn_one(x, yi, 1.0 + (i % 4 == 0))
-            e = m.engine_
-            if i % 7 == 0 and e.fitted and yi in m._class_index:  # not the row buffer
-                row = e.features.encode_dict(x, True).copy()
-                e.sync()
-                e.learn_one(row, float(m._class_index[yi]), 1.0)
-            return np.array(out + list(e.last_predictions))
-
-        with dispatch.using_core(False):
-            ra = step(ma)
-        with dispatch.using_core(True):
-            rb = step(mb)
-            if i == 1497:  # (the core ran the per-example entry points)
-                kind = mb.engine_.arena.kind
-                assert dispatch.ENTRY_POINTS[(NK.learn_one_h, kind)] is CORE.learn_one_h
-                key = (NV.predict_proba_one, kind)
-                assert dispatch.ENTRY_POINTS[key] is CORE.predict_proba_one
-        assert same_bits(ra, rb), f"row {i}"
-        if i % 50 == 0 or i == 1499:
-            assert_same(ma.engine_, mb.engine_, f"row {i}")
-    _check_exercised(name, ma, decided=False)
-
-
-DIRECT = {
-    "ht-nba": CONFIGS["ht-nba"],
-    "ht-nb-budget": _ht(leaf_prediction="nb", max_memory_mb=0.05),
-    "actser-seeds-drift": CONFIGS["actser-seeds-drift"],
-}
-
-
-@pytest.mark.parametrize("name", list(DIRECT))
-def test_same_as_numba_kernels_called_directly(name):
-    """The engine kernels called with their arrays: ``predict_proba_one`` then ``learn_one``
-    with its memo (resuming at a tree that lacked room), ``learn_one`` without a memo,
-    ``vote_rows`` of ``predict_rows``, the handle kernels, ``background_rows`` and
-    ``init_tree`` of a classification arena."""
-    make = DIRECT[name]
-    X, y = class_stream(900, seed=3, drift_at=500)
-    ma, mb, Xa, ya = models_of(make, X, y)
-    ea, eb = ma.engine_, mb.engine_
-    T = ea.n_trees
-    K = ea.state(0).lf_class_weights.shape[1]
-    for i in range(900):
-        x = np.ascontiguousarray(Xa[i])
-        yi = float(ya[i])
-        kind = i % 4
-
-        def step(e, Kn, x=x, yi=yi, kind=kind, i=i):
-            V = NV if Kn is NK else CORE
-            res = []
-            memo = np.zeros((4, 0))
-            if kind == 0:
-                PT, mean, votes, M = np.zeros((T, 1, K)), np.zeros(K), np.zeros(K), np.zeros((4, T))
-                res.append(V.predict_proba_one(e.arena, x, PT, mean, votes, M))
-                res += list(PT.ravel()) + list(mean) + list(votes) + list(M.ravel())
-                memo = M
-            elif kind == 1 and i >= 60:
-                rows = np.ascontiguousarray(Xa[i - 60 : i])
-                PT = np.zeros((T, 60, K))
-                for t in range(T):
-                    Kn.predict_rows(e.arena, t, rows, PT)
-                mean, votes, cls = np.zeros((60, K)), np.zeros(K), np.zeros(60, np.int64)
-                V.vote_rows(PT, mean, votes, cls)
-                res += list(PT.ravel()) + list(mean.ravel()) + list(cls)
-            if kind == 3:  # through the handle of the engine's own arrays, with its memo
-                e.use_row(x)
-                res.append(V.predict_proba_one(e.arena, e.row_buffer, np.zeros((T, 1, K)),
-                                               np.zeros(K), np.zeros(K), e.leaf_memo))  # fmt: skip
-                H = e.handle()
-                t0 = Kn.FRESH
-                while True:
-                    st = Kn.learn_one_h(H, e.arena.kind, e.bagging, yi, 1.0, t0, True)
-                    res.append(st)
-                    if st < 0:
-                        break
-                    e.make_room(st)
-                    H = e.handle()
-                    t0 = st
-                return np.array(res + list(e.last_predictions) + list(e._wt), float)
-            t0 = Kn.FRESH
-            wt, Pl, dr = np.zeros(T), np.zeros(T), np.zeros(T, np.int8)
-            while True:
-                st = Kn.learn_one(e.arena, e.rng, e.bagging, x, yi, 1.0, wt, Pl, dr, t0, memo)
-                res.append(st)
-                if st < 0:
-                    break
-                e.make_room(st)
-                t0 = st
-                memo = np.zeros((4, 0)) if memo.shape[1] else memo
-            return np.array(res + list(Pl) + list(wt) + list(dr), float)
-
-        with dispatch.using_core(False):
-            ra = step(ea, NK)
-        with dispatch.using_core(True):
-            rb = step(eb, dispatch.CORE)
-        assert same_bits(ra, rb), f"row {i}"
-        assert_same(ea, eb, f"row {i}")
-    assert ea.state(0).ints[S.I_NSPLITS] > 0
-    # a classification arena's background pass (as a tree's own) and a new tree in a row
-    w = np.ones(200)
-    Xb = np.ascontiguousarray(Xa[:200])
-    drive_pass(ea, eb, 200, lambda Kn, e, A, t, i: Kn.background_rows(A, t, Xb, ya[:200], w, i),
-               "background_rows")  # fmt: skip
-    run_both(ea, eb, lambda e, Kn: Kn.init_tree(e.arena, 0), "init_tree")
-    run_both(ea, eb, lambda e, Kn: Kn.lacks_room(e.arena, 0), "lacks_room")
-
-
-def test_same_as_numba_votes():
-    """``vote_rows`` on trees' probabilities with ties of votes and of probabilities, one
-    class, one tree, no row."""
-    r = np.random.default_rng(4)
-    for T, n, K in ((5, 40, 3), (4, 30, 2), (1, 10, 4), (3, 8, 1), (2, 0, 3), (6, 50, 5)):
-        PT = r.dirichlet(np.ones(K), size=(T, n)) if K > 1 else np.ones((T, n, 1))
-        if n:
-            PT[:, : n // 2] = np.round(PT[:, : n // 2] * 2) / 2  # ties everywhere
-        outs = []
-        for V in (NV, CORE):
-            mean, votes, cls = np.zeros((n, K)), np.zeros(K), np.zeros(n, np.int64)
-            V.vote_rows(np.ascontiguousarray(PT), mean, votes, cls)
-            outs.append((mean, votes, cls))
-        for a, b in zip(*outs, strict=True):
-            assert same_bits(a, b)
-
-
 # ------------------------------------------------------------------------------------------------
-# reference tests: invariants that hold whatever the core
+# reference tests
 def _fit(make, X, y):
     m = make()
-    with dispatch.using_core(True):
-        m.learn_many(X, y)
-        assert dispatch.core_runs(m.engine_.arena.kind)
+    m.learn_many(X, y)
     return m
 
 
@@ -376,10 +113,9 @@ def test_class_weights_are_the_counts_of_the_rows_routed_there(rule):
 def test_probabilities_sum_to_one(leaf):
     X, y = class_stream(2500, seed=9)
     m = _fit(_ht(leaf_prediction=leaf), X, y)
-    with dispatch.using_core(True):
-        P = m.predict_proba(X)
-        labels = m.predict(X)
-        one = [m.predict_proba_one(_dict(X, i)) for i in range(0, 2500, 50)]
+    P = m.predict_proba(X)
+    labels = m.predict(X)
+    one = [m.predict_proba_one(_dict(X, i)) for i in range(0, 2500, 50)]
     assert P.shape == (2500, 4) and (P >= 0).all()
     assert max(abs(math.fsum(p) - 1.0) for p in P) < 1e-12
     assert max(abs(math.fsum(d.values()) - 1.0) for d in one) < 1e-12
@@ -441,36 +177,22 @@ def test_votes_are_the_majority_of_the_trees_classes():
         assert cls[i] == best
 
 
-def test_information_gain_table_is_v_log2_v():
-    from streamforest.tree_kinds.class_splitting import XLX, XLX_N
-
-    assert XLX_N == 4096
-    for v in (1.0, 2.0, 3.0, 1000.0, 4095.0):
-        assert XLX[int(v)] == v * math.log2(v)
-
-
 def test_supports_classification_kinds_of_the_gauss_and_extra_rules():
-    from streamforest.tree_kinds.kinds import KindTag, TreeKind
-
     assert ("gauss", S.SPLIT_GAUSS) in _core.tree.rules()
     gauss = TreeKind(rule="gauss", classification=True)
     assert _core.tree.supports(**gauss.__dict__)
-    assert dispatch.core_runs(KindTag(gauss))
     for alternates in (False, True):  # (the extra rule always runs with alternates)
         extra = TreeKind(rule="extra", classification=True, alternates=alternates)
         assert _core.tree.supports(**extra.__dict__)
-        assert dispatch.core_runs(KindTag(extra))
     for change in ({"classification": False}, {"sketch": True}, {"evidence": True}):
         assert not _core.tree.supports(**{**gauss.__dict__, **change}), change
     # the observers rule has no classification part
     assert not _core.tree.supports(**TreeKind(classification=True).__dict__)
-    m = _fit(CONFIGS["ht-nba"], *class_stream(200))
-    assert isinstance(m.engine_.passes, type(dispatch.CORE))
 
 
 def test_bindings_refuse_what_they_would_overrun():
     X, y = class_stream(400, seed=1)
-    m = _fit(CONFIGS["ht-nba"], X, y)
+    m = _fit(_ht(), X, y)
     e = m.engine_
     A = e.arena
     Xa = m.encode_predict(X)

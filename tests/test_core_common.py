@@ -1,6 +1,5 @@
 """The compiled core's shared kernels (``streamforest._core.common``): the generator, the running
-statistics and the sorts, against references (numpy, exact sums) and, while the numba core is
-still there, bit for bit against its kernels."""
+statistics and the sorts, against references (a plain-Python SplitMix64, numpy, exact sums)."""
 
 import math
 
@@ -82,40 +81,3 @@ def test_sorts_against_numpy(n):
         np.testing.assert_array_equal(work[n:], values[n:])
     with pytest.raises(ValueError):
         core.sort_into(np.zeros(3), 4)  # never reads past the array
-
-
-def same_bits(a, b):
-    """Equal to the bit (NaN payloads and the sign of zero included)."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return a.shape == b.shape and (a.view(np.uint64) == b.view(np.uint64)).all()
-
-
-def test_same_as_numba_kernels():
-    """Bit for bit the numba core's (while it is there: the port's check)."""
-    numba = pytest.importorskip("numba")
-    from streamforest import rng as py_rng
-    from streamforest import stats as py_stats
-
-    @numba.njit
-    def draws(state, n):
-        out = np.empty(3 * n)
-        for i in range(n):
-            out[3 * i] = py_rng.next_float(state)
-            out[3 * i + 1] = py_rng.next_below(state, 17)
-            out[3 * i + 2] = np.float64(py_rng.mix64(np.uint64(i)))
-        return out
-
-    s1, s2 = np.array([123], np.uint64), np.array([123], np.uint64)
-    ours = []
-    for i in range(200):
-        ours += [core.next_float(s2), core.next_below(s2, 17), float(core.mix64(i))]
-    assert same_bits(draws(s1, 200), ours)
-    rng = np.random.default_rng(1)
-    v = np.concatenate([rng.standard_normal(500) * 1e6, [0.0, -0.0, 1e300, -1e-300]])
-    w = np.concatenate([rng.random(500), [0.0, 1.0, 2.0, 0.5]])
-    assert same_bits(py_stats.stats_of(v, w), core.stats_of(v, w))
-    a, b = core.stats_of(v[:200], w[:200]), core.stats_of(v[200:], w[200:])
-    assert same_bits(py_stats.chan_merge(*a, *b), core.chan_merge(*a, *b))
-    s = core.stats_of(v, w)
-    assert same_bits(py_stats.chan_subtract(*s, *b), core.chan_subtract(*s, *b))
-    assert same_bits(py_stats.welford_update(*s, 3.5, 0.25), core.welford_update(*s, 3.5, 0.25))

@@ -2,22 +2,14 @@
 (``streamforest._core.intervals``: CPApproximate's and CPExact's, src/core/intervals/conformal,
 and GaussianInterval's, src/core/intervals/gaussian).
 
-Reference tests (they stay after numba is gone): CPExact's interval is the split-conformal
-interval of its stored calibration scores (rank ``ceil((n + 1)(1 - alpha))``) and those scores
-are the out-of-bag residuals of the trees as they are now; the empirical coverage of the
-conformal methods on an exchangeable stream is ``1 - alpha`` within binomial error; the method
-pass equals a plain full sort under random re-scoring; GaussianInterval's pass is its
-definition in plain Python (the same operations, so the same bits); the bindings refuse what
-they would overrun, and divisions by zero raise ``ZeroDivisionError`` as numba's did.
+CPExact's interval is the split-conformal interval of its stored calibration scores (rank
+``ceil((n + 1)(1 - alpha))``) and those scores are the out-of-bag residuals of the trees as they
+are now; the empirical coverage of the conformal methods on an exchangeable stream is ``1 -
+alpha`` within binomial error; the method pass equals a plain full sort under random
+re-scoring; GaussianInterval's pass is its definition in plain Python (the same operations, so
+the same bits); rows are stored in their calibration slots; the bindings refuse what they would
+overrun, and divisions by zero raise ``ZeroDivisionError``."""
 
-Port tests (``test_same_as_numba_*``, transitional): the same models driven by the numba
-kernels and by the core's (every kind of tree the registry uses: observer forests, ATSER,
-ABORF with its weighted aggregation; batch passes, one-row batches, the per-example handle
-paths with and without the memo, calibration sets filling and cycling, levels near 0 and 1,
-NaN features), outputs and every array of the model compared bit for bit; and the kernels
-called directly on the same inputs."""
-
-import contextlib
 import math
 import pickle
 
@@ -26,12 +18,8 @@ import pytest
 
 import streamforest as sf
 from streamforest import _core
-from streamforest.engine import dispatch
-from streamforest.intervals import _conformal_kernels as CK
-from streamforest.intervals import _gaussian_kernels as GK
-from streamforest.intervals import conformal as conformal_module
 
-from .test_core_tree_passes import assert_same, same_bits, stream
+from .test_core_tree_passes import stream
 
 CORE = _core.intervals
 LEVELS = [0.001, 0.02, 0.1, 0.5, 0.98, 0.999]
@@ -44,11 +32,6 @@ def _obs(n_trees=4, leaf_model="adaptive", seed=1, **kw):
     return sf.OnlineForestRegressor(n_trees=n_trees, tree=tree, seed=seed, **kw)
 
 
-def _atser(mode="obag"):
-    return sf.ATSEREnsembleRegressor(mode=mode, n_members=4, grace_period=40,
-                                     nominal_features=(5,), seed=5)  # fmt: skip
-
-
 def _aborf(leaf_model="rmsprop"):
     return sf.ABORFRegressor(n_trees=4, depth=4, lambda_value=1.0, leaf_model=leaf_model,
                              nominal_features=(5,), seed=6)  # fmt: skip
@@ -57,162 +40,13 @@ def _aborf(leaf_model="rmsprop"):
 MODELS = {
     # name: a factory of the model (its forest made anew)
     "cpa-obs-adaptive": lambda: sf.CPApproximate(forest=_obs(), calibration_size=40),
-    "cpa-obs-mean-median": lambda: sf.CPApproximate(
-        forest=_obs(leaf_model="mean", aggregation="median", seed=2), calibration_size=300
-    ),
-    "cpa-obs-linear-drift": lambda: sf.CPApproximate(
-        forest=_obs(leaf_model="linear", drift_threshold=8.0, seed=3), calibration_size=50
-    ),
-    "cpa-atser": lambda: sf.CPApproximate(forest=_atser(), calibration_size=45),
-    "cpa-aborf": lambda: sf.CPApproximate(forest=_aborf(), calibration_size=45),
     "cpx-obs-adaptive": lambda: sf.CPExact(forest=_obs(), calibration_size=40),
-    "cpx-obs-linear-drift": lambda: sf.CPExact(
-        forest=_obs(leaf_model="linear", drift_threshold=8.0, seed=4), calibration_size=60
-    ),
-    "cpx-obs-mean-big": lambda: sf.CPExact(
-        forest=_obs(leaf_model="mean", seed=7), calibration_size=5000
-    ),
-    # (CPExact refuses ATSER's trees: their alternate subtrees move members it does not track)
     "cpx-aborf": lambda: sf.CPExact(forest=_aborf(), calibration_size=45),
-    "cpx-aborf-bayes": lambda: sf.CPExact(forest=_aborf("bayesian"), calibration_size=45),
-    "gauss-obs-calibrated": lambda: sf.GaussianInterval(forest=_obs(), seed=2),
-    "gauss-obs-mixture-targets": lambda: sf.GaussianInterval(
-        forest=_obs(leaf_model="linear", drift_threshold=8.0),
-        variance="mixture",
-        leaf_spread="targets",
-        min_leaf_weight=5.0,
-    ),  # fmt: skip
-    "gauss-obs-trees": lambda: sf.GaussianInterval(forest=_obs(n_trees=3), variance="trees"),
-    "gauss-atser": lambda: sf.GaussianInterval(forest=_atser("seeds"), scale_window=50),
-    "gauss-aborf": lambda: sf.GaussianInterval(forest=_aborf()),
 }
 
 
 def _dicts(X):
     return [{j: float(v) for j, v in enumerate(row)} for row in X]
-
-
-def model_arrays(m):
-    """The method's own arrays (calibration set, member lists, scale) in a fixed order."""
-    keys = sorted(k for k, v in m.__dict__.items() if isinstance(v, np.ndarray) and k[-1] == "_")
-    return keys, [m.__dict__[k] for k in keys]
-
-
-def assert_same_models(ma, mb, what):
-    ka, A = model_arrays(ma)
-    kb, B = model_arrays(mb)
-    assert ka == kb, what
-    for k, a, b in zip(ka, A, B, strict=True):
-        assert same_bits(a, b), f"{what}: {k} differs"
-    assert ma.__dict__.get("size_") == mb.__dict__.get("size_"), what
-    assert ma.n_seen == mb.n_seen, what
-    assert_same(ma.forest_.engine_, mb.forest_.engine_, what)
-
-
-@contextlib.contextmanager
-def numba_kernels_refused():
-    """The methods' numba kernels replaced by a function that fails: the core runs them all."""
-
-    def refused(*args, **kwargs):
-        raise AssertionError("a numba kernel of the method ran on the core path")
-
-    saved = []
-    for mod in (CK, GK):
-        for name, f in list(vars(mod).items()):
-            if hasattr(f, "py_func"):
-                saved.append((mod, name, f))
-                setattr(mod, name, refused)
-    try:
-        yield
-    finally:
-        for mod, name, f in saved:
-            setattr(mod, name, f)
-
-
-def _bits(out):
-    if isinstance(out, tuple):
-        return np.concatenate([np.ravel(np.asarray(o, dtype=np.float64)) for o in out])
-    return np.ravel(np.asarray(out, dtype=np.float64))
-
-
-def drive(name, steps):
-    """Two models of ``name``: ``step(m, i)`` for each step, on the numba kernels and on the
-    core's; the results compared bit for bit after each, the models now and then."""
-    ma, mb = MODELS[name](), MODELS[name]()
-    for k, step in enumerate(steps):
-        with dispatch.using_core(False):
-            ra = step(ma)
-        with dispatch.using_core(True), numba_kernels_refused():
-            rb = step(mb)
-        assert same_bits(_bits(ra), _bits(rb)), f"{name}: step {k}"
-        if k % 40 == 0 or k == len(steps) - 1:
-            assert_same_models(ma, mb, f"{name}: step {k}")
-    return ma, mb
-
-
-def _steps(name, X, y, D):
-    """Batches of several sizes (one-row batches included), then per-example calls (predict
-    then learn: the memo; learn alone: none; a prediction of several levels; the interval of a
-    one-row array batch), then batches again."""
-    gauss = name.startswith("gauss")
-    out = []
-    for a, b in ((0, 300), (300, 301), (301, 302), (302, 700)):
-        out.append(lambda m, a=a, b=b: m.predict_learn_many(X[a:b], y[a:b], alpha=LEVELS))
-    out.append(lambda m: m.learn_many(X[700:900], y[700:900]) and None)
-    out.append(lambda m: m.predict_interval(X[:64], alpha=LEVELS))
-    for i in range(900, 1150):
-        x, yi = D[i], float(y[i])
-
-        def one(m, x=x, yi=yi, i=i):
-            r = []
-            if i % 3 != 2:
-                r += list(m.predict_interval_one(x, alpha=0.1))
-            if i % 7 == 0:
-                r += [v for lh in m.predict_interval_one(x, alpha=[0.05, 0.9]) for v in lh]
-            if i % 11 == 0:
-                r += list(np.ravel(m.predict_interval(X[i : i + 1], alpha=LEVELS)))
-            if gauss and i % 13 == 0:
-                r += list(np.ravel(m.predict_quantiles(X[i : i + 2], [0.05, 0.5, 0.95])))
-                r.append(m.predict_quantiles_one(x, 0.3))
-            m.learn_one(x, yi, 1.0 + (i % 4 == 0) + 0.375 * (i % 9 == 0))
-            return np.array(r, dtype=np.float64)
-
-        out.append(one)
-    for a, b in ((1150, 1151), (1151, 1600), (1600, 2000)):
-        out.append(lambda m, a=a, b=b: m.predict_learn_many(X[a:b], y[a:b], alpha=[0.1, 0.3]))
-    if gauss:
-        out.append(lambda m: m.predict_quantiles(X[:50], [0.01, 0.5, 0.99]))
-    return out
-
-
-# ------------------------------------------------------------------------------------------------
-# port tests: the models bit for bit against the numba kernels
-@pytest.mark.parametrize("name", list(MODELS))
-def test_same_as_numba_models(name):
-    X, y = stream(2000, seed=len(name), drift_at=1300 if "drift" in name else None)
-    ma, mb = drive(name, _steps(name, X, y, _dicts(X)))
-    if not name.startswith("gauss"):
-        c = int(ma.calibration_size)
-        assert 0 < mb.size_ <= c
-        if c < 100:  # the ring went round several times
-            assert mb.n_seen > 5 * c and mb.size_ >= c // 2
-        assert np.isfinite(mb.predict_interval(X[:5], alpha=0.1)).all()
-    if "drift" in name:
-        assert mb.forest_.n_resets >= 1
-
-
-def test_same_as_numba_models_cover_every_tree_kind():
-    """The configurations reach every regression tree kind of the registry's forests."""
-    kinds = set()
-    X, y = stream(300, seed=1)
-    for name in ("cpa-obs-adaptive", "cpa-atser", "cpa-aborf", "cpx-aborf-bayes"):
-        m = MODELS[name]()
-        m.learn_many(X, y)
-        k = m.forest_.engine_.kind
-        assert dispatch.core_runs(k)
-        kinds.add(k)
-    assert len(kinds) == 4
-    assert MODELS["cpa-aborf"]().forest_.engine_.aggregation == _core.engine.AGG_WEIGHTED
 
 
 def _random_calibration(rng, c, T, size):
@@ -262,160 +96,12 @@ def _events(rng, T, n, c, per_row, cap):
     return ev_t, ev_s, ev_v, ev_n
 
 
-@pytest.mark.parametrize("events", [False, True])
-@pytest.mark.parametrize("c,size", [(1, 0), (1, 1), (7, 3), (60, 0), (60, 60), (300, 150)])
-def test_same_as_numba_conformal_pass(events, c, size):
-    rng = np.random.default_rng(c * 7 + size + events)
-    T, n = 3, 400
-    alphas = np.array(LEVELS)
-    cal = _random_calibration(rng, c, T, size)
-    W = (rng.random((T, n)) < 0.6).astype(float)
-    W[:, ::17] = 1.0  # rows in bag for every tree: no slot
-    P = rng.normal(size=(T, n)) * 3
-    y = rng.normal(size=n) * 3
-    y[::23] = np.nan
-    slots = np.empty(n, np.int64)
-    ring = np.array([rng.integers(c), c], np.int64)
-    CORE.ring_slots(ring, W, slots)
-    ev = _events(rng, T, n, c, 2.0 if c > 1 else 0.2, 8 * c + 64) if events else (
-        None, None, None, np.zeros(T, np.int64))  # fmt: skip
-    outs = []
-    for K in (CK, CORE):
-        a = {k: v.copy() for k, v in cal.items()}
-        half = np.full((n, len(alphas)), 7.0)
-        try:
-            r = K.conformal_pass(size, *(a[k] for k in _CAL), P, W, y, slots, *ev, alphas, half)
-        except ZeroDivisionError:  # a member left with no out-of-bag tree: 0 / 0
-            r = "ZeroDivisionError"
-        outs.append((r, half, a))
-    (ra, ha, aa), (rb, hb, ab) = outs
-    assert ra == rb
-    assert same_bits(ha, hb)
-    for k in _CAL:
-        assert same_bits(aa[k], ab[k]), k
-
-
-def test_same_as_numba_copy_entrants():
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(50, 4))
-    X[rng.random(X.shape) < 0.1] = np.nan
-    slots = np.where(rng.random(50) < 0.5, rng.integers(0, 9, 50), -1).astype(np.int64)
-    a, b = np.zeros((9, 6)), np.zeros((9, 6))
-    CK.copy_entrants(slots, X, a)
-    CORE.copy_entrants(slots, X, b)
-    assert same_bits(a, b) and not (a == 0).all()
-
-
-@pytest.mark.parametrize("learn", [False, True])
-@pytest.mark.parametrize("mode", [0, 1, 2])
-def test_same_as_numba_gaussian_pass(mode, learn):
-    rng = np.random.default_rng(mode + 3 * learn)
-    T, n = 5, 300
-    P = rng.normal(size=(T, n))
-    V = np.abs(rng.normal(size=(T, n)))
-    N = rng.integers(0, 6, (T, n)).astype(float)
-    N[:, ::9] = 0.0  # no tree qualifies: NaN variance, (-inf, inf)
-    P[0, ::31] = np.nan
-    y = rng.normal(size=n)
-    z = np.array([-2.5, 0.0, 1.64, 3.1])
-    outs = []
-    for K in (GK, CORE):
-        scale = np.array([0.0, 0.0]) if mode != 2 else np.array([3.0, 2.0])
-        mean, lo, hi = np.zeros(n), np.zeros((n, 4)), np.zeros((n, 4))
-        K.gaussian_pass(P, V, N, y, learn, 2.0, mode, 0.99, z, scale, mean, lo, hi)
-        outs.append((scale, mean, lo, hi))
-    for a, b in zip(*outs, strict=True):
-        assert same_bits(a, b)
-
-
-def _engine_pair(name, n=600):
+def _learnt(name, n=600):
+    """A model of ``name`` that learnt ``n`` rows of the stream, and the 200 rows after them."""
     X, y = stream(n + 200, seed=9)
     m = MODELS[name]()
-    with dispatch.using_core(False):
-        m.learn_many(X[:n], y[:n])
-    ma, mb = pickle.loads(pickle.dumps(m)), pickle.loads(pickle.dumps(m))
-    return ma, mb, X[n:], y[n:]
-
-
-def test_same_as_numba_per_example_kernels_called_directly():
-    """``cp_learn_one`` and ``cp_predict_one`` with their arrays, ``cp_predict_one_h`` and
-    ``cp_interval_one_h`` on handles of each model's arrays, ``gaussian_trees_one``,
-    ``gaussian_predict_one`` and ``gaussian_learn_one`` (resumed at a tree that lacked room)."""
-    ma, mb, X, y = _engine_pair("cpa-obs-adaptive")
-    Xa = [np.ascontiguousarray(ma.forest_.engine_.features.encode_array(X[i : i + 1], False)[0])
-          for i in range(len(y))]  # fmt: skip
-    alphas = np.array(LEVELS)
-    for i in range(150):
-        x = Xa[i]
-        res = []
-        for m, K in ((ma, CK), (mb, CORE)):
-            e = m.forest_.engine_
-            T = e.n_trees
-            r = []
-            P, M = np.zeros(T), np.zeros((4, T))
-            lo, hi = np.zeros(len(alphas)), np.zeros(len(alphas))
-            r.append(K.cp_predict_one(e.arena, x, e.aggregation, P, M, m.cal_sorted_, m.size_,
-                                      alphas, lo, hi))  # fmt: skip
-            r += list(P) + list(M.ravel()) + list(lo) + list(hi)
-            e.use_row(x)
-            H, C = e.handle(), m._calibration_handle()
-            r.append(K.cp_predict_one_h(H, e.kind, C, e.aggregation, m.size_, alphas, lo, hi))
-            r += list(lo) + list(hi) + list(K.cp_interval_one_h(H, e.kind, C, e.aggregation,
-                                                                 m.size_, 0.1))  # fmt: skip
-            t0 = _core.engine.FRESH
-            wt, Pl, dr = np.zeros(T), np.zeros(T), np.zeros(T, np.int8)
-            memo = M if i % 2 else np.zeros((4, 0))
-            while True:
-                st, m.size_ = K.cp_learn_one(e.arena, e.rng, e.bagging, x, float(y[i]), 1.0,
-                                    wt, Pl, dr, t0, memo, m.ring_, m.cal_y_, m.cal_oob_,
-                                    m.cal_pred_, m.cal_sum_, m.cal_cnt_, m.cal_score_,
-                                    m.cal_order_, m.cal_pos_, m.cal_sorted_, m.cal_x_,
-                                    m.size_)  # fmt: skip
-                r.append(st)
-                if st < 0:
-                    break
-                e.make_room(st)
-                t0, memo = st, np.zeros((4, 0))
-            r += list(Pl) + list(wt) + [m.size_]
-            res.append(np.array(r, float))
-        assert same_bits(res[0], res[1]), f"row {i}"
-        if i % 25 == 0:
-            assert_same_models(ma, mb, f"row {i}")
-    assert_same_models(ma, mb, "end")
-    # GaussianInterval's per-example kernels
-    ga, gb, X, y = _engine_pair("gauss-obs-calibrated")
-    z = np.array([-1.64, 0.0, 1.64])
-    for i in range(150):
-        x = np.ascontiguousarray(ga.forest_.engine_.features.encode_array(X[i : i + 1], False)[0])
-        res = []
-        for m, K in ((ga, GK), (gb, CORE)):
-            e = m.forest_.engine_
-            T = e.n_trees
-            P, V, N = np.zeros((T, 1)), np.zeros((T, 1)), np.zeros((T, 1))
-            mean, lo, hi = np.zeros(1), np.zeros((1, 3)), np.zeros((1, 3))
-            r = [K.gaussian_predict_one(e.arena, x, i % 2 == 0, P, V, N, 2.0, i % 3, z,
-                                        m.scale_, mean, lo, hi)]  # fmt: skip
-            r += list(P.ravel()) + list(V.ravel()) + list(N.ravel()) + list(lo.ravel())
-            K.gaussian_trees_one(e.arena, x, i % 2 == 1, P, V, N)
-            r += list(P.ravel()) + list(V.ravel()) + list(N.ravel())
-            t0 = _core.engine.FRESH
-            wt, Pt, dr = np.zeros(T), np.zeros(T), np.zeros(T, np.int8)
-            yb, none = np.zeros(1), np.zeros((1, 0))
-            while True:
-                st, out = K.gaussian_learn_one(e.arena, e.rng, e.bagging, x, float(y[i]), 1.0, wt,
-                                               Pt, dr, t0, np.zeros((4, 0)), True, P, V, N, 2.0,
-                                               2, 0.99, np.zeros(0), m.scale_, mean, none, none,
-                                               yb)  # fmt: skip
-                assert out is Pt or K is GK
-                r.append(st)
-                if st < 0:
-                    break
-                e.make_room(st)
-                t0 = st
-            r += list(Pt) + list(wt) + list(m.scale_)
-            res.append(np.array(r, float))
-        assert same_bits(res[0], res[1]), f"row {i}"
-    assert_same_models(ga, gb, "gaussian end")
+    m.learn_many(X[:n], y[:n])
+    return m, X[n:], y[n:]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -619,7 +305,7 @@ def test_edge_cases():
 # ------------------------------------------------------------------------------------------------
 # refusals
 def test_bindings_refuse_what_they_would_overrun():
-    ma, mb, X, y = _engine_pair("cpx-obs-adaptive", n=400)
+    mb, X, y = _learnt("cpx-obs-adaptive", n=400)
     e = mb.forest_.engine_
     c, T = int(mb.calibration_size), e.n_trees
     names = ("y", "oob", "pred", "sum", "cnt", "score", "order", "pos", "sorted")
@@ -739,7 +425,7 @@ def test_bindings_refuse_what_they_would_overrun():
     m.cal_order_[: k - 1] = k + 5  # ... past slots outside the set
     with pytest.raises(ValueError, match="cal_order"):
         learn(m)
-    # GaussianInterval: short outputs, no tree (0 / 0 in numba: ZeroDivisionError)
+    # GaussianInterval: short outputs, no tree (0 / 0: ZeroDivisionError)
     with pytest.raises(ValueError, match="lo"):
         CORE.gaussian_pass(np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(3),
                            False, 2.0, 1, 1.0, np.zeros(2), np.zeros(2), np.zeros(3),
@@ -753,27 +439,12 @@ def test_bindings_refuse_what_they_would_overrun():
                                 np.zeros(n), np.zeros(n))  # fmt: skip
 
 
-def test_the_core_runs_the_methods_per_example_calls():
-    """For trees the core runs, the per-example calls are the core's functions (no numba entry
-    point made); ``STREAMFOREST_CORE=numba`` (``using_core(False)``) keeps numba's."""
-    X, y = stream(400, seed=2)
-    m = sf.CPApproximate(forest=_obs(), calibration_size=50)
-    m.learn_many(X[:300], y[:300])
-    kind = m.forest_.engine_.kind
-    assert conformal_module.kernels_of(kind) is CORE
-    with dispatch.using_core(False):
-        assert conformal_module.kernels_of(kind) is CK
-    with numba_kernels_refused():
-        for d, yi in zip(_dicts(X[300:]), y[300:], strict=True):
-            m.predict_interval_one(d, 0.1)
-            m.learn_one(d, float(yi))
-    assert dispatch.ENTRY_POINTS[(CORE.cp_learn_one_h, kind)] is CORE.cp_learn_one_h
-    # the kernels that read no tree, for a forest without trees yet (a sharded forest's driver)
+def test_calibration_rows_are_stored_at_their_slots():
+    """For a forest without trees yet (a sharded forest's driver): the rows are kept in their
+    calibration slots (-1: none); the slots no row entered stay missing."""
+    X, _ = stream(400, seed=2)
     d = sf.CPApproximate(forest=_obs(), calibration_size=50)
-    assert d.forest_.engine_.kind is None  # (the method's state made, no tree)
-    with numba_kernels_refused():
-        d.store_calibration_rows(np.array([3, -1], np.int64), X[:2, :5])
-        d.store_calibration_rows(np.array([-1, 4], np.int64), X[:2, :5])
+    _ = d.forest_  # (the method's state made; no tree exists yet)
+    d.store_calibration_rows(np.array([3, -1], np.int64), X[:2, :5])
+    d.store_calibration_rows(np.array([-1, 4], np.int64), X[:2, :5])
     assert np.array_equal(d.cal_x_[[3, 4]], X[:2, :5]) and np.isnan(d.cal_x_[5:]).all()
-    with dispatch.using_core(False):
-        assert conformal_module._kernels(d.forest_.engine_) is CK

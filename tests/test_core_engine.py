@@ -1,6 +1,5 @@
 """The compiled core's forest engine (``streamforest._core.engine``): bagging weights and the
-aggregation of the trees' predictions, against their definitions and, while the numba core is
-there, bit for bit against its kernels."""
+aggregation of the trees' predictions, against their definitions."""
 
 import numpy as np
 import pytest
@@ -63,21 +62,3 @@ def test_mean_columns_sums_trees_in_order():
     for t in range(7):
         expected += P[t]
     np.testing.assert_array_equal(out, expected / 7)
-
-
-def test_same_as_numba_kernels():
-    pytest.importorskip("numba")
-    from streamforest.engine import kernels
-
-    w = np.random.default_rng(3).random(100)
-    for lam in (0.0, 1.0, 6.0):
-        a, b = np.zeros((10, 100)), np.zeros((10, 100))
-        s1, s2 = new_state(5), new_state(5)
-        kernels.draw_weights(s1, lam, w, a)
-        core.draw_weights(s2, lam, w, b)
-        assert (a == b).all() and s1[0] == s2[0]
-    P = np.random.default_rng(4).standard_normal((10, 50))
-    a, b = np.zeros(50), np.zeros(50)
-    kernels.mean_columns(P, a)
-    core.mean_columns(P, b)
-    assert (a.view(np.uint64) == b.view(np.uint64)).all()

@@ -1,8 +1,7 @@
 """The compiled core's interval kernels that do not touch the trees (``streamforest._core.
 intervals``): the sorted score sets, the online conformal controllers (ACI, PID, SF-OGD, SAOCP,
 DtACI, AgACI, NExCP), NormalizedConformal's and ConformalQRF's passes.  Against definitions
-(sorted lists, plain-Python replays of the controllers' update rules) and, while the numba core
-is there, bit for bit against its kernels on random and edge-case inputs."""
+(sorted lists, plain-Python replays of the controllers' update rules), and what they refuse."""
 
 import math
 
@@ -16,23 +15,6 @@ INF = math.inf
 EXPERT_GAMMAS = 0.001 * 2.0 ** np.arange(8)
 METHODS = {"sfogd": 0, "saocp": 1, "dtaci": 2, "agaci": 3, "nexcp": 4}
 TH, GSQ, SMAX, STEPS, CALN, CALPOS, CLOCK = range(7)
-
-
-def same_bits(a, b):
-    """Equal to the bit, the sign of zero included; ints exactly.  A NaN equals a NaN whatever
-    its sign and payload: which of two NaN operands an operation returns is the compiler's
-    choice of operand order (numba's and GCC's differ for ``a + b`` with both NaN), and no
-    result but a NaN depends on it."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype == np.float64:
-        nan = np.isnan(a)
-        return bool(
-            (nan == np.isnan(b)).all()
-            and (a[~nan].view(np.uint64) == b[~nan].view(np.uint64)).all()
-        )
-    return bool((a == b).all())
 
 
 # ------------------------------------------------------------------------------------------------
@@ -119,9 +101,7 @@ def test_score_sets_refuse_what_they_would_overrun():
 
 
 # ------------------------------------------------------------------------------------------------
-# the controllers: random score streams
-# ------------------------------------------------------------------------------------------------
-# the controllers: random score streams
+# the controllers
 def _state(method, levels, scaled=True, clip=False, scale=0.0, W=40, saocp_cap=6):
     """A controller's initial state for ``levels`` (as AdaptiveConformal makes it)."""
     R, K = levels.shape[0], EXPERT_GAMMAS.shape[0]
@@ -154,12 +134,22 @@ def _record_width(method):
     return 5 + 2 * K if method == "dtaci" else (6 + K if method == "agaci" else 6)
 
 
-def _base_levels(method, levels):
-    if method != "aci":
-        return levels.shape[0]
-    from streamforest.intervals._adaptive_kernels import aci_plan
+def aci_plan(levels):
+    """``(union, idx, logit)`` for ``aci_pass`` by their definition: each level ``a``'s ladder
+    of base levels ``expit(logit(a) + 0.3 k)``, ``k`` in -8 .. 4, clipped to [1e-9, 1 - 1e-9]
+    (AdaptiveConformal's); the base levels to ask for (the ladders' union, ascending); each
+    ladder as columns of them, and its logits."""
+    ladders = []
+    for a in levels:
+        z = math.log(a / (1 - a)) + 0.3 * np.arange(-8, 5)
+        ladders.append(np.clip(1.0 / (1.0 + np.exp(-z)), 1e-9, 1 - 1e-9))
+    union = np.unique(np.concatenate(ladders))
+    idx = np.array([np.searchsorted(union, lad) for lad in ladders], dtype=np.int64)
+    return union, idx, np.ascontiguousarray(np.log(np.stack(ladders) / (1 - np.stack(ladders))))
 
-    return aci_plan(levels)[0].shape[0]
+
+def _base_levels(method, levels):
+    return aci_plan(levels)[0].shape[0] if method == "aci" else levels.shape[0]
 
 
 def _call(impl, method, s, levels, learns, pred, blo, bhi, y, mode, rec):
@@ -170,8 +160,6 @@ def _call(impl, method, s, levels, learns, pred, blo, bhi, y, mode, rec):
     out_lo, out_hi = np.full((n, R), -7.0), np.full((n, R), -7.0)
     own_lo, own_hi = np.zeros(R), np.zeros(R)
     if method == "aci":
-        from streamforest.intervals._adaptive_kernels import aci_plan
-
         _, idx, logit = aci_plan(levels)
         impl.aci_pass(blo, bhi, pred, y, mode, rec, idx, logit, levels, learns, 0.05,
                       s["alpha_t"], s["steps"], order, out_lo, out_hi, own_lo, own_hi)  # fmt: skip
@@ -192,157 +180,25 @@ def _call(impl, method, s, levels, learns, pred, blo, bhi, y, mode, rec):
     return out_lo, out_hi, own_lo, own_hi
 
 
-def _copy(s):
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in s.items()}
-
-
-def _base(rng, n, L, edge=None):
+def _base(rng, n, L):
     """Base intervals ``(pred, blo, bhi, y)`` of ``n`` rows at ``L`` levels (the j-th level's
-    narrower for larger j, as ascending levels are).  ``edge="soft"``: some rows with infinite
-    or NaN bounds, zero widths, targets on a bound; ``"hard"``: also NaN, infinite and huge
-    targets (which leave NaN or infinite state behind)."""
+    narrower for larger j, as ascending levels are)."""
     pred = rng.standard_normal(n) * 3
     y = pred + rng.standard_normal(n) * (1 + 2 * (rng.random(n) < 0.1))
     width = np.abs(rng.standard_normal(n))[:, None] * np.linspace(3.0, 0.5, L)[None, :] + 0.1
     blo, bhi = pred[:, None] - width, pred[:, None] + width
-    if edge:
-        k = rng.random(n)
-        blo[k < 0.05], bhi[k < 0.05] = -INF, INF
-        bhi[(k >= 0.05) & (k < 0.08), 0] = np.nan
-        z = (k >= 0.08) & (k < 0.11)
-        blo[z] = bhi[z] = pred[z, None]  # zero width
-        z = (k >= 0.11) & (k < 0.14)
-        y[z] = bhi[z, 0]  # on a bound
-        if edge == "hard":
-            y[(k >= 0.14) & (k < 0.15)] = np.nan
-            y[(k >= 0.15) & (k < 0.16)] = INF
-            y[(k >= 0.16) & (k < 0.17)] *= 1e300
     return pred, np.ascontiguousarray(blo), np.ascontiguousarray(bhi), y
 
 
-def stream_results(impl, method, levels, state, seed, chunks=12, n=40, edge=None):
-    """``method`` by ``impl`` over a random stream in chunks: prequential (mode 1), serve only
-    (mode 0), then the served rows learnt from their records a chunk late (mode 2, some
-    skipped: mode 3) after a chunk of random modes; returns every call's outputs and state."""
-    rng = np.random.default_rng(seed)
-    R = levels.shape[0]
-    learns = np.ones(R, np.bool_)
-    learns[-1] = R == 1  # a level that only serves (a level asked for, not tracked)
-    L = _base_levels(method, levels)
-    width = _record_width(method)
-    out, served = [], None
-    for c in range(chunks):
-        pred, blo, bhi, y = _base(rng, n, L, edge)
-        kind = c % 4
-        if kind == 0:
-            mode = np.ones(n, np.int8)
-        elif kind == 1:
-            mode = np.zeros(n, np.int8)
-        elif kind == 2:
-            mode = rng.choice(np.array([0, 1, 3], np.int8), n)
-        else:  # the rows served two chunks ago, learnt late from their records
-            pred, blo, bhi, y, rec0 = served
-            mode = np.full(n, 2, np.int8)
-            mode[rng.random(n) < 0.1] = 3
-        rec = rec0 if kind == 3 else np.zeros((n, R, width))
-        res = _call(impl, method, state, levels, learns, pred, blo, bhi, y, mode, rec)
-        if kind == 1:
-            served = (pred, blo, bhi, y, rec.copy())
-        out.append([*res, rec.copy(), *(_copy(state).values())])
-    return out
-
-
-def _levels(edge):
-    return np.array([0.1, 0.05, 1e-6, 1 - 1e-6, 0.5]) if edge else np.array([0.1, 0.2, 0.05])
-
-
-def same_results(a, b):
-    assert len(a) == len(b)
-    for k, (ra, rb) in enumerate(zip(a, b, strict=True)):
-        for j, (x, y) in enumerate(zip(ra, rb, strict=True)):
-            if isinstance(x, np.ndarray):
-                assert same_bits(x, y), (k, j, x, y)
-            else:
-                assert x == y
-
-
-CONTROLLERS = ["aci", "pid", "sfogd", "saocp", "dtaci", "agaci", "nexcp"]
-
-
-def _numba_module(method):
-    from streamforest.intervals import _adaptive_kernels, _online_kernels
-
-    return _adaptive_kernels if method in ("aci", "pid") else _online_kernels
-
-
-@pytest.mark.parametrize("method", CONTROLLERS)
-@pytest.mark.parametrize("edge", [None, "soft", "hard"])
-def test_same_as_numba_controllers(method, edge):
-    """Every controller, bit for bit the numba kernels' on random streams in the protocols
-    (prequential, serve only, served records learnt late, skipped rows), with and without
-    edge cases (levels near 0 and 1, infinite and NaN bounds and targets, zero widths)."""
-    pytest.importorskip("numba")
-    levels = _levels(edge)
-    variants = [{}]
-    if method not in ("aci", "pid"):
-        variants = [{"scaled": True}, {"scaled": False}]
-        if method == "dtaci":
-            variants.append({"scaled": True, "clip": True})
-        if method in ("sfogd", "saocp"):
-            variants.append({"scaled": True, "scale": 2.0})
-        if method == "saocp":
-            variants.append({"scaled": False, "saocp_cap": 128})
-    for k, v in enumerate(variants):
-        seed = k + 10 * len(edge or "")
-        a = stream_results(_numba_module(method), method, levels, _state(method, levels, **v),
-                           seed, edge=edge)  # fmt: skip
-        b = stream_results(core, method, levels, _state(method, levels, **v), seed, edge=edge)
-        same_results(a, b)
-
-
-def test_same_as_numba_aci_refuses_a_flat_ladder():
-    """A level so small that its ladder's levels are clipped to the same value: both cores raise
-    Python's ZeroDivisionError (numba's error model), having served the rows before."""
-    pytest.importorskip("numba")
-    from streamforest.intervals import _adaptive_kernels
-
+def test_aci_refuses_a_flat_ladder():
+    """A level so small that its ladder's levels are clipped to the same value: Python's
+    ZeroDivisionError."""
     levels = np.array([1e-12])
-    outs = []
-    for impl in (_adaptive_kernels, core):
-        s = _state("aci", levels)
-        rng = np.random.default_rng(0)
-        pred, blo, bhi, y = _base(rng, 5, _base_levels("aci", levels))
-        rec = np.zeros((5, 1, 6))
-        with pytest.raises(ZeroDivisionError):
-            _call(impl, "aci", s, levels, np.ones(1, np.bool_), pred, blo, bhi, y,
-                  np.ones(5, np.int8), rec)  # fmt: skip
-        outs.append((rec, s["alpha_t"], s["steps"]))
-    same_results([outs[0]], [outs[1]])
-
-
-def test_same_as_numba_long_windows():
-    """Windows past numba's repeated-squaring cutoff (``rho ** age``, age > 65536: a call of
-    ``pow``) weigh the scores as numba does."""
-    pytest.importorskip("numba")
-    from streamforest.intervals import _online_kernels
-
-    levels = np.array([0.1, 0.3])
-    W = 70_000
-    rng = np.random.default_rng(5)
-    res = []
-    for impl in (_online_kernels, core):
-        s = _state("nexcp", levels, W=W)
-        s["cal"][:] = np.abs(rng.standard_normal((2, W)))
-        s["st"][:, CALN] = W
-        s["st"][:, CALPOS] = [123, 69_999]
-        rng = np.random.default_rng(5)
-        pred, blo, bhi, y = _base(rng, 4, 2)
-        rec = np.zeros((4, 2, 6))
-        out = _call(impl, "nexcp", s, levels, np.ones(2, np.bool_), pred, blo, bhi, y,
-                    np.ones(4, np.int8), rec)  # fmt: skip
-        res.append([*out, rec, s["st"], s["cal"]])
-        rng = np.random.default_rng(5)
-    same_results([res[0]], [res[1]])
+    s = _state("aci", levels)
+    pred, blo, bhi, y = _base(np.random.default_rng(0), 5, _base_levels("aci", levels))
+    with pytest.raises(ZeroDivisionError):
+        _call(core, "aci", s, levels, np.ones(1, np.bool_), pred, blo, bhi, y,
+              np.ones(5, np.int8), np.zeros((5, 1, 6)))  # fmt: skip
 
 
 def test_controllers_refuse_what_they_would_overrun():
@@ -389,58 +245,9 @@ def _normalized_state(cap):
             "guard": np.zeros(2)}  # fmt: skip
 
 
-def normalized_results(fn, cap, span, normalize, guard, seed, edge=False, chunks=10, n=37):
-    """NormalizedConformal's pass by ``fn`` over a random stream in chunks (learning or only
-    predicting); every call's outputs and state."""
-    rng = np.random.default_rng(seed)
-    s = _normalized_state(cap)
-    alphas = np.array([0.1, 0.05, 1e-9, 1 - 1e-9])
-    out = []
-    for c in range(chunks):
-        yhat = rng.standard_normal(n) * 2
-        spread = np.abs(rng.standard_normal(n)) * (1 + c)
-        y = yhat + rng.standard_normal(n) * (1 + 3 * (c >= chunks // 2))  # a drift: the guard
-        if edge:
-            k = rng.random(n)
-            y[k < 0.05] = yhat[k < 0.05]  # zero residuals
-            spread[(k > 0.05) & (k < 0.1)] = 0.0
-            y[(k > 0.1) & (k < 0.12)] = np.nan
-            y[(k > 0.12) & (k < 0.14)] = INF
-            spread[(k > 0.14) & (k < 0.15)] = INF
-        half = np.full((n, 4), -7.0)
-        s["guard"][0] = 1.0 if guard else 0.0
-        learn = c % 3 != 2
-        s["size"] = fn(s["size"], s["ring"], s["score"], s["order"], s["pos"], s["ss"],
-                       s["cspread"], s["level"], span, yhat, spread, y, learn, normalize, 0.1,
-                       alphas, half, s["guard"])  # fmt: skip
-        out.append([half, *_copy(s).values()])
-    return out
-
-
-@pytest.mark.parametrize("edge", [False, True])
-def test_same_as_numba_normalized(edge):
-    pytest.importorskip("numba")
-    from streamforest.intervals import _normalized_kernels as NK
-
-    for cap, span, normalize, guard in [(50, 30, True, True), (7, 0, False, False),
-                                        (1, 5, True, True), (500, 30, True, True)]:  # fmt: skip
-        a = normalized_results(NK.normalized_pass, cap, span, normalize, guard, cap, edge)
-        b = normalized_results(core.normalized_pass, cap, span, normalize, guard, cap, edge)
-        same_results(a, b)
-    rng = np.random.default_rng(2)
-    P = rng.standard_normal((7, 40))
-    P[:, 3] = INF
-    P[2, 4] = np.nan
-    a, b = np.zeros(40), np.zeros(40)
-    NK.tree_spread(P, a)
-    core.tree_spread(P, b)
-    assert same_bits(a, b)
-    for row in (P[:, 0], P[:, 3], P[:, 4], P[:1, 0]):
-        row = np.ascontiguousarray(row)
-        assert same_bits(NK.tree_mean(row), core.tree_mean(row))
-    for impl in (NK, core):
-        with pytest.raises(ZeroDivisionError):
-            impl.tree_mean(np.zeros(0))
+def test_tree_mean_refuses_no_trees():
+    with pytest.raises(ZeroDivisionError):
+        core.tree_mean(np.zeros(0))
 
 
 def test_normalized_refuses_an_inconsistent_ring():
@@ -462,101 +269,12 @@ def test_normalized_refuses_an_inconsistent_ring():
         core.normalized_pass(*args())
 
 
-def test_same_as_numba_score_kernels():
-    """The small kernels numba inlines (conformal rank, lag step, scale, score rank, the
-    weighted half-width past the squaring cutoff) and the sorted sets, on edge values."""
-    numba = pytest.importorskip("numba")
-    from streamforest.intervals import _adaptive_kernels as AK
-    from streamforest.intervals import _normalized_kernels as NK
-    from streamforest.intervals import scores as SC
-
-    @numba.njit
-    def small(n, alpha, step, lag, spread, mean, ss, size, v):
-        return (SC.conformal_rank(n, alpha), AK.lag_step(step, lag, AK.LAG_GAIN),
-                NK.scale_of(spread, mean, 0.1, True), NK.score_rank(ss, size, v))  # fmt: skip
-
-    rng = np.random.default_rng(3)
-    ss = np.sort(np.concatenate([rng.standard_normal(30), [1.0, 1.0, INF, np.nan]]))
-    odd = [0.0, -0.0, 1e-300, 1e300, INF, -INF, np.nan, 0.1, 1 - 1e-16, 1e-16, -3.0]
-    for k in range(300):
-        n = int(rng.integers(0, 34))
-        a, b, c = (odd[int(i)] if rng.random() < 0.5 else float(rng.standard_normal())
-                   for i in rng.integers(0, len(odd), 3))  # fmt: skip
-        want = small(n, a, b, abs(c), a, b, ss, n, c)
-        got = (core.conformal_rank(n, a), core.lag_step(b, abs(c), core.LAG_GAIN),
-               core.scale_of(a, b, 0.1, True), core.score_rank(ss, n, c))  # fmt: skip
-        assert same_bits(np.array(want[1:]), np.array(got[1:])) and want[0] == got[0], k
-        assert same_bits(SC.sorted_half_width(ss, n, a), core.sorted_half_width(ss, n, a))
-    cap = 70_000
-    big = np.sort(rng.standard_normal(cap))
-    order = rng.permutation(cap).astype(np.int64)
-    for size, head, alpha in [(cap, 17, 0.1), (cap, 0, 1e-9), (65_537, 9, 0.5), (3, 1, 0.2)]:
-        want = NK.weighted_half_width(big, order, size, head, cap, 0.99999, alpha)
-        assert same_bits(want, core.weighted_half_width(big, order, size, head, cap, 0.99999,
-                                                        alpha))  # fmt: skip
-    values = np.concatenate([np.round(rng.standard_normal(200), 1), [np.nan, INF, -INF, 0.0]])
-    rng.shuffle(values)
-    for cap in (1, 3, 40):
-        nb = _fill(rng, cap, len(values), values, (SC.ss_insert, SC.ss_update))
-        cc = _fill(rng, cap, len(values), values, (core.ss_insert, core.ss_update))
-        for x, y in zip(nb, cc, strict=True):
-            assert all(same_bits(p, q) for p, q in zip(x, y, strict=True))
-    W = rng.integers(0, 2, (3, 30)).astype(np.float64)
-    r1, r2 = np.array([4, 9], np.int64), np.array([4, 9], np.int64)
-    s1, s2 = np.zeros(30, np.int64), np.zeros(30, np.int64)
-    SC.ring_slots(r1, W, s1)
-    core.ring_slots(r2, W, s2)
-    assert same_bits(r1, r2) and same_bits(s1, s2)
-
-
 # ------------------------------------------------------------------------------------------------
 # ConformalQRF's pass
 def _cqr_state(A, cap):
     return {"size": 0, "ring": np.array([0, cap], np.int64), "cscore": np.zeros((A, cap)),
             "order": np.zeros((A, cap), np.int64), "pos": np.full((A, cap), -1, np.int64),
             "ss": np.zeros((A, cap)), "alpha_t": None}  # fmt: skip
-
-
-def cqr_results(fn, cap, gamma, seed, edge=False, chunks=8, n=45, T=4):
-    rng = np.random.default_rng(seed)
-    alphas = np.array([0.1, 0.3, 0.05])
-    s = _cqr_state(3, cap)
-    s["alpha_t"] = alphas.copy()
-    req = np.array([0.1, 0.2, 0.01, 0.5])
-    base = np.array([0, 0, 2, 1], np.int64)
-    out = []
-    for c in range(chunks):
-        pred = rng.standard_normal(n)
-        w = np.abs(rng.standard_normal((n, 3))) * np.array([1.6, 1.0, 2.0])
-        lo, hi = pred[:, None] - w, pred[:, None] + w
-        olo, ohi = lo + 0.1 * rng.standard_normal((n, 3)), hi + 0.1 * rng.standard_normal((n, 3))
-        W = rng.poisson(1.0, (T, n)).astype(np.float64)
-        olo[(W != 0).all(axis=0)] = np.nan  # in bag for every tree
-        y = pred + rng.standard_normal(n) * 1.3
-        if edge:
-            k = rng.random(n)
-            olo[k < 0.05, 0] = np.nan
-            y[(k > 0.05) & (k < 0.08)] = np.nan
-            ohi[(k > 0.08) & (k < 0.1)] = INF
-            y[(k > 0.1) & (k < 0.12)] = lo[(k > 0.1) & (k < 0.12), 0]
-        half, rhalf = np.full((n, 3), -7.0), np.full((n, 4), -7.0)
-        learn = c % 4 != 3
-        s["size"] = fn(s["size"], s["ring"], s["cscore"], s["order"], s["pos"], s["ss"], lo, hi,
-                       olo, ohi, W, y, learn, alphas, gamma, s["alpha_t"], half, req, base,
-                       rhalf)  # fmt: skip
-        out.append([half, rhalf, *_copy(s).values()])
-    return out
-
-
-@pytest.mark.parametrize("edge", [False, True])
-def test_same_as_numba_cqr(edge):
-    pytest.importorskip("numba")
-    from streamforest.intervals import _cqr_kernels as CK
-
-    for cap, gamma in [(30, 0.0), (30, 0.01), (1, 0.05), (400, 0.005)]:
-        a = cqr_results(CK.cqr_levels_pass, cap, gamma, cap, edge)
-        b = cqr_results(core.cqr_levels_pass, cap, gamma, cap, edge)
-        same_results(a, b)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -587,8 +305,6 @@ def _served(lo, hi, p):
 
 
 def test_aci_is_its_update_rule():
-    from streamforest.intervals._adaptive_kernels import aci_plan
-
     alpha, gamma = 0.1, 0.05
     levels = np.array([alpha])
     union, idx, logit = aci_plan(levels)
@@ -630,8 +346,6 @@ def test_aci_is_its_update_rule():
 def test_aci_learns_late_labels_from_what_was_served():
     """Rows served (mode 0), their labels learnt ``lag`` rows later from the records: each step
     is ``min(gamma, LAG_GAIN / (1 + lag)) (alpha - err)``, ``err`` the served interval's miss."""
-    from streamforest.intervals._adaptive_kernels import aci_plan
-
     alpha, gamma, lag = 0.1, 0.05, 30
     levels = np.array([alpha])
     L = aci_plan(levels)[0].shape[0]
@@ -986,54 +700,3 @@ def test_cqr_pass_is_its_definition():
             for a in range(2):
                 rings[a] = [*rings[a], max(olo[i, a] - y[i], y[i] - ohi[i, a])][-cap:]
     assert size == len(rings[0]) and alpha_t.tolist() == at
-
-
-# ------------------------------------------------------------------------------------------------
-# end to end: AdaptiveConformal's every method, the core's passes against numba's
-def _protocols(model, X, y):
-    """Prequential batches, served batches learnt late (the served log), and one example at a
-    time; every number the model gives."""
-    out = []
-    out.append(model.predict_learn_many(X[:200], y[:200], alpha=[0.1, 0.05])[1])
-    for s in range(200, 400, 50):
-        out.append(model.predict_interval(X[s : s + 50], alpha=[0.1, 0.05]))
-        if s > 200:
-            model.learn_many(X[s - 50 : s], y[s - 50 : s])  # a batch late
-    model.learn_many(X[350:400], y[350:400])
-    for i in range(400, 430):
-        x = dict(enumerate(X[i]))
-        out.append(model.predict_interval_one(x, alpha=0.1))
-        model.learn_one(x, float(y[i]))
-    return [np.asarray(o, dtype=np.float64) for o in out]
-
-
-@pytest.mark.parametrize("method", CONTROLLERS)
-def test_same_as_numba_adaptive_conformal(method, monkeypatch):
-    pytest.importorskip("numba")
-    import types
-
-    import streamforest as sf
-    from streamforest.intervals import _adaptive_kernels, _online_kernels
-    from streamforest.intervals import adaptive as adaptive_module
-
-    numba_passes = types.SimpleNamespace(**{k: getattr(core, k) for k in dir(core)})
-    numba_passes.aci_pass = _adaptive_kernels.aci_pass
-    numba_passes.pid_pass = _adaptive_kernels.pid_pass
-    numba_passes.online_pass = _online_kernels.online_pass
-
-    rng = np.random.default_rng(12)
-    X = rng.random((430, 3))
-    y = 4 * X[:, 0] + rng.standard_normal(430) * (1 + 2 * (np.arange(430) > 250))
-
-    def model():
-        forest = sf.OnlineForestRegressor(
-            n_trees=3, tree=sf.HoeffdingTreeRegressor(grace_period=30)
-        )
-        base = sf.CPApproximate(calibration_size=100, forest=forest, seed=3)
-        return sf.AdaptiveConformal(base, alphas=[0.1, 0.05], method=method, log_size=500)
-
-    ours = _protocols(model(), X, y)
-    monkeypatch.setattr(adaptive_module, "_core", types.SimpleNamespace(intervals=numba_passes))
-    theirs = _protocols(model(), X, y)
-    assert len(ours) == len(theirs)
-    assert all(same_bits(a, b) for a, b in zip(ours, theirs, strict=True))

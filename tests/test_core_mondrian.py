@@ -1,13 +1,9 @@
 """The compiled core's aggregated Mondrian forests (``streamforest._core.mondrian``): the trees'
 invariants (boxes hold the rows learnt, counts add up, the aggregation weights follow their
 recursion), predictions against a plain Python walk of the records, the per-example and batch
-passes against each other, refused arguments, and, while the numba core is there, bit for bit
-against its kernels (streamforest/mondrian/_kernels.py)."""
+passes against each other, and refused arguments."""
 
 import math
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -33,7 +29,7 @@ def _params(classes=0, step=1.0, aggregate=True, dirichlet=0.5, split_pure=False
 
 class Forest:
     """A forest's arrays and scratch, as :class:`~streamforest.mondrian.engine.MondrianEngine`
-    holds them; ``passes`` is the module that runs them (the core or the numba kernels)."""
+    holds them; ``passes`` is the module that runs them (``_core.mondrian``)."""
 
     def __init__(self, passes, n_trees, n_features, params, seed=0, capacity=4):
         self.passes, self.params = passes, params
@@ -403,194 +399,17 @@ def test_refused_arguments():
         core.apply_rows(g.trees.nodes, 0, np.zeros((2, 1)), np.zeros(2, np.int64))
 
 
-def test_amf_runs_no_numba_kernel():
-    """Both AMF estimators, every path (batches, dicts, bagging), in a fresh process: no numba
-    kernel of streamforest compiles or loads, and the numba kernels' module is not imported."""
-    pytest.importorskip("numba")
-    script = textwrap.dedent("""
-        import sys
-        import numpy as np
-        import streamforest as sf
-        from numba.core.registry import CPUDispatcher
-        rng = np.random.default_rng(0)
-        X = rng.random((300, 4))
-        y = X[:, 0] * 3 + X[:, 1]
-        X[rng.random(X.shape) < 0.05] = np.nan
-        yc = np.where(y > 1.5, "a", "b").astype(object)
-        models = [(sf.AMFRegressor(n_trees=3, seed=0), y),
-                  (sf.AMFRegressor(n_trees=3, lambda_value=1.0, seed=0), y),
-                  (sf.AMFClassifier(n_trees=3, seed=0), yc)]
-        for m, t in models:
-            m.learn_many(X[:200], t[:200])
-            m.predict(X[200:])
-            for i in range(200, 230):
-                d = {f"x{j}": float(v) for j, v in enumerate(X[i])}
-                m.predict_one(d)
-                m.learn_one(d, t[i])
-        models[2][0].predict_proba_one(d)
-        compiled = [f"{n}.{k}" for n, mod in list(sys.modules.items())
-                    if n.startswith("streamforest") for k, f in vars(mod).items()
-                    if isinstance(f, CPUDispatcher) and f.signatures]
-        print(compiled, "streamforest.mondrian._kernels" in sys.modules)
-    """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True)  # fmt: skip
-    assert out.stdout.split() == ["[]", "False"], out.stdout + out.stderr
-
-
-# --- port tests: bit for bit against the numba kernels (while they are there) -------------------
-_CASES = {
-    "regression": dict(n=300, p=4),
-    "missing": dict(n=300, p=4, missing=0.25),
-    "constant features": dict(n=200, p=4, constant=(1, 3)),
-    "all constant": dict(n=50, p=2, constant=(0, 1)),
-    "a single row": dict(n=1, p=3),
-    "no features": dict(n=20, p=0),
-    "bagging weights": dict(n=300, p=3, weights="poisson"),
-    "fractional weights": dict(n=300, p=3, weights="uniform"),
-    "no aggregation": dict(n=200, p=3, params=dict(aggregate=False)),
-    "step and limit": dict(n=300, p=3, params=dict(step=0.1, max_nodes=23)),
-    "huge values": dict(n=60, p=2, huge=True),
-    "nominal": dict(n=200, p=3, nominal=True),
-    "one class": dict(n=100, p=3, classes=1),
-    "two classes, pure splits": dict(n=200, p=3, classes=2, params=dict(split_pure=True)),
-    "many classes": dict(n=300, p=3, classes=12, missing=0.1, params=dict(dirichlet=2.0)),
-}
-
-
-def _case(n, p, seed=0, missing=0.0, constant=(), weights=None, params=None, huge=False,
-          nominal=False, classes=0):  # fmt: skip
-    rng = np.random.default_rng(seed)
-    X, y = _rows(n, p, seed=seed, missing=missing)
-    for j in constant:
-        X[:, j] = 1.5
-    if huge:  # extensions that overflow their sum, infinite ones, and the float range's ends
-        with np.errstate(over="ignore"):
-            X[::3] *= 1e308
-        X[1::7] = np.inf
-        X[2::11, 0] = -np.inf
-    nom = np.zeros(p, np.int8)
-    if nominal:
-        nom[1] = 1
-        X[:, 1] = np.floor(X[:, 1] * 3)  # codes, the negative ones unseen categories
-    if classes:
-        y = _classes(X, classes)
-    T = 3
-    if weights == "poisson":
-        W = rng.poisson(1.0, (T, n)).astype(np.float64)
-    elif weights == "uniform":
-        W = rng.uniform(0.0, 2.0, (T, n))
-    else:
-        W = np.ones((T, n))
-    return X, y, W, nom, _params(classes=classes, **(params or {}))
-
-
-def _numba():
-    pytest.importorskip("numba")
-    from streamforest.mondrian import _kernels
-
-    return _kernels
-
-
-def _same_bits(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.shape == b.shape and a.dtype == b.dtype
-    if a.dtype == np.float64:
-        a, b = a.view(np.uint64), b.view(np.uint64)
-    assert np.array_equal(a, b)
-
-
-def _same_forests(f, g):
-    for a, b in zip(f.trees, g.trees, strict=True):
-        _same_bits(a, b)
-    _same_bits(f.extension, g.extension)
-    _same_bits(f.saved, g.saved)
-
-
-@pytest.mark.parametrize("case", list(_CASES))
-def test_same_as_numba_batch_passes(case):
-    nk = _numba()
-    X, y, W, nom, params = _case(**_CASES[case])
-    n, p = X.shape
-    K = max(int(params[layout.P_CLASSES]), 1)
-    f, g = Forest(core, 3, p, params, seed=1), Forest(nk, 3, p, params, seed=1)
-    Xc, Xn = X.copy(), X.copy()
-    core.clean_rows(nom, Xc)
-    nk.clean_rows(nom, Xn)
-    _same_bits(Xc, Xn)
-    half = n // 2
-    for rows, predict in ((slice(0, half), True), (slice(half, n), False)):
-        Xs, ys, Ws = Xc[rows], y[rows], np.ascontiguousarray(W[:, rows])
-        _same_bits(f.learn(Xs, ys, Ws, predict), g.learn(Xs, ys, Ws, predict))
-        _same_forests(f, g)
-    Xt, _ = _rows(40, p, seed=99, missing=0.1)
-    Xt[:3] = Xc[:3]
-    if K == 1 and not params[layout.P_CLASSES]:
-        _same_bits(f.predict(Xt), g.predict(Xt))
-    else:
-        Pf, Pg = f.predict_classes(Xt), g.predict_classes(Xt)
-        _same_bits(Pf, Pg)
-        means = [np.zeros((40, K)) for _ in range(2)]
-        bests = [np.zeros(40, np.int64) for _ in range(2)]
-        core.mean_probabilities(Pf, means[0], bests[0])
-        nk.mean_probabilities(Pg, means[1], bests[1])
-        _same_bits(*means)
-        _same_bits(*bests)
-    for t in range(3):
-        la, lb = np.zeros(40, np.int64), np.zeros(40, np.int64)
-        core.apply_rows(f.trees.nodes, t, Xt, la)
-        nk.apply_rows(g.trees.nodes, t, Xt, lb)
-        _same_bits(la, lb)
-
-
-@pytest.mark.parametrize("case", list(_CASES))
-def test_same_as_numba_per_example_calls(case):
-    nk = _numba()
-    X, y, W, nom, params = _case(**_CASES[case], seed=5)
-    n, p = X.shape
-    classify = params[layout.P_CLASSES] > 0
-    K = max(int(params[layout.P_CLASSES]), 1)
-    f, g = Forest(core, 3, p, params, seed=2), Forest(nk, 3, p, params, seed=2)
-    Xt, _ = _rows(5, p + 1, seed=98, missing=0.2)  # (a row longer than the trees' features)
-    for i in range(n):
-        row = X[i] if i % 5 else X[i, : max(p - 1, 0)].copy()  # (and some shorter)
-        w = np.ascontiguousarray(W[:, i])
-        a = f.learn_one(nom, row, float(y[i]), w, not classify, 0.25)
-        b = g.learn_one(nom, row, float(y[i]), w, not classify, 0.25)
-        assert a[0] == b[0]
-        _same_bits(a[1], b[1])
-        if i % 37 == 0 or i == n - 1:
-            _same_forests(f, g)
-            for x in Xt:
-                outs = [np.zeros(3), np.zeros(3)]
-                cleans = [np.zeros(p), np.zeros(p)]
-                if classify:
-                    sc = [np.zeros(K), np.zeros(K)]
-                    mn = [np.zeros(K), np.zeros(K)]
-                    ra = core.predict_proba_one(f.trees.nodes, params, nom, x, cleans[0], sc[0],
-                                                mn[0])  # fmt: skip
-                    rb = nk.predict_proba_one(g.trees.nodes, params, nom, x, cleans[1], sc[1],
-                                              mn[1])  # fmt: skip
-                    _same_bits(sc[0], sc[1])
-                    _same_bits(mn[0], mn[1])
-                else:
-                    ra = core.predict_one(f.trees.nodes, params, nom, x, cleans[0], 0.25, outs[0])
-                    rb = nk.predict_one(g.trees.nodes, params, nom, x, cleans[1], 0.25, outs[1])
-                    _same_bits(outs[0], outs[1])
-                assert np.float64(ra).view(np.uint64) == np.float64(rb).view(np.uint64)
-                _same_bits(cleans[0], cleans[1])
-
-
-def test_same_as_numba_when_the_extensions_overflow():
-    # two features each extended by 1e308: their sum is infinite without an infinite one, so
-    # no feature is drawn (-1) and numba split on the last one (read as x[-1])
-    nk = _numba()
+def test_overflowing_extensions_split_on_no_feature():
+    """Two features each extended by 1e308: their sum is infinite without an infinite one, so
+    no feature is drawn (-1) and the split reads the row's last feature (``x[-1]``, as the
+    kernels always did); the trees still predict their records' walk."""
     X = np.array([[1e308, 1e308], [0.0, 0.0], [1e307, -1.0], [np.nan, 5e307], [-1e308, 0.0]])
     y = np.arange(5.0)
-    f, g = Forest(core, 4, 2, _params(), seed=3), Forest(nk, 4, 2, _params(), seed=3)
-    _same_bits(f.learn(X, y, np.ones((4, 5)), True), g.learn(X, y, np.ones((4, 5)), True))
-    _same_forests(f, g)
+    f = Forest(core, 4, 2, _params(), seed=3)
+    f.learn(X, y, np.ones((4, 5)), True)
     nodes = f.trees.nodes
     assert ((nodes[..., layout.LEFT] >= 0) & (nodes[..., layout.FEATURE] == -1)).any(axis=1).all()
     Xt = np.array([[0.0, 1e308], [1e308, 0.0], [np.nan, np.nan]])
-    _same_bits(f.predict(Xt), g.predict(Xt))
+    P = f.predict(Xt)
+    for t in range(4):
+        assert P[t].tolist() == [_predict_value(f.records(t), x) for x in Xt]

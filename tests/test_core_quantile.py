@@ -2,27 +2,17 @@
 sketches copied per row, merged across trees, queried for quantiles and highest-density
 intervals.
 
-Reference tests (they stay after numba is gone): a record's copies are the leaves' sketches
-the rows reach; the merged quantile is the weighted quantile of the union of those leaves'
-retained items and the highest-density interval the shortest interval of that union holding
-the mass (both in numpy); the chunked prequential pass gives the row-by-row result; edge cases
-(no data, one item, q at 0 and 1); the bindings refuse what they would overrun.
-
-Port tests (``test_same_as_numba_*``, transitional): OnlineQRF over observer, ATSER and ABORF
-forests run on the numba kernels and on the core's (batch, staged and per-example paths,
-several alphas near 0 and 1, NaN features), the kernels called directly on random records and on
-the engines' handles, every output and arena compared bit for bit."""
-
-import pickle
+A record's copies are the leaves' sketches the rows reach; the merged quantile is the weighted
+quantile of the union of those leaves' retained items and the highest-density interval the
+shortest interval of that union holding the mass (both in numpy); the chunked prequential pass
+gives the row-by-row result; edge cases (no data, one item, q at 0 and 1); the bindings refuse
+what they would overrun."""
 
 import numpy as np
 import pytest
 
 import streamforest as sf
 from streamforest import _core
-from streamforest.engine import dispatch
-from streamforest.engine.handle import build as build_handle
-from streamforest.intervals import _quantile_kernels as NQ
 from streamforest.sketches import kll
 
 CQ = _core.quantile
@@ -48,16 +38,6 @@ def _observers():
     )
 
 
-def _observers_drift():
-    return sf.OnlineForestRegressor(
-        n_trees=3,
-        tree=sf.HoeffdingTreeRegressor(grace_period=30, leaf_model="mean"),
-        drift_threshold=6.0,
-        warning_fraction=0.4,
-        seed=5,
-    )
-
-
 def _atser():
     return sf.OnlineForestRegressor(
         n_trees=3,
@@ -76,17 +56,13 @@ CONFIGS = {
     "observers-k200-paper-hdi-parent": lambda: sf.OnlineQRF(
         forest=_observers(), weighting="paper", interval="hdi", split_sketch="parent"
     ),
-    "observers-drift-k24-hdi": lambda: sf.OnlineQRF(forest=_observers_drift(), k=24,
-                                                     interval="hdi"),
     "atser-k24-mein-hdi-parent": lambda: sf.OnlineQRF(
         forest=_atser(), k=24, interval="hdi", split_sketch="parent"
     ),
     "atser-k200-paper-equal": lambda: sf.OnlineQRF(forest=_atser(), weighting="paper"),
     "aborf-k16-paper-equal": lambda: sf.OnlineQRF(forest=_aborf(), k=16, weighting="paper"),
-    "aborf-k40-mein-hdi": lambda: sf.OnlineQRF(forest=_aborf(), k=40, interval="hdi"),
-}  # fmt: skip
+}
 
-ALPHAS = [1e-9, 0.001, 0.1, 0.5, 0.999, 1 - 1e-12]
 QS = [0.0, 1e-12, 0.01, 0.25, 0.5, 0.5 + 1e-12, 0.9, 0.999, 1.0]
 
 
@@ -118,127 +94,11 @@ def dicts(m, X):
     return [dict(zip(names, map(float, row), strict=True)) for row in X]
 
 
-@pytest.fixture
-def counted(monkeypatch):
-    """Calls of the core's quantile functions (Python calls them through the module at call
-    time): which path ran."""
-    calls = {}
-    for name in ("sketch_tree_pass", "mixture_query", "query_one", "query_one_h",
-                 "interval_one_h", "interval_one_hp"):  # fmt: skip
-        fn = getattr(CQ, name)
-
-        def wrap(*a, _fn=fn, _name=name):
-            calls[_name] = calls.get(_name, 0) + 1
-            return _fn(*a)
-
-        monkeypatch.setattr(CQ, name, wrap)
-    return calls
-
-
-# ------------------------------------------------------------------------------------------------
-# port tests: the models on both cores
-@pytest.mark.parametrize("name", list(CONFIGS))
-def test_same_as_numba_models(name, counted):
-    """Batch learning, the staged prequential pass, batch intervals and quantiles, then the
-    per-example path (intervals of one or several levels, quantiles, learning), on the numba
-    kernels and on the core's: every output and the arenas bit for bit."""
-    X, y = stream(2300, seed=len(name))
-    models = {}
-    outs = {}
-    for core in (False, True):
-        before = dict(counted)
-        m = CONFIGS[name]()
-        res = []
-        with dispatch.using_core(core):
-            m.learn_many(X[:300], y[:300])
-            D = dicts(m, X)
-            res.extend(m.predict_learn_many(X[300:1500], y[300:1500], alpha=ALPHAS))
-            res.append(m.predict_interval(X[1500:1800], alpha=ALPHAS))
-            res.append(m.predict_quantiles(X[1500:1700], QS))
-            res.append(m.predict(X[1500:1600]))
-            for i in range(1800, 2300):
-                res.append(m.predict_interval_one(D[i], alpha=ALPHAS[i % len(ALPHAS)]))
-                if i % 7 == 0:
-                    res.append(m.predict_interval_one(D[i], alpha=[0.05, 0.9]))
-                if i % 11 == 0:
-                    res.append(m.predict_quantiles_one(D[i], QS))
-                m.learn_one(D[i], float(y[i]), 1.0 + (i % 5 == 0) + 0.5 * (i % 3 == 0))
-            # an encoded row that is not the engine's row buffer (query_one of arrays)
-            Xa = m.encode_predict(X[:5])
-            lo, hi = np.empty((1, 2)), np.empty((1, 2))
-            for r in range(5):
-                m._one_kernel(np.ascontiguousarray(Xa[r]), np.array([0.2, 0.02]), lo[0], hi[0])
-                res.append(np.concatenate([lo[0], hi[0]]))
-        models[core], outs[core] = m, res
-        ran = {k: counted.get(k, 0) - before.get(k, 0) for k in counted}
-        if core:
-            assert ran.get("sketch_tree_pass") and ran.get("mixture_query"), ran
-            assert ran.get("interval_one_hp") and ran.get("query_one_h"), ran
-            assert ran.get("query_one"), ran
-        else:
-            assert not any(ran.values()), ran
-    for k, (a, b) in enumerate(zip(outs[False], outs[True], strict=True)):
-        assert same_bits(np.asarray(a, float), np.asarray(b, float)), f"output {k}"
-    assert_same_models(models[False], models[True], name)
-    iv = np.asarray(outs[True][1])
-    assert np.isfinite(iv).all() and (iv[..., 0] <= iv[..., 1]).all()
-
-
-# ------------------------------------------------------------------------------------------------
-# port tests: the kernels called directly
 def fitted(name, n=1500, seed=4):
     m = CONFIGS[name]()
     X, y = stream(n, seed=seed)
     m.learn_many(X, y)
     return m, X, y
-
-
-@pytest.mark.parametrize("name", ["observers-k16-mein-equal", "atser-k24-mein-hdi-parent",
-                                  "aborf-k16-paper-equal", "observers-drift-k24-hdi"])  # fmt: skip
-@pytest.mark.parametrize("learn", [False, True])
-def test_same_as_numba_sketch_tree_pass(name, learn):
-    """Tree by tree, call by call as the engine drives it (a small record buffer: stops for
-    lack of room there and in the trees), both engines compared after every call."""
-    m, X, y = fitted(name)
-    ma, mb = pickle.loads(pickle.dumps(m)), pickle.loads(pickle.dumps(m))
-    X2, y2 = stream(600, seed=9)
-    Xa = np.ascontiguousarray(m.encode_predict(X2))
-    ea, eb = ma.forest_.engine_, mb.forest_.engine_
-    n, T = Xa.shape[0], ea.n_trees
-    wa = np.ones(n)
-    W = ea.bagging_weights(wa) if learn else np.zeros((T, n))
-    if learn:
-        assert same_bits(W, eb.bagging_weights(wa))
-    cap = ea.arena.lay[:, 29, 2].max()  # (29: the field lf_sketch)
-    state = {}
-    for K in (NQ, CQ):
-        state[K] = dict(P=np.zeros((T, n)), bufs=[np.zeros(3 * cap) for _ in range(T)],
-                        gpos=np.zeros(T, np.int64), goff=np.zeros((T, n), np.int64),
-                        glv=np.zeros((T, n, LVW), np.int64))  # fmt: skip
-    calls = 0
-    for t in range(T):
-        i = 0
-        while i < n:
-            stops = []
-            for e, K in ((ea, NQ), (eb, CQ)):
-                s = state[K]
-                stop = K.sketch_tree_pass(e.arena, t, Xa, y2, W[t], i, learn, s["P"][t],
-                                          s["bufs"][t], s["gpos"][t : t + 1], s["goff"][t],
-                                          s["glv"][t])  # fmt: skip
-                if stop < n and s["bufs"][t].shape[0] - s["gpos"][t] < cap:
-                    b = np.zeros(2 * s["bufs"][t].shape[0])
-                    b[: s["gpos"][t]] = s["bufs"][t][: s["gpos"][t]]
-                    s["bufs"][t] = b
-                e.after_stop(t, stop, n)
-                stops.append(stop)
-            calls += 1
-            assert stops[0] == stops[1], (t, i)
-            i = stops[0]
-            for k in ("P", "gpos", "goff", "glv"):
-                assert same_bits(state[NQ][k], state[CQ][k]), (k, t, i)
-            assert same_bits(state[NQ]["bufs"][t], state[CQ]["bufs"][t]), (t, i)
-            assert_same_models(ma, mb, f"tree {t} row {i}")
-    assert calls > T  # stops for room happened
 
 
 def _records_from_sketches(groups, k=200, seed=0):
@@ -265,94 +125,6 @@ def _records_from_sketches(groups, k=200, seed=0):
         if pos[t]:
             out[t, : pos[t]] = np.concatenate(bufs[t])
     return out, goff, glv
-
-
-def random_records(rng, T, n, k=200, empty=0.15, ties=False):
-    groups = []
-    for _ in range(n):
-        row = []
-        for t in range(T):
-            size = 0 if rng.random() < empty else int(rng.integers(1, 3000))
-            v = rng.gamma(1.0 + t, size=size)
-            if ties:
-                v = np.round(v, 1)
-            row.append((v, rng.integers(1, 5, size=size)))
-        groups.append(row)
-    return _records_from_sketches(groups, k, seed=int(rng.integers(1000)))
-
-
-MASSES = [1e-9, 0.001, 0.5, 0.9, 0.999, 1 - 1e-12, 1.0]
-
-
-@pytest.mark.parametrize("T, k, ties", [(1, 8, False), (3, 200, False), (5, 16, True),
-                                        (20, 30, False)])  # fmt: skip
-def test_same_as_numba_mixture_query(rng, T, k, ties):
-    """Random records (empty sketches, ties; 20 trees: more runs than a scan takes, the heap),
-    random masks, both weightings, row ranges: quantiles and HDIs bit for bit."""
-    n = 30
-    rec = random_records(rng, T, n, k, ties=ties)
-    qs, masses = np.array(QS), np.array(MASSES)
-    for mask in (np.ones((T, n), np.int8), (rng.random((T, n)) < 0.6).astype(np.int8)):
-        for mein in (True, False):
-            for r0, r1 in ((0, n), (3, 17), (5, 5)):
-                out = {}
-                for K in (NQ, CQ):
-                    o = [np.full((n, 9), 7.0), np.full((n, 7), 7.0), np.full((n, 7), 7.0)]
-                    K.mixture_query(*rec, mask, mein, qs, masses, *o, r0, r1)
-                    o2 = [np.full((n, 9), 7.0), np.full((n, 0), 7.0), np.full((n, 0), 7.0)]
-                    K.mixture_query(*rec, mask, mein, qs, np.zeros(0), *o2, r0, r1)
-                    o3 = [np.full((n, 0), 7.0), np.full((n, 7), 7.0), np.full((n, 7), 7.0)]
-                    K.mixture_query(*rec, mask, mein, np.zeros(0), masses, *o3, r0, r1)
-                    out[K] = o + o2 + o3
-                for a, b in zip(out[NQ], out[CQ], strict=True):
-                    assert same_bits(a, b), (mein, r0, r1)
-                assert same_bits(out[CQ][0], out[CQ][3])
-
-
-@pytest.mark.parametrize("name", ["observers-k16-mein-equal", "atser-k24-mein-hdi-parent",
-                                  "aborf-k16-paper-equal"])  # fmt: skip
-def test_same_as_numba_query_kernels(name):
-    """``query_one`` (arrays), ``query_one_h``, ``interval_one_h`` and ``interval_one_hp`` (the
-    engine's handles) on rows with NaN features, several levels: bit for bit (they only read
-    the trees)."""
-    m, X, y = fitted(name)
-    e = m.forest_.engine_
-    T = e.n_trees
-    s = m._qone_scratch()
-    X2, _ = stream(200, seed=11, nan=0.2)
-    Xa = m.encode_predict(X2)
-    for mein in (True, False):
-        for i in range(Xa.shape[0]):
-            x = np.ascontiguousarray(Xa[i])
-            e.use_row(x)
-            H = e.handle()
-            a = ALPHAS[i % len(ALPHAS)]
-            qs = np.array([a / 2, 1 - a / 2, *QS])
-            masses = np.array([1 - a, *MASSES])
-            res = {}
-            for K in (NQ, CQ):
-                r = []
-                for q, ms in ((qs, masses), (qs, np.zeros(0)), (np.zeros(0), masses)):
-                    o = (np.full(q.shape[0], 7.0), np.full(ms.shape[0], 7.0),
-                         np.full(ms.shape[0], 7.0))  # fmt: skip
-                    K.query_one(e.arena, x, mein, q, ms, *o, *s[0])
-                    r += [*o]
-                    o = tuple(np.full_like(v, 5.0) for v in o)
-                    K.query_one_h(H, e.kind, s[2], mein, q, ms, *o)
-                    r += [*o]
-                for q, ms in ((qs[:2], np.zeros(0)), (np.zeros(0), masses[:1])):
-                    o = (np.full(2, 7.0), np.full(1, 7.0), np.full(1, 7.0))
-                    r.append(np.array(K.interval_one_h(H, e.kind, s[2], mein, q, ms, *o)))
-                    r += [*o]
-                    arrays = (q.copy(), ms.copy(), np.full(2, 7.0), np.full(1, 7.0),
-                              np.full(1, 7.0))  # fmt: skip
-                    P = build_handle(arrays)
-                    r.append(np.array(K.interval_one_hp(H, e.kind, s[2], P, mein)))
-                    r += [*arrays]
-                res[K] = r
-            for k, (a_, b_) in enumerate(zip(res[NQ], res[CQ], strict=True)):
-                assert same_bits(a_, b_), (mein, i, k)
-    assert T == len(s[0][0])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -640,19 +412,19 @@ def test_refusals():
     with pytest.raises(ValueError, match="columns"):
         CQ.query_one(e.arena, x[:2].copy(), True, qs, ms, np.empty(1), np.empty(1), np.empty(1),
                      *s[0])  # fmt: skip
-    # handles
+    # handles (the kind argument: unused by the core, which reads each tree's)
     e.use_row(x)
     H = e.handle()
     one = np.empty(1)
     with pytest.raises(ValueError, match="out_q"):  # one quantile: no interval
-        CQ.interval_one_h(H, e.kind, s[2], True, qs, np.zeros(0), one, one, one)
+        CQ.interval_one_h(H, None, s[2], True, qs, np.zeros(0), one, one, one)
     with pytest.raises(ValueError, match="out_lo"):
-        CQ.interval_one_h(H, e.kind, s[2], True, np.zeros(0), np.zeros(0), one, np.empty(0), one)
+        CQ.interval_one_h(H, None, s[2], True, np.zeros(0), np.zeros(0), one, np.empty(0), one)
     with pytest.raises(ValueError, match="Q"):
-        CQ.query_one_h(H, e.kind, s[2][:-2].copy(), True, qs, ms, one, one, one)
+        CQ.query_one_h(H, None, s[2][:-2].copy(), True, qs, ms, one, one, one)
     with pytest.raises(ValueError, match="H"):
-        CQ.query_one_h(H[:-1].copy(), e.kind, s[2], True, qs, ms, one, one, one)
+        CQ.query_one_h(H[:-1].copy(), None, s[2], True, qs, ms, one, one, one)
     with pytest.raises(ValueError, match="P"):
-        CQ.interval_one_hp(H, e.kind, s[2], s[2], True)
+        CQ.interval_one_hp(H, None, s[2], s[2], True)
     with pytest.raises(TypeError):
-        CQ.query_one_h(H.astype(np.float64), e.kind, s[2], True, qs, ms, one, one, one)
+        CQ.query_one_h(H.astype(np.float64), None, s[2], True, qs, ms, one, one, one)
