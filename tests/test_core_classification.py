@@ -178,7 +178,7 @@ def test_votes_are_the_majority_of_the_trees_classes():
 
 
 def test_supports_classification_kinds_of_the_gauss_and_extra_rules():
-    assert ("gauss", S.SPLIT_GAUSS) in _core.tree.rules()
+    assert ("gauss", S.SPLIT_GAUSS) in [(r["name"], r["code"]) for r in _core.tree.rules()]
     gauss = TreeKind(rule="gauss", classification=True)
     assert _core.tree.supports(**gauss.__dict__)
     for alternates in (False, True):  # (the extra rule always runs with alternates)

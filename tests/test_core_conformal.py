@@ -393,13 +393,13 @@ def test_bindings_refuse_what_they_would_overrun():
     e.use_row(Xa[0])
     H, C = e.handle(), mb._calibration_handle()
     with pytest.raises(ValueError, match="handle"):
-        CORE.cp_interval_one_h(C, None, H, e.aggregation, mb.size_, 0.1)
+        CORE.cp_interval_one_h(C, H, e.aggregation, mb.size_, 0.1)
     with pytest.raises(ValueError, match="size"):
-        CORE.cp_interval_one_h(H, None, C, e.aggregation, c + 1, 0.1)
+        CORE.cp_interval_one_h(H, C, e.aggregation, c + 1, 0.1)
     with pytest.raises(ValueError, match="size"):
-        CORE.cp_learn_one_h(H, None, C, e.bagging, 1.0, 1.0, -1, False, c + 1)
+        CORE.cp_learn_one_h(H, C, e.bagging, 1.0, 1.0, -1, False, c + 1)
     with pytest.raises(TypeError):
-        CORE.cp_learn_one_h(H.astype(np.int32), None, C, e.bagging, 1.0, 1.0, -1, False, 0)
+        CORE.cp_learn_one_h(H.astype(np.int32), C, e.bagging, 1.0, 1.0, -1, False, 0)
     # the per-example step: the rank of the ring's next slot, the slots its order moves
     m = MODELS["cpa-obs-adaptive"]()
     m.learn_many(*stream(600, seed=3))

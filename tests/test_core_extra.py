@@ -249,7 +249,7 @@ def test_alternates_keep_the_tree_consistent(name):
 def test_supports_the_atser_kinds():
     """Regression trees of both rules, with or without alternates and sketches, run on the
     core; the pre-grown trees' components (evidence, Bayesian leaves) do not come with them."""
-    assert ("extra", S.SPLIT_EXTRA) in _core.tree.rules()
+    assert ("extra", S.SPLIT_EXTRA) in [(r["name"], r["code"]) for r in _core.tree.rules()]
     for rule in ("observers", "extra"):
         for alternates in (False, True):
             for sketch in (False, True):

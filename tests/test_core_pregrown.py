@@ -359,7 +359,7 @@ def test_evidence_update_is_algorithm_6_3():
 
 
 def test_supports_the_pregrown_regression_kinds():
-    assert ("pregrown", S.SPLIT_PREGROWN) in _core.tree.rules()
+    assert ("pregrown", S.SPLIT_PREGROWN) in [(r["name"], r["code"]) for r in _core.tree.rules()]
     base = TreeKind(rule="pregrown", evidence=True)
     for change in ({}, {"bayes": True}, {"sketch": True}):
         k = TreeKind(**{**base.__dict__, **change})

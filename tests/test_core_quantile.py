@@ -412,19 +412,19 @@ def test_refusals():
     with pytest.raises(ValueError, match="columns"):
         CQ.query_one(e.arena, x[:2].copy(), True, qs, ms, np.empty(1), np.empty(1), np.empty(1),
                      *s[0])  # fmt: skip
-    # handles (the kind argument: unused by the core, which reads each tree's)
+    # handles
     e.use_row(x)
     H = e.handle()
     one = np.empty(1)
     with pytest.raises(ValueError, match="out_q"):  # one quantile: no interval
-        CQ.interval_one_h(H, None, s[2], True, qs, np.zeros(0), one, one, one)
+        CQ.interval_one_h(H, s[2], True, qs, np.zeros(0), one, one, one)
     with pytest.raises(ValueError, match="out_lo"):
-        CQ.interval_one_h(H, None, s[2], True, np.zeros(0), np.zeros(0), one, np.empty(0), one)
+        CQ.interval_one_h(H, s[2], True, np.zeros(0), np.zeros(0), one, np.empty(0), one)
     with pytest.raises(ValueError, match="Q"):
-        CQ.query_one_h(H, None, s[2][:-2].copy(), True, qs, ms, one, one, one)
+        CQ.query_one_h(H, s[2][:-2].copy(), True, qs, ms, one, one, one)
     with pytest.raises(ValueError, match="H"):
-        CQ.query_one_h(H[:-1].copy(), None, s[2], True, qs, ms, one, one, one)
+        CQ.query_one_h(H[:-1].copy(), s[2], True, qs, ms, one, one, one)
     with pytest.raises(ValueError, match="P"):
-        CQ.interval_one_hp(H, None, s[2], s[2], True)
+        CQ.interval_one_hp(H, s[2], s[2], True)
     with pytest.raises(TypeError):
-        CQ.query_one_h(H.astype(np.float64), None, s[2], True, qs, ms, one, one, one)
+        CQ.query_one_h(H.astype(np.float64), s[2], True, qs, ms, one, one, one)
