@@ -26,8 +26,9 @@ HI = np.array([[1.5], [5.0], [3.0], [np.inf]])
 def _run(step, running=False):
     blocks = np.zeros((-(-4 // step), metrics.n_columns(1)))
     carry = metrics.new_carry()
-    _core.metrics.accumulate(Y[:3], PRED[:3], LO[:3], HI[:3], 0, step, blocks, carry)  # two calls: state
-    _core.metrics.accumulate(Y[3:], PRED[3:], LO[3:], HI[3:], 3, step, blocks, carry)  # carries over
+    accumulate = _core.metrics.accumulate
+    accumulate(Y[:3], PRED[:3], LO[:3], HI[:3], 0, step, blocks, carry)  # two calls: state
+    accumulate(Y[3:], PRED[3:], LO[3:], HI[3:], 3, step, blocks, carry)  # carries over
     return metrics.summarize(metrics.merge(blocks), [0.1], 5.0, running)
 
 

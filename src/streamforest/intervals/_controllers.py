@@ -33,7 +33,6 @@ import math
 
 import numpy as np
 
-
 #: The staleness cap of the steps on served misses (see the module docstring).
 LAG_GAIN = 1.0 / math.e
 

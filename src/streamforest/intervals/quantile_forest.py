@@ -162,8 +162,9 @@ class OnlineQRF(IntervalRegressor):
         """Per-tree predictions ``P (T, n)``, copies of the leaf sketches each row reaches (a
         record ``(bufs, goff, glv)``), and the bagging weights.  ``bufs (T, capacity)``: row t
         holds tree t's copies of the sketches' retained items, row i's at ``goff[t, i]``, its
-        level row in ``glv[t, i]`` (one array whatever the number of trees).  The record lives in reused scratch buffers, two sets (``parity``) so
-        one chunk's record can be queried while the next is written."""
+        level row in ``glv[t, i]`` (one array whatever the number of trees).  The record lives
+        in reused scratch buffers, two sets (``parity``) so one chunk's record can be queried
+        while the next is written."""
         f = self.forest_
         e = f.engine_
         T, n = f.n_trees, Xa.shape[0]

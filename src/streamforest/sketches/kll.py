@@ -37,7 +37,6 @@ from functools import lru_cache
 
 import numpy as np
 
-
 MAX_LEVELS = 32
 MIN_WIDTH = 8
 LV_H = 0  # index of the level count in an lv row
