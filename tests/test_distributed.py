@@ -169,8 +169,6 @@ def test_keyed_models_equal_local_per_key_models(local_ray):
     template = OnlineQRF(forest=OnlineForestRegressor(n_trees=3, seed=5), k=16)
     Xq = X[:300]
     kq = np.concatenate([keys[:290], ["never-seen"] * 10])
-    # the local models first: from an empty numba cache, the actors then load what this
-    # process compiled instead of both compiling it at once
     local = {k: template.clone().learn_many(X[keys == k], y[keys == k]) for k in np.unique(keys)}
     expected = {k: (m.predict(Xq[kq == k]), m.predict_interval(Xq[kq == k], ALPHAS))
                 for k, m in local.items()}  # fmt: skip

@@ -2,11 +2,9 @@
 passes, no recompilation for a new forest shape, arena bookkeeping."""
 
 import pickle
-import sys
 
 import numpy as np
 import pytest
-from numba.core.registry import CPUDispatcher
 
 import streamforest as sf
 from streamforest.tree_kinds import arena as AR
@@ -18,70 +16,6 @@ from .conftest import friedman1
 
 def _dicts(X):
     return [{f"x{j}": float(v) for j, v in enumerate(row)} for row in X]
-
-
-def _signatures() -> int:
-    """Compiled signatures of every streamforest kernel loaded so far."""
-    total = 0
-    for name, mod in list(sys.modules.items()):
-        if not name.startswith("streamforest"):
-            continue
-        for obj in vars(mod).values():
-            if isinstance(obj, CPUDispatcher):
-                total += len(obj.signatures)
-    return total
-
-
-def _exercise(model, X, y, nominal=False):
-    """Every public path of a model: dicts, arrays, intervals, quantiles."""
-    D = _dicts(X)
-    if nominal:
-        for i, d in enumerate(D):
-            d["site"] = "abc"[i % 3]
-    half = len(D) // 2
-    for d, v in zip(D[:half], y[:half], strict=True):
-        model.predict_one(d)
-        if hasattr(model, "predict_interval_one"):
-            model.predict_interval_one(d, alpha=0.1)
-            model.predict_interval_one(d, alpha=[0.1, 0.3])
-        model.learn_one(d, float(v))
-    Xa = np.array([[d[k] for k in D[0] if k != "site"] for d in D[half:]])
-    if nominal:
-        return
-    if hasattr(model, "predict_interval"):
-        model.predict_learn_many(Xa, y[half:], alpha=[0.1, 0.2])
-        model.predict_interval(Xa, alpha=0.1)
-    else:
-        model.predict_learn_many(Xa, y[half:])
-    model.learn_many(Xa, y[half:])
-    model.predict(Xa)
-    if hasattr(model, "predict_quantiles"):
-        model.predict_quantiles(Xa, [0.1, 0.5])
-        model.predict_quantiles_one(D[0], 0.5)
-
-
-def test_a_new_forest_shape_compiles_nothing(rng):
-    """After one model of each kind has run, models with another number of trees, features
-    and levels use the compiled kernels as they are (no new signature anywhere)."""
-    X5, y5 = friedman1(1200, rng, p=5)
-    X8, y8 = friedman1(1200, rng, p=8)
-
-    def models(n_trees):
-        forest = sf.OnlineForestRegressor(n_trees=n_trees, seed=1)
-        return [
-            sf.HoeffdingTreeRegressor(grace_period=50, seed=1),
-            forest,
-            sf.CPApproximate(forest=forest.clone(), calibration_size=200, seed=1),
-            sf.OnlineQRF(forest=forest.clone(), k=32, seed=1),
-            sf.GaussianInterval(forest=forest.clone(), seed=1),
-        ]
-
-    for m in models(4):
-        _exercise(m, X5, y5)
-    before = _signatures()
-    for m in models(7):
-        _exercise(m, X8, y8)
-    assert _signatures() == before
 
 
 @pytest.mark.parametrize("drift", [None, 2.0])

@@ -24,10 +24,10 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "streamforest"
 # from the ground up; a package (or a root module) imports only its own layer or lower ones
 LAYERS = [
     ["_core"],
-    ["_version", "_numba_cache", "_numba_pipeline", "_link_only", "_extras", "compile_events",
-     "concurrency", "features", "classification_metrics", "datasets_folder"],
-    ["compiled", "base", "_labels", "plotting", "streams"],
-    ["datasets", "rng", "stats", "metrics", "sorting"],
+    ["_version", "_extras", "concurrency", "features", "classification_metrics",
+     "datasets_folder"],
+    ["base", "_labels", "plotting", "streams"],
+    ["datasets", "rng", "stats", "metrics"],
     ["drift", "sketches"],
     ["tree_kinds"],
     ["engine"],
@@ -36,7 +36,6 @@ LAYERS = [
     ["intervals", "boosting", "mondrian"],
     ["prediction_sets", "batch", "evaluate"],
     ["registry"],
-    ["compilation"],
     ["cli", "__init__"],
     ["distributed", "__main__"],
 ]  # fmt: skip

@@ -293,7 +293,7 @@ def _refuse(*a, **k):
 folder = sys.argv[1]
 for name in sys.argv[2:]:
     saved = pickle.load, pickle.loads, pickle.Unpickler
-    pickle.load = pickle.loads = pickle.Unpickler = _refuse  # (numba's cache uses pickle)
+    pickle.load = pickle.loads = pickle.Unpickler = _refuse
     model = sf.load(f"{folder}/{name}.sfm")
     pickle.load, pickle.loads, pickle.Unpickler = saved
     assert type(model).__name__ == name.split("[")[0], type(model)
@@ -778,17 +778,6 @@ def test_unsupported_values_raise_type_error_naming_the_path(value, where):
     with pytest.raises(TypeError) as e:
         persistence._dumps(s)
     assert where in str(e.value)
-
-
-def test_numba_typed_containers_are_refused():
-    from numba.typed import List
-
-    lst = List()
-    lst.append(1.0)
-    s = sf.KLLSketch(k=8)
-    s.extra = lst
-    with pytest.raises(TypeError, match="KLLSketch.extra"):
-        persistence._dumps(s)
 
 
 def test_only_streamforest_objects_can_be_saved():
