@@ -152,6 +152,7 @@ def test_warmup_command_is_kept_and_does_nothing(capsys):
     keep working: the core is compiled at install, the command says so and succeeds."""
     assert main(["warmup"]) == 0
     assert "nothing to warm up" in capsys.readouterr().out
+    assert main(["warmup", "--model", "tree", "--processes", "2", "--quiet"]) == 0  # old options
     assert "compile" not in parser().format_help()  # not offered any more
 
 

@@ -462,7 +462,7 @@ def _warmup(args) -> int:
 
 EXAMPLES = """\
 examples:
-  streamforest run                                  OnlineQRF on Friedman #1 with drift, 100k rows
+  streamforest run                                  the default model on Friedman #1 with drift
   streamforest run --model cp-approx --alphas 0.1,0.05 --param n_trees=20
   streamforest run --stream hyperplane --n 50000 --stream-param noise=0.5
   streamforest run --dataset concrete               a bundled real dataset
@@ -563,8 +563,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     sub.add_parser("list", help="models, streams, datasets and metrics", description="What "
                    "'streamforest run' can use, with every parameter and its default.")  # fmt: skip
-    # (a no-op kept for scripts and image builds that called it: the core is compiled at install)
-    sub.add_parser("warmup", help=argparse.SUPPRESS)
+    # a no-op kept for scripts and image builds that called it (the core is compiled at
+    # install): not described in the help, and whatever options they passed are accepted
+    warm = sub.add_parser("warmup", add_help=False)
+    warm.add_argument("ignored", nargs=argparse.REMAINDER)
     return ap
 
 

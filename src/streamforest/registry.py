@@ -1,4 +1,4 @@
-"""The models by name, for the command line and :func:`streamforest.warmup`.
+"""The models by name, for the command line and the benchmarks.
 
 Each :class:`ModelSpec` names a model (``--model NAME`` of ``streamforest run``), the estimator
 class it builds, a one-line description, its task, constructor values it fixes (``qrf-hdi`` is
@@ -108,10 +108,6 @@ class ModelSpec:
     inner_fixed
         Constructor values of the innermost layer this entry sets when it is not the outermost
         (``conformal-actser-seeds``: ``mode="seeds"`` on its classifier).
-    warmed
-        Whether :func:`streamforest.warmup` of every model runs it (``False``: its kernels are
-        the other entries', as a method's over a forest that has its own entry; naming it still
-        runs it).
     """
 
     name: str
@@ -127,7 +123,6 @@ class ModelSpec:
     sets_cls: type | None = None
     classifier_cls: type | str | None = None
     inner_fixed: Mapping = field(default_factory=dict)
-    warmed: bool = True
 
     def __post_init__(self):
         suffixes = [t[i:] for t in (LAYERS, SET_LAYERS) for i in range(len(t))]
@@ -369,7 +364,6 @@ MODELS: dict[str, ModelSpec] = {
                     f"NormalizedConformal over {forest} (its forest's parameters: {forest}'s)",
                     layers=("method", "forest"),
                     forest_cls=forest_cls,
-                    warmed=False,  # (the method's kernels and the forest's: their own entries)
                 ),
                 ModelSpec(
                     f"adaptive-normalized-cp-{forest}",
@@ -378,7 +372,6 @@ MODELS: dict[str, ModelSpec] = {
                     layers=("adaptive", "method", "forest"),
                     method_cls=NormalizedConformal,
                     forest_cls=forest_cls,
-                    warmed=False,
                 ),
             )
         ),

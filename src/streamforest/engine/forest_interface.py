@@ -32,8 +32,8 @@ import numpy as np
 
 from .regressor_model import EngineRegressor
 
-#: The trees' leaves are rows of the engine's arena: ``engine_.arena``, ``handle()``, ``kind``,
-#: ``call``, ``run``, ``learn_row_with``, ``apply`` (a method's kernels read and write the
+#: The trees' leaves are rows of the engine's arena: ``engine_.arena``, ``handle()``, ``run``,
+#: ``learn_row_with``, ``apply`` (a method's kernels read and write the
 #: members' leaves: leaf sketches, leaf variances, per-leaf member lists).
 LEAF_PAYLOADS = "leaf_payloads"
 #: Hoeffding tree settings: ``tree_template()`` and ``configure_trees(**overrides)``.

@@ -6,8 +6,8 @@ trees.  The task's own part is a subclass: :class:`~streamforest.engine.regresso
 EngineRegressor` (a target per example, the trees' values aggregated) and
 :class:`~streamforest.engine.classifier_model.EngineClassifier` (a label per example, class
 indices learnt, the trees' class probabilities voted).  A model says how its engine is made
-(:meth:`EngineModel._make_engine`); the engine serves both tasks with the same passes (see
-:mod:`streamforest.engine.kernels`).
+(:meth:`EngineModel._make_engine`); the engine serves both tasks with the same compiled
+passes (``_core.engine``).
 
 The forest interface (the model's part), what the interval methods, prediction sets, the
 distributed layer and batch estimators use of a forest (with its ``engine_``, see

@@ -14,7 +14,7 @@ Mondrian nodes do not fit the engine's arena (a tree kind's :class:`~streamfores
 state.TreeState`): every node, not only a leaf, holds statistics, a range box over all features,
 a birth time and two aggregation weights, and a split inserts a node *above* a subtree.  So the
 members that hand out the arena or run a compiled pass over it (``arena``, ``handle``,
-``kind``, ``call``, ``run``, ``learn_row_with``, ``int_of``, ``restrict``, a method kernel in
+``run``, ``learn_row_with``, ``int_of``, ``restrict``, a method kernel in
 ``learn_one``) raise ``TypeError`` naming what is missing: the interval methods that run their
 own kernels over the arena's trees (out-of-bag per-example calibration, leaf sketches, leaf
 variances, per-leaf member lists) cannot take this forest.
@@ -448,15 +448,8 @@ class MondrianEngine:
     def arena(self):
         raise TypeError(_NOT_ARENA.format(what="the engine's arena"))
 
-    @property
-    def kind(self):
-        raise TypeError(_NOT_ARENA.format(what="a tree kind"))
-
     def handle(self):
         raise TypeError(_NOT_ARENA.format(what="the per-example handle of the arena"))
-
-    def call(self, kernel, args, kind=None):
-        raise TypeError(_NOT_ARENA.format(what="a per-example kernel over the arena"))
 
     def learn_row_with(self, kernel, handle, y, w, s):
         raise TypeError(_NOT_ARENA.format(what="a method's per-example kernel (learn_row_with)"))
