@@ -453,7 +453,7 @@ def _list(args) -> int:
     return 0
 
 
-def _warmup(args) -> int:
+def _warmup(args=None) -> int:
     """Kept for scripts and image builds that called it: the compiled core is built when the
     package is installed, so there is nothing to compile or load ahead of time."""
     print("streamforest's core is compiled at install: nothing to warm up")
@@ -565,12 +565,13 @@ def parser() -> argparse.ArgumentParser:
                    "'streamforest run' can use, with every parameter and its default.")  # fmt: skip
     # a no-op kept for scripts and image builds that called it (the core is compiled at
     # install): not described in the help, and whatever options they passed are accepted
-    warm = sub.add_parser("warmup", add_help=False)
-    warm.add_argument("ignored", nargs=argparse.REMAINDER)
+    sub.add_parser("warmup", add_help=False)  # (main takes it before parsing: any options)
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else list(argv))[:1] == ["warmup"]:
+        return _warmup(None)  # whatever options it was given (they were numba's)
     args = parser().parse_args(argv)
     if getattr(args, "n", None) is not None and args.n <= 0:
         return _fail("--n must be positive")
