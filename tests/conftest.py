@@ -6,6 +6,7 @@ import pytest
 #: with several of them at the end (longest first, then the others in pytest-xdist's order;
 #: measured with ``--durations``, issue 29).
 SLOW_FILES = (
+    "test_core_extension.py",
     "test_distributed.py",
     "test_docs.py",
     "test_persistence.py",

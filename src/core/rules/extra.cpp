@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "rules/extra_classes.hpp"
 #include "tree/room.hpp"
 #include "tree/splitting.hpp"
 #include "tree/state.hpp"
@@ -204,7 +205,7 @@ const SplitRule& extra_rule() {
     r.code = static_cast<int>(SPLIT_EXTRA);
     r.name = "extra";
     r.learn_at_leaf = extra_learns;
-    // r.class_learn_at_leaf: the classification unit's extra_class_learns (its owner adds it)
+    r.class_learn_at_leaf = extra_class_learns;  // rules/extra_classes: ACTSER's part
     r.buffers_examples = true;
     r.compiled_with.alternates = true;
     return r;

@@ -1,21 +1,32 @@
 // The split rules' table (the C++ side of streamforest/tree_kinds/rules.py's ``RULES``), the
 // defaults of a rule's parts, and the kind of a tree (kinds.py's ``kind_of``).
 //
-// One line per rule in ``table()``: a rule is its unit (rules/<name>.cpp, a function giving its
-// SplitRule) and its line here.  A part a rule leaves null is the growing trees' default:
-// routing by axis-aligned tests, one empty root leaf, the room checks of a tree that grows, no
-// bins, nothing learnt at a leaf beyond its statistics and leaf model, nothing after learning.
+// A split rule is its unit (src/core/rules/<name>.{hpp,cpp}: a function ``<name>_rule()``
+// giving its SplitRule) and one line of SF_SPLIT_RULES below; the build compiles every unit of
+// src/core, the Python side reads the table (``_core.tree.rules()``), so nothing else names a
+// rule.  A part a rule leaves null is the growing trees' default: routing by axis-aligned
+// tests, one empty root leaf, the room checks of a tree that grows, no bins, nothing learnt at
+// a leaf beyond its statistics and leaf model, nothing after learning.
 #include <cstring>
 #include <vector>
 
-#include "rules/extra.hpp"
-#include "rules/extra_classes.hpp"
-#include "rules/gauss.hpp"
-#include "rules/observers.hpp"
-#include "rules/pregrown.hpp"
 #include "tree/room.hpp"
 #include "tree/state.hpp"
 #include "tree/structure.hpp"
+
+// The rules' table: one line per rule (its unit's function), above the closing comment
+#define SF_SPLIT_RULES(X) \
+  X(observers_rule)       \
+  X(extra_rule)           \
+  X(pregrown_rule)        \
+  X(gauss_rule)           \
+  /* (the table ends) */
+
+namespace sf::rules {
+#define SF_DECLARE_RULE(make) const tree::SplitRule& make();
+SF_SPLIT_RULES(SF_DECLARE_RULE)
+#undef SF_DECLARE_RULE
+}  // namespace sf::rules
 
 namespace sf::tree {
 
@@ -37,20 +48,12 @@ SplitRule filled(SplitRule r) {
   return r;
 }
 
-/// ``rule`` with its classification part ``part`` (a rule whose unit leaves it to the
-/// classification helpers' unit, as rules/extra's to rules/extra_classes).
-SplitRule with_class_part(SplitRule r, decltype(SplitRule::class_learn_at_leaf) part) {
-  r.class_learn_at_leaf = part;
-  return r;
-}
-
 const std::vector<SplitRule>& table() {
   static const std::vector<SplitRule> rules = [] {
     std::vector<SplitRule> out;
-    out.push_back(filled(rules::observers_rule()));
-    out.push_back(filled(with_class_part(rules::extra_rule(), rules::extra_class_learns)));
-    out.push_back(filled(rules::pregrown_rule()));
-    out.push_back(filled(rules::gauss_rule()));
+#define SF_TABLE_LINE(make) out.push_back(filled(rules::make()));
+    SF_SPLIT_RULES(SF_TABLE_LINE)
+#undef SF_TABLE_LINE
     return out;
   }();
   return rules;
