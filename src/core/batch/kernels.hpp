@@ -1,5 +1,5 @@
-// Compiled passes of the batch leaf-weight forests (streamforest/batch/_kernels.py, used by
-// HDIForestRegressor and QuantileForestRegressor in streamforest/batch/hdi_forest.py).
+// Compiled passes of the batch leaf-weight forests (HDIForestRegressor and
+// QuantileForestRegressor, streamforest/batch/hdi_forest.py).
 //
 // A fitted forest is held as padded arrays, one row per tree: ``left``, ``right`` (child node
 // ids, ``-1`` at a leaf), ``feature``, ``threshold`` and ``value`` (the node's mean target).

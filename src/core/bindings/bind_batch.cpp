@@ -1,4 +1,4 @@
-// Bindings of the batch leaf-weight forests' passes (streamforest/batch/_kernels.py).
+// Bindings of the batch leaf-weight forests' passes.
 #include <string>
 
 #include "batch/kernels.hpp"

@@ -1,5 +1,5 @@
-// Bindings of streaming gradient-boosted trees (streamforest/boosting/_kernels.py's entry
-// points, same names and argument orders).  Every shape and count a pass indexes with is
+// Bindings of streaming gradient-boosted trees' passes (same names and argument orders as
+// the Python side calls them).  Every shape and count a pass indexes with is
 // checked before it runs: the steps are regression trees this core runs and rows hold their
 // features; ``acc`` has 2 items, ``drifted`` one per step, the rows' arrays one per row.
 #include <string>

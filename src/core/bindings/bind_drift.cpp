@@ -1,4 +1,4 @@
-// Bindings of the drift detectors (streamforest/drift.py's entry points).
+// Bindings of the drift detectors' scans (tests and benchmarks).
 #include "bindings/arrays.hpp"
 #include "drift/page_hinkley.hpp"
 

@@ -1,8 +1,7 @@
-// Bindings of the interval methods' kernels that do not touch the trees
-// (streamforest/intervals/scores.py, _adaptive_kernels.py, _online_kernels.py,
-// _normalized_kernels.py, _cqr_kernels.py; those on the trees, _conformal_kernels.py and
-// _gaussian_kernels.py, in bind_intervals_trees.cpp): same names and argument orders.  Every shape,
-// count and stored index a kernel will use is checked here, before it runs.
+// Bindings of the interval methods' kernels that do not touch the trees (the sorted scores, the
+// controllers, NormalizedConformal's and ConformalQRF's passes; those on the trees are in
+// bind_intervals_trees.cpp).  Every shape, count and stored index a kernel will use is checked
+// here, before it runs.
 #include <string>
 
 #include "bindings/arrays.hpp"
@@ -131,7 +130,7 @@ void bind_intervals(nb::module_& m) {
   m.attr("N_SAOCP_FIELDS") = iv::N_SAOCP_FIELDS;
   m.attr("N_AGACI_FIELDS") = iv::N_AGACI_FIELDS;
 
-  // --- scores.py ----------------------------------------------------------------------------
+  // --- sorted scores ---------------------------------------------------------------------------
   m.def("ss_insert", [](Array<i64> order, Array<i64> pos, Array<double> ss, i64 n, double v,
                         i64 s) {
     auto o = vec(order, "order");
@@ -176,7 +175,7 @@ void bind_intervals(nb::module_& m) {
   }, nb::arg("ring").noconvert(), nb::arg("W"), nb::arg("slots").noconvert(),
      "Slot of each row that enters the calibration set (out of bag for some tree), else -1.");
 
-  // --- _adaptive_kernels.py -----------------------------------------------------------------
+  // --- ACI and PID -----------------------------------------------------------------------------
   m.def("lag_step", &iv::lag_step, nb::arg("step"), nb::arg("lag"), nb::arg("cap"));
   m.def(
       "aci_pass",
@@ -274,7 +273,7 @@ void bind_intervals(nb::module_& m) {
       nb::arg("own_hi").noconvert(),
       "Conformal PID control (quantile tracking plus a saturating integrator).");
 
-  // --- _online_kernels.py -------------------------------------------------------------------
+  // --- the online methods ----------------------------------------------------------------------
   m.def(
       "online_pass",
       [](i64 method, bool scaled, double floor, double theta0, Array<const double> blo,
@@ -341,7 +340,7 @@ void bind_intervals(nb::module_& m) {
       nb::arg("probs").noconvert(),
       "SF-OGD, SAOCP, DtACI, AgACI or NExCP (``method``) over the base intervals, rows in order.");
 
-  // --- _normalized_kernels.py ---------------------------------------------------------------
+  // --- NormalizedConformal ---------------------------------------------------------------------
   m.def("scale_of", &iv::scale_of, nb::arg("spread"), nb::arg("mean"), nb::arg("offset"),
         nb::arg("normalize"));
   m.def("weighted_half_width", [](Array<const double> ss, Array<const i64> order, i64 size,
@@ -413,7 +412,7 @@ void bind_intervals(nb::module_& m) {
   m.def("tree_mean", [](Array<const double> P) { return iv::tree_mean(vec(P, "P")); },
         nb::arg("P"), "The mean of the trees' predictions ``P`` (one row), summed in order.");
 
-  // --- _cqr_kernels.py ----------------------------------------------------------------------
+  // --- ConformalQRF ----------------------------------------------------------------------------
   m.def(
       "cqr_levels_pass",
       [](i64 size, Array<i64> ring, Array<double> cscore, Array<i64> order, Array<i64> pos,
@@ -474,7 +473,7 @@ void bind_intervals(nb::module_& m) {
       "ConformalQRF's pass: out-of-bag CQR scores per calibrated level (optionally with ACI); "
       "returns the new size.");
 
-  // --- _conformal_kernels.py, _gaussian_kernels.py: the kernels on the forest's trees ---------
+  // --- the kernels on the forest's trees (CPApproximate, CPExact, GaussianInterval) ------------
   bind_intervals_trees(m);
 }
 

@@ -1,5 +1,5 @@
-// Bindings of the prequential evaluator's block metrics (streamforest/metrics.py's
-// ``accumulate``): same name and argument order; every block a row will be added to checked
+// Bindings of the prequential evaluator's block metrics (``accumulate``, called by
+// streamforest/metrics.py and evaluate.py): every block a row will be added to checked
 // first.
 #include "bindings/arrays.hpp"
 #include "bindings/zero_division.hpp"

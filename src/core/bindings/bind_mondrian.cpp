@@ -1,5 +1,5 @@
-// Bindings of the aggregated Mondrian forests' passes (streamforest/mondrian/_kernels.py's entry
-// points, same names and arguments).  Every shape, count and index a pass will use is checked
+// Bindings of the aggregated Mondrian forests' passes (same names and arguments as the
+// Python side calls them).  Every shape, count and index a pass will use is checked
 // here first: the records' width against the rows' features and the classes, the class index
 // of every row learnt, room for the two nodes of a split, the trees of a forest one per row of
 // each array.  The links inside the trees are the layout's invariants (layout.hpp), checked

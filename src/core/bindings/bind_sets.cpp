@@ -1,4 +1,4 @@
-// Bindings of ConformalClassifier's kernels (streamforest/prediction_sets/_set_kernels.py):
+// Bindings of ConformalClassifier's kernels:
 // same names and argument orders; shapes, counts and the calibration state checked first.
 #include <string>
 

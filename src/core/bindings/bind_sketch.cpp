@@ -1,5 +1,5 @@
-// Bindings of the KLL sketches (streamforest/sketches/_sketch_kernels.py's entry points, the
-// runs queries of streamforest/sketches/kll.py, and its row kernels for the tests).
+// Bindings of the KLL sketches (KLLSketch's entry points, the runs queries, and the row kernels
+// for the tests).
 //
 // A sketch from Python is checked before a kernel runs: the capacity table is one of
 // kll.capacity_table's or kll.leaf_capacity_table's shape and keeps their invariants (level

@@ -1,4 +1,4 @@
-// Streaming gradient-boosted trees (streamforest/boosting/_kernels.py; SGBTRegressor).
+// Streaming gradient-boosted trees (SGBTRegressor's passes).
 //
 // The boosting steps are the trees of one arena, tree ``t`` being step ``t``.  One row goes
 // through every step in order (row-major passes, unlike a bagging forest's tree-major ones):

@@ -1,8 +1,8 @@
 // The seeded generator of the compiled loops: SplitMix64 over one uint64 of state.
 //
 // The state is one item of a numpy uint64 array (a tree's ``rng`` field, a forest's
-// generator), so a model pickles, copies and replays bit-identically.  Each function here is
-// the one of streamforest/rng.py, draw for draw.
+// generator), so a model pickles, copies and replays bit-identically (streamforest/rng.py
+// makes a state from a seed).
 #pragma once
 
 #include "views.hpp"

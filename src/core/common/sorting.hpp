@@ -1,7 +1,7 @@
-// Sorting inside compiled loops (streamforest/sorting.py): ``argsort_into``, a stable bottom-up
+// Sorting inside compiled loops: ``argsort_into``, a stable bottom-up
 // merge sort of indices (NaN last, as numpy sorts), and ``sort_into``, an in-place heapsort of
-// values that allocates nothing.  Both give exactly the Python kernels' orders (checked
-// against them and against numpy in tests/test_sorting.py).
+// values that allocates nothing.  Both give numpy's orders (checked against numpy in
+// tests/test_sorting.py; the argsort is stable, so its result is defined by the values alone).
 #pragma once
 
 #include <vector>

@@ -1,7 +1,7 @@
 // Weighted running mean and variance that can be updated, merged and subtracted: the
-// statistic ``(w, hi, lo, m2)`` of streamforest/stats.py (total weight, the mean as the
-// unevaluated sum ``hi + lo``, the weighted sum of squared deviations).  Each function is
-// the Python one, operation for operation (the results are checked bit for bit).
+// statistic ``(w, hi, lo, m2)`` (total weight, the mean as the unevaluated sum ``hi + lo``, the
+// weighted sum of squared deviations; streamforest/stats.py's RunningStats is its Python face,
+// and its docstring says why the mean is compensated).
 #pragma once
 
 #include "views.hpp"

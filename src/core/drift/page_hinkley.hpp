@@ -1,4 +1,4 @@
-// Drift detectors as components (the C++ side of streamforest/drift.py): a detector's whole
+// Drift detectors as components (streamforest/drift.py holds their state layout): a detector's whole
 // state is a small float64 array its owner allocates (a tree's ``drift_detector``, a row of a
 // node's ``nd_detector``), updated by one function per observation.
 //

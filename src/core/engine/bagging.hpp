@@ -1,5 +1,5 @@
-// Online bagging weights and the forest's aggregation of its trees' predictions (the parts of
-// streamforest/engine/kernels.py that every forest shares, Hoeffding and Mondrian alike).
+// Online bagging weights and the forest's aggregation of its trees' predictions (what every
+// forest shares, Hoeffding and Mondrian alike).
 //
 // Online bagging (Oza 2005): tree t learns row i with weight ``k * w_i``, ``k ~ Poisson(lam)``
 // by Knuth's multiplication method (exact for the small rates used here); ``lam = 0`` means no

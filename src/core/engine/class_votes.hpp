@@ -1,5 +1,4 @@
-// A classifier forest's answer: the trees' class probabilities combined into one, by vote (the
-// C++ side of streamforest/engine/class_votes.py).
+// A classifier forest's answer: the trees' class probabilities combined into one, by vote.
 //
 // A tree's output is a row of class probabilities (``K`` = the width of its class fields, the
 // same for every tree of an engine).  The forest's answer is the mean of its trees'

@@ -1,6 +1,5 @@
 // Handles: the arrays of a per-example call packed into one int64 array of addresses and
-// shapes (the C++ side of streamforest/engine/handle.py and of engine/kernels.py's
-// ``engine_views``).  For each array in turn: its address, then its shape; the engine's
+// shapes, as streamforest/engine/handle.py ``build`` packs them.  For each array in turn: its address, then its shape; the engine's
 // arrays come in the order of ``PerExample._handle_of``.
 //
 // A handle holds no reference to its arrays: its owner keeps them alive and builds a new handle

@@ -1,5 +1,6 @@
 // Online conformal controllers over the intervals of a base model: adaptive conformal inference
-// (ACI) and conformal PID control (streamforest/intervals/_adaptive_kernels.py), rows in order.
+// (ACI) and conformal PID control, rows in order (the modes and the stale-feedback cap are
+// described in streamforest/intervals/_controllers.py).
 //
 // Both take the base model's intervals for the rows (computed before the base learnt each row)
 // and, per tracked level ``r``, produce the wrapper's own interval, the reported (nested)

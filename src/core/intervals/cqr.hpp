@@ -1,5 +1,4 @@
-// The method pass of the conformalized quantile forest, ConformalQRF
-// (streamforest/intervals/_cqr_kernels.py): out-of-bag CQR scores ``max(lo - y, y - hi)`` per
+// The method pass of the conformalized quantile forest, ConformalQRF: out-of-bag CQR scores ``max(lo - y, y - hi)`` per
 // calibrated level in sorted sets over one FIFO ring of slots (scores.hpp), optionally with
 // ACI on each level.
 //

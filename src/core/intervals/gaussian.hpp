@@ -1,5 +1,4 @@
-// The Gaussian baseline GaussianInterval over the forest's trees (the C++ side of
-// streamforest/intervals/_gaussian_kernels.py): each tree's prediction for a row and the spread
+// The Gaussian baseline GaussianInterval over the forest's trees: each tree's prediction for a row and the spread
 // of the targets in the leaf the row reaches, both read before the tree learns the row (so the
 // chunked pass gives exactly the row-by-row, prequential result), then the interval
 // ``mean +- z * sd`` of the forest's predictive variance.

@@ -1,4 +1,4 @@
-// The method pass of NormalizedConformal (streamforest/intervals/_normalized_kernels.py):
+// The method pass of NormalizedConformal:
 // prequential, spread-normalised conformal scores in a FIFO calibration ring kept sorted
 // (scores.hpp), a running level of the absolute residuals, and the drift guard.
 //

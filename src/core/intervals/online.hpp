@@ -1,4 +1,4 @@
-// The online conformal methods after ACI (streamforest/intervals/_online_kernels.py): SF-OGD,
+// The online conformal methods after ACI (AdaptiveConformal's other methods): SF-OGD,
 // SAOCP, DtACI, AgACI and NExCP over the intervals of a base model, rows in order.
 //
 // Every method picks, per tracked level ``r``, a threshold on a score of the base model's

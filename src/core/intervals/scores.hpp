@@ -1,4 +1,4 @@
-// Sorted calibration scores shared by the conformal methods (streamforest/intervals/scores.py):
+// Sorted calibration scores shared by the conformal methods:
 // a FIFO ring of calibration slots whose scores are kept sorted, and the conformal rank of a
 // half-width.
 //

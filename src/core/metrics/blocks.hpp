@@ -1,4 +1,4 @@
-// The prequential evaluator's block metrics (streamforest/metrics.py's ``accumulate``): rows
+// The prequential evaluator's block metrics (``accumulate``, read by streamforest/metrics.py): rows
 // are added into blocks of ``step`` consecutive rows, each block a row of additive sums (the
 // point part, then ``K`` columns per level), so totals and windows are sums of blocks.  The
 // carried state is the prequential mean of the targets and their running range.

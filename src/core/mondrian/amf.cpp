@@ -1,5 +1,5 @@
-// Aggregated Mondrian forests' passes (see amf.hpp): each function is the numba kernel of the
-// same name in streamforest/mondrian/_kernels.py, operation for operation.
+// Aggregated Mondrian forests' passes (see amf.hpp): each function does what the numba kernel
+// of the same name did before the core moved ahead of time, operation for operation.
 #include "mondrian/amf.hpp"
 
 #include <cmath>

@@ -1,5 +1,4 @@
-// Aggregated Mondrian forests' passes (streamforest/mondrian/_kernels.py): a tree learning a
-// row, and the batch and per-example entry points over a forest's arrays (layout.hpp).
+// Aggregated Mondrian forests' passes (AMFRegressor, AMFClassifier): a tree learning a row, and the batch and per-example entry points over a forest's arrays (layout.hpp).
 //
 // Learning a row (the paper's Algorithm 1 with the weights' update of its Algorithm 2) walks
 // down from the root; at each node ``v`` with range extension ``E > 0`` (split.hpp) a split

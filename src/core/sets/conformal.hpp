@@ -1,4 +1,4 @@
-// The kernels of ConformalClassifier (streamforest/prediction_sets/_set_kernels.py):
+// The kernels of ConformalClassifier:
 // conformity scores of classes (LAC, APS, RAPS), the per-row uniforms that randomise APS and
 // RAPS, and the pass over a chunk that reads each row's conformal thresholds from the FIFO
 // calibration set before adding the row's score.

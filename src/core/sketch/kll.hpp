@@ -1,5 +1,5 @@
-// KLL quantile sketch (Karnin, Lang & Liberty 2016) for use inside learning loops: the kernels
-// of streamforest/sketches/kll.py, operation for operation and draw for draw.
+// KLL quantile sketch (Karnin, Lang & Liberty 2016) for use inside learning loops (its layout
+// and capacity tables are made in streamforest/sketches/kll.py).
 //
 // Layout (Apache DataSketches' ``kll_sketch``): a sketch is one row of an items array
 // (``items``, float64, ``cap`` items) and one row of a level array (``lv``, int64,

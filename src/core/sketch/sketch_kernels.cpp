@@ -1,4 +1,4 @@
-// KLLSketch's kernels (streamforest/sketches/_sketch_kernels.py), operation for operation.
+// KLLSketch's kernels (see sketch_kernels.hpp).
 #include "sketch/sketch_kernels.hpp"
 
 #include <array>

@@ -1,4 +1,4 @@
-// The compiled part of KLLSketch (streamforest/sketches/_sketch_kernels.py): batched updates
+// The compiled part of KLLSketch (streamforest/sketches/sketch.py): batched updates
 // into a sketch's row (compaction, the unit-weight fast path), merges and quantile queries over
 // a row.  A KLLSketch is row 0 of its arrays ``items`` ``(1, cap)`` and ``lv`` ``(1, LV_WIDTH)``
 // (the layout and invariants of kll.hpp) with a capacity table ``capt``, a generator state

@@ -1,7 +1,6 @@
-// Sorting networks of 16 and 32 values held in registers, for the level 0 of a KLLSketch
-// (streamforest/sketches/_sortnet.py): Batcher's odd-even merge sort, the compare-exchanges of
-// ``_sortnet.network(n)`` in the same order, unrolled at compile time.  No branch depends on
-// the values.  Not stable: ``-0.0`` and ``0.0`` may come out swapped (callers give them no
+// Sorting networks of 16 and 32 values held in registers, for the level 0 of a KLLSketch:
+// Batcher's odd-even merge sort, its compare-exchanges unrolled at compile time.  No branch
+// depends on the values.  Not stable: ``-0.0`` and ``0.0`` may come out swapped (callers give them no
 // zeros and no NaN; for such values any sort gives the same bits).
 #pragma once
 
