@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from . import _core
+import streamforest._core as _core
+
 from . import metrics as point_metrics
 from .streams import ArrayStream, Stream  # ArrayStream: also importable from here (it was)
 from .streams.base import check_n

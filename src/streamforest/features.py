@@ -44,7 +44,7 @@ from collections.abc import Hashable, Iterable, Mapping
 
 import numpy as np
 
-from . import _core
+import streamforest._core as _core
 
 _MISSING = float("nan")
 _INF = math.inf

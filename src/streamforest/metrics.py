@@ -32,7 +32,7 @@ import numbers
 
 import numpy as np
 
-from . import _core
+import streamforest._core as _core
 
 # block columns: point part, then K columns per alpha
 N, SAE, SSE, YMEAN, YM2, YMIN, YMAX, BAE, BSE = range(9)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
+import streamforest._core as _core
 
 _common = _core.common
 

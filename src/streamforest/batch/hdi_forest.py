@@ -19,7 +19,8 @@ import numbers
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from .._extras import need
 from ..base import Estimator
 from ..intervals.base import check_alphas, check_quantiles

@@ -8,7 +8,8 @@ import numbers
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
 from ..engine.forest_interface import TREE_MEMBERS, RegressionForest, lacks

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from ..features import check_targets, check_weights, n_rows
 from ..intervals.base import IntervalRegressor, check_alphas, stack_bounds
 from .keyed import check_matrix

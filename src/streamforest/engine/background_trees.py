@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from .. import rng as _rng
 from ..drift import PH_DRIFT, PH_WARNING, PH_WITHDRAWN, page_hinkley_init
 from ..tree_kinds import arena, state

@@ -24,7 +24,8 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from .._labels import accuracy, label_array
 from .._labels import check_label as _label
 from .._labels import check_labels as _labels

@@ -73,7 +73,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from .. import rng as _rng
 from ..concurrency import PicklableLock
 from ..drift import N_PH, page_hinkley_init

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from ..tree_kinds import state
 from . import handle as handle_kernels
 

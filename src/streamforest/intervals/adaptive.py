@@ -12,7 +12,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from ..base import Estimator
 from ..features import check_target, check_targets, check_weight, check_weights, n_rows
 from . import _controllers as controllers

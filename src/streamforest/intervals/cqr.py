@@ -7,7 +7,8 @@ import numbers
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from .base import IntervalRegressor, check_alphas
 from .quantile_forest import OnlineQRF
 

@@ -8,7 +8,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS
 from ..features import check_target, weight_of
 from .base import IntervalRegressor, check_quantiles

@@ -7,7 +7,8 @@ import numbers
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from ..engine.forest_interface import TREE_MEMBERS
 from ..features import check_target, weight_of
 from ..forests import OnlineForestRegressor

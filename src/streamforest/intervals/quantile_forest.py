@@ -7,7 +7,8 @@ import numbers
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of

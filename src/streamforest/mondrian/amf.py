@@ -8,7 +8,8 @@ import numbers
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from ..engine import forest_interface
 from ..engine.budget import DEFAULT_MEMORY_MB, check_memory_mb
 from ..engine.classifier_model import EngineClassifier

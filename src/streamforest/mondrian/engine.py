@@ -26,7 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from .. import rng as random_state
 from ..concurrency import PicklableLock
 from ..features import kernel_array

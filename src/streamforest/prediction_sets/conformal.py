@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from .._labels import accuracy, check_label, check_labels, label_array
 from ..base import Estimator
 from ..features import n_rows

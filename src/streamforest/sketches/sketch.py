@@ -12,7 +12,8 @@ from functools import cache
 
 import numpy as np
 
-from .. import _core
+import streamforest._core as _core
+
 from .. import rng as _rng
 from . import kll
 

@@ -8,7 +8,8 @@ own engine) and :class:`TreeView` (tree ``t`` of a forest, as listed by
 
 from __future__ import annotations
 
-from .. import _core
+import streamforest._core as _core
+
 from . import state
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
 
-from .. import _core
+import streamforest._core as _core
+
 from . import rules as split_rules
 from .state import LEAF_BAYES, TASK_CLASSIFICATION, TreeParams
 

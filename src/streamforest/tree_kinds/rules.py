@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import _core
+import streamforest._core as _core
 
 
 @dataclass(frozen=True)
