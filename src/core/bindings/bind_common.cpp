@@ -47,7 +47,12 @@ void bind_common(nb::module_& m) {
     auto w = vec(weights, "weights");
     if (w.size() != 0 && w.size() < v.size())
       throw nb::value_error("stats_of: fewer weights than values");
-    return as_tuple(stats::stats_of(v, w));
+    stats::Stat s;
+    {
+      nb::gil_scoped_release release;
+      s = stats::stats_of(v, w);
+    }
+    return as_tuple(s);
   }, nb::arg("values"), nb::arg("weights"));
 
   m.def("argsort_into", [](Array<const double> values, i64 n, Array<i64> out) {

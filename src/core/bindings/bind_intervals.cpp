@@ -139,6 +139,7 @@ void bind_intervals(nb::module_& m) {
     need(n >= 0 && n < o.size() && n < sv.size(), "n: no room to insert");
     need(s >= 0 && s < p.size(), "s: a slot outside pos");
     need_indices(cv(o), n, p.size(), "order");
+    nb::gil_scoped_release release;
     return iv::ss_insert(o, p, sv, n, v, s);
   }, nb::arg("order").noconvert(), nb::arg("pos").noconvert(), nb::arg("ss").noconvert(),
      nb::arg("n"), nb::arg("v"), nb::arg("s"),
@@ -152,6 +153,7 @@ void bind_intervals(nb::module_& m) {
     need(s >= 0 && s < p.size(), "s: a slot outside pos");
     need(p[s] >= 0 && p[s] < py_min(o.size(), sv.size()), "pos[s]: not a rank of the set");
     need_indices(cv(o), n, p.size(), "order");
+    nb::gil_scoped_release release;
     iv::ss_update(o, p, sv, n, v, s);
   }, nb::arg("order").noconvert(), nb::arg("pos").noconvert(), nb::arg("ss").noconvert(),
      nb::arg("n"), nb::arg("v"), nb::arg("s"),
@@ -161,6 +163,7 @@ void bind_intervals(nb::module_& m) {
   m.def("sorted_half_width", [](Array<const double> ss, i64 n, double alpha) {
     auto sv = vec(ss, "ss");
     need_items(sv.size(), n, "ss");
+    nb::gil_scoped_release release;
     return iv::sorted_half_width(sv, n, alpha);
   }, nb::arg("ss"), nb::arg("n"), nb::arg("alpha"),
      "The conformal-rank-th smallest of the sorted scores ``ss[:n]`` (inf beyond ``n``).");
@@ -350,6 +353,7 @@ void bind_intervals(nb::module_& m) {
     need_items(sv.size(), size, "ss");
     need_items(ov.size(), size, "order");
     need(cap >= 1 || size == 0, "cap: at least 1");
+    nb::gil_scoped_release release;
     return iv::weighted_half_width(sv, ov, size, head, cap, rho, alpha);
   }, nb::arg("ss"), nb::arg("order"), nb::arg("size"), nb::arg("head"), nb::arg("cap"),
      nb::arg("rho"), nb::arg("alpha"),

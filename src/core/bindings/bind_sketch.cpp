@@ -226,6 +226,7 @@ void bind_sketch(nb::module_& m) {
     auto it = mat(items, "items");
     auto l = levels_of(lv, "lv");
     need_sketch_row(it, l, r, 0, "sketch");
+    nb::gil_scoped_release release;
     return kll_retained(it, l, r);
   }, nb::arg("items").noconvert(), nb::arg("lv").noconvert(), nb::arg("r"));
 
@@ -239,6 +240,7 @@ void bind_sketch(nb::module_& m) {
     need_sketch_row(it, l, r, need, "sketch");
     if (w >= (i64{1} << MAX_LEVELS)) fail("w: a weight of 2**32 or more");
     u64& state = state_of(rng);
+    nb::gil_scoped_release release;
     kll_update(it, l, r, v, w, c, state);
   }, nb::arg("items").noconvert(), nb::arg("lv").noconvert(), nb::arg("r"), nb::arg("v"),
      nb::arg("w"), nb::arg("capt").noconvert(), nb::arg("rng").noconvert(),
@@ -248,6 +250,7 @@ void bind_sketch(nb::module_& m) {
     auto l = levels_of(lv, "lv");
     need_row(r, it.rows(), "sketch");
     need_row(r, l.rows(), "sketch");
+    nb::gil_scoped_release release;
     kll_reset(it, l, r);
   }, nb::arg("items").noconvert(), nb::arg("lv").noconvert(), nb::arg("r"));
   m.def("kll_copy", [](Array<double> items, Array<i64> lv, i64 src, i64 dst) {
@@ -256,6 +259,7 @@ void bind_sketch(nb::module_& m) {
     need_sketch_row(it, l, src, 0, "source sketch");
     need_row(dst, it.rows(), "destination sketch");
     need_row(dst, l.rows(), "destination sketch");
+    nb::gil_scoped_release release;
     kll_copy(it, l, src, dst);
   }, nb::arg("items").noconvert(), nb::arg("lv").noconvert(), nb::arg("src"), nb::arg("dst"));
   m.def("kll_n", [](Array<i64> lv, i64 r) {
@@ -320,6 +324,7 @@ void bind_sketch(nb::module_& m) {
     if (count < 0) fail("m: a negative count");
     need_items(vv.size(), count, "v");
     need_items(vw.size(), count, "w");
+    nb::gil_scoped_release release;
     return shortest_interval(vv, vw, count, mass);
   }, nb::arg("v"), nb::arg("w"), nb::arg("m"), nb::arg("mass"),
      "The shortest ``(v[i], v[j])`` holding at least ``mass`` of the weight ``w[:m]``.");
