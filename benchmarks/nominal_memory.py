@@ -11,6 +11,8 @@ stream and API in a process of its own (so that its resident memory is its own):
 
 Each user has a preferred class: the label is it with probability 0.7, else the class of the
 first numeric feature's interval (``floor(K x0)``), so the id carries most of what can be learnt.
+The rows are drawn chunk by chunk as the run learns them (:class:`Stream`), so the process holds
+the model and one chunk, as a stream's consumer does, not the whole stream.
 
 Two APIs: ``one`` (a dict per example: ``predict_one`` then ``learn_one``) and ``many`` (a chunk
 of ``--chunk`` rows as an object array: ``predict`` then ``learn_many``); the accuracy counts
@@ -59,16 +61,33 @@ def make_model(model: str, budget: float, **params):
     return getattr(sf, MODELS[model][0])(max_memory_mb=budget, seed=0, **params)
 
 
+class Stream:
+    """Stream ``name``'s rows, drawn chunk by chunk as a stream delivers them (a run holds only
+    the chunk it learns, not the whole stream: 200k label strings would be ~15 MiB of the
+    process's RSS that is the benchmark's, not the model's).  Draws made chunk by chunk give
+    the same rows as one draw of all of them (numpy's generators draw in sequence), so a
+    shorter run sees the rows a longer one starts with."""
+
+    def __init__(self, name: str, seed: int = 0):
+        n_ids, self.n_classes = STREAMS[name]
+        self._ids = np.random.default_rng([seed, 0])
+        self._x = np.random.default_rng([seed, 1])
+        self._preferred = np.random.default_rng([seed, 2]).integers(0, self.n_classes, n_ids)
+        self._mix = np.random.default_rng([seed, 3])
+        self._n_ids = n_ids
+
+    def next(self, k: int):
+        """``(ids, X numeric (k, 2), labels)`` of the stream's next ``k`` rows."""
+        ids = self._ids.integers(0, self._n_ids, k)
+        X = self._x.random((k, 2))
+        mix = self._mix.random(k) < 0.7
+        y = np.where(mix, self._preferred[ids], np.floor(self.n_classes * X[:, 0]).astype(int))
+        return ids, X, y
+
+
 def stream(name: str, n: int, seed: int = 0):
-    """``(ids, X numeric (n, 2), labels)`` of stream ``name`` (its first ``n`` rows: a shorter
-    run sees the rows a longer one starts with)."""
-    n_ids, n_classes = STREAMS[name]
-    ids = np.random.default_rng([seed, 0]).integers(0, n_ids, n)
-    X = np.random.default_rng([seed, 1]).random((n, 2))
-    preferred = np.random.default_rng([seed, 2]).integers(0, n_classes, n_ids)
-    mix = np.random.default_rng([seed, 3]).random(n) < 0.7
-    y = np.where(mix, preferred[ids], np.floor(n_classes * X[:, 0]).astype(int))
-    return ids, X, y
+    """``(ids, X numeric (n, 2), labels)``: the first ``n`` rows of stream ``name``."""
+    return Stream(name, seed).next(n)
 
 
 def _status(key: str) -> float:
@@ -126,8 +145,7 @@ def run_one(name: str, api: str, n: int, budget: float, chunk: int, every: int, 
     summary (early, ``"stopped"``, once the peak RSS passed ``stop_mib``)."""
     _warm_up(model, budget)
     base = _status("VmRSS")
-    ids, X, y = stream(name, n)
-    labels = np.array([f"c{v}" for v in y.tolist()], dtype=object)
+    rows_of = Stream(name)
     m = make_model(model, budget)
     correct = 0
     elapsed = 0.0
@@ -137,18 +155,20 @@ def run_one(name: str, api: str, n: int, budget: float, chunk: int, every: int, 
     _reset_peak()
     while done < n:
         b = min(n, done + step)
+        ids, X, y = rows_of.next(b - done)
+        labels = np.array([f"c{v}" for v in y.tolist()], dtype=object)
         t0 = time.perf_counter()
         if api == "one":
-            for i in range(done, b):
+            for i in range(b - done):
                 x = {"user": f"u{ids[i]}", "x0": float(X[i, 0]), "x1": float(X[i, 1])}
                 hit = m.predict_one(x) == labels[i]
-                correct += bool(hit) and i >= chunk  # scored from the second chunk, as below
+                correct += bool(hit) and done + i >= chunk  # scored from the second chunk
                 m.learn_one(x, labels[i])
         else:
-            rows = _rows(ids, X, done, b)
+            rows = _rows(ids, X, 0, b - done)
             if done:
-                correct += int(np.sum(m.predict(rows) == labels[done:b]))
-            m.learn_many(rows, labels[done:b])
+                correct += int(np.sum(m.predict(rows) == labels))
+            m.learn_many(rows, labels)
         elapsed += time.perf_counter() - t0
         done = b
         if done % every and done < n:
