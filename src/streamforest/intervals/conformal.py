@@ -53,10 +53,12 @@ class CPApproximate(IntervalRegressor):
 
     _scratch_keys = (*IntervalRegressor._scratch_keys, "_evbufs", "_ch")
 
-    def __init__(self, forest=None, calibration_size: int = 1000, seed: int | None = None):
+    def __init__(self, forest=None, calibration_size: int = 1000, seed: int | None = None,
+                 groups=None):  # fmt: skip
         self.forest = forest
         self.calibration_size = calibration_size
         self.seed = seed
+        self.groups = groups
 
     shard_stages = "cp"  # learn_scored, half_widths, store_calibration_rows
 

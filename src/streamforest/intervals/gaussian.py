@@ -89,6 +89,7 @@ class GaussianInterval(IntervalRegressor):
         min_leaf_weight: float = 2.0,
         scale_window: int = 1000,
         seed: int | None = None,
+        groups=None,
     ):
         self.forest = forest
         self.variance = variance
@@ -96,6 +97,7 @@ class GaussianInterval(IntervalRegressor):
         self.min_leaf_weight = min_leaf_weight
         self.scale_window = scale_window
         self.seed = seed
+        self.groups = groups
 
     def forest_needs(self) -> tuple[str, ...]:
         """Each member's leaf mean and variance, read by its kernels."""

@@ -126,6 +126,7 @@ class NormalizedConformal(IntervalRegressor):
         batch_scores: bool = True,
         guard: bool = True,
         seed: int | None = None,
+        groups=None,
     ):
         self.forest = forest
         self.calibration_size = calibration_size
@@ -136,6 +137,7 @@ class NormalizedConformal(IntervalRegressor):
         self.batch_scores = batch_scores
         self.guard = guard
         self.seed = seed
+        self.groups = groups
 
     def forest_needs(self) -> tuple[str, ...]:
         """Nothing but the interface, or with ``normalize="trees"`` the members' spread."""

@@ -82,6 +82,7 @@ class OnlineQRF(IntervalRegressor):
         interval: str = "equal_tailed",
         split_sketch: str = "empty",
         seed: int | None = None,
+        groups=None,
     ):
         self.forest = forest
         self.k = k
@@ -89,6 +90,7 @@ class OnlineQRF(IntervalRegressor):
         self.interval = interval
         self.split_sketch = split_sketch
         self.seed = seed
+        self.groups = groups
 
     shard_stages = "qrf"  # sketch_records, query_records
 
