@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import streamforest as sf
+from streamforest.evaluate import prequential
 from streamforest.intervals import _groups
 
 INF = float("inf")
@@ -306,3 +307,48 @@ def test_threads_share_a_grouped_model():
     st = m.group_state_
     assert st.meta[0, 1] == 4000
     assert sum(st.meta[c, 1] for c in range(1, st.n_cells)) == 4000
+
+
+# --- diagnostics ---------------------------------------------------------------------------------
+def test_the_evaluator_reports_every_group_and_the_worst():
+    """prequential(groups=...): the per-group MER and width are those of the intervals the
+    model gave (counted here from a twin run), and the worst group is the one of highest MER:
+    the noisy group for the marginal method."""
+    X, y, g = _group_stream(5000)
+    res = prequential(sf.NormalizedConformal(seed=1), (X, y), [0.1, 0.05],
+                                  groups=3, chunk_size=1000)  # fmt: skip
+    twin = sf.NormalizedConformal(seed=1)
+    iv = np.concatenate([
+        twin.predict_learn_many(X[a : a + 1000], y[a : a + 1000], [0.1, 0.05])[1]
+        for a in range(0, 5000, 1000)
+    ])  # fmt: skip
+    fam = res.groups[3]
+    for v in range(3):
+        rows = g == v
+        for k, alpha in enumerate((0.1, 0.05)):
+            miss = (y < iv[:, k, 0]) | (y > iv[:, k, 1])
+            width = (iv[:, k, 1] - iv[:, k, 0])[rows]
+            width = np.where(np.isfinite(width), width, res.rho)
+            got = fam["groups"][float(v)]["intervals"][alpha]
+            assert got["mer"] == pytest.approx(miss[rows].mean(), abs=1e-12)
+            assert got["mpiw"] == pytest.approx(width.mean(), rel=1e-9)
+    assert fam["worst"][0.1]["group"] == 2.0 and fam["worst"][0.1]["mer"] > 0.15
+    d = res.to_dict(windows=False)
+    assert d["groups"]["3"]["worst"]["0.1"]["group"] == "2.0"
+    assert "worst group at alpha 0.1: 2.0" in res.table()
+
+
+def test_run_groups_on_the_command_line(tmp_path, capsys):
+    pytest.importorskip("rich")
+    X, y, g = _group_stream(1500)
+    path = tmp_path / "d.csv"
+    lines = ["a,b,c,site,target"]
+    lines += [f"{r[0]},{r[1]},{r[2]},{'xyz'[int(r[3])]},{t}" for r, t in zip(X, y, strict=True)]
+    path.write_text("\n".join(lines) + "\n")
+    from streamforest.cli import main
+
+    argv = ["run", "--file", str(path), "--groups", "site", "--no-plot", "--quiet"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "by site:" in out and "worst group at alpha 0.1" in out
+    assert "groups=[3]" in out  # the interval method calibrates per group too
