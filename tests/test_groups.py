@@ -352,3 +352,114 @@ def test_run_groups_on_the_command_line(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "by site:" in out and "worst group at alpha 0.1" in out
     assert "groups=[3]" in out  # the interval method calibrates per group too
+
+
+# --- multivalid (MVP) ----------------------------------------------------------------------------
+_MASK = (1 << 64) - 1
+
+
+def _draw(seed, position):
+    z = (seed * 0x9E3779B97F4A7C15 + position) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    z ^= z >> 31
+    return (z >> 11) * (1.0 / 9007199254740992.0)
+
+
+def _mvp_threshold(cells, v, n, eta, draw):
+    """Bastani et al.'s threshold, from the paper's definition (cells: the row's, with 0)."""
+    B = v.shape[0]
+
+    def c_value(b):
+        w = np.array([1 / math.sqrt((n[b, c] + 1) * math.log2(n[b, c] + 2) ** 2) for c in cells])
+        a = eta * np.array([v[b, c] for c in cells]) * w
+        return float(np.sum(w * np.exp(a)) - np.sum(w * np.exp(-a)))
+
+    prev = 0.0
+    values = [c_value(b) for b in range(B)]
+    for b in range(B):
+        cur = values[b]
+        if b and ((cur >= 0 >= prev) or (cur <= 0 <= prev)):
+            z = abs(prev) + abs(cur)
+            p_prev = 1.0 if z == 0 else abs(cur) / z
+            return b / B - 1 / (1000 * B) if draw <= p_prev else b / B
+        prev = cur
+    return 1.0 if all(c <= 0 for c in values) else 0.0
+
+
+def test_multivalid_matches_the_paper():
+    """The compiled MVP pass against the paper's threshold rule and update, row by row, on two
+    overlapping families (thresholds to rounding: its sums are logsumexp's)."""
+    rng = np.random.default_rng(11)
+    n, B, eta, seed = 400, 12, 2.0, 5
+    rule = sf.Multivalid([0, 1], alphas=(0.1, 0.3), buckets=B, eta=eta)
+    state = _groups.GroupCalibration(50, 2, rule)
+    cols = [rng.integers(0, 3, n).astype(float), rng.integers(0, 2, n).astype(float)]
+    cols[1][rng.random(n) < 0.1] = np.nan
+    ids, new = state.lookup(cols, learn=True)
+    state.commit(new)
+    m, h = rng.normal(0, 1, n), rng.exponential(1, n)
+    y = m + h * rng.normal(0, 1, n) * (1 + cols[0])
+    lo, hi = m - h, m + h
+    got_lo, got_hi = state.run_multivalid(ids, lo, hi, y, True, rule, seed)
+    levels = (0.1, 0.3)
+    v = np.zeros((2, B, state.n_cells))
+    cnt = np.zeros((2, B, state.n_cells))
+    for i in range(n):
+        cells = [0, *[c for c in ids[i] if c > 0]]
+        s = abs(y[i] - m[i]) / h[i]
+        for r, alpha in enumerate(levels):
+            tau = _mvp_threshold(cells, v[r], cnt[r], eta, _draw(seed, i * 2 + r))
+            t = math.inf if tau >= 1 else tau / (1 - tau)
+            assert got_hi[i, r] == pytest.approx(m[i] + t * h[i], rel=1e-12, abs=1e-12)
+            b = min(int(tau * B + 0.5 / 1000), B - 1)
+            for c in cells:
+                v[r, b, c] += alpha - (1.0 if s > t else 0.0)
+                cnt[r, b, c] += 1
+    np.testing.assert_array_equal(state.mvp_n[:, :, : state.n_cells], cnt)
+    np.testing.assert_allclose(state.mvp_v[:, :, : state.n_cells], v, atol=1e-9)
+    assert state.n_rows == n
+
+
+def test_multivalid_covers_every_group_of_overlapping_families():
+    """Two families whose noise multiplies: every group of each within 0.02 of alpha with
+    Multivalid; Mondrian's largest threshold over-covers a group by more."""
+    rng = np.random.default_rng(3)
+    n = 20000
+    g, k = rng.integers(0, 3, n), rng.integers(0, 2, n)
+    X = np.c_[rng.random((n, 2)), g, k]
+    y = np.sin(3 * X[:, 0]) + 0.1 * np.array([1, 2, 6])[g] * np.array([1, 2])[k] * rng.normal(
+        0, 1, n
+    )
+
+    def worst(groups):
+        m = sf.NormalizedConformal(seed=1, groups=groups)
+        iv = np.concatenate(
+            [
+                m.predict_learn_many(X[a : a + 1000], y[a : a + 1000], 0.1)[1]
+                for a in range(0, n, 1000)
+            ]
+        )
+        miss = (y < iv[:, 0]) | (y > iv[:, 1])
+        return max(abs(miss[col == v].mean() - 0.1) for col in (g, k) for v in (0, 1))
+
+    assert worst(sf.Multivalid([2, 3], alphas=(0.1,))) <= 0.02
+    assert worst([2, 3]) > 0.03
+
+
+def test_multivalid_serves_what_it_learns():
+    """predict_interval_one then learn_one: the learnt row's threshold is the one served (the
+    draw is the row's position), so a one-row stream equals the prequential pass."""
+    X, y, g = _group_stream(600)
+    rule = sf.Multivalid(3, alphas=(0.1,), buckets=20)
+    a = sf.NormalizedConformal(seed=4, groups=rule)
+    b = sf.NormalizedConformal(seed=4, groups=rule)
+    served = []
+    for i in range(600):
+        x = dict(enumerate(X[i].tolist()))
+        served.append(a.predict_interval_one(x, 0.1))
+        a.learn_one(x, y[i])
+        b.predict_learn_many(X[i : i + 1], y[i : i + 1], 0.1)
+    np.testing.assert_array_equal(a.group_state_.mvp_v, b.group_state_.mvp_v)
+    with pytest.raises(ValueError, match="calibrated at"):
+        a.predict_interval(X[:2], 0.2)

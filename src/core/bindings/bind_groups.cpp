@@ -1,10 +1,12 @@
 // Bindings of the group-conditional calibration (intervals/groups.hpp): the windows' pass and
 // its single steps.  Every shape, cell index and touched window is checked before a kernel runs.
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "bindings/arrays.hpp"
 #include "intervals/groups.hpp"
+#include "intervals/multivalid.hpp"
 
 namespace sf::bind {
 
@@ -107,6 +109,44 @@ void bind_groups(nb::module_& m) {
       "Rows in order: each row's interval at every level from its groups' windows (a young "
       "group borrowing the pool's quantile; several families: the largest threshold), then, "
       "when learning, its score into the pool and its groups.");
+  m.def(
+      "mvp_pass",
+      [](Array<const i64> ids, Array<const double> lo, Array<const double> hi,
+         Array<const double> y, bool learn, Array<const double> alphas, double eta, i64 seed,
+         i64 start, Array<double> v, Array<double> n, Array<double> out_lo,
+         Array<double> out_hi) {
+        auto idv = mat(ids, "ids");
+        auto lv = vec(lo, "lo");
+        auto hv = vec(hi, "hi");
+        auto yv = vec(y, "y");
+        auto al = vec(alphas, "alphas");
+        auto vv = cube(v, "v");
+        auto nv = cube(n, "n");
+        auto ol = mat(out_lo, "out_lo");
+        auto oh = mat(out_hi, "out_hi");
+        i64 rows = lv.size(), R = al.size();
+        need(hv.size() == rows && yv.size() == rows && idv.rows() == rows,
+             "lo, hi, y and ids: one item (row) per row");
+        need(ol.rows() == rows && oh.rows() == rows && ol.cols() == R && oh.cols() == R,
+             "out_lo, out_hi: expected (rows, levels)");
+        for (i64 a = 0; a < R; ++a)
+          need(al[a] > 0.0 && al[a] < 1.0, "alphas: a level outside (0, 1)");
+        need(vv.n0 == R && nv.n0 == R && vv.n1 >= 1 && nv.n1 == vv.n1 && vv.n2 >= 1 &&
+                 nv.n2 == vv.n2,
+             "v, n: expected (levels, buckets, cells), buckets and cells >= 1");
+        need(std::isfinite(eta) && eta > 0.0, "eta: expected a finite number > 0");
+        for (i64 i = 0; i < rows; ++i)
+          for (i64 f = 0; f < idv.cols(); ++f)
+            if (idv(i, f) < -1 || idv(i, f) >= vv.n2) fail("ids: a cell outside the state");
+        nb::gil_scoped_release release;
+        iv::mvp_pass(idv, lv, hv, yv, learn, al, eta, seed, start, vv, nv, ol, oh);
+      },
+      nb::arg("ids"), nb::arg("lo"), nb::arg("hi"), nb::arg("y"), nb::arg("learn"),
+      nb::arg("alphas"), nb::arg("eta"), nb::arg("seed"), nb::arg("start"),
+      nb::arg("v").noconvert(), nb::arg("n").noconvert(), nb::arg("out_lo").noconvert(),
+      nb::arg("out_hi").noconvert(),
+      "Multivalid (MVP) intervals of the rows in order at every tracked level, each row's miss "
+      "then updating its bucket in each of its groups (and the marginal cell 0).");
   m.def("group_score", &iv::group_score, nb::arg("lo"), nb::arg("hi"), nb::arg("y"),
         "A row's score on its base interval: |y - m| / h (inf: the base was not finite).");
 }

@@ -40,13 +40,85 @@ REFERENCE = 0.5
 DEFAULT_WINDOW = 1000
 
 _PASS = _core.groups.group_pass
+_MVP_PASS = _core.groups.mvp_pass
+
+
+class Multivalid:
+    """``groups=Multivalid(families, alphas=...)``: multivalid conformal intervals (MVP,
+    Bastani et al. 2022) instead of Mondrian windows, for families that overlap.
+
+    Every group of every family (and all rows together) is calibrated at once, and conditional
+    on the threshold, on any sequence (adversarial, drifting): per level, bucket of the
+    threshold space and group, the running sum of ``alpha - miss`` steers the threshold (see
+    ``src/core/intervals/multivalid.hpp``).  The levels are fixed (``alphas``: the intervals of
+    other levels are refused); the thresholds are drawn (seeded by the model's seed and the
+    row's position in the stream).  The scores are the Mondrian ones (``|y - m| / h`` on the
+    method's interval at :data:`REFERENCE`).
+
+    Parameters
+    ----------
+    groups
+        The families: a column name or index, a function of the row, or a list of them.
+    alphas
+        The levels calibrated.
+    buckets
+        Buckets of the threshold space ``[0, 1]`` (scores ``s`` as ``s / (1 + s)``).
+    eta
+        The learning rate of the exponential weights.
+    """
+
+    def __init__(self, groups, alphas=(0.1,), buckets: int = 100, eta: float = 2.0):
+        self.groups = groups
+        self.alphas = alphas
+        self.buckets = buckets
+        self.eta = eta
+
+    def __repr__(self) -> str:
+        return (f"Multivalid({self.groups!r}, alphas={self.alphas!r}, buckets={self.buckets!r},"
+                f" eta={self.eta!r})")  # fmt: skip
+
+    def levels(self) -> np.ndarray:
+        a = np.atleast_1d(np.asarray(self.alphas, dtype=np.float64))
+        if a.ndim != 1 or not a.shape[0] or not np.all((a > 0) & (a < 1)):
+            raise ValueError(f"Multivalid alphas must be levels in (0, 1), got {self.alphas!r}")
+        return a
+
+    def check(self) -> None:
+        self.levels()
+        b, e = self.buckets, self.eta
+        if isinstance(b, bool) or not (isinstance(b, numbers.Integral) and 2 <= b <= 10**5):
+            raise ValueError(f"Multivalid buckets must be an integer >= 2, got {b!r}")
+        if isinstance(e, bool) or not (isinstance(e, numbers.Real) and 0 < e < float("inf")):
+            raise ValueError(f"Multivalid eta must be a finite number > 0, got {e!r}")
+
+    def columns(self, alphas: np.ndarray) -> np.ndarray:
+        """The index of each of ``alphas`` among the calibrated levels (ValueError if one is
+        not calibrated)."""
+        levels = self.levels()
+        out = np.empty(alphas.shape[0], np.int64)
+        for k, a in enumerate(alphas):
+            hit = np.flatnonzero(np.abs(levels - a) <= 1e-12)
+            if not hit.size:
+                raise ValueError(
+                    f"multivalid intervals are calibrated at alphas={tuple(levels.tolist())}, "
+                    f"not at {float(a)!r} (give it in Multivalid(..., alphas=...))"
+                )
+            out[k] = hit[0]
+        return out
+
+
+def multivalid_of(groups) -> Multivalid | None:
+    return groups if isinstance(groups, Multivalid) else None
 
 
 def check_groups(groups) -> tuple:
     """The families of a ``groups`` parameter: ``()`` for None, else a tuple of column names
-    (str), column indices (int >= 0) and functions of the row."""
+    (str), column indices (int >= 0) and functions of the row (a :class:`Multivalid`'s own)."""
     if groups is None:
         return ()
+    if isinstance(groups, Multivalid):
+        groups.check()
+        return check_groups(groups.groups)
     items = list(groups) if isinstance(groups, (list, tuple)) else [groups]
     if not items:
         raise ValueError("groups must name at least one column (or be None), got []")
@@ -196,14 +268,25 @@ class GroupCalibration:
     (``meta[c] = [head, size]``, ``order``, ``pos``, ``ss``: see ``src/core/intervals/groups.hpp``).
     """
 
-    def __init__(self, width: int, n_families: int):
+    def __init__(self, width: int, n_families: int, multivalid: Multivalid | None = None):
         self.width = int(width)
         self.n_families = int(n_families)
         self.vocab = [{} for _ in range(self.n_families)]
         self.n_cells = 1
+        self.n_rows = 0  # rows learnt (the multivalid draws' stream positions)
+        if multivalid is not None:  # per level, bucket and cell: sum of alpha - miss, count
+            shape = (multivalid.levels().shape[0], int(multivalid.buckets), 4)
+            self.mvp_v, self.mvp_n = np.zeros(shape), np.zeros(shape)
         self._allocate(4)
 
     def _allocate(self, cells: int) -> None:
+        mv = self.__dict__.get("mvp_v")
+        if mv is not None and mv.shape[2] < cells:
+            for k in ("mvp_v", "mvp_n"):
+                a = self.__dict__[k]
+                grown = np.zeros((a.shape[0], a.shape[1], cells))
+                grown[:, :, : a.shape[2]] = a
+                self.__dict__[k] = grown
         W, old = self.width, self.__dict__.get("meta")
         meta = np.zeros((cells, 2), np.int64)
         order = np.zeros((cells, W), np.int64)
@@ -258,6 +341,19 @@ class GroupCalibration:
               self.pos, self.ss, out_lo, out_hi)  # fmt: skip
         return out_lo, out_hi
 
+    def run_multivalid(self, ids, lo, hi, y, learn: bool, rule: Multivalid, seed: int):
+        """:meth:`run` with multivalid thresholds, at every level of ``rule`` (the draws at the
+        rows' stream positions, from :attr:`n_rows`)."""
+        n, R = ids.shape[0], self.mvp_v.shape[0]
+        out_lo, out_hi = np.empty((n, R)), np.empty((n, R))
+        _MVP_PASS(ids, np.ascontiguousarray(lo, np.float64), np.ascontiguousarray(hi, np.float64),
+                  np.ascontiguousarray(y, np.float64), bool(learn), rule.levels(),
+                  float(rule.eta), int(seed), int(self.n_rows), self.mvp_v, self.mvp_n, out_lo,
+                  out_hi)  # fmt: skip
+        if learn:
+            self.n_rows += n
+        return out_lo, out_hi
+
     def scores(self, family: int, value) -> np.ndarray:
         """The window of a group (``family=None``: the pool), ascending."""
         c = 0 if family is None else self.vocab[family].get(_key(value))
@@ -266,4 +362,5 @@ class GroupCalibration:
         return self.ss[c, : self.meta[c, 1]].copy()
 
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.meta, self.order, self.pos, self.ss))
+        mvp = [self.__dict__[k] for k in ("mvp_v", "mvp_n") if k in self.__dict__]
+        return sum(a.nbytes for a in (self.meta, self.order, self.pos, self.ss, *mvp))

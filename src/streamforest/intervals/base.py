@@ -444,6 +444,8 @@ class IntervalRegressor(Estimator):
             return None
         n = 1 if one_row else _row_count(X)
         families = _groups.check_groups(self.groups)
+        rule = _groups.multivalid_of(self.groups)
+        columns = rule.columns(alphas) if rule is not None else None
         names = list(self.feature_names_in_)
         if groups is not None:
             cols = _groups.given_values(groups, n, one_row)
@@ -452,7 +454,12 @@ class IntervalRegressor(Estimator):
         else:
             cols = [[None] * n for _ in range(state.n_families)]
         if state is None:
-            state = _groups.GroupCalibration(self._group_window(), len(cols))
+            state = _groups.GroupCalibration(self._group_window(), len(cols), rule)
+        elif rule is not None and state.__dict__.get("mvp_v") is None:
+            raise ValueError("this model's groups are calibrated by Mondrian windows, not "
+                             "Multivalid: clone it to start multivalid groups")  # fmt: skip
+        elif rule is not None and state.mvp_v.shape[:2] != (len(rule.levels()), rule.buckets):
+            raise ValueError("Multivalid alphas or buckets changed after learning started")
         ids, new = state.lookup(cols, learn)
         with self._base_calls():
             if one_row:
@@ -476,7 +483,11 @@ class IntervalRegressor(Estimator):
                 lo, hi = iv[:, 0], iv[:, 1]
         self.__dict__["_groups"] = state
         state.commit(new)
-        out_lo, out_hi = state.run(ids, lo, hi, ya, learn, alphas)
+        if rule is None:
+            out_lo, out_hi = state.run(ids, lo, hi, ya, learn, alphas)
+        else:
+            out_lo, out_hi = state.run_multivalid(ids, lo, hi, ya, learn, rule, self.seed or 0)
+            out_lo, out_hi = out_lo[:, columns], out_hi[:, columns]
         return pred, out_lo, out_hi
 
     @contextmanager
