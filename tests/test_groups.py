@@ -463,3 +463,26 @@ def test_multivalid_serves_what_it_learns():
     np.testing.assert_array_equal(a.group_state_.mvp_v, b.group_state_.mvp_v)
     with pytest.raises(ValueError, match="calibrated at"):
         a.predict_interval(X[:2], 0.2)
+
+
+def test_the_adaptive_wrapper_over_a_grouped_method():
+    """AdaptiveConformal over a grouped method, batches of 50: every group near alpha (the base
+    calibrates per group; the wrapper's controller is marginal)."""
+    X, y, g = _group_stream(12000)
+    model = sf.AdaptiveConformal(sf.NormalizedConformal(seed=1, groups=3))
+    iv = np.concatenate(
+        [
+            model.predict_learn_many(X[a : a + 50], y[a : a + 50], 0.1)[1]
+            for a in range(0, 12000, 50)
+        ]
+    )
+    miss = ((y < iv[:, 0]) | (y > iv[:, 1]))[4000:]
+    assert max(abs(miss[g[4000:] == v].mean() - 0.1) for v in range(3)) < 0.02
+
+
+def test_a_grouped_method_is_not_sharded():
+    from streamforest.distributed.workers import model_kind
+
+    assert model_kind(sf.CPApproximate()) == "cp"
+    with pytest.raises(TypeError, match="calibrates groups"):
+        model_kind(sf.CPApproximate(groups=2))
