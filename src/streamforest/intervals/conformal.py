@@ -47,6 +47,11 @@ class CPApproximate(IntervalRegressor):
         Maximum number of calibration examples (FIFO).
     seed
         Overrides the forest's seed when given.
+    groups
+        Intervals calibrated per group (online Mondrian conformal): a column name or index, a
+        function of the row, a list of them (several families), or
+        :class:`~streamforest.Multivalid` (overlapping families); the array calls also take a
+        ``groups=`` array.  See docs/intervals.md, "Coverage per group".
     """
 
     _exact = False

@@ -77,6 +77,11 @@ class GaussianInterval(IntervalRegressor):
         ones by ``1 - 1/scale_window``, so ``kappa`` follows drift.
     seed
         Overrides the forest's seed when given.
+    groups
+        Intervals calibrated per group (online Mondrian conformal): a column name or index, a
+        function of the row, a list of them (several families), or
+        :class:`~streamforest.Multivalid` (overlapping families); the array calls also take a
+        ``groups=`` array.  See docs/intervals.md, "Coverage per group".
 
     Before the forest has learnt anything the interval is ``(-inf, inf)``.
     """
