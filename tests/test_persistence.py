@@ -94,6 +94,12 @@ MODELS = {
     "NormalizedConformal": lambda: sf.NormalizedConformal(
         forest=forest(), calibration_size=150, normalize="residuals", seed=16
     ),
+    "NormalizedConformal[groups]": lambda: sf.NormalizedConformal(
+        forest=forest(), calibration_size=150, seed=16, groups=["grp", "cat"]
+    ),
+    "CPApproximate[multivalid]": lambda: sf.CPApproximate(
+        forest=forest(), seed=7, groups=sf.Multivalid("grp", alphas=(0.1, 0.05))
+    ),
     "KLLSketch": lambda: sf.KLLSketch(k=16, seed=12),
     "ATSERRegressor": lambda: sf.ATSERRegressor(
         grace_period=40, nominal_features=("grp",), seed=13
@@ -149,7 +155,7 @@ CLASSIFIERS = (
     "AdaptiveConformalClassifier",
 )
 BATCH = ("HDIForestRegressor", "QuantileForestRegressor")  # fit on numbers only, no learn_one
-NOT_ESTIMATORS = ()  # public classes of ``sf.__all__`` that hold no learnt state (none so far)
+NOT_ESTIMATORS = ("Multivalid",)  # public classes of ``sf.__all__`` that hold no learnt state
 
 
 def numeric(X: pd.DataFrame) -> np.ndarray:

@@ -19,6 +19,7 @@ from .intervals import (
     CPApproximate,
     CPExact,
     GaussianInterval,
+    Multivalid,
     NormalizedConformal,
     OnlineQRF,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "HoeffdingTreeClassifier",
     "HoeffdingTreeRegressor",
     "KLLSketch",
+    "Multivalid",
     "NormalizedConformal",
     "OnlineForestRegressor",
     "OnlineQRF",

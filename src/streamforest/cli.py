@@ -267,6 +267,7 @@ def default_window(n: int) -> int:
 
 def _run(args) -> int:
     from .evaluate import prequential
+    from .intervals.diagnostics import group_columns
 
     alphas = _alphas(args.alphas)
     need("rich", "the streamforest command")
@@ -284,6 +285,8 @@ def _run(args) -> int:
     stream = _stream(args, spec.task)
     if "alphas" in spec.parameters()[spec.layers[0]] and "alphas" not in params:
         params["alphas"] = tuple(alphas)  # a model calibrating fixed levels (ConformalQRF)
+    if args.groups and "groups" in spec.parameters()[spec.layers[0]] and "groups" not in params:
+        params["groups"] = group_columns(args.groups.split(","), list(stream.feature_names))
     model = spec.build(params, seed=args.seed, n_jobs=args.jobs)
     n = args.n if (args.file or args.dataset) else None
     total = stream.n if n is None else min(n, stream.n)
@@ -291,8 +294,9 @@ def _run(args) -> int:
         raise ValueError(f"{_data_label(args)} has no rows")
     window = args.window or default_window(total)
     result = prequential(
-        model, stream, alphas=alphas, n=n, window=window, step=args.step, progress=not args.quiet
-    )
+        model, stream, alphas=alphas, n=n, window=window, step=args.step, progress=not args.quiet,
+        groups=args.groups.split(",") if args.groups else None,
+    )  # fmt: skip
     print(result.table())
     changed = _changed(args, spec)
     stem = result_stem(spec.name, _data_label(args), result.n, args.seed, result.alphas, changed)
@@ -545,6 +549,12 @@ def parser() -> argparse.ArgumentParser:
         "missing value",
     )
     run.add_argument("--alphas", default="0.1", help="significance levels, e.g. 0.1,0.05")
+    run.add_argument(
+        "--groups",
+        metavar="COL",
+        help="column(s) of the data, e.g. sex or 0,3: "
+        "MER and width per group (an interval method also calibrates per group)",
+    )
     run.add_argument(
         "--n", type=int, help=f"rows (default {DEFAULT_N} for streams, all of a file or dataset)"
     )

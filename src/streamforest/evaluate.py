@@ -21,6 +21,7 @@ import numpy as np
 import streamforest._core as _core
 
 from . import metrics as point_metrics
+from .intervals.diagnostics import GroupReport, group_columns, table_lines
 from .streams import ArrayStream, Stream  # ArrayStream: also importable from here (it was)
 from .streams.base import check_n
 
@@ -44,7 +45,7 @@ class PrequentialResult:
     task = "regression"
 
     def __init__(self, *, model, stream, alphas, blocks, step, window, ris_range, timing,
-                 change_points):  # fmt: skip
+                 change_points, groups=None):  # fmt: skip
         self.model, self.stream, self.alphas = model, stream, tuple(alphas)
         self.blocks, self.step, self.window = blocks, step, window
         self.ris_range = ris_range
@@ -58,6 +59,9 @@ class PrequentialResult:
         self.totals = point_metrics.summarize(whole, self.alphas, self.rho, ris_range == "running")
         self.totals.update(timing)
         self.totals["range_y"] = self.rho
+        #: Per group of each family evaluated with ``groups=``: MER and width at every level,
+        #: and the worst group (:meth:`streamforest.intervals.diagnostics.GroupReport.summary`).
+        self.groups = groups.summary(self.rho) if groups is not None else {}
 
     @property
     def n(self) -> int:
@@ -99,6 +103,8 @@ class PrequentialResult:
         out.update(self.totals)
         out.update(window=self.window, step=self.step, ris_range=self.ris_range,
                    change_points=self.change_points)  # fmt: skip
+        if self.groups:
+            out["groups"] = _group_json(self.groups)
         if windows:
             out["windows"] = _lists(self.windows())
         return _clean(out)
@@ -126,6 +132,8 @@ class PrequentialResult:
                     f"{lvl['alpha']:>6g} {lvl['mer']:>7.4f} {lvl['ris']:>7.4f} "
                     f"{lvl['utility']:>8.4f} {lvl['quantile_loss']:>8.4f} {lvl['mpiw']:>10.4g}"
                 )
+        if self.groups:
+            lines += table_lines(self.groups)
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -152,6 +160,19 @@ METRIC_KEYS = (
     "utility",
     "n_infinite",
 )
+
+
+def _group_json(groups: dict) -> dict:
+    """The per-group summary with string keys (group values, levels) for JSON."""
+    return {
+        str(name): {
+            "groups": {str(v): {"n": g["n"], "intervals": {_key(a): lv for a, lv in
+                                                          g["intervals"].items()}}
+                       for v, g in fam["groups"].items()},
+            "worst": {_key(a): {**w, "group": str(w["group"])} for a, w in fam["worst"].items()},
+        }
+        for name, fam in groups.items()
+    }  # fmt: skip
 
 
 def _lists(d):
@@ -232,6 +253,7 @@ def prequential(
     ris_range: str = "stream",
     chunk_size: int | None = None,
     progress: bool = False,
+    groups=None,
 ) -> PrequentialResult:
     """Evaluate ``model`` test-then-train on ``stream``; the task comes from the model.
 
@@ -261,6 +283,11 @@ def prequential(
         Rows per compiled pass (default 10,000).  Results do not depend on it.
     progress
         Show a progress bar on stderr (needs rich: ``pip install 'streamforest[cli]'``).
+    groups
+        A column of the stream (name or index), or a list of them: the interval metrics are
+        also kept per group of each (conditional coverage: MER and width per group, and the
+        worst group; ``result.groups``).  Evaluation only: a model calibrates per group with its
+        own ``groups`` parameter.
     """
     from .intervals.base import check_alphas
 
@@ -293,6 +320,11 @@ def prequential(
     blocks = np.zeros((max(1, -(-total // step)), point_metrics.n_columns(len(levels))))
     carry = point_metrics.new_carry()
     names = stream.feature_names
+    report = None
+    if groups is not None and levels:
+        columns = group_columns(groups, list(names))
+        report = GroupReport([names[j] for j in columns], levels)
+    X_of = [None]  # the chunk's features, for the group report
 
     def run_chunk(X, y):
         y = np.ascontiguousarray(y, dtype=np.float64)
@@ -305,12 +337,16 @@ def prequential(
             lo = hi = np.empty((len(y), 0))
         else:
             pred, lo, hi = _river_pass(model, X, y, names, bool(levels))
+        X_of[0] = X
         return y, pred, lo, hi
 
     def record(out, row):
         y, pred, lo, hi = out
         pred = np.ascontiguousarray(pred, dtype=np.float64)
         _core.metrics.accumulate(y, pred, lo, hi, row, step, blocks, carry)
+        if report is not None:
+            Xc = np.asarray(X_of[0])
+            report.add([Xc[:, j] for j in columns], y, lo, hi)
 
     row, timing = _test_then_train(model, stream, total, chunk_size, progress, run_chunk, record)
     used = max(1, -(-row // step))
@@ -324,6 +360,7 @@ def prequential(
         ris_range=ris_range,
         timing=timing,
         change_points=[c for c in getattr(stream, "change_points", []) if c < row],
+        groups=report,
     )
 
 

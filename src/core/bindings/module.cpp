@@ -19,6 +19,7 @@ void bind_sets(nb::module_& m);
 void bind_metrics(nb::module_& m);
 void bind_quantile(nb::module_& m);
 void bind_boosting(nb::module_& m);
+void bind_groups(nb::module_& m);
 }  // namespace sf::bind
 
 NB_MODULE(_core, m) {
@@ -51,4 +52,6 @@ NB_MODULE(_core, m) {
   sf::bind::bind_quantile(quantile);
   nb::module_ boosting = m.def_submodule("boosting", "streaming gradient-boosted trees");
   sf::bind::bind_boosting(boosting);
+  nb::module_ groups = m.def_submodule("groups", "group-conditional (Mondrian) calibration");
+  sf::bind::bind_groups(groups);
 }

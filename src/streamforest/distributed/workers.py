@@ -152,9 +152,10 @@ def model_kind(model) -> str:
     split over processes); an interval method when it offers its chunk stages
     (``shard_stages``) and its forest has them."""
     if isinstance(model, IntervalRegressor):
-        kind = model.shard_stages
+        kind = model.shard_stages if model.groups is None else None  # (groups: its own calls)
         if kind is None:
-            reason = f" ({model.not_sharded})" if model.not_sharded else ""
+            why = model.not_sharded or ("" if model.groups is None else "it calibrates groups")
+            reason = f" ({why})" if why else ""
             raise TypeError(
                 f"ShardedForest shards a forest whose trees can be split over processes, or an "
                 f"interval method that offers its chunk stages (OnlineQRF, CPApproximate), got "

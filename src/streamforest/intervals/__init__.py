@@ -1,5 +1,6 @@
 """Prediction-interval meta-algorithms over online forests."""
 
+from ._groups import Multivalid
 from .adaptive import AdaptiveConformal
 from .conformal import CPApproximate, CPExact
 from .cqr import ConformalQRF
@@ -13,6 +14,7 @@ __all__ = [
     "CPExact",
     "ConformalQRF",
     "GaussianInterval",
+    "Multivalid",
     "NormalizedConformal",
     "OnlineQRF",
 ]

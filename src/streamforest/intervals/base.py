@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 from collections.abc import Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
 from ..base import Estimator
 from ..engine.forest_interface import LEAF_PAYLOADS, RegressionForest, has, require
-from ..features import check_target, check_weight, kernel_array
+from ..features import check_target, check_targets, check_weight, kernel_array
 from ..forests import OnlineForestRegressor
+from . import _groups
 
 _ONE_LEVEL: dict[float, np.ndarray] = {}
 
@@ -71,6 +74,14 @@ def check_quantiles(q, closed: bool = True) -> tuple[np.ndarray, bool]:
     return kernel_array(a), scalar
 
 
+_NO_LEVELS = np.zeros(0)  # the levels of a grouped learning call (no interval asked)
+
+
+def _row_count(X) -> int:
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None and len(shape) else len(X)
+
+
 def doubled(a: np.ndarray, k: int) -> np.ndarray:
     """An array twice as long as ``a`` holding ``a[:k]`` (a pass's scratch buffer, grown)."""
     out = np.empty(2 * a.shape[0], a.dtype)
@@ -81,6 +92,34 @@ def doubled(a: np.ndarray, k: int) -> np.ndarray:
 def stack_bounds(lo: np.ndarray, hi: np.ndarray, scalar: bool) -> np.ndarray:
     out = np.stack([lo, hi], axis=-1)  # (n, A, 2)
     return out[:, 0, :] if scalar else out
+
+
+#: The calls that take ``groups=`` (see :meth:`IntervalRegressor._grouped`).
+GROUPED_CALLS = frozenset(
+    {"learn_one", "learn_many", "predict_learn_many", "predict_interval", "predict_interval_one"}
+)
+
+
+def _grouping(fn):
+    """``fn`` (a call of :data:`GROUPED_CALLS`) taking ``groups=``: a model without groups (no
+    ``groups`` parameter, none given, no group state) runs ``fn`` itself; else the call's
+    grouped form, ``IntervalRegressor._grouped_<name>``, which runs the method's own calls
+    (``fn``, inside :meth:`IntervalRegressor._base_calls`) at the reference level."""
+    grouped = "_grouped_" + fn.__name__
+
+    @functools.wraps(fn)
+    def call(self, *args, groups=None, **kwargs):
+        if groups is None and self.groups is None and "_groups" not in self.__dict__:
+            return fn(self, *args, **kwargs)
+        if getattr(self, "_in_base", False):
+            return fn(self, *args, **kwargs)
+        return getattr(self, grouped)(*args, groups=groups, **kwargs)
+
+    sig = inspect.signature(fn)
+    keyword = inspect.Parameter("groups", inspect.Parameter.KEYWORD_ONLY, default=None)
+    call.__signature__ = sig.replace(parameters=[*sig.parameters.values(), keyword])
+    call._grouping = True
+    return call
 
 
 class IntervalRegressor(Estimator):
@@ -94,7 +133,22 @@ class IntervalRegressor(Estimator):
     when ``learn``; or, for learning, the two stages of :meth:`_run` (``_staged``).
     Intervals are ``(n, 2)`` for one ``alpha`` and ``(n, len(alpha), 2)`` for a list.  Before
     the method has enough data for a level, its interval is ``(-inf, inf)``.
+
+    Every method takes ``groups`` (its parameter, and a ``groups=`` argument of its learning and
+    interval calls): intervals calibrated per group, see :mod:`streamforest.intervals._groups`
+    and :meth:`_grouped`.  The grouped form of a call is one implementation for every method
+    (the subclasses' own forms of the calls are wrapped by ``__init_subclass__``).
     """
+
+    __slots__ = ("_in_base",)  # inside a grouped call: the method's own calls (not state)
+    groups = None  # (models saved before groups existed)
+
+    def __init_subclass__(cls, **kwargs):
+        for name in GROUPED_CALLS.intersection(cls.__dict__):
+            fn = cls.__dict__[name]
+            if callable(fn) and not getattr(fn, "_grouping", False):
+                setattr(cls, name, _grouping(fn))
+        super().__init_subclass__(**kwargs)  # (then the calls take the model's lock)
 
     _chunk_rows = 8192
     #: How the distributed layer combines the method's shards (``"qrf"``, ``"cp"``), when the
@@ -121,6 +175,7 @@ class IntervalRegressor(Estimator):
             require(self.forest, self.forest_needs(), type(self).__name__)
         if self.seed is not None and not isinstance(self.seed, numbers.Integral):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
+        _groups.check_groups(self.groups)
 
     def forest_needs(self) -> tuple[str, ...]:
         """The forest capabilities this method needs with its parameters (names of
@@ -230,6 +285,7 @@ class IntervalRegressor(Estimator):
         return np.array([0.1])
 
     # --- array API -------------------------------------------------------------------------------
+    @_grouping
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` in order (optional sample weights)."""
         f = self.__dict__.get("_forest")
@@ -245,6 +301,7 @@ class IntervalRegressor(Estimator):
             self._run(Xa, ya, wa, self._learn_levels(), learn=True)
         return self
 
+    @_grouping
     def predict_learn_many(self, X, y, alpha=0.1, w=None):
         """Prequential pass: for each row the prediction and interval made *before* learning it,
         then learn it.  Returns ``(predictions, intervals)``."""
@@ -308,6 +365,7 @@ class IntervalRegressor(Estimator):
             return self._first_call(IntervalRegressor.predict, X, keep=False)
         return f.predict(X)
 
+    @_grouping
     def predict_interval(self, X, alpha=0.1) -> np.ndarray:
         """Prediction intervals at significance ``alpha`` (a number or a list)."""
         alphas, scalar = check_alphas(alpha)
@@ -332,6 +390,7 @@ class IntervalRegressor(Estimator):
         return self._run(Xa, y0, w0, alphas, learn=False)
 
     # --- River-style API -------------------------------------------------------------------------
+    @_grouping
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values)."""
         yf = check_target(y)
@@ -349,6 +408,7 @@ class IntervalRegressor(Estimator):
             return self._first_call(IntervalRegressor.predict_one, x, keep=False)
         return f.predict_one(x)
 
+    @_grouping
     def predict_interval_one(self, x: Mapping[Hashable, object], alpha=0.1):
         """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
         alphas, scalar = check_alphas(alpha)
@@ -366,6 +426,124 @@ class IntervalRegressor(Estimator):
             Xa = f.encode_one(x, learn=False)
             _, lo2, hi2 = self._predict_only(Xa, alphas)
             lo, hi = lo2[0], hi2[0]
+        if scalar:
+            return (float(lo[0]), float(hi[0]))
+        return [(float(lo[a]), float(hi[a])) for a in range(alphas.shape[0])]
+
+    # --- groups: the grouped form of the calls (one implementation for every method) ----------
+    def _grouped(self, X, y, w, groups, alphas, learn: bool, one_row: bool):
+        """The rows' ``(prediction, lower, upper)`` calibrated per group (``lower``, ``upper``
+        ``(n, levels)``), learning them when ``learn``.  The method's own call at
+        :data:`~._groups.REFERENCE` gives each row's prediction and reference interval (before
+        learning it); the group values are read and checked first and the groups a call meets
+        are added only after the method's call succeeded, so a refused call changes nothing.
+        Without group state (a model that never learnt with groups) a prediction is the
+        method's own."""
+        state = self.__dict__.get("_groups")
+        if state is None and not learn:
+            return None
+        n = 1 if one_row else _row_count(X)
+        families = _groups.check_groups(self.groups)
+        rule = _groups.multivalid_of(self.groups)
+        columns = rule.columns(alphas) if rule is not None else None
+        names = list(self.feature_names_in_)
+        if groups is not None:
+            cols = _groups.given_values(groups, n, one_row)
+        elif families:
+            cols = (_groups.row_values if one_row else _groups.batch_values)(families, X, names)
+        else:
+            cols = [[None] * n for _ in range(state.n_families)]
+        if state is None:
+            state = _groups.GroupCalibration(self._group_window(), len(cols), rule)
+        elif rule is not None and state.__dict__.get("mvp_v") is None:
+            raise ValueError("this model's groups are calibrated by Mondrian windows, not "
+                             "Multivalid: clone it to start multivalid groups")  # fmt: skip
+        elif rule is not None and state.mvp_v.shape[:2] != (len(rule.levels()), rule.buckets):
+            raise ValueError("Multivalid alphas or buckets changed after learning started")
+        ids, new = state.lookup(cols, learn)
+        with self._base_calls():
+            if one_row:
+                if learn:
+                    yf = check_target(y)
+                    lo, hi = self.predict_interval_one(X, _groups.REFERENCE)
+                    self.learn_one(X, yf, w)
+                    ya = np.array([yf])
+                else:
+                    lo, hi = self.predict_interval_one(X, _groups.REFERENCE)
+                    ya = np.zeros(1)
+                pred = None
+                lo, hi = np.array([lo]), np.array([hi])
+            else:
+                if learn:
+                    ya = check_targets(y, n)
+                    pred, iv = self.predict_learn_many(X, ya, _groups.REFERENCE, w)
+                else:
+                    ya = np.zeros(n)
+                    pred, iv = self.predict(X), self.predict_interval(X, _groups.REFERENCE)
+                lo, hi = iv[:, 0], iv[:, 1]
+        self.__dict__["_groups"] = state
+        state.commit(new)
+        if rule is None:
+            out_lo, out_hi = state.run(ids, lo, hi, ya, learn, alphas)
+        else:
+            out_lo, out_hi = state.run_multivalid(ids, lo, hi, ya, learn, rule, self.seed or 0)
+            out_lo, out_hi = out_lo[:, columns], out_hi[:, columns]
+        return pred, out_lo, out_hi
+
+    @contextmanager
+    def _base_calls(self):
+        """Inside: the calls run the method's own form (not the grouped one)."""
+        self._in_base = True
+        try:
+            yield
+        finally:
+            self._in_base = False
+
+    def _group_window(self) -> int:
+        """The groups' window: the method's calibration size, else
+        :data:`~._groups.DEFAULT_WINDOW`."""
+        c = getattr(self, "calibration_size", None)
+        return int(c) if isinstance(c, numbers.Integral) else _groups.DEFAULT_WINDOW
+
+    @property
+    def group_state_(self):
+        """The group windows (:class:`~._groups.GroupCalibration`), or None."""
+        return self.__dict__.get("_groups")
+
+    def _grouped_predict_learn_many(self, X, y, alpha=0.1, w=None, groups=None):
+        alphas, scalar = check_alphas(alpha)
+        if "_forest" not in self.__dict__:
+            return self._first_call(type(self)._grouped_predict_learn_many, X, y, alpha, w,
+                                    groups)  # fmt: skip
+        pred, lo, hi = self._grouped(X, y, w, groups, alphas, True, False)
+        return pred, stack_bounds(lo, hi, scalar)
+
+    def _grouped_learn_many(self, X, y, w=None, groups=None):
+        if "_forest" not in self.__dict__:
+            return self._first_call(type(self)._grouped_learn_many, X, y, w, groups)
+        self._grouped(X, y, w, groups, _NO_LEVELS, True, False)
+        return self
+
+    def _grouped_predict_interval(self, X, alpha=0.1, groups=None):
+        alphas, scalar = check_alphas(alpha)
+        out = self._grouped(X, None, None, groups, alphas, False, False)
+        if out is None:
+            with self._base_calls():
+                return self.predict_interval(X, alpha)
+        return stack_bounds(out[1], out[2], scalar)
+
+    def _grouped_learn_one(self, x, y, w=1.0, groups=None):
+        if "_forest" not in self.__dict__:
+            return self._first_call(type(self)._grouped_learn_one, x, y, w, groups)
+        self._grouped(x, y, w, groups, _NO_LEVELS, True, True)
+
+    def _grouped_predict_interval_one(self, x, alpha=0.1, groups=None):
+        alphas, scalar = check_alphas(alpha)
+        out = self._grouped(x, None, None, groups, alphas, False, True)
+        if out is None:
+            with self._base_calls():
+                return self.predict_interval_one(x, alpha)
+        lo, hi = out[1][0], out[2][0]
         if scalar:
             return (float(lo[0]), float(hi[0]))
         return [(float(lo[a]), float(hi[a])) for a in range(alphas.shape[0])]
@@ -403,7 +581,9 @@ class IntervalRegressor(Estimator):
     @property
     def memory_bytes(self) -> int:
         f = self.__dict__.get("_forest")
-        return f.memory_bytes + self._own_bytes() if f is not None else 0
+        g = self.__dict__.get("_groups")
+        own = self._own_bytes() + (g.nbytes() if g is not None else 0)
+        return f.memory_bytes + own if f is not None else 0
 
     def _own_bytes(self) -> int:
         return 0

@@ -47,16 +47,23 @@ class CPApproximate(IntervalRegressor):
         Maximum number of calibration examples (FIFO).
     seed
         Overrides the forest's seed when given.
+    groups
+        Intervals calibrated per group (online Mondrian conformal): a column name or index, a
+        function of the row, a list of them (several families), or
+        :class:`~streamforest.Multivalid` (overlapping families); the array calls also take a
+        ``groups=`` array.  See docs/intervals.md, "Coverage per group".
     """
 
     _exact = False
 
     _scratch_keys = (*IntervalRegressor._scratch_keys, "_evbufs", "_ch")
 
-    def __init__(self, forest=None, calibration_size: int = 1000, seed: int | None = None):
+    def __init__(self, forest=None, calibration_size: int = 1000, seed: int | None = None,
+                 groups=None):  # fmt: skip
         self.forest = forest
         self.calibration_size = calibration_size
         self.seed = seed
+        self.groups = groups
 
     shard_stages = "cp"  # learn_scored, half_widths, store_calibration_rows
 

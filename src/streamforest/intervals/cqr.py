@@ -83,10 +83,11 @@ class ConformalQRF(OnlineQRF):
         interval: str = "equal_tailed",
         split_sketch: str = "empty",
         seed: int | None = None,
+        groups=None,
     ):
         super().__init__(
             forest=forest, k=k, weighting=weighting, interval=interval,
-            split_sketch=split_sketch, seed=seed,
+            split_sketch=split_sketch, seed=seed, groups=groups,
         )  # fmt: skip
         self.alphas = alphas
         self.calibration_size = calibration_size

@@ -77,6 +77,11 @@ class GaussianInterval(IntervalRegressor):
         ones by ``1 - 1/scale_window``, so ``kappa`` follows drift.
     seed
         Overrides the forest's seed when given.
+    groups
+        Intervals calibrated per group (online Mondrian conformal): a column name or index, a
+        function of the row, a list of them (several families), or
+        :class:`~streamforest.Multivalid` (overlapping families); the array calls also take a
+        ``groups=`` array.  See docs/intervals.md, "Coverage per group".
 
     Before the forest has learnt anything the interval is ``(-inf, inf)``.
     """
@@ -89,6 +94,7 @@ class GaussianInterval(IntervalRegressor):
         min_leaf_weight: float = 2.0,
         scale_window: int = 1000,
         seed: int | None = None,
+        groups=None,
     ):
         self.forest = forest
         self.variance = variance
@@ -96,6 +102,7 @@ class GaussianInterval(IntervalRegressor):
         self.min_leaf_weight = min_leaf_weight
         self.scale_window = scale_window
         self.seed = seed
+        self.groups = groups
 
     def forest_needs(self) -> tuple[str, ...]:
         """Each member's leaf mean and variance, read by its kernels."""

@@ -103,6 +103,11 @@ class NormalizedConformal(IntervalRegressor):
         misses (see docs/intervals.md).
     seed
         Overrides the forest's seed when given.
+    groups
+        Intervals calibrated per group (online Mondrian conformal): a column name or index, a
+        function of the row, a list of them (several families), or
+        :class:`~streamforest.Multivalid` (overlapping families); the array calls also take a
+        ``groups=`` array.  See docs/intervals.md, "Coverage per group".
 
     Notes
     -----
@@ -126,6 +131,7 @@ class NormalizedConformal(IntervalRegressor):
         batch_scores: bool = True,
         guard: bool = True,
         seed: int | None = None,
+        groups=None,
     ):
         self.forest = forest
         self.calibration_size = calibration_size
@@ -136,6 +142,7 @@ class NormalizedConformal(IntervalRegressor):
         self.batch_scores = batch_scores
         self.guard = guard
         self.seed = seed
+        self.groups = groups
 
     def forest_needs(self) -> tuple[str, ...]:
         """Nothing but the interface, or with ``normalize="trees"`` the members' spread."""

@@ -65,6 +65,11 @@ class OnlineQRF(IntervalRegressor):
         the parent's sketch).
     seed
         Overrides the forest's seed when given.
+    groups
+        Intervals calibrated per group (online Mondrian conformal): a column name or index, a
+        function of the row, a list of them (several families), or
+        :class:`~streamforest.Multivalid` (overlapping families); the array calls also take a
+        ``groups=`` array.  See docs/intervals.md, "Coverage per group".
 
     Before any tree has data for ``x``, intervals are ``(-inf, inf)`` and quantiles NaN.
     """
@@ -82,6 +87,7 @@ class OnlineQRF(IntervalRegressor):
         interval: str = "equal_tailed",
         split_sketch: str = "empty",
         seed: int | None = None,
+        groups=None,
     ):
         self.forest = forest
         self.k = k
@@ -89,6 +95,7 @@ class OnlineQRF(IntervalRegressor):
         self.interval = interval
         self.split_sketch = split_sketch
         self.seed = seed
+        self.groups = groups
 
     shard_stages = "qrf"  # sketch_records, query_records
 
