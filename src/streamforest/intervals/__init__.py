@@ -1,5 +1,6 @@
 """Prediction-interval meta-algorithms over online forests."""
 
+from . import _groups as groups  # noqa: F401  (the group state, shared with prediction sets)
 from ._groups import Multivalid
 from .adaptive import AdaptiveConformal
 from .conformal import CPApproximate, CPExact

@@ -41,6 +41,7 @@ DEFAULT_WINDOW = 1000
 
 _PASS = _core.groups.group_pass
 _MVP_PASS = _core.groups.mvp_pass
+_SET_PASS = _core.groups.group_set_pass
 
 
 class Multivalid:
@@ -353,6 +354,24 @@ class GroupCalibration:
         if learn:
             self.n_rows += n
         return out_lo, out_hi
+
+    def run_sets(self, ids, scores, use, learn: bool, alphas, rule: Multivalid | None = None,
+                 seed: int = 0) -> np.ndarray:  # fmt: skip
+        """Prediction sets: ``(n, levels)`` the rows' score thresholds from the windows before
+        each row (``inf``: every class), each row with a score (``use``) entering them after
+        when ``learn``.  With a multivalid ``rule``: its thresholds at each of its levels (a
+        row without a score is given ``inf`` and teaches nothing)."""
+        scores = np.ascontiguousarray(scores, np.float64)
+        use = np.ascontiguousarray(use, np.bool_)
+        n = scores.shape[0]
+        if rule is not None:  # (the score as a base interval [-1, 1] centred at 0: s = |y|)
+            lo = np.where(use, -1.0, -np.inf)
+            _, hi = self.run_multivalid(ids, lo, np.ones(n), scores, learn, rule, seed)
+            return hi
+        thr = np.empty((n, alphas.shape[0]))
+        _SET_PASS(ids, scores, use & bool(learn), alphas, self.meta, self.order, self.pos,
+                  self.ss, thr)  # fmt: skip
+        return thr
 
     def scores(self, family: int, value) -> np.ndarray:
         """The window of a group (``family=None``: the pool), ascending."""
