@@ -263,40 +263,14 @@ def given_values(groups, n: int, one_row: bool = False) -> list:
     return cols
 
 
-class GroupCalibration:
-    """The windows of one model's groups: cell 0 the pool, one cell per (family, value) seen
-    while learning (``vocab[f][value]``), each a FIFO window of ``width`` scores kept sorted
-    (``meta[c] = [head, size]``, ``order``, ``pos``, ``ss``: see ``src/core/intervals/groups.hpp``).
-    """
+class GroupVocabulary:
+    """The cells of one model's groups: cell 0 the pool, one cell per (family, value) seen while
+    learning (``vocab[f][value]``), numbered in the order they were first learnt."""
 
-    def __init__(self, width: int, n_families: int, multivalid: Multivalid | None = None):
-        self.width = int(width)
+    def __init__(self, n_families: int):
         self.n_families = int(n_families)
         self.vocab = [{} for _ in range(self.n_families)]
         self.n_cells = 1
-        self.n_rows = 0  # rows learnt (the multivalid draws' stream positions)
-        if multivalid is not None:  # per level, bucket and cell: sum of alpha - miss, count
-            shape = (multivalid.levels().shape[0], int(multivalid.buckets), 4)
-            self.mvp_v, self.mvp_n = np.zeros(shape), np.zeros(shape)
-        self._allocate(4)
-
-    def _allocate(self, cells: int) -> None:
-        mv = self.__dict__.get("mvp_v")
-        if mv is not None and mv.shape[2] < cells:
-            for k in ("mvp_v", "mvp_n"):
-                a = self.__dict__[k]
-                grown = np.zeros((a.shape[0], a.shape[1], cells))
-                grown[:, :, : a.shape[2]] = a
-                self.__dict__[k] = grown
-        W, old = self.width, self.__dict__.get("meta")
-        meta = np.zeros((cells, 2), np.int64)
-        order = np.zeros((cells, W), np.int64)
-        pos = np.full((cells, W), -1, np.int64)
-        ss = np.zeros((cells, W))
-        if old is not None:
-            k = old.shape[0]
-            meta[:k], order[:k], pos[:k], ss[:k] = self.meta, self.order, self.pos, self.ss
-        self.meta, self.order, self.pos, self.ss = meta, order, pos, ss
 
     @property
     def n_groups(self) -> int:
@@ -325,10 +299,47 @@ class GroupCalibration:
         return ids, new
 
     def commit(self, new: list) -> None:
-        """Add the cells of ``new`` (from :meth:`lookup`), growing the windows' arrays."""
+        """Add the cells of ``new`` (from :meth:`lookup`)."""
         for f, v in new:
             self.vocab[f][v] = self.n_cells
             self.n_cells += 1
+
+
+class GroupCalibration(GroupVocabulary):
+    """The windows of one model's groups (cells of :class:`GroupVocabulary`), each a FIFO window
+    of ``width`` scores kept sorted (``meta[c] = [head, size]``, ``order``, ``pos``, ``ss``: see
+    ``src/core/intervals/groups.hpp``)."""
+
+    def __init__(self, width: int, n_families: int, multivalid: Multivalid | None = None):
+        super().__init__(n_families)
+        self.width = int(width)
+        self.n_rows = 0  # rows learnt (the multivalid draws' stream positions)
+        if multivalid is not None:  # per level, bucket and cell: sum of alpha - miss, count
+            shape = (multivalid.levels().shape[0], int(multivalid.buckets), 4)
+            self.mvp_v, self.mvp_n = np.zeros(shape), np.zeros(shape)
+        self._allocate(4)
+
+    def _allocate(self, cells: int) -> None:
+        mv = self.__dict__.get("mvp_v")
+        if mv is not None and mv.shape[2] < cells:
+            for k in ("mvp_v", "mvp_n"):
+                a = self.__dict__[k]
+                grown = np.zeros((a.shape[0], a.shape[1], cells))
+                grown[:, :, : a.shape[2]] = a
+                self.__dict__[k] = grown
+        W, old = self.width, self.__dict__.get("meta")
+        meta = np.zeros((cells, 2), np.int64)
+        order = np.zeros((cells, W), np.int64)
+        pos = np.full((cells, W), -1, np.int64)
+        ss = np.zeros((cells, W))
+        if old is not None:
+            k = old.shape[0]
+            meta[:k], order[:k], pos[:k], ss[:k] = self.meta, self.order, self.pos, self.ss
+        self.meta, self.order, self.pos, self.ss = meta, order, pos, ss
+
+    def commit(self, new: list) -> None:
+        """Add the cells of ``new`` (from :meth:`lookup`), growing the windows' arrays."""
+        super().commit(new)
         if self.n_cells > self.meta.shape[0]:
             self._allocate(max(self.n_cells, 2 * self.meta.shape[0]))
 
