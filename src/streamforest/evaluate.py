@@ -21,7 +21,14 @@ import numpy as np
 import streamforest._core as _core
 
 from . import metrics as point_metrics
-from .intervals.diagnostics import GroupReport, group_columns, table_lines
+from .intervals.diagnostics import (
+    GroupReport,
+    WidthBins,
+    group_columns,
+    interval_misses,
+    table_lines,
+    width_lines,
+)
 from .streams import ArrayStream, Stream  # ArrayStream: also importable from here (it was)
 from .streams.base import check_n
 
@@ -45,7 +52,7 @@ class PrequentialResult:
     task = "regression"
 
     def __init__(self, *, model, stream, alphas, blocks, step, window, ris_range, timing,
-                 change_points, groups=None):  # fmt: skip
+                 change_points, groups=None, width_bins=None):  # fmt: skip
         self.model, self.stream, self.alphas = model, stream, tuple(alphas)
         self.blocks, self.step, self.window = blocks, step, window
         self.ris_range = ris_range
@@ -61,7 +68,12 @@ class PrequentialResult:
         self.totals["range_y"] = self.rho
         #: Per group of each family evaluated with ``groups=``: MER and width at every level,
         #: and the worst group (:meth:`streamforest.intervals.diagnostics.GroupReport.summary`).
-        self.groups = groups.summary(self.rho) if groups is not None else {}
+        edges = width_bins.edges() if width_bins is not None else None
+        self.groups = groups.summary(self.rho, edges) if groups is not None else {}
+        #: Conditional coverage by interval width: per level, MER and mean width in bins of
+        #: about equal rows, the infinite intervals, the worst bin
+        #: (:meth:`streamforest.intervals.diagnostics.WidthBins.summary`).
+        self.width_bins = width_bins.summary(self.alphas, edges) if width_bins is not None else {}
 
     @property
     def n(self) -> int:
@@ -105,6 +117,8 @@ class PrequentialResult:
                    change_points=self.change_points)  # fmt: skip
         if self.groups:
             out["groups"] = _group_json(self.groups)
+        if getattr(self, "width_bins", None):
+            out["width_bins"] = {_key(a): lv for a, lv in self.width_bins.items()}
         if windows:
             out["windows"] = _lists(self.windows())
         return _clean(out)
@@ -132,6 +146,8 @@ class PrequentialResult:
                     f"{lvl['alpha']:>6g} {lvl['mer']:>7.4f} {lvl['ris']:>7.4f} "
                     f"{lvl['utility']:>8.4f} {lvl['quantile_loss']:>8.4f} {lvl['mpiw']:>10.4g}"
                 )
+        if getattr(self, "width_bins", None):
+            lines += width_lines(self.width_bins)
         if self.groups:
             lines += table_lines(self.groups)
         return "\n".join(lines)
@@ -321,6 +337,7 @@ def prequential(
     carry = point_metrics.new_carry()
     names = stream.feature_names
     report = None
+    by_width = WidthBins(len(levels)) if levels else None
     if groups is not None and levels:
         columns = group_columns(groups, list(names))
         report = GroupReport([names[j] for j in columns], levels)
@@ -344,9 +361,12 @@ def prequential(
         y, pred, lo, hi = out
         pred = np.ascontiguousarray(pred, dtype=np.float64)
         _core.metrics.accumulate(y, pred, lo, hi, row, step, blocks, carry)
+        if by_width is not None:
+            measured = interval_misses(y, lo, hi)
+            by_width.add(*measured)
         if report is not None:
             Xc = np.asarray(X_of[0])
-            report.add([Xc[:, j] for j in columns], y, lo, hi)
+            report.add([Xc[:, j] for j in columns], y, lo, hi, measured)
 
     row, timing = _test_then_train(model, stream, total, chunk_size, progress, run_chunk, record)
     used = max(1, -(-row // step))
@@ -361,6 +381,7 @@ def prequential(
         timing=timing,
         change_points=[c for c in getattr(stream, "change_points", []) if c < row],
         groups=report,
+        width_bins=by_width,
     )
 
 

@@ -1,0 +1,79 @@
+"""Conditional coverage in the prequential evaluator: the error rate per width bin (all rows and
+each group's, on the same bins) counted from the intervals the model gave, and the figure's
+panels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streamforest as sf
+from streamforest.evaluate import prequential
+
+
+def _stream(n=5000, seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 3, n)
+    X = np.c_[rng.random((n, 2)), g]
+    y = X[:, 0] + rng.normal(0, 1, n) * np.array([0.1, 0.2, 0.6])[g]
+    return X, y, g
+
+
+def _intervals(X, y, levels):
+    twin = sf.NormalizedConformal(seed=1)
+    return np.concatenate([twin.predict_learn_many(X[a : a + 1000], y[a : a + 1000], levels)[1]
+                           for a in range(0, len(y), 1000)])  # fmt: skip
+
+
+def test_width_bins_count_the_intervals_given():
+    """Each bin's rows, errors and mean width are those of the twin's intervals whose width is
+    in the bin's range; the bins cover every finite interval, hold about equal rows, and the
+    worst bin is the one of the highest error; each group's rates are on the same bins."""
+    X, y, g = _stream()
+    levels = [0.1, 0.05]
+    res = prequential(sf.NormalizedConformal(seed=1), (X, y), levels, groups=2, chunk_size=1000)
+    iv = _intervals(X, y, levels)
+    for k, alpha in enumerate(levels):
+        lo, hi = iv[:, k, 0], iv[:, k, 1]
+        width, miss = hi - lo, (y < lo) | (y > hi)
+        finite = np.isfinite(width)
+        summary = res.width_bins[alpha]
+        bins = summary["bins"]
+        assert sum(b["n"] for b in bins) == finite.sum()
+        assert summary["infinite"]["n"] == (~finite).sum()
+        assert max(b["n"] for b in bins) < 1.5 * finite.sum() / len(bins)
+        for b in bins:
+            rows = finite & (width >= b["lo"] * (1 - 1e-12)) & (width < b["hi"] * (1 - 1e-12))
+            assert rows.sum() == b["n"]
+            assert b["mer"] == pytest.approx(miss[rows].mean(), abs=1e-12)
+            assert b["mpiw"] == pytest.approx(width[rows].mean(), rel=1e-9)
+            for v in range(3):
+                got = res.groups[2]["groups"][float(v)]["intervals"][alpha]["width_bins"]
+                mine = rows & (g == v)
+                want = miss[mine].mean() if mine.any() else float("nan")
+                j = bins.index(b)
+                assert got[j] == pytest.approx(want, abs=1e-12, nan_ok=True)
+        worst = max(range(len(bins)), key=lambda j: bins[j]["mer"])
+        assert summary["worst"]["bin"] == worst
+    # the noisy group's wide intervals: the marginal method errs most in its widest bins
+    assert res.width_bins[0.1]["worst"]["bin"] >= len(res.width_bins[0.1]["bins"]) - 2
+    text = res.table()
+    assert "by interval width" in text and "worst width bin at alpha 0.1" in text
+    assert "MER by width bin" in text
+    d = res.to_dict(windows=False)
+    assert len(d["width_bins"]["0.1"]["bins"]) == len(res.width_bins[0.1]["bins"])
+
+
+def test_the_figure_shows_width_bins_and_groups():
+    pytest.importorskip("matplotlib")
+    X, y, g = _stream(3000)
+    res = prequential(sf.NormalizedConformal(seed=1), (X, y), 0.1, groups=2, window=500)
+    fig = res.plot()
+    titles = [ax.get_title() for ax in fig.axes]
+    assert "conditional coverage by width" in titles and "MER per group (worst outlined)" in titles
+    assert fig.axes[-1].get_xlabel().startswith("examples")
+    worst = [p for p in fig.axes[titles.index("MER per group (worst outlined)")].patches
+             if p.get_linewidth() == 1.5]  # fmt: skip
+    assert len(worst) == 1 and worst[0].get_height() == res.groups[2]["worst"][0.1]["mer"]
+    plain = prequential(sf.NormalizedConformal(seed=1), (X, y), 0.1, window=500).plot()
+    assert len(plain.axes) == 4  # width bins, MER, RIS, MAE
