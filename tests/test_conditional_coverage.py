@@ -43,7 +43,7 @@ def test_width_bins_count_the_intervals_given():
         assert summary["infinite"]["n"] == (~finite).sum()
         assert max(b["n"] for b in bins) < 1.5 * finite.sum() / len(bins)
         for b in bins:
-            rows = finite & (width >= b["lo"] * (1 - 1e-12)) & (width < b["hi"] * (1 - 1e-12))
+            rows = finite & (width >= b["lo"]) & (width <= b["hi"])
             assert rows.sum() == b["n"]
             assert b["mer"] == pytest.approx(miss[rows].mean(), abs=1e-12)
             assert b["mpiw"] == pytest.approx(width[rows].mean(), rel=1e-9)
@@ -77,3 +77,34 @@ def test_the_figure_shows_width_bins_and_groups():
     assert len(worst) == 1 and worst[0].get_height() == res.groups[2]["worst"][0.1]["mer"]
     plain = prequential(sf.NormalizedConformal(seed=1), (X, y), 0.1, window=500).plot()
     assert len(plain.axes) == 4  # width bins, MER, RIS, MAE
+
+
+def test_prediction_sets_per_group_and_by_set_size():
+    """A classifier's sets: each group's share of sets missing the label and mean set size, and
+    the rates by set size (each size its own bin), are those of a twin's sets."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    g = rng.integers(0, 3, n)
+    X = np.c_[rng.random((n, 2)), g]
+    clean = (X[:, 0] > 0.5).astype(int)
+    y = np.where(rng.random(n) < np.array([0.02, 0.1, 0.3])[g], 1 - clean, clean).astype(str)
+    res = prequential(sf.ConformalClassifier(seed=1), (X, y), [0.1], groups=2, chunk_size=500)
+    twin = sf.ConformalClassifier(seed=1)
+    miss, size = [], []
+    for a in range(0, n, 500):
+        _, _, sets = twin.predict_learn_many(X[a : a + 500], y[a : a + 500], 0.1)
+        col = np.array([twin.classes_.index(v) for v in y[a : a + 500]])
+        miss.append(~sets[np.arange(len(col)), col])
+        size.append(sets.sum(axis=1))
+    miss, size = np.concatenate(miss), np.concatenate(size)
+    fam = res.groups[2]
+    for v in range(3):
+        got = fam["groups"][float(v)]["intervals"][0.1]
+        assert got["mer"] == pytest.approx(miss[g == v].mean(), abs=1e-12)
+        assert got["mpiw"] == pytest.approx(size[g == v].mean(), abs=1e-12)
+    assert fam["worst"][0.1]["group"] == 2.0
+    bins = res.width_bins[0.1]["bins"]
+    assert [b["lo"] for b in bins] == sorted(set(size.tolist()))
+    for b in bins:
+        assert b["mer"] == pytest.approx(miss[size == b["lo"]].mean(), abs=1e-12)
+    assert "by set size" in res.table() and "MER by size bin" in res.table()

@@ -20,7 +20,13 @@ import numpy as np
 import streamforest._core as _core
 
 from . import metrics as point_metrics
-from .intervals.diagnostics import GroupReport, WidthBins, group_columns, interval_misses
+from .intervals.diagnostics import (
+    GroupReport,
+    WidthBins,
+    group_columns,
+    interval_misses,
+    set_misses,
+)
 from .results import METRIC_KEYS, ClassificationResult, PrequentialResult  # noqa: F401
 from .streams import ArrayStream, Stream  # ArrayStream: also importable from here (it was)
 from .streams.base import check_n
@@ -130,7 +136,7 @@ def prequential(
     if _kind(model) in CLASSIFICATION_KINDS:
         return prequential_classification(
             model, stream, alphas=alphas, n=n, window=window, step=step,
-            chunk_size=chunk_size, progress=progress,
+            chunk_size=chunk_size, progress=progress, groups=groups,
         )  # fmt: skip
     chunk_size = 10_000 if chunk_size is None else chunk_size
     stream = _checked_stream(stream)
@@ -259,6 +265,7 @@ def prequential_classification(
     step: int | None = None,
     chunk_size: int | None = None,
     progress: bool = False,
+    groups=None,
 ) -> ClassificationResult:
     """Evaluate a classifier test-then-train on ``stream`` (what :func:`prequential` does for
     a classifier).
@@ -276,6 +283,11 @@ def prequential_classification(
     :data:`CLASSIFIER_CHUNK` rows): a smaller chunk is closer to row by row.  A model that
     predicts nothing yet (no class) is counted wrong.  Metrics: see
     :mod:`streamforest.classification_metrics`; ``alphas`` is ignored by a model without sets.
+
+    Prediction sets also get their conditional coverage: the share of sets missing the label
+    (MER) by set size (``result.width_bins``, bins of about equal rows) and, with ``groups`` (a
+    column or a list, as for :func:`prequential`), per group (``result.groups``: MER, mean set
+    size, the worst group).
     """
     from .classification_metrics import ClassificationMetrics
     from .intervals.base import check_alphas
@@ -293,6 +305,12 @@ def prequential_classification(
     set_metrics = [ClassificationMetrics(classes=classes, step=step) for _ in levels]
     names = stream.feature_names
     river_cols: list = []
+    by_size = WidthBins(len(levels)) if levels else None
+    report, columns = None, []
+    if groups is not None and levels:
+        columns = group_columns(groups, list(names))
+        report = GroupReport([names[j] for j in columns], levels)
+    X_of = [None]
 
     def run_chunk(X, y):
         sets = None
@@ -307,6 +325,7 @@ def prequential_classification(
         else:
             pred, P = _river_classifier_pass(model, X, y, names, river_cols)
             cols = list(river_cols)
+        X_of[0] = X
         return y, pred, P, sets, cols
 
     def record(out, row):
@@ -318,6 +337,15 @@ def prequential_classification(
         metrics.update(y, pred, proba=P, columns=cols)
         for j, m in enumerate(set_metrics):
             m.update(y, pred, sets=np.ascontiguousarray(sets[:, j, :]), columns=cols)
+        if by_size is not None:
+            index = {_plain(c): k for k, c in enumerate(cols)}
+            label_cols = np.array([index.get(_plain(v), -1) for v in np.asarray(y).tolist()],
+                                  dtype=np.int64)  # fmt: skip
+            measured = set_misses(sets, label_cols)
+            by_size.add(*measured)
+            if report is not None:
+                Xc = np.asarray(X_of[0])
+                report.add([Xc[:, j] for j in columns], None, None, None, measured)
 
     row, timing = _test_then_train(model, stream, total, chunk_size, progress, run_chunk, record)
     return ClassificationResult(
@@ -331,7 +359,13 @@ def prequential_classification(
         timing=timing,
         change_points=[c for c in getattr(stream, "change_points", []) if c < row],
         chunk_size=chunk_size,
+        groups=report,
+        width_bins=by_size,
     )
+
+
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
 
 
 # ------------------------------------------------------------------------------------------------

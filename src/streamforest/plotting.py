@@ -26,9 +26,7 @@ def plot_prequential(result, path=None, title: str | None = None):
     fig = Figure(figsize=(8, 1.2 + 2.0 * (len(panels) + top)), layout="constrained")
     grid = fig.add_gridspec(len(panels) + top, 2 if groups else 1)
     if top:
-        _width_panel(fig.add_subplot(grid[0, 0]), by_width)
-        if groups:
-            _group_panel(fig.add_subplot(grid[0, 1]), groups)
+        conditional_panels(fig, grid, by_width, groups)
     axes = []
     for i in range(len(panels)):
         ax = fig.add_subplot(grid[top + i, :], sharex=axes[0] if axes else None)
@@ -65,16 +63,26 @@ def plot_prequential(result, path=None, title: str | None = None):
 _COLOURS = ["C0", "C1", "C2", "C3", "C4", "C5"]
 
 
-def _width_panel(ax, by_width: dict) -> None:
-    """MER per width bin at each level (bins of about equal rows, narrowest first)."""
+def conditional_panels(fig, grid, by_width: dict, groups: dict, what: str = "width") -> None:
+    """The top row of a result's figure: MER per width (or set size) bin and, with groups, per
+    group."""
+    _width_panel(fig.add_subplot(grid[0, 0]), by_width, what)
+    if groups:
+        _group_panel(fig.add_subplot(grid[0, 1]), groups)
+
+
+def _width_panel(ax, by_width: dict, what: str = "width") -> None:
+    """MER per width bin at each level against the bin's mean width (bins of about equal
+    rows)."""
     for i, (alpha, lv) in enumerate(by_width.items()):
         c = _COLOURS[i % len(_COLOURS)]
         mer = [b["mer"] for b in lv["bins"]]
-        ax.plot(range(1, len(mer) + 1), mer, "o-", color=c, lw=1.2, label=f"alpha = {alpha:g}")
+        size = [b["mpiw"] for b in lv["bins"]]
+        ax.plot(size, mer, "o-", color=c, lw=1.2, label=f"alpha = {alpha:g}")
         ax.axhline(float(alpha), color=c, ls="--", lw=0.8)
-    ax.set_xlabel("width bin (narrowest to widest)")
+    ax.set_xlabel(f"mean {what} of the bin (bins of about equal rows)")
     ax.set_ylabel("MER")
-    ax.set_title("conditional coverage by width", fontsize=9)
+    ax.set_title(f"conditional coverage by {what}", fontsize=9)
     ax.legend(loc="upper left", fontsize=7, frameon=False)
     ax.grid(alpha=0.3)
 

@@ -206,7 +206,7 @@ class ClassificationResult(PrequentialResult):
     task = "classification"
 
     def __init__(self, *, model, stream, alphas, metrics, set_metrics, step, window, timing,
-                 change_points, chunk_size):  # fmt: skip
+                 change_points, chunk_size, groups=None, width_bins=None):  # fmt: skip
         self.model, self.stream, self.alphas = model, stream, tuple(alphas)
         self.step, self.window, self.chunk_size = step, window, chunk_size
         self.ris_range = None
@@ -221,6 +221,11 @@ class ClassificationResult(PrequentialResult):
                 for a, m in zip(self.alphas, set_metrics, strict=True)
             }
         self.totals.update(timing)
+        #: Prediction sets' conditional coverage: per group (``groups=``: the share of sets
+        #: missing the label as ``mer``, the mean set size as ``mpiw``) and by set size.
+        edges = width_bins.edges() if width_bins is not None else None
+        self.groups = groups.summary(math.nan, edges) if groups is not None else {}
+        self.width_bins = width_bins.summary(self.alphas, edges) if width_bins is not None else {}
 
     def windows(self) -> dict:
         """Per-window metrics as arrays: ``end`` (row index after the window's last row), the
@@ -252,6 +257,10 @@ class ClassificationResult(PrequentialResult):
         out.update(window=self.window, step=self.step, chunk_size=self.chunk_size,
                    change_points=self.change_points, classes=[repr(c) for c in
                    self.metrics.classes])  # fmt: skip
+        if self.groups:
+            out["groups"] = _group_json(self.groups)
+        if self.width_bins:
+            out["size_bins"] = {_key(a): lv for a, lv in self.width_bins.items()}
         if windows:
             out["windows"] = _lists(self.windows())
         return _clean(out)
@@ -276,6 +285,10 @@ class ClassificationResult(PrequentialResult):
                     f"{lvl['alpha']:>6g} {lvl['coverage']:>9.4f} {lvl['mean_set_size']:>10.3f} "
                     f"{lvl['singletons']:>11.4f} {lvl['empty']:>7.4f}"
                 )
+        if self.width_bins:
+            lines += width_lines(self.width_bins, width="size")
+        if self.groups:
+            lines += table_lines(self.groups, width="size")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -283,17 +296,27 @@ class ClassificationResult(PrequentialResult):
 
     def plot(self, path=None, title: str | None = None):
         """Windowed accuracy and kappa and, for prediction sets, coverage (with the ``1 - alpha``
-        lines) and mean set size over the stream, drift points marked; saved to ``path`` if
-        given.  Returns the matplotlib figure."""
+        lines) and mean set size over the stream, drift points marked, below the sets'
+        conditional coverage (MER by set size and per group); saved to ``path`` if given.
+        Returns the matplotlib figure."""
         from ._extras import need
-        from .plotting import figure_title
+        from .plotting import conditional_panels, figure_title
 
         Figure = need("matplotlib.figure", "plotting").Figure
         w = self.windows()
         sets = w.get("sets", {})
         panels = ["accuracy"] + (["coverage", "mean_set_size"] if sets else [])
-        fig = Figure(figsize=(8, 1.2 + 2.0 * len(panels)), layout="constrained")
-        axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+        top = 1 if self.width_bins else 0
+        fig = Figure(figsize=(8, 1.2 + 2.0 * (len(panels) + top)), layout="constrained")
+        grid = fig.add_gridspec(len(panels) + top, 2 if self.groups else 1)
+        if top:
+            conditional_panels(fig, grid, self.width_bins, self.groups, "set size")
+        axes = []
+        for i in range(len(panels)):
+            ax = fig.add_subplot(grid[top + i, :], sharex=axes[0] if axes else None)
+            if i + 1 < len(panels):
+                ax.tick_params(labelbottom=False)
+            axes.append(ax)
         x = w["end"]
         for ax, panel in zip(axes, panels, strict=True):
             if panel == "accuracy":

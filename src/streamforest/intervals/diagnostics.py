@@ -63,7 +63,8 @@ class WidthBins:
     docstring)."""
 
     def __init__(self, n_levels: int):
-        self.tables: list[dict] = [{} for _ in range(n_levels)]  # key -> [rows, misses, widths]
+        # key -> [rows, misses, width sum, smallest width, largest width]
+        self.tables: list[dict] = [{} for _ in range(n_levels)]
 
     def add(self, miss: np.ndarray, width: np.ndarray, keys: np.ndarray) -> None:
         """Rows ``(n, levels)``: their misses, widths and :func:`_width_keys`."""
@@ -74,18 +75,26 @@ class WidthBins:
             misses = np.bincount(inv, miss[:, a].astype(np.float64), uniq.shape[0])
             w = np.where(np.isfinite(width[:, a]), width[:, a], 0.0)
             wsum = np.bincount(inv, w, uniq.shape[0])
+            small = np.full(uniq.shape[0], np.inf)
+            large = np.full(uniq.shape[0], -np.inf)
+            np.minimum.at(small, inv, w)
+            np.maximum.at(large, inv, w)
             for j, k in enumerate(uniq.tolist()):
                 c = table.get(k)
                 if c is None:
-                    table[k] = [int(rows[j]), float(misses[j]), float(wsum[j])]
+                    table[k] = [int(rows[j]), float(misses[j]), float(wsum[j]), float(small[j]),
+                                float(large[j])]  # fmt: skip
                 else:
                     c[0] += int(rows[j])
                     c[1] += float(misses[j])
                     c[2] += float(wsum[j])
+                    c[3] = min(c[3], float(small[j]))
+                    c[4] = max(c[4], float(large[j]))
 
     def edges(self, bins: int = WIDTH_BINS) -> list[list[int]]:
         """Per level, the first fine key of each of up to ``bins`` bins of about equal rows
-        (finite intervals)."""
+        (finite intervals; each fine bin its own when there are at most ``bins``, e.g. the
+        sizes of prediction sets)."""
         out = []
         for table in self.tables:
             keys = sorted(k for k in table if k != _INFINITE)
@@ -94,7 +103,7 @@ class WidthBins:
             starts: list[int] = []
             before = 0.0
             for k, c in zip(keys, counts.tolist(), strict=True):
-                if not starts or before >= total * len(starts) / bins:
+                if not starts or len(keys) <= bins or before >= total * len(starts) / bins:
                     starts.append(k)
                 before += c
             out.append(starts)
@@ -102,27 +111,29 @@ class WidthBins:
 
     def summary(self, alphas: tuple, edges: list[list[int]]) -> dict:
         """``{alpha: {"bins": [{"lo", "hi", "n", "mer", "mpiw"}], "infinite": {"n", "mer"},
-        "worst": {"bin", "lo", "hi", "mer", "n"}}}``: each bin's width range ``[lo, hi)`` (the
-        fine bins' edges; 0 for empty intervals), rows, error rate and mean width; the worst
-        bin is the one of the highest error rate."""
+        "worst": {"bin", "lo", "hi", "mer", "n"}}}``: each bin's widths ``[lo, hi]`` (the
+        smallest and largest seen in it; 0: empty intervals), rows, error rate and mean width
+        (bins of no rows: a group's, left out of its range, NaN); the worst bin is the one of
+        the highest error rate."""
         out = {}
         for a, alpha in enumerate(alphas):
             table, starts = self.tables[a], edges[a]
-            acc = [[0, 0.0, 0.0] for _ in starts]
-            for k, (n, miss, wsum) in table.items():
+            acc = [[0, 0.0, 0.0, math.inf, -math.inf] for _ in starts]
+            for k, (n, miss, wsum, small, large) in table.items():
                 if k == _INFINITE or not starts:
                     continue
-                j = max(0, int(np.searchsorted(starts, k, side="right")) - 1)
-                acc[j][0] += n
-                acc[j][1] += miss
-                acc[j][2] += wsum
+                c = acc[max(0, int(np.searchsorted(starts, k, side="right")) - 1)]
+                c[0] += n
+                c[1] += miss
+                c[2] += wsum
+                c[3] = min(c[3], small)
+                c[4] = max(c[4], large)
             bins = []
-            for j, (n, miss, wsum) in enumerate(acc):
-                lo = 0.0 if starts[j] == _ZERO else math.exp(starts[j] / _PER_KEY)
-                hi = math.exp(starts[j + 1] / _PER_KEY) if j + 1 < len(starts) else math.inf
-                bins.append({"lo": lo, "hi": hi, "n": n, "mer": miss / n if n else math.nan,
+            for n, miss, wsum, small, large in acc:
+                bins.append({"lo": small if n else math.nan, "hi": large if n else math.nan,
+                             "n": n, "mer": miss / n if n else math.nan,
                              "mpiw": wsum / n if n else math.nan})  # fmt: skip
-            inf = table.get(_INFINITE, [0, 0.0, 0.0])
+            inf = table.get(_INFINITE, [0, 0.0])
             worst = max((j for j in range(len(bins)) if bins[j]["n"]),
                         key=lambda j: bins[j]["mer"], default=None)  # fmt: skip
             out[alpha] = {
@@ -140,6 +151,18 @@ def interval_misses(y, lo, hi):
     with np.errstate(invalid="ignore"):
         width = hi - lo
     return miss, width, _width_keys(width)
+
+
+def set_misses(sets: np.ndarray, label_cols: np.ndarray):
+    """``(miss, size, keys)`` of prediction sets ``(n, levels, classes)`` whose labels are the
+    columns ``label_cols`` (-1: a label in no column, missed): the misses, the set sizes (the
+    "widths" of :class:`WidthBins` and :class:`GroupReport`) and their width keys."""
+    n = sets.shape[0]
+    known = label_cols >= 0
+    hit = np.zeros(sets.shape[:2], bool)
+    hit[known] = sets[np.flatnonzero(known), :, label_cols[known]]
+    size = sets.sum(axis=2).astype(np.float64)
+    return ~hit, size, _width_keys(size) if n else np.zeros(size.shape, np.int64)
 
 
 class GroupReport:
@@ -188,7 +211,8 @@ class GroupReport:
                 levels = {}
                 for a, alpha in enumerate(self.alphas):
                     mer = float(miss[a] / n) if n else float("nan")
-                    mpiw = float((wsum[a] + ninf[a] * rho) / n) if n else float("nan")
+                    extra = ninf[a] * rho if ninf[a] else 0.0  # (sets: none infinite, no rho)
+                    mpiw = float((wsum[a] + extra) / n) if n else float("nan")
                     levels[alpha] = {"mer": mer, "mpiw": mpiw, "n_infinite": int(ninf[a])}
                     if by_width is not None:
                         levels[alpha]["width_bins"] = [b["mer"] for b in by_width[alpha]["bins"]]
@@ -204,13 +228,13 @@ def _order(v):
     return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
 
 
-def table_lines(summary: dict) -> list[str]:
+def table_lines(summary: dict, width: str = "MPIW") -> list[str]:
     """The per-group table of a :meth:`GroupReport.summary` (with each group's error rate per
     width bin, narrowest first, when the summary has them)."""
     lines = []
     for name, fam in summary.items():
-        lines += ["", f"by {name}:", f"{'group':>10} {'n':>8} {'alpha':>6} {'MER':>7} {'MPIW':>10}"
-                  "  MER by width bin"]  # fmt: skip
+        lines += ["", f"by {name}:", f"{'group':>10} {'n':>8} {'alpha':>6} {'MER':>7} {width:>10}"
+                  f"  MER by {'size' if width == 'size' else 'width'} bin"]  # fmt: skip
         for v, g in fam["groups"].items():
             for alpha, lv in g["intervals"].items():
                 bins = " ".join(f"{m:.3f}" if m == m else "-" for m in lv.get("width_bins", ()))
@@ -222,10 +246,14 @@ def table_lines(summary: dict) -> list[str]:
     return lines
 
 
-def width_lines(summary: dict) -> list[str]:
-    """The conditional-coverage table of a :meth:`WidthBins.summary`."""
-    head = f"{'alpha':>6} {'width from':>11} {'to':>10} {'n':>8} {'MER':>7} {'MPIW':>10}"
-    lines = ["", "by interval width (bins of about equal rows):", head]
+def width_lines(summary: dict, width: str = "MPIW") -> list[str]:
+    """The conditional-coverage table of a :meth:`WidthBins.summary` (``width="size"``: of
+    prediction sets by their size)."""
+    what = "set size" if width == "size" else "interval width"
+    head = (
+        f"{'alpha':>6} {what.split()[-1] + ' from':>11} {'to':>10} {'n':>8} {'MER':>7} {width:>10}"
+    )
+    lines = ["", f"by {what} (bins of about equal rows):", head]
     for alpha, lv in summary.items():
         for b in lv["bins"]:
             lines.append(f"{alpha:>6g} {b['lo']:>11.4g} {b['hi']:>10.4g} {b['n']:>8,} "
@@ -235,6 +263,7 @@ def width_lines(summary: dict) -> list[str]:
                          f"{lv['infinite']['mer']:>7.4f}")  # fmt: skip
         w = lv["worst"]
         if w is not None:
-            lines.append(f"worst width bin at alpha {alpha:g}: [{w['lo']:.4g}, {w['hi']:.4g}) "
-                         f"(MER {w['mer']:.4f}, {w['mer'] - alpha:+.4f} from alpha)")  # fmt: skip
+            lines.append(f"worst {what.split()[-1]} bin at alpha {alpha:g}: [{w['lo']:.4g}, "
+                         f"{w['hi']:.4g}] (MER {w['mer']:.4f}, {w['mer'] - alpha:+.4f} from "
+                         "alpha)")  # fmt: skip
     return lines
