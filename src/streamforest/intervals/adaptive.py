@@ -462,12 +462,6 @@ class AdaptiveConformal(Estimator):
             return levels, None, None
         return controllers.aci_plan(levels)
 
-    def _dtaci_eta(self, alpha: float) -> float:
-        a, interval = alpha, DTACI_INTERVAL
-        denom = ((1 - a) ** 2 * a**3 + a**2 * (1 - a) ** 3) / 3
-        k = EXPERT_GAMMAS.shape[0]
-        return math.sqrt(3 / interval) * math.sqrt((math.log(interval * k) + 2) / denom)
-
     def _pass(self, levels, learns, blo, bhi, pred, y, mode, rec, s):
         """Run the method's compiled pass on the state ``s`` (a dict of the call's arrays);
         returns the reported ``(lo, hi)`` of shape (n, R)."""
@@ -507,7 +501,8 @@ class AdaptiveConformal(Estimator):
                                      out_lo, out_hi, own_lo, own_hi)  # fmt: skip
         else:
             gammas = EXPERT_GAMMAS
-            eta = np.array([self._dtaci_eta(float(a)) for a in levels])
+            eta = np.array([controllers.dtaci_eta(float(a), DTACI_INTERVAL, gammas.shape[0])
+                            for a in levels])  # fmt: skip
             W = s["cal_"].shape[1]
             _core.intervals.online_pass(
                 _SCORE_METHODS[self.method], self._SCALED, 0.0 if self._SCALED else -np.inf,
@@ -797,4 +792,6 @@ class AdaptiveConformal(Estimator):
         if "_model" not in self.__dict__:
             return 0
         own = sum(v.nbytes for k, v in self.__dict__.items() if isinstance(v, np.ndarray))
+        gc = self.__dict__.get("_group_controllers")
+        own += gc.nbytes() if gc is not None else 0
         return self.model_.memory_bytes + own + self._log.nbytes
