@@ -197,3 +197,28 @@ def test_bad_groups_are_refused_and_change_nothing(tmp_path):
         m.predict_learn_many(X[600:], y[600:], 0.1)[2],
         m2.predict_learn_many(X[600:], y[600:], 0.1)[2],
     )
+
+
+def test_threads_share_a_grouped_set_model():
+    """Grouped calls hold the model's lock: threads learning one model end with every scored
+    row in the pool and in its group."""
+    import threading
+
+    X, y, g = _label_stream(2100, seed=8)
+    m = sf.ConformalClassifier(seed=1, calibration_size=5000, groups=3)
+    m.learn_many(X[:100], y[:100])
+    parts = [(X[a : a + 100], y[a : a + 100]) for a in range(100, 2100, 100)]
+
+    def work(k):
+        for Xp, yp in parts[k::3]:
+            m.predict_learn_many(Xp, yp, 0.1)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    st = m.group_state_
+    # (the first chunk has no score: the model knew no class before it)
+    assert st.meta[0, 1] == 2000 == len(m.calibration_scores_)
+    assert sum(st.meta[c, 1] for c in range(1, st.n_cells)) == 2000
