@@ -56,6 +56,14 @@ class Multivalid:
     row's position in the stream).  The scores are the Mondrian ones (``|y - m| / h`` on the
     method's interval at :data:`REFERENCE`).
 
+    A group's error rate converges to ``alpha`` as MVP learns, about as ``sqrt(buckets /
+    rows)``: early on, the buckets that other groups' rows crossed while their thresholds rose
+    keep the quiet groups' thresholds high (over-coverage that decays).  The defaults (40
+    buckets, ``eta = 0.5``) were chosen on ``benchmarks/group_coverage.py``'s overlapping
+    families over ten model seeds (the paper's code: 50 and 0.5): every group within 0.019 of
+    alpha on 30,000 rows where 100 buckets and ``eta = 2`` left one 0.034 off, for 1.2% wider
+    intervals.
+
     Parameters
     ----------
     groups
@@ -66,14 +74,6 @@ class Multivalid:
         Buckets of the threshold space ``[0, 1]`` (scores ``s`` as ``s / (1 + s)``).
     eta
         The learning rate of the exponential weights.
-
-    A group's error rate converges to ``alpha`` as MVP learns, about as ``sqrt(buckets /
-    rows)``: early on, the buckets that other groups' rows crossed while their thresholds rose
-    keep the quiet groups' thresholds high (over-coverage that decays).  The defaults (40
-    buckets, ``eta = 0.5``) were chosen on ``benchmarks/group_coverage.py``'s overlapping
-    families over ten model seeds (the paper's code: 50 and 0.5): every group within 0.019 of
-    alpha on 30,000 rows where 100 buckets and ``eta = 2`` left one 0.034 off, for 1.2% wider
-    intervals.
     """
 
     def __init__(self, groups, alphas=(0.1,), buckets: int = 40, eta: float = 0.5):

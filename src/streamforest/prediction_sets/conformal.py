@@ -131,6 +131,18 @@ class ConformalClassifier(ClassifierMixin, Estimator):
     have one column per class (``classes_``).  The model's probabilities are normalised to sum
     to 1 over the classes (uniform when the model gives none).
 
+    **Coverage per group.**  With ``groups``, each group keeps its own FIFO window of the last
+    ``calibration_size`` scores of its rows (and the pool those of every row: the marginal
+    calibration set), and a row's set uses its group's threshold, the
+    ``ceil((m + 1)(1 - alpha))``-th smallest of the group's ``m`` scores; a young group (too
+    few scores for that rank) borrows the pool's, a row of a missing or unseen group takes the
+    pool's, and with several families a row takes the largest of its groups' thresholds.  The
+    windows are the interval methods' (``src/core/intervals/groups.hpp``), on the conformity
+    scores themselves; a row the model gives no probability adds no score, as in the marginal
+    set.  With :class:`~streamforest.Multivalid` the thresholds are MVP's (the levels fixed by
+    it; a row the model gives no probability gets every class and teaches nothing).
+    :attr:`thresholds` and :attr:`calibration_scores_` stay the marginal ones.
+
     Parameters
     ----------
     model
@@ -153,19 +165,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         Sets calibrated per group (online Mondrian conformal, as the interval methods'
         ``groups``): a column name or index, a function of the row, a list of them (several
         families), or :class:`~streamforest.Multivalid` (overlapping families); the calls also
-        take a ``groups=`` array.  See "Coverage per group" below.
-
-    **Coverage per group.**  With ``groups``, each group keeps its own FIFO window of the last
-    ``calibration_size`` scores of its rows (and the pool those of every row: the marginal
-    calibration set), and a row's set uses its group's threshold, the
-    ``ceil((m + 1)(1 - alpha))``-th smallest of the group's ``m`` scores; a young group (too
-    few scores for that rank) borrows the pool's, a row of a missing or unseen group takes the
-    pool's, and with several families a row takes the largest of its groups' thresholds.  The
-    windows are the interval methods' (``src/core/intervals/groups.hpp``), on the conformity
-    scores themselves; a row the model gives no probability adds no score, as in the marginal
-    set.  With :class:`~streamforest.Multivalid` the thresholds are MVP's (the levels fixed by
-    it; a row the model gives no probability gets every class and teaches nothing).
-    :attr:`thresholds` and :attr:`calibration_scores_` stay the marginal ones.
+        take a ``groups=`` array.  See "Coverage per group" above.
 
     Examples
     --------
