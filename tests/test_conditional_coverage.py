@@ -108,3 +108,27 @@ def test_prediction_sets_per_group_and_by_set_size():
     for b in bins:
         assert b["mer"] == pytest.approx(miss[size == b["lo"]].mean(), abs=1e-12)
     assert "by set size" in res.table() and "MER by size bin" in res.table()
+
+
+def test_run_groups_of_a_classifier_on_the_command_line(tmp_path, capsys):
+    """``streamforest run --groups COL`` with prediction sets: the sets are calibrated per group
+    (the model's ``groups``) and the table shows each group and the sets by size."""
+    pytest.importorskip("rich")
+    rng = np.random.default_rng(0)
+    n = 2000
+    g = rng.integers(0, 3, n)
+    X = rng.random((n, 2))
+    clean = X[:, 0] > 0.5
+    y = np.where(rng.random(n) < np.array([0.02, 0.1, 0.3])[g], ~clean, clean)
+    path = tmp_path / "c.csv"
+    rows = [
+        f"{a},{b},{'xyz'[k]},{'yes' if t else 'no'}" for (a, b), k, t in zip(X, g, y, strict=True)
+    ]
+    path.write_text("a,b,site,target\n" + "\n".join(rows) + "\n")
+    from streamforest.cli import main
+
+    argv = ["run", "--file", str(path), "--model", "conformal-ht-classifier", "--groups", "site"]
+    assert main([*argv, "--no-plot", "--quiet", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "by site:" in out and "worst group at alpha 0.1" in out and "by set size" in out
+    assert "groups=[2]" in out
