@@ -151,6 +151,7 @@ from ._format import (
     corrupt,
     read_manifest,
 )
+from ._limits import check_archive, check_declared_sizes
 from ._state_upgrades import upgrade_state
 from ._validation import validate
 
@@ -199,18 +200,30 @@ def load(path):
         raise corrupt(where, e) from e  # raise (OSError too: a bz2 stream in a damaged entry)
 
 
+def _file_size(zf) -> int | None:
+    try:
+        pos = zf.fp.tell()
+        size = zf.fp.seek(0, io.SEEK_END)
+        zf.fp.seek(pos)
+        return size
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def _load(zf, where: str):
+    check_archive(zf, where, _file_size(zf))  # before anything is decompressed
     manifest = _read_manifest(zf, where)
     version = manifest.get("format_version")
     manifest = _check_version(manifest, where)
+    check_declared_sizes(zf, manifest, version, where)  # before any array is read
     cls = _resolve(manifest.get("class"))
     dec = _Decoder(zf, where)
     params = manifest.get("params")
     if not isinstance(params, dict) or "state" not in manifest:
         raise dec.bad("no params or state")
-    for v in params.values():
-        dec.decode(v)
-    model = dec.decode(manifest["state"])
+    for k, v in params.items():
+        dec.decode_at(v, f"params[{k!r:.40}]")
+    model = dec.decode_at(manifest["state"], cls.__name__)
     if type(model) is not cls:
         raise dec.bad(f"the state is a {type(model).__name__}, not a {cls.__name__}")
     validate(model, where)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tree_kinds import arena, state
+from ._field_types import check_field_types
 from ._tree_validation import _Bad, _need, check_arena, check_tree
 
 __all__ = ["validate"]
@@ -38,6 +39,7 @@ def validate(model, where: str = "model") -> None:
 
     for path, obj in _objects(model, type(model).__name__):
         try:
+            check_field_types(obj)
             if isinstance(obj, Engine):
                 _check_engine(obj)
             elif isinstance(obj, KLLSketch):
@@ -49,6 +51,9 @@ def validate(model, where: str = "model") -> None:
                 _check_score_ring(obj)
             if "engine_" in d:
                 _check_trees_count(obj, d["engine_"])
+            for labels, index in (("classes_", "_class_index"), ("_classes", "_index")):
+                if labels in d:
+                    _check_classes(d, labels, index)
         except _Bad as e:
             raise ValueError(f"{where}: corrupt model file: {path}: {e}") from None
         except ValueError as e:
@@ -184,6 +189,53 @@ def _check_trees_count(model, engine) -> None:
                 isinstance(n, (int, np.integer)) and int(n) == engine.forest_trees,
                 f"{name} = {n!r} for an engine of {engine.forest_trees} trees",
             )
+
+
+def _check_classes(d: dict, labels_name: str, index_name: str) -> None:
+    """A classifier's labels (``classes_``: distinct, none None or NaN) and, where it keeps one,
+    its map from label to class index (``_class_index``: each label to its own position, and
+    nothing else), and its engine's class count and trees' class columns: a class index
+    outside the table made a classifier segfault at its next ``learn_one``; a dropped or
+    repeated label gave other labels silently."""
+    labels = d[labels_name]
+    _need(isinstance(labels, list), f"{labels_name} is not a list")
+    n = len(labels)
+    for i, label in enumerate(labels):
+        _need(
+            label is not None and label == label,  # (NaN != NaN)
+            f"{labels_name}[{i}] is {label!r}: not a label",
+        )
+    try:
+        distinct = len({label: i for i, label in enumerate(labels)})
+    except TypeError:
+        raise _Bad(f"{labels_name} holds an unhashable label") from None
+    _need(distinct == n, f"{labels_name} holds a label twice ({n} entries, {distinct} labels)")
+    index = d.get(index_name)
+    if index is not None or index_name in d:
+        _need(isinstance(index, dict), f"{index_name} is not a dict")
+        _need(len(index) == n, f"{index_name} maps {len(index)} labels for {n} in {labels_name}")
+        for label, i in index.items():
+            _need(
+                type(i) is int and 0 <= i < n,
+                f"{index_name} maps {label!r:.40} to {i!r:.40}, outside [0, {n})",
+            )
+            _need(
+                labels[i] == label,
+                f"{index_name} maps {label!r:.40} to {i}, where {labels_name} has "
+                f"{labels[i]!r:.40}",
+            )
+    engine = d.get("engine_")
+    k = getattr(engine, "__dict__", {}).get("n_classes")
+    if k is None:
+        return
+    _need(type(k) is int and k == n, f"engine_.n_classes = {k!r} for {n} labels in {labels_name}")
+    from ..engine.core import Engine
+
+    if isinstance(engine, Engine):
+        for A, live in ((engine.arena, engine.created), (engine.bg, engine.bg_on)):
+            for t in np.flatnonzero(live).tolist():
+                width = arena.load(A, t).lf_class_weights.shape[1]
+                _need(width <= n, f"tree {t} holds {width} classes for {n} labels")
 
 
 def _check_sorted_set(order, pos, size: int, c: int, what: str) -> None:
