@@ -11,7 +11,7 @@ or a careless tool does to a file without going through :func:`streamforest.save
 
 Large entries are never built in memory: a stream of ``n`` zero (or space) bytes is made of
 independent deflate blocks of one MiB each (:func:`_filler`), computed once per level, and its
-CRC-32 from the one-MiB block's; the archive is written by :func:`write_zip` from compressed
+CRC-32 combined from its parts' (:func:`crc32_combine`); the archive is written by :func:`write_zip` from compressed
 payloads (zipfile can only compress what it is given).  Used by ``tests/test_file_hostile.py``
 and ``benchmarks/file_fuzz.py``.
 """
@@ -58,35 +58,73 @@ def plain(name: str, data: bytes, level: int = 1) -> Entry:
 
 
 @functools.lru_cache(maxsize=8)
-def _filler(byte: int, level: int) -> tuple[bytes, bytes, int]:
-    """One MiB of ``byte`` deflated as an independent, flushed (not final) block; the block
-    for one byte; and the MiB's CRC-32 table base (its crc32 from 0)."""
-    mib = bytes([byte]) * MIB
+def _filler(byte: int, level: int) -> bytes:
+    """One MiB of ``byte`` deflated as an independent, flushed (not final) block."""
     c = zlib.compressobj(level, zlib.DEFLATED, -15)
-    block = c.compress(mib) + c.flush(zlib.Z_FULL_FLUSH)
-    c = zlib.compressobj(level, zlib.DEFLATED, -15)
-    one = c.compress(bytes([byte])) + c.flush(zlib.Z_FULL_FLUSH)
-    return block, one, zlib.crc32(mib)
+    return c.compress(bytes([byte]) * MIB) + c.flush(zlib.Z_FULL_FLUSH)
+
+
+def _gf2_times(matrix: list, vector: int) -> int:
+    total, i = 0, 0
+    while vector:
+        if vector & 1:
+            total ^= matrix[i]
+        vector >>= 1
+        i += 1
+    return total
+
+
+def _gf2_square(matrix: list) -> list:
+    return [_gf2_times(matrix, matrix[n]) for n in range(32)]
+
+
+def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
+    """The CRC-32 of ``A + B`` from ``crc1`` (of ``A``), ``crc2`` (of ``B``) and ``len(B)``
+    (zlib's ``crc32_combine``, which Python's zlib lacks)."""
+    if len2 <= 0:
+        return crc1
+    odd = [0xEDB88320] + [1 << n for n in range(31)]
+    even = _gf2_square(odd)
+    odd = _gf2_square(even)
+    while True:
+        even = _gf2_square(odd)
+        if len2 & 1:
+            crc1 = _gf2_times(even, crc1)
+        len2 >>= 1
+        if not len2:
+            break
+        odd = _gf2_square(even)
+        if len2 & 1:
+            crc1 = _gf2_times(odd, crc1)
+        len2 >>= 1
+        if not len2:
+            break
+    return crc1 ^ crc2
+
+
+@functools.lru_cache(maxsize=256)
+def _fill_crc(byte: int, n: int) -> int:
+    """The CRC-32 of ``n`` bytes ``byte`` (halving: no large buffer)."""
+    if n <= MIB:
+        return zlib.crc32(bytes([byte]) * n)
+    half = n // 2
+    crc = crc32_combine(_fill_crc(byte, half), _fill_crc(byte, half), half)
+    return crc32_combine(crc, _fill_crc(byte, n - 2 * half), n - 2 * half)
 
 
 def padded(name: str, head: bytes, n: int, byte: int = 0, level: int = 1) -> Entry:
     """An entry of ``head`` then ``n`` bytes ``byte``, deflated at ``level`` without building
     them: independent flushed blocks (a deflate block only refers back within itself here),
-    then an empty final block."""
-    block, one, _ = _filler(byte, level)
+    then an empty final block; its CRC-32 combined from the parts'."""
     c = zlib.compressobj(level, zlib.DEFLATED, -15)
     chunks = [c.compress(head) + c.flush(zlib.Z_FULL_FLUSH)]
-    crc = zlib.crc32(head)
-    mib = bytes([byte]) * MIB
     whole, rest = divmod(n, MIB)
-    chunks += [block] * whole
-    for _ in range(whole):
-        crc = zlib.crc32(mib, crc)
+    chunks += [_filler(byte, level)] * whole
     if rest:
         c = zlib.compressobj(level, zlib.DEFLATED, -15)
         chunks.append(c.compress(bytes([byte]) * rest) + c.flush(zlib.Z_FULL_FLUSH))
-        crc = zlib.crc32(bytes([byte]) * rest, crc)
     chunks.append(zlib.compressobj(level, zlib.DEFLATED, -15).flush())  # the final block
+    crc = crc32_combine(zlib.crc32(head), _fill_crc(byte, n), n)
     return Entry(name, zipfile.ZIP_DEFLATED, chunks, crc, len(head) + n)
 
 

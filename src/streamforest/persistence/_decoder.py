@@ -17,7 +17,7 @@ from ._classes import (
     _resolve,
 )
 from ._dtypes import _dtype_of
-from ._limits import check_arena_entries
+from ._limits import check_arena_entries, check_mondrian_entries
 from ._parameters import check_parameters
 
 
@@ -154,6 +154,8 @@ class _Decoder:
             raise self.bad(f"{_class_name(cls)} with {len(items)} values for {len(fields)} fields")
         if cls is Arena:  # its layout read first: the large arrays' shapes checked against it
             check_arena_entries(self, dict(zip(fields, items, strict=True)))
+        elif cls.__name__ == "Trees" and cls.__module__ == "streamforest.mondrian.state":
+            check_mondrian_entries(self, dict(zip(fields, items, strict=True)))
         items = [self.decode_at(x, f".{f}") for x, f in zip(items, fields, strict=True)]
         items += [cls._field_defaults[f] for f in cls._fields[len(items) :]]
         return self._register(node, tuple.__new__(cls, items))

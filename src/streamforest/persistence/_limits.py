@@ -19,9 +19,9 @@ against what the file holds and what the model may hold:
   :data:`RATIO_CAP_V1`); the arrays of an engine with a memory budget (``max_memory_mb``) at
   most :data:`BUDGET_FACTOR` times its budget plus :data:`SLACK_BYTES` (a saved engine holds its
   trees cut to their fields, within the budget); and, when every engine of the model has a
-  budget, all arrays together at most the engines' allowances plus :data:`TOTAL_RATIO` times
-  the file's compressed bytes (data beyond the budget, calibration sets, does not deflate
-  hundreds of times).
+  budget; and the arrays outside every engine (calibration sets, the controllers' state) at most
+  :data:`SLACK_BYTES` plus :data:`TOTAL_RATIO` times their compressed bytes (data, which does not
+  deflate hundreds of times, whatever the budgets).
 
 Each refusal is a ``ValueError`` naming the entry and the field (the attribute path the
 manifest gives the array) and the limit it passed.
@@ -205,15 +205,11 @@ def check_declared_sizes(zf: zipfile.ZipFile, manifest: dict, version: int, wher
                 f"{info.compress_size} compressed bytes, more than {ratio} times (model files "
                 f"deflate less: a decompression bomb?); refused before decompressing"
             )
-    allowance = 0.0
-    budgeted = bool(walk.engines)
     for path, budget, entries in walk.engines:
         declared = sum(infos[n].file_size for n in entries if n in infos)
         if budget is None:
-            budgeted = False
             continue
         limit = BUDGET_FACTOR * budget * 2**20 + SLACK_BYTES
-        allowance += BUDGET_FACTOR * budget * 2**20
         if declared > limit:
             big = max((n for n in entries if n in infos), key=lambda n: infos[n].file_size)
             raise ValueError(
@@ -222,18 +218,20 @@ def check_declared_sizes(zf: zipfile.ZipFile, manifest: dict, version: int, wher
                 f"{field(big)} (entry {big!r}), {_mb(infos[big].file_size)}; refused before "
                 f"decompressing"
             )
-    if budgeted:
-        declared = sum(i.file_size for i in infos.values())
-        compressed = sum(i.compress_size for i in zf.infolist())
-        limit = allowance + SLACK_BYTES + TOTAL_RATIO * compressed
-        if declared > limit:
-            big = max(infos, key=lambda n: infos[n].file_size)
-            raise ValueError(
-                f"{where}: the arrays declare {_mb(declared)} in all, more than the model's "
-                f"budgets and the file's {compressed} compressed bytes allow ({_mb(int(limit))});"
-                f" the largest, {field(big)} (entry {big!r}), {_mb(infos[big].file_size)}; "
-                f"refused before decompressing"
-            )
+    # the arrays outside every engine (calibration sets, controllers' state: data, which does
+    # not deflate hundreds of times), whatever the budgets
+    engines = set().union(*(entries for _, _, entries in walk.engines))
+    rest = [n for n in infos if n not in engines]
+    declared = sum(infos[n].file_size for n in rest)
+    compressed = sum(infos[n].compress_size for n in rest)
+    limit = SLACK_BYTES + TOTAL_RATIO * compressed
+    if declared > limit:
+        big = max(rest, key=lambda n: infos[n].file_size)
+        raise ValueError(
+            f"{where}: the arrays outside the trees declare {_mb(declared)} from {compressed} "
+            f"compressed bytes, more than {_mb(int(limit))}; the largest, {field(big)} (entry "
+            f"{big!r}), {_mb(infos[big].file_size)}; refused before decompressing"
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -297,3 +295,40 @@ def _layout(decoder, name) -> tuple:
     f = lay.astype(np.float64)  # (no int64 wrap: products of huge sizes stay huge)
     ends = f[:, :, 0] + f[:, :, 1] * f[:, :, 2] * f[:, :, 3]
     return shape[0], np.asarray(arena._FIELD_ARENA[: shape[1]]), ends
+
+
+def check_mondrian_entries(decoder, nodes: dict) -> None:
+    """AMF's trees (``streamforest.mondrian.state.Trees``): ``meta`` (small: per tree, its node
+    count) read first, then ``nodes`` (trees, room, record) and ``tree_rng`` checked to have a
+    row per tree, and room for at most :data:`ROW_GROWTH` times the most nodes a tree holds,
+    before they are read."""
+    meta_node = nodes.get("meta")
+    if not (isinstance(meta_node, dict) and meta_node.get("$t") == "ndarray"):
+        return
+    decoder.path.append(".meta")
+    try:
+        shape, dtype = decoder.entry_header(meta_node["data"])
+        if not (len(shape) == 2 and shape[1] == 2 and 1 <= shape[0] <= MAX_TREES
+                and dtype == np.int64):  # fmt: skip
+            raise decoder.bad(f"a {shape} {dtype} array, not (trees, 2) int64")
+        meta = decoder.entry(meta_node["data"])
+        most = float(meta.max(initial=0))
+    finally:
+        decoder.path.pop()
+    n_trees = shape[0]
+    for name, room in (("nodes", True), ("tree_rng", False)):
+        node = nodes.get(name)
+        if not (isinstance(node, dict) and node.get("$t") == "ndarray"):
+            continue
+        decoder.path.append("." + name)
+        try:
+            shape, _ = decoder.entry_header(node.get("data"))
+            if not shape or shape[0] != n_trees:
+                raise decoder.bad(f"shape {shape} for {n_trees} trees")
+            if room and (len(shape) < 2 or shape[1] > ROW_GROWTH * most + ROW_SLACK):
+                raise decoder.bad(
+                    f"shape {shape}: room for more nodes than the trees' {most:,.0f} allow; "
+                    f"refused before reading it"
+                )
+        finally:
+            decoder.path.pop()

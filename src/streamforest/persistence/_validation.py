@@ -35,11 +35,15 @@ def validate(model, where: str = "model") -> None:
     """Raise ``ValueError`` (naming ``where`` and the attribute path) unless every array of the
     objects in ``model``'s graph that compiled code indexes is consistent (module docstring)."""
     from ..engine.core import Engine
+    from ..features import FeatureSpace
     from ..sketches.sketch import KLLSketch
 
     for path, obj in _objects(model, type(model).__name__):
         try:
             check_field_types(obj)
+            _check_ints(obj)
+            if isinstance(obj, FeatureSpace):
+                _check_features(obj)
             if isinstance(obj, Engine):
                 _check_engine(obj)
             elif isinstance(obj, KLLSketch):
@@ -58,6 +62,15 @@ def validate(model, where: str = "model") -> None:
             raise ValueError(f"{where}: corrupt model file: {path}: {e}") from None
         except ValueError as e:
             raise ValueError(f"{where}: corrupt model file: {path}: {e}") from None
+
+
+def _check_ints(obj) -> None:
+    """Every int attribute fits the int64 the compiled code converts it to (a counter of 2**63
+    loaded, then the next call raised OverflowError); a seed, the uint64 it is."""
+    for k, v in obj.__dict__.items():
+        lo, hi = (0, 2**64) if k == "seed" else (-(2**63), 2**63)
+        if type(v) is int and not lo <= v < hi:
+            raise _Bad(f"{k} = {v}: outside the integers the model counts with")
 
 
 def _objects(root, name: str):
