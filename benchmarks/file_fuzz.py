@@ -328,8 +328,8 @@ def fuzz_model(name: str, n: int, seed: int, timeout: float, folder: str) -> dic
         if over:
             counts["rss-over-limit"] += 1
         if over or outcome.startswith(FINDING_PREFIXES):
-            findings.append(f"{name} #{i} {kind}: {what} -> {outcome} "
-                            f"({r['growth'] / 2**20:.0f} MB, {r['seconds']:.2f} s) {r['detail']}")  # fmt: skip
+            cost = f"({r['growth'] / 2**20:.0f} MB, {r['seconds']:.2f} s)"
+            findings.append(f"{name} #{i} {kind}: {what} -> {outcome} {cost} {r['detail']}")
     return {"model": name, "mutants": n, "file_bytes": len(base), "model_bytes": model_bytes,
             "rss_limit": limit, "peak_growth": peak, "slowest_seconds": slowest,
             "counts": dict(counts), "by_kind": {k: dict(v) for k, v in by_kind.items()},
@@ -356,7 +356,8 @@ def main(argv=None) -> int:
             r = fuzz_model(name, args.mutants, args.seed, args.timeout, folder)
             results.append(r)
             c = r["counts"]
-            print(f"{name:34s} file {r['file_bytes'] / 1e3:7.0f} kB, model {r['model_bytes'] / 1e6:6.2f} MB: "
+            size = f"file {r['file_bytes'] / 1e3:7.0f} kB, model {r['model_bytes'] / 1e6:6.2f} MB"
+            print(f"{name:34s} {size}: "
                   f"refused {c.get('refused', 0):3d}, ran {c.get('ran', 0):3d}, "
                   f"later ValueError {c.get('later-ValueError', 0):2d}, "
                   f"findings {len(r['findings'])}, peak growth {r['peak_growth'] / 2**20:5.0f} MB "

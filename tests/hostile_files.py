@@ -11,9 +11,9 @@ or a careless tool does to a file without going through :func:`streamforest.save
 
 Large entries are never built in memory: a stream of ``n`` zero (or space) bytes is made of
 independent deflate blocks of one MiB each (:func:`_filler`), computed once per level, and its
-CRC-32 combined from its parts' (:func:`crc32_combine`); the archive is written by :func:`write_zip` from compressed
-payloads (zipfile can only compress what it is given).  Used by ``tests/test_file_hostile.py``
-and ``benchmarks/file_fuzz.py``.
+CRC-32 combined from its parts' (:func:`crc32_combine`); the archive is written by
+:func:`write_zip` from compressed payloads (zipfile can only compress what it is given).  Used by
+``tests/test_file_hostile.py`` and ``benchmarks/file_fuzz.py``.
 """
 
 from __future__ import annotations

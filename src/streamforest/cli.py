@@ -194,10 +194,13 @@ def check_arguments(args) -> None:
         ("--seed", args.seed, 0, MAX_SEED),
         ("--jobs", args.jobs, 1, MAX_JOBS),
     ):
-        if value is not None and not lo <= value <= hi:
-            raise ValueError(f"{flag} must be an integer in [{lo}, {hi:,}], got {value}")
+        if value is not None and value < lo:
+            rule = "positive" if lo == 1 else f">= {lo}"
+            raise ValueError(f"{flag} must be {rule}, got {value}")
+        if value is not None and value > hi:
+            raise ValueError(f"{flag} must be at most {hi:,}, got {value}")
     if args.window is not None and args.step is not None and args.window % args.step:
-        raise ValueError(f"--window ({args.window}) must be a multiple of --step ({args.step})")
+        raise ValueError(f"--window {args.window} must be a multiple of step (--step {args.step})")
     _alphas(args.alphas)
     _params(args.param)
     _params(args.stream_param, "--stream-param")
@@ -247,6 +250,9 @@ def _checked_file(inner, label: str):
     from .streams.base import Stream
 
     class CheckedFile(Stream):
+        def __repr__(self) -> str:
+            return repr(inner)
+
         n = inner.n
         feature_names = inner.feature_names
         nominal = inner.nominal

@@ -124,6 +124,7 @@ class _Walk:
         self.paths: dict[str, str] = {}
         self.engines: list[tuple[str, float | None, set]] = []  # path, budget MiB, entries
         self._below: list[set] = []
+        self.checked: set[str] = set()  # entries of tree arenas and AMF trees
 
     def walk(self, node, path: str) -> None:
         stack = [(node, path, None)]
@@ -164,6 +165,10 @@ class _Walk:
                         )
                         stack.append((pair[1], path + step, None))
             elif t == "namedtuple" and isinstance(items, list):
+                if str(node.get("class", "")).endswith((":Arena", "mondrian.state:Trees")):
+                    for x in items:  # (their shapes are checked against their layout)
+                        if isinstance(x, dict) and isinstance(x.get("data"), str):
+                            self.checked.add(x["data"])
                 fields = node.get("fields")
                 names = fields if isinstance(fields, list) else []
                 for i, x in enumerate(items):
@@ -218,10 +223,10 @@ def check_declared_sizes(zf: zipfile.ZipFile, manifest: dict, version: int, wher
                 f"{field(big)} (entry {big!r}), {_mb(infos[big].file_size)}; refused before "
                 f"decompressing"
             )
-    # the arrays outside every engine (calibration sets, controllers' state: data, which does
-    # not deflate hundreds of times), whatever the budgets
-    engines = set().union(*(entries for _, _, entries in walk.engines))
-    rest = [n for n in infos if n not in engines]
+    # the arrays outside every engine with a budget (calibration sets, controllers' state: data,
+    # which does not deflate hundreds of times), but the trees' (checked against their layout)
+    budgeted = set().union(*(entries for _, budget, entries in walk.engines if budget))
+    rest = [n for n in infos if n not in budgeted and n not in walk.checked]
     declared = sum(infos[n].file_size for n in rest)
     compressed = sum(infos[n].compress_size for n in rest)
     limit = SLACK_BYTES + TOTAL_RATIO * compressed
@@ -256,15 +261,25 @@ def check_arena_entries(decoder, nodes: dict) -> None:
         decoder.path.pop()
     for name, which in (("fa", arena.F64), ("ia", arena.I64), ("ba", arena.I8)):
         node = nodes.get(name)
-        if not (isinstance(node, dict) and node.get("$t") == "ndarray"):
+        if not (isinstance(node, dict) and node.get("$t") in ("ndarray", "view")):
             continue
         decoder.path.append("." + name)
         try:
-            shape, _ = decoder.entry_header(node.get("data"))
-            if len(shape) != 2 or shape[0] != n_trees:
-                raise decoder.bad(f"shape {shape} for a layout of {n_trees} trees")
+            shape, dtype = decoder.entry_header(node.get("data"))
             cols = ends[:, kinds == which]
             need = float(cols.max()) if cols.size else 0.0
+            if node["$t"] == "view":  # a view of a shared buffer: the buffer at most two rows'
+                items = 1
+                for d in shape:
+                    items *= d
+                if items > 2 * n_trees * (ROW_GROWTH * need + ROW_SLACK) * 8 / dtype.itemsize:
+                    raise decoder.bad(
+                        f"a buffer of {shape} for a layout of {n_trees} trees whose fields use "
+                        f"at most {need:,.0f} items; refused before reading it"
+                    )
+                shape = tuple(node.get("shape") or ())
+            if len(shape) != 2 or shape[0] != n_trees:
+                raise decoder.bad(f"shape {shape} for a layout of {n_trees} trees")
             if shape[1] > ROW_GROWTH * need + ROW_SLACK:
                 raise decoder.bad(
                     f"rows of {shape[1]:,} items where the trees' fields use at most "
@@ -294,7 +309,21 @@ def _layout(decoder, name) -> tuple:
         raise decoder.bad("a negative offset or size")
     f = lay.astype(np.float64)  # (no int64 wrap: products of huge sizes stay huge)
     ends = f[:, :, 0] + f[:, :, 1] * f[:, :, 2] * f[:, :, 3]
-    return shape[0], np.asarray(arena._FIELD_ARENA[: shape[1]]), ends
+    return shape[0], _field_arenas()[: shape[1]], ends
+
+
+@functools.lru_cache(maxsize=1)
+def _field_arenas() -> np.ndarray:
+    """The arena (``F64``, ``I64``, ``I8``) of each tree state field, from its dtype (the
+    arena module's docstring: float64, int64 and uint64, int8), read off a tiny tree."""
+    from ..rng import new_state
+    from ..tree_kinds import state
+
+    st = state.allocate(1, new_state(0), leaves=1, nodes=1, bins=1, cats=1)
+    of = {"f": arena.F64, "i": arena.I64, "u": arena.I64}
+    return np.array(
+        [arena.I8 if a.dtype.itemsize == 1 else of[a.dtype.kind] for a in st], dtype=np.int64
+    )
 
 
 def check_mondrian_entries(decoder, nodes: dict) -> None:
