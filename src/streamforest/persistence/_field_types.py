@@ -75,3 +75,46 @@ def check_field_types(obj) -> None:
             raise ValueError(f"{name}: a {value.dtype} array where the model keeps {dtype}")
         if name not in _ANY_NDIM and value.ndim != ndim:
             raise ValueError(f"{name}: {value.ndim} dimensions where the model keeps {ndim}")
+
+
+# learnt scalars (the parameters are checked by their estimators' rules, ._parameters): what
+# each holds, by name, wherever it appears
+_COUNT, _COUNT_OR_NONE, _SEED, _REAL, _REAL_OR_NONE, _BUDGET = range(6)
+SCALAR_TYPES: dict[str, int] = {
+    "_n_seen": _COUNT, "_version": _COUNT, "_resid_width": _COUNT, "synced_version": _COUNT,
+    "n_classes": _COUNT, "_synced_classes": _COUNT, "synced_classes": _COUNT,
+    "_threads": _COUNT, "tree_features": _COUNT, "tree_values": _COUNT, "n_trees_": _COUNT,
+    "_most": _COUNT, "version": _COUNT, "max_observer_bins": _COUNT, "aggregation": _COUNT,
+    "n_jobs": _COUNT, "max_codes": _COUNT_OR_NONE,
+    "_seed": _SEED, "seed": _SEED,
+    "target_shift_": _REAL, "_items_per_row": _REAL, "bagging": _REAL, "warning": _REAL,
+    "target_shift": _REAL_OR_NONE, "max_memory_mb": _BUDGET,
+}  # fmt: skip
+
+
+def check_scalar_types(obj) -> None:
+    """Raise ``ValueError`` naming the attribute unless each learnt scalar of ``obj`` (not a
+    parameter of its estimator) listed in :data:`SCALAR_TYPES` holds what it should: a count (a
+    whole number in ``[-1, 2**62)``, -1 for none yet), a seed (``None`` or a whole number in
+    ``[0, 2**64)``), a finite number, a budget (``None`` or a positive number)."""
+    import math
+
+    names = type(obj)._param_names() if hasattr(type(obj), "_param_names") else ()
+    for name, value in obj.__dict__.items():
+        kind = SCALAR_TYPES.get(name)
+        if kind is None or name in names or isinstance(value, np.ndarray):
+            continue  # (an estimator's parameters: checked by its own rules)
+        whole = type(value) is int or isinstance(value, np.integer)
+        real = (whole or isinstance(value, (float, np.floating))) and not isinstance(value, bool)
+        if kind in (_COUNT, _COUNT_OR_NONE):
+            ok = (value is None and kind == _COUNT_OR_NONE) or (whole and -1 <= value < 2**62)
+        elif kind == _SEED:
+            ok = value is None or (whole and 0 <= value < 2**64)
+        elif kind == _REAL:
+            ok = real and math.isfinite(value)
+        elif kind == _REAL_OR_NONE:
+            ok = value is None or (real and math.isfinite(value))
+        else:
+            ok = value is None or (real and 0 < value < math.inf)
+        if not ok:
+            raise ValueError(f"{name} = {value!r:.60}: not what the model keeps there")

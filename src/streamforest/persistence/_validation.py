@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tree_kinds import arena, state
-from ._field_types import check_field_types
+from ._field_types import check_field_types, check_scalar_types
 from ._tree_validation import _Bad, _need, check_arena, check_tree
 
 __all__ = ["validate"]
@@ -41,6 +41,7 @@ def validate(model, where: str = "model") -> None:
     for path, obj in _objects(model, type(model).__name__):
         try:
             check_field_types(obj)
+            check_scalar_types(obj)
             _check_ints(obj)
             if isinstance(obj, FeatureSpace):
                 _check_features(obj)
@@ -55,6 +56,13 @@ def validate(model, where: str = "model") -> None:
                 _check_score_ring(obj)
             if "engine_" in d:
                 _check_trees_count(obj, d["engine_"])
+            if "levels_" in d and "st_" in d and hasattr(obj, "_initial_rows"):
+                _check_controllers(obj)
+            if "_resid_width" in d:
+                _need(
+                    type(d["_resid_width"]) is int and 0 <= d["_resid_width"] <= 2**31,
+                    f"_resid_width = {d['_resid_width']!r}: not a feature count",
+                )
             for labels, index in (("classes_", "_class_index"), ("_classes", "_index")):
                 if labels in d:
                     _check_classes(d, labels, index)
@@ -249,6 +257,31 @@ def _check_classes(d: dict, labels_name: str, index_name: str) -> None:
             for t in np.flatnonzero(live).tolist():
                 width = arena.load(A, t).lf_class_weights.shape[1]
                 _need(width <= n, f"tree {t} holds {width} classes for {n} labels")
+
+
+def _check_controllers(m) -> None:
+    """The adaptive conformal wrappers' controllers (AdaptiveConformal and its classifier
+    form): one row per tracked level of each controller array, shaped as the wrapper's own
+    initial rows for those levels (its parameters are checked before), the window positions and
+    counts inside the window, the counters whole numbers."""
+    d = m.__dict__
+    levels = _array(d["levels_"], np.float64, 1, "levels_")
+    _need(bool(np.all((levels > 0) & (levels < 1))), "levels_: a level outside (0, 1)")
+    k = levels.shape[0]
+    for name, v in m._initial_rows(k, levels).items():
+        got = d.get(name)
+        _need(
+            isinstance(got, np.ndarray) and got.dtype == v.dtype and got.shape == v.shape,
+            f"{name} has shape {getattr(got, 'shape', None)}, not {v.shape} for {k} levels",
+        )
+    window = d["win_"].shape[1]
+    _need(bool(np.all((d["win_n_"] >= 0) & (d["win_n_"] <= window))), "win_n_ outside the window")
+    _need(bool(np.all((d["win_pos_"] >= 0) & (d["win_pos_"] < max(window, 1)))),
+          "win_pos_ outside the window")  # fmt: skip
+    _need(bool(np.all(d["steps_"] >= 0)), "steps_: a negative count")
+    for name in ("_n_seen", "_version"):
+        v = d.get(name)
+        _need(type(v) is int and v >= 0, f"{name} = {v!r}: not a count")
 
 
 def _check_sorted_set(order, pos, size: int, c: int, what: str) -> None:
