@@ -266,3 +266,17 @@ def test_a_good_file_rewritten_loads_and_predicts_as_before(qrf_blob):
     for level in (0, 1, 6, 9):
         got = _load(H.rebuild(qrf_blob, level=level)).predict_interval(X, alpha=0.1)
         assert np.array_equal(got, expected)
+
+
+# --- the fuzzer -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["qrf", "ht-classifier", "adaptive-cp-approx", "amf"])
+def test_the_file_fuzzer_finds_nothing(name, tmp_path):
+    """A few dozen mutants of each kind of ``benchmarks/file_fuzz.py`` (forked children, 5 s
+    each): no crash, hang, memory past the limit, exception other than ValueError, or refusal
+    not naming the file (``python benchmarks/file_fuzz.py`` runs every registry model)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import file_fuzz
+
+    result = file_fuzz.fuzz_model(name, 30, seed=11, timeout=30.0, folder=str(tmp_path))
+    assert result["findings"] == [], result["findings"]
+    assert sum(result["counts"].values()) >= 30 and result["counts"].get("refused", 0) >= 10

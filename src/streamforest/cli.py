@@ -20,7 +20,11 @@ the stream, but at least 500 rows, so that a window's MER at alpha = 0.1 has a s
 at most 0.014 (sqrt(0.1 * 0.9 / 500)); data of fewer than 5,000 rows get 10 windows.
 
 Errors (bad arguments, missing files, unknown columns, non-numeric data, empty files, a missing
-optional dependency) print one line and exit with status 2.
+optional dependency) print one line and exit with status 2.  Every argument is checked before
+the run (:func:`check_arguments`: each number within its range, the model's and the stream's
+parameters by their own rules) and every error names its flag (``--window``, ``--seed``,
+``--param KEY=VALUE`` ...), and for data the file, the column and the row; the outputs
+(``--out``, ``--json``) are checked writable before the run starts (:func:`check_outputs`).
 """
 
 from __future__ import annotations

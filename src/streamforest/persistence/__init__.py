@@ -45,6 +45,15 @@ is checked against the arrays it indexes before :func:`load` returns.  Any damag
 checksum or deflate stream, a ``.npy`` header that does not fit its entry, an index out of its
 array) is a ``ValueError`` naming the file; only errors opening it are ``OSError``.
 
+A hostile file is refused before it costs anything (issue #48): every size the archive and the
+``.npy`` headers declare is checked before anything is decompressed (:mod:`._limits`: against
+the file's bytes, the engines' memory budgets, a cap on the manifest; duplicate entries
+refused), a tree arena's and AMF's trees' large arrays against their layout before they are read;
+every estimator's constructor parameters pass its own rules before its state is set
+(:mod:`._parameters`); each array field has its one dtype in this machine's byte order and each
+learnt scalar its kind (:mod:`._field_types`: refused, never converted); a classifier's labels
+and class index agree with each other and its trees (:mod:`._validation`).
+
 Writing
 -------
 :func:`save` writes a temporary file beside the target and renames it over the target
@@ -56,8 +65,9 @@ link stays).
 
 Package layout: :mod:`._format` (the archive, the manifest, versions), :mod:`._classes` (which
 classes a file may name), :mod:`._encoder` / :mod:`._decoder` (the object graph as JSON and
-arrays), :mod:`._dtypes`, :mod:`._atomic_file`, :mod:`._validation`,
-:mod:`._tree_validation` and :mod:`._state_upgrades` (state whose meaning changed).
+arrays), :mod:`._dtypes`, :mod:`._atomic_file`, :mod:`._limits` (declared sizes),
+:mod:`._parameters`, :mod:`._field_types`, :mod:`._validation`, :mod:`._tree_validation` and
+:mod:`._state_upgrades` (state whose meaning changed).
 
 Versions
 --------
