@@ -205,7 +205,8 @@ def mutant(name: str, base: bytes, kind: str, rng) -> tuple[str, bytes]:
         a = np.frombuffer(data[start:], np.lib.format.descr_to_dtype(d["descr"]))
         to = {"f": [np.float32, np.int64], "i": [np.int32, np.float64], "u": [np.int64, np.uint32]}
         new = to.get(a.dtype.kind, [np.float64])[int(rng.integers(2 if a.dtype.kind in to else 1))]
-        raw = a.astype(new).tobytes()
+        with np.errstate(invalid="ignore", over="ignore"):  # (NaN to an int: any value)
+            raw = a.astype(new).tobytes()
         head = H._header_bytes(dict(d, descr=np.lib.format.dtype_to_descr(np.dtype(new))))
         return f"{entry} as {np.dtype(new)}", H.rebuild(base, {entry: H.plain(entry, head + raw)})
     if kind == "truncate":
