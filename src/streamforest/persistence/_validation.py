@@ -186,6 +186,16 @@ def _check_features(fs) -> int:
             isinstance(cats, dict) and sorted(cats.values()) == list(range(len(cats))),
             f"feature {j}'s category codes are not 0, 1, ...",
         )
+    # the features of an array's columns: none yet, or distinct known features
+    arr = fs.__dict__.get("array_names")
+    if arr is not None:
+        _need(isinstance(arr, list), "array_names is not a list")
+        try:
+            distinct = len(set(arr)) == len(arr)
+        except TypeError:
+            distinct = False
+        _need(distinct and all(name in fs.index for name in arr),
+              "array_names: a feature twice, or one the model does not know")  # fmt: skip
     # the category cap and the buckets of the features past it (a bucket is a code: below the
     # codes the feature has)
     cap = fs.max_codes
