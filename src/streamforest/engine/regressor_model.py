@@ -37,6 +37,24 @@ _INF = float("inf")
 class EngineRegressor(EngineModel):
     """Base of the regressors run by an :class:`~streamforest.engine.core.Engine`."""
 
+    # the engine's compiled per-example object (``engine_.example_path()``), kept once the
+    # trees exist: learn_one and predict_one of a dict are one call of it (it checks that it
+    # still is its engine's and the engine this model's, and says when the Python path must
+    # take the call); never saved
+    _px = None
+
+    def __getstate__(self):
+        d = self.__dict__
+        if "_px" in d:
+            d = dict(d)
+            del d["_px"]
+        return d
+
+    def _attach_px(self, e) -> None:
+        """Keep ``e``'s per-example object (the trees exist) for the next calls."""
+        path = getattr(e, "example_path", None)  # (an engine of another kind has none)
+        self._px = path() if path is not None else None
+
     # --- hooks -----------------------------------------------------------------------------------
     def learn_featureless(self, y: float, w: float) -> None:
         """Learn an example while no feature is known: the model's rule (a forest refuses it,
@@ -129,11 +147,19 @@ class EngineRegressor(EngineModel):
     # --- River-style API -------------------------------------------------------------------------
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values) with sample weight ``w``."""
-        # the common cases of check_target and weight_of inline: the per-example hot path
+        px = self._px
+        if px is not None:  # the hot path: one compiled call (see engine.per_example)
+            r = px.learn(self, x, y, w)
+            if r is None:
+                return
+            if r is not False:  # a tree out of room, a drift signal, background trees
+                self.engine_.learn_on(r, y, w)
+                return
+        # the common cases of check_target and weight_of inline
         yf = y if type(y) is float and y - y == 0.0 else check_target(y)
         wf = w if type(w) is float and 0.0 <= w < _INF else weight_of(w)
         e = self.__dict__.get("engine_")
-        if e is not None and e.fitted:  # the hot path: one encoding, one compiled call
+        if e is not None and e.fitted:  # one encoding, one compiled call
             fs = e.features
             row = fs.encode_dict_into(x, True, e.row_buffer)  # e.encode_one(x, True), inline
             if row is not e.row_buffer:
@@ -141,6 +167,8 @@ class EngineRegressor(EngineModel):
             if fs.version != e.synced_version:  # a new feature or category
                 e.sync()
             e.learn_row(yf, wf)  # e.learn_one(row, yf, wf), shorter
+            if px is None:
+                self._attach_px(e)
             return
         if e is None:
             return self._first_call(EngineRegressor.learn_one, x, yf, wf)
@@ -169,12 +197,20 @@ class EngineRegressor(EngineModel):
 
     def predict_one(self, x: Mapping[Hashable, object]) -> float:
         """Prediction for one example (before anything was learnt: see the model)."""
+        px = self._px
+        if px is not None:  # the hot path: one compiled call (see engine.per_example)
+            y = px.predict(self, x)
+            if y is not None:
+                return y
         e = self.__dict__.get("engine_")
-        if e is not None and e.fitted:  # the hot path: one encoding, one compiled call
+        if e is not None and e.fitted:  # one encoding, one compiled call
             row = e.features.encode_dict_into(x, False, e.row_buffer)  # e.encode_one(x, False)
             if row is not e.row_buffer:
                 row = e.row_buffer = row.reshape(-1)
-            return e.predict_one(row)
+            y = e.predict_one(row)
+            if px is None:
+                self._attach_px(e)
+            return y
         self._check_params()
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")

@@ -156,7 +156,11 @@ class IntervalRegressor(Estimator):
     #: :attr:`not_sharded`).
     shard_stages: str | None = None
     not_sharded: str = ""
-    _scratch_keys: tuple = ("_one_lohi",)  # reused buffers, not model state (not pickled)
+    _scratch_keys: tuple = ("_one_lohi", "_px")  # reused buffers, not model state (not pickled)
+    # the forest engine's compiled per-example object (``engine_.example_path()``) of a method
+    # whose per-example calls run in it (CPApproximate, OnlineQRF), kept once the trees exist:
+    # it checks on each call that it still is the engine's and the engine the forest's
+    _px = None
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -547,6 +551,14 @@ class IntervalRegressor(Estimator):
         if scalar:
             return (float(lo[0]), float(hi[0]))
         return [(float(lo[a]), float(hi[a])) for a in range(alphas.shape[0])]
+
+    def _attach_px(self) -> None:
+        """Keep the forest engine's per-example object for the next calls (the trees exist;
+        an engine of another kind has none)."""
+        f = self.__dict__.get("_forest")
+        e = None if f is None else f.__dict__.get("engine_")
+        path = getattr(e, "example_path", None)
+        self._px = path() if path is not None and e.fitted else None
 
     _one_kernel = None  # a method's per-example interval: (row, alphas, lo, hi) -> None
     # a method's per-example learning of the row in the engine's row buffer: (row, y, w) -> None
