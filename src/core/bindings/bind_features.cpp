@@ -92,6 +92,24 @@ class Scratch {
 
 }  // namespace
 
+void SeenItems::move_to(std::vector<PyObject*>& out) {
+  size_t local = std::min(n_, kLocal);
+  out.insert(out.end(), local_, local_ + local);
+  out.insert(out.end(), heap_.begin(), heap_.end());
+  heap_.clear();
+  n_ = 0;
+}
+
+void SeenItems::release_all() {
+  // (dropping a reference may run Python code that uses this again: emptied first)
+  size_t n = std::min(n_, kLocal);
+  std::vector<PyObject*> heap;
+  heap.swap(heap_);
+  n_ = 0;
+  for (size_t i = 0; i < n; ++i) Py_DECREF(local_[i]);
+  for (PyObject* o : heap) Py_DECREF(o);
+}
+
 DictRows::DictRows(nb::handle index, nb::handle nominal, nb::handle categories,
                    nb::handle fast_types)
     : index_(nb::borrow(index)),
@@ -109,30 +127,50 @@ Py_ssize_t DictRows::width() const {
   return p;
 }
 
-Encoded DictRows::encode(PyObject* x, bool learn, double* row, Py_ssize_t p) const {
+Encoded DictRows::encode(PyObject* x, bool learn, double* row, Py_ssize_t p,
+                         SeenItems* seen) {
   // (the containers are held here: a key's __eq__ may run Python code that changes them)
   nb::object index = index_, nominal = nominal_, categories = categories_;
   std::fill(row, row + p, std::numeric_limits<double>::quiet_NaN());
   bool ignored = false;
+  size_t place = 0;  // the item's place in the dict
   Py_ssize_t pos = 0;
   PyObject *key, *value;
-  while (PyDict_Next(x, &pos, &key, &value)) {
-    PyObject* col = PyDict_GetItemWithError(index.ptr(), key);  // borrowed
-    if (col == nullptr) {
-      if (PyErr_Occurred()) {  // an unhashable key: the Python path says so
+  for (; PyDict_Next(x, &pos, &key, &value); ++place) {
+    Py_ssize_t j;
+    if (place < keys_.size() && keys_[place].key == key) {
+      j = keys_[place].col;  // the very same str as last time here: the same column
+    } else {
+      PyObject* col = PyDict_GetItemWithError(index.ptr(), key);  // borrowed
+      if (col == nullptr) {
+        if (PyErr_Occurred()) {  // an unhashable key: the Python path says so
+          PyErr_Clear();
+          return Encoded::kGeneral;
+        }
+        if (learn) return Encoded::kGeneral;  // a new feature (or a missing value of one)
+        ignored = true;                       // predicting: a feature the model never learnt
+        continue;
+      }
+      j = PyLong_AsSsize_t(col);
+      if (j < 0) {
         PyErr_Clear();
         return Encoded::kGeneral;
       }
-      if (learn) return Encoded::kGeneral;  // a new feature (or a missing value of one)
-      ignored = true;                       // predicting: a feature the model never learnt
-      continue;
+      if ((PyUnicode_CheckExact(key) || PyLong_CheckExact(key)) && place <= keys_.size() &&
+          place < kKeyPlaces) {
+        Py_INCREF(key);
+        if (place == keys_.size()) {
+          keys_.push_back({key, j});
+        } else {
+          PyObject* old = keys_[place].key;
+          keys_[place] = {key, j};
+          Py_DECREF(old);  // (a str or an int: no Python code runs)
+        }
+      }
     }
-    Py_ssize_t j = PyLong_AsSsize_t(col);
-    if (j < 0 || j >= p || PyList_GET_SIZE(nominal.ptr()) != p ||
-        PyList_GET_SIZE(categories.ptr()) != p) {
-      PyErr_Clear();
+    if (j >= p || PyList_GET_SIZE(nominal.ptr()) != p || PyList_GET_SIZE(categories.ptr()) != p)
       return Encoded::kGeneral;
-    }
+    if (seen != nullptr) seen->add(key, value);
     PyObject* is_nominal = PyList_GET_ITEM(nominal.ptr(), j);
     if (is_nominal == Py_True) {
       if (value == Py_None) continue;
@@ -161,7 +199,10 @@ Encoded DictRows::encode(PyObject* x, bool learn, double* row, Py_ssize_t p) con
   return ignored ? Encoded::kRowIgnoring : Encoded::kRow;
 }
 
-DictRows::~DictRows() { forget(); }
+DictRows::~DictRows() {
+  forget();
+  for (KeyColumn& k : keys_) Py_DECREF(k.key);
+}
 
 bool DictRows::holds(PyObject* x, PyObject* out) const {
   if (memo_x_ != x || memo_out_ != out || x == nullptr) return false;
@@ -177,16 +218,9 @@ bool DictRows::holds(PyObject* x, PyObject* out) const {
   return true;
 }
 
-void DictRows::remember(PyObject* x, PyObject* out) {
-  forget();
-  Py_ssize_t pos = 0;
-  PyObject *key, *value;
-  while (PyDict_Next(x, &pos, &key, &value)) {
-    Py_INCREF(key);
-    Py_INCREF(value);
-    items_.push_back(key);
-    items_.push_back(value);
-  }
+void DictRows::remember(PyObject* x, PyObject* out, SeenItems& seen) {
+  while (memo_x_ != nullptr || !items_.empty()) forget();  // (none, but for re-entrant calls)
+  seen.move_to(items_);
   Py_INCREF(x);
   Py_INCREF(out);
   memo_x_ = x;
@@ -229,12 +263,14 @@ void bind_features(nb::module_& m) {
             Py_ssize_t p = d.width();
             if (!PyDict_CheckExact(xp) || p < 0) return nb::none();
             Scratch row(p);
-            Encoded r = d.encode(xp, learn, row.data(), p);
+            SeenItems seen;
+            Encoded r = d.encode(xp, learn, row.data(), p, &seen);
             if (r == Encoded::kGeneral) return nb::none();
+            if (r != Encoded::kRow) seen.release();  // (before the buffer is looked at)
             Buffer buf(out.ptr(), d.width() == p ? p : -1);  // (the encoding may run Python)
             if (!buf.ok) return nb::bool_(false);
             std::copy(row.data(), row.data() + p, static_cast<double*>(buf.view.buf));
-            if (r == Encoded::kRow) d.remember(xp, out.ptr());
+            if (r == Encoded::kRow) d.remember(xp, out.ptr(), seen);
             return nb::borrow(out);
           },
           nb::arg("x"), nb::arg("learn"), nb::arg("out").none(),

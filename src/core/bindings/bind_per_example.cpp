@@ -268,6 +268,13 @@ class OneExample {
     return nb::make_tuple(r.first, r.second);
   }
 
+  /// The Python path's use of this object's own hint (the engine's ``_hint`` is this object).
+  bool take_own_hint() {
+    bool memo = hint_live_ && hint_stamp_ == enc_->stamp();
+    hint_live_ = false;
+    return memo;
+  }
+
   /// Whether the engine's arrays are ones this object takes, for ``owner``'s engine (tests).
   bool ready_now(nb::handle owner) {
     Call c;
@@ -282,6 +289,7 @@ class OneExample {
   struct Call {
     nb::object engine, dict;
     PyObject* d = nullptr;
+    PyObject* self = nullptr;  // this object (borrowed from the engine's ``_h``)
     bool keeps = false;
   };
 
@@ -317,7 +325,9 @@ class OneExample {
     c.dict = nb::steal(d);
     c.d = d;
     PyObject* own = item(d, names().own);
-    return owned && own != nullptr && Py_TYPE(own) == type_ && nb::inst_ptr<OneExample>(own) == this;
+    c.self = own;
+    return owned && own != nullptr && Py_TYPE(own) == type_ &&
+           nb::inst_ptr<OneExample>(own) == this;
   }
 
   /// The trees match the feature space (else the Python path syncs them).
@@ -326,6 +336,7 @@ class OneExample {
     PyObject* b = item(c.d, names().synced_version);
     if (a == nullptr || b == nullptr || !PyLong_CheckExact(a) || !PyLong_CheckExact(b))
       return false;
+    if (a == b) return true;
     int same = PyObject_RichCompareBool(a, b, Py_EQ);
     if (same < 0) PyErr_Clear();
     return same == 1;
@@ -339,35 +350,52 @@ class OneExample {
     Encoded r = Encoded::kRow;
     Py_ssize_t p = 0;
     RowScratch scratch;
+    SeenItems seen;
     if (!hit) {
       enc_->forget();  // (as the Python path: the buffer is about to be written)
       p = enc_->width();
       if (p < 0) return false;
       scratch.size(p);
-      r = enc_->encode(x, learn, scratch.data(), p);
+      r = enc_->encode(x, learn, scratch.data(), p, &seen);
       if (r == Encoded::kGeneral) return false;
+      if (r != Encoded::kRow) seen.release();  // (no memo; before the engine is looked at)
     }
     if (!ready(c.d) || !regression_ || shard_) return false;  // (after any Python code)
     if (!hit) {
       if (p != v_.x.size() || enc_->width() != p) return false;
       std::copy(scratch.data(), scratch.data() + p, v_.x.data);
-      if (r == Encoded::kRow) enc_->remember(x, row_.ptr());
+      if (r == Encoded::kRow) enc_->remember(x, row_.ptr(), seen);
     }
     c.keeps = r == Encoded::kRow;
     return true;
   }
 
-  /// The hint after a prediction that left the trees' leaves in the memo.
+  /// The hint after a prediction: the trees' leaves of the row are in the memo (``keeps``:
+  /// the row stays the encoder's memo), else none.  This object's own hint is this object in
+  /// ``_hint`` and the stamp kept here (no write while it stays there); the Python path's is
+  /// the stamp itself (``remember``).
   void set_hint(Call& c, bool keeps) {
-    nb::object h = keeps ? nb::object(nb::int_(enc_->stamp())) : nb::none();
-    if (PyDict_SetItem(c.d, names().hint, h.ptr()) != 0) throw nb::python_error();
+    hint_live_ = keeps;
+    hint_stamp_ = enc_->stamp();
+    PyObject* want = keeps ? c.self : Py_None;
+    if (item(c.d, names().hint) != want && PyDict_SetItem(c.d, names().hint, want) != 0)
+      throw nb::python_error();
   }
 
-  /// Whether the hint says the memo holds the trees' leaves of the row; it is used up.
+  /// Whether the hint says the memo holds the trees' leaves of the row buffer's dict; it is
+  /// used up (the hint stays this object, no longer live; a stamp of the Python path's is
+  /// dropped).  Anything in between that changes the trees drops ``_hint`` (None); anything
+  /// that changes the buffer changes the stamp.
   bool take_hint(Call& c) {
     PyObject* h = item(c.d, names().hint);
+    if (h == c.self) {
+      bool memo = hint_live_ && hint_stamp_ == enc_->stamp();
+      hint_live_ = false;
+      return memo;
+    }
+    if (h == nullptr || h == Py_None) return false;
     bool memo = false;
-    if (h != nullptr && PyLong_CheckExact(h)) {
+    if (PyLong_CheckExact(h)) {
       unsigned long long s = PyLong_AsUnsignedLongLong(h);
       if (s == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
         PyErr_Clear();
@@ -539,6 +567,8 @@ class OneExample {
   Views v_;
   double lam_ = 0.0;
   i64 agg_ = 0;
+  bool hint_live_ = false;  // this object's hint (see set_hint)
+  u64 hint_stamp_ = 0;
   bool ok_ = false, regression_ = false, shard_ = false, sketches_ = false;
   i64 items_ = 0;
   u64 gen_ = 0;  // the views' generation: a method's arrays are checked again after a change
@@ -578,7 +608,10 @@ void bind_per_example(nb::module_& m) {
       .def("qrf_interval", &OneExample::qrf_interval, nb::arg("owner"), nb::arg("x"),
            nb::arg("Q"), nb::arg("L"), nb::arg("meinshausen"),
            "OnlineQRF's ``(lower, upper)`` at one level, or None.")
-      .def("ready", &OneExample::ready_now, nb::arg("owner"));
+      .def("ready", &OneExample::ready_now, nb::arg("owner"))
+      .def("take_hint", &OneExample::take_own_hint,
+           "Whether this object's hint (the engine's ``_hint`` is this object) says the leaf "
+           "memo describes the row buffer's dict; used up.");
   OneExample::type_ = reinterpret_cast<PyTypeObject*>(cls.ptr());
 }
 

@@ -29,6 +29,45 @@ enum class Encoded {
   kGeneral,       // the Python path decides (the row's contents are unspecified)
 };
 
+/// The items of a dict as an encoding met them, in order, references owned (keys and values
+/// alternately): what ``DictRows::remember`` keeps as the memo, so that the memo is exactly
+/// what was encoded, whatever Python code a key's ``__eq__`` ran meanwhile.  Dropping the
+/// references (``release``, or the destructor of items not taken over) may run Python code.
+class SeenItems {
+ public:
+  SeenItems() = default;
+  ~SeenItems() { release(); }
+  SeenItems(const SeenItems&) = delete;
+  SeenItems& operator=(const SeenItems&) = delete;
+
+  void add(PyObject* key, PyObject* value) {
+    Py_INCREF(key);
+    Py_INCREF(value);
+    if (n_ + 2 <= kLocal) {
+      local_[n_] = key;
+      local_[n_ + 1] = value;
+    } else {
+      heap_.push_back(key);
+      heap_.push_back(value);
+    }
+    n_ += 2;
+  }
+  /// The references dropped (none held from now on).
+  void release() {
+    if (n_ > 0) release_all();
+  }
+  /// The references moved to the end of ``out`` (none held here from now on).
+  void move_to(std::vector<PyObject*>& out);
+
+ private:
+  void release_all();
+
+  static constexpr size_t kLocal = 2 * 64;  // objects kept on the stack (64 items)
+  PyObject* local_[kLocal];
+  std::vector<PyObject*> heap_;  // the objects past kLocal
+  size_t n_ = 0;                 // objects held
+};
+
 class DictRows {
  public:
   DictRows(nb::handle index, nb::handle nominal, nb::handle categories, nb::handle fast_types);
@@ -41,15 +80,19 @@ class DictRows {
   Py_ssize_t width() const;
 
   /// The row of dict ``x`` (an exact dict) into ``row`` (``p = width()`` items, NaN where
-  /// missing).  May run Python code (a key's ``__eq__``): the caller writes into a buffer of
-  /// its own and reads nothing it had before from Python until this returns.
-  Encoded encode(PyObject* x, bool learn, double* row, Py_ssize_t p) const;
+  /// missing); ``seen`` (if given) gets the items met.  May run Python code (a key's
+  /// ``__eq__``): the caller writes into a buffer of its own and reads nothing it had before
+  /// from Python until this returns.  A ``str`` or ``int`` key met before at the same place
+  /// of a dict (the very same object) is not looked up again: its column is kept (a
+  /// feature's column never changes, the index only grows).
+  Encoded encode(PyObject* x, bool learn, double* row, Py_ssize_t p, SeenItems* seen = nullptr);
 
   /// Whether the memo is dict ``x`` (the very same keys and values, in order) written into
   /// ``out``.
   bool holds(PyObject* x, PyObject* out) const;
-  /// The memo from now on: dict ``x``, written into ``out`` (its items as they are now).
-  void remember(PyObject* x, PyObject* out);
+  /// The memo from now on: dict ``x`` with the items its encoding met (``seen``, taken over),
+  /// written into ``out``.  Called with no memo (``forget`` before the encoding).
+  void remember(PyObject* x, PyObject* out, SeenItems& seen);
   /// No memo from now on.
   void forget();
 
@@ -65,6 +108,15 @@ class DictRows {
   PyObject* memo_out_ = nullptr;
   std::vector<PyObject*> items_;
   u64 stamp_ = 0;
+  // the column of the key met at each place of a dict (the first places, up to kKeyPlaces,
+  // as long as each is a ``str`` or ``int`` key of a feature; references owned: dropping one
+  // runs no Python code)
+  static constexpr size_t kKeyPlaces = 256;
+  struct KeyColumn {
+    PyObject* key;
+    Py_ssize_t col;
+  };
+  std::vector<KeyColumn> keys_;
 };
 
 }  // namespace sf::bind

@@ -15,13 +15,14 @@ Python path below does the call: encoding (:meth:`encode_one`), the handle kerne
 The memo of a prediction: a per-example prediction leaves the trees' leaves and predictions in
 :attr:`leaf_memo`, and ``_hint`` says for which row: the *stamp* of the feature space's memo of
 the dict it encoded into the row buffer (``FeatureSpace.dict_rows``; a stamp changes whenever
-that memo does: another dict encoded, the buffer written by a caller, a feature added).  A
-learning call of the same unchanged dict next finds the buffer holding it (the encoder's memo)
-and the hint equal to the current stamp, and passes the memo on to the learning kernel; it uses
-the hint up.  Anything that changes the trees or the buffer in between drops the hint (a batch
-pass, a sync, a tree replaced: ``_hint = None``) or changes the stamp.  Both paths keep these
-rules, so a model learns exactly what a model that never predicted learns
-(tests/test_engine.py).
+that memo does: another dict encoded, the buffer written by a caller, a feature added) -- as an
+int from the Python path, or the compiled object itself, which keeps the stamp (so that its
+calls do not write ``_hint`` while it stays there).  A learning call of the same unchanged dict
+next finds the buffer holding it (the encoder's memo) and the hint's stamp equal to the current
+one, and passes the memo on to the learning kernel; it uses the hint up.  Anything that changes
+the trees or the buffer in between drops the hint (a batch pass, a sync, a tree replaced:
+``_hint = None``) or changes the stamp.  Both paths keep these rules, so a model learns exactly
+what a model that never predicted learns (tests/test_engine.py).
 """
 
 from __future__ import annotations
@@ -147,8 +148,14 @@ class PerExample:
         self._hint = self.features.dict_rows.hint_for(row) if row is self.row_buffer else None
 
     def _memo_hint(self, h) -> bool:
-        """Whether hint ``h`` (used up) says the leaf memo describes the row buffer's dict."""
-        return h is not None and h == self.features.dict_rows.stamp
+        """Whether hint ``h`` (used up) says the leaf memo describes the row buffer's dict: the
+        stamp a Python-path prediction left, or the compiled object's own hint (the object
+        itself, its stamp kept there)."""
+        if h is None:
+            return False
+        if type(h) is int:
+            return h == self.features.dict_rows.stamp
+        return h.take_hint()
 
     def learn_one(self, row: np.ndarray, y: float, w: float, kernel=None, extra=(),
                   memo: bool = False, handle=None):  # fmt: skip
