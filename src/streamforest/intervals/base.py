@@ -159,7 +159,8 @@ class IntervalRegressor(Estimator):
     _scratch_keys: tuple = ("_one_lohi", "_px")  # reused buffers, not model state (not pickled)
     # the forest engine's compiled per-example object (``engine_.example_path()``) of a method
     # whose per-example calls run in it (CPApproximate, OnlineQRF), kept once the trees exist:
-    # it checks on each call that it still is the engine's and the engine the forest's
+    # it checks on each call that it still is the engine's and the engine the forest's (False:
+    # an engine without one)
     _px = None
 
     def __getstate__(self):
@@ -553,12 +554,18 @@ class IntervalRegressor(Estimator):
         return [(float(lo[a]), float(hi[a])) for a in range(alphas.shape[0])]
 
     def _attach_px(self) -> None:
-        """Keep the forest engine's per-example object for the next calls (the trees exist;
-        an engine of another kind has none)."""
+        """After a call of the Python path: keep the forest engine's per-example object for the
+        next calls (the trees exist; the engine's current one), or False for an engine of
+        another kind, which has none."""
         f = self.__dict__.get("_forest")
         e = None if f is None else f.__dict__.get("engine_")
+        if e is None or self._px is False:
+            return
         path = getattr(e, "example_path", None)
-        self._px = path() if path is not None and e.fitted else None
+        if path is None:
+            self._px = False
+        elif e.fitted:
+            self._px = path() or False
 
     _one_kernel = None  # a method's per-example interval: (row, alphas, lo, hi) -> None
     # a method's per-example learning of the row in the engine's row buffer: (row, y, w) -> None

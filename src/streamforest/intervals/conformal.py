@@ -171,7 +171,7 @@ class CPApproximate(IntervalRegressor):
     def learn_one(self, x, y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values)."""
         px, C = self._px, self._ch
-        if px is not None and C is not None:  # the hot path: one compiled call
+        if px and C is not None:  # the hot path: one compiled call
             f, size = self._forest, self.size_
             r = px.cp_learn(f, x, y, w, C, size)
             if r is not False:
@@ -190,8 +190,7 @@ class CPApproximate(IntervalRegressor):
         if f is None:
             return self._first_call(CPApproximate.learn_one, x, yf, wf)
         self._learn_row(f.encode_learn_row(x), yf, wf)
-        if px is None:
-            self._attach_px()
+        self._attach_px()
 
     def _learn_row(self, row, yf: float, wf: float) -> None:
         """The per-example learning of ``row``, the engine's row buffer (see the base)."""
@@ -205,7 +204,7 @@ class CPApproximate(IntervalRegressor):
     def predict_interval_one(self, x, alpha=0.1):
         """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
         px, C = self._px, self._ch
-        if px is not None and C is not None and type(alpha) is float:  # one compiled call
+        if px and C is not None and type(alpha) is float:  # one compiled call
             out = px.cp_interval(self._forest, x, alpha, C, self.size_)
             if out is not None:
                 return out
@@ -219,7 +218,7 @@ class CPApproximate(IntervalRegressor):
                 out = _CP_INTERVAL_ONE_H(e.handle(), self._calibration_handle(), e.aggregation,
                                          self.size_, alpha)  # fmt: skip
                 e.remember(row)  # a learn_one of the same dict next reuses the trees' leaves
-                if px is None and not self._exact:
+                if not self._exact:
                     self._attach_px()
                 return out
         return super().predict_interval_one(x, alpha)

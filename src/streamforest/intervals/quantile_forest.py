@@ -301,7 +301,7 @@ class OnlineQRF(IntervalRegressor):
         """Learn one example (``x`` a dict of feature values): the forest learns it directly
         (the leaves' sketches are updated as it learns)."""
         px = self._px
-        if px is not None:  # the hot path: one compiled call
+        if px:  # the hot path: one compiled call
             f = self._forest
             r = px.learn(f, x, y, w)
             if r is not False:
@@ -316,7 +316,7 @@ class OnlineQRF(IntervalRegressor):
         if f is None:
             return self._first_call(OnlineQRF.learn_one, x, yf, wf)
         self._learn_row(f.encode_learn_row(x), yf, wf)  # (encoded into the engine's row buffer)
-        if px is None and self._quantile_one:
+        if self._quantile_one:
             self._attach_px()
 
     def _learn_row(self, row, yf: float, wf: float) -> None:
@@ -329,7 +329,7 @@ class OnlineQRF(IntervalRegressor):
     def predict_interval_one(self, x, alpha=0.1):
         """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
         px = self._px
-        if px is not None and type(alpha) is float:  # one compiled call
+        if px and type(alpha) is float:  # one compiled call
             s = self._qone
             p = None if s is None else s[1].get(alpha)  # this level's arrays, packed
             if p is not None and p[2] is self.interval:
@@ -351,8 +351,7 @@ class OnlineQRF(IntervalRegressor):
                     p = self._level_pack(s[1], alpha)
                 out = _QUANTILE.interval_one_hp(e.handle(), s[2], p[0],
                                                 self.weighting == _MEIN)  # fmt: skip
-                if px is None:
-                    self._attach_px()
+                self._attach_px()
                 return out
         return super().predict_interval_one(x, alpha)
 
