@@ -603,25 +603,27 @@ PyTypeObject* OneExample::type_ = nullptr;
 }  // namespace
 
 void bind_per_example(nb::module_& m) {
+  // (x, y and w as the caller passed them, None included: anything but the plain case is the
+  // Python path's)
   auto cls = nb::class_<OneExample>(m, "OneExample",
                          "An engine's per-example path in one call (see "
                          "streamforest.engine.per_example).")
       .def(nb::init<nb::handle, nb::handle, nb::handle>(), nb::arg("engine"),
            nb::arg("features"), nb::arg("encoder"))
-      .def("predict", &OneExample::predict, nb::arg("owner"), nb::arg("x"),
+      .def("predict", &OneExample::predict, nb::arg("owner"), nb::arg("x").none(),
            "``predict_one``: the forest's prediction, or None (the Python path).")
-      .def("learn", &OneExample::learn, nb::arg("owner"), nb::arg("x"), nb::arg("y"),
-           nb::arg("w"),
+      .def("learn", &OneExample::learn, nb::arg("owner"), nb::arg("x").none(),
+           nb::arg("y").none(), nb::arg("w").none(),
            "``learn_one``: None when learnt; False: the Python path (nothing learnt); else "
            "``(status, memo)`` to go on from.")
-      .def("cp_interval", &OneExample::cp_interval, nb::arg("owner"), nb::arg("x"),
+      .def("cp_interval", &OneExample::cp_interval, nb::arg("owner"), nb::arg("x").none(),
            nb::arg("alpha"), nb::arg("C"), nb::arg("size"),
            "CPApproximate's ``(lower, upper)`` at one level, or None.")
-      .def("cp_learn", &OneExample::cp_learn, nb::arg("owner"), nb::arg("x"), nb::arg("y"),
-           nb::arg("w"), nb::arg("C"), nb::arg("size"),
+      .def("cp_learn", &OneExample::cp_learn, nb::arg("owner"), nb::arg("x").none(),
+           nb::arg("y").none(), nb::arg("w").none(), nb::arg("C"), nb::arg("size"),
            "CPApproximate's ``learn_one``: the new size; False: the Python path; else "
            "``(status, memo, size)`` to go on from.")
-      .def("qrf_interval", &OneExample::qrf_interval, nb::arg("owner"), nb::arg("x"),
+      .def("qrf_interval", &OneExample::qrf_interval, nb::arg("owner"), nb::arg("x").none(),
            nb::arg("Q"), nb::arg("L"), nb::arg("meinshausen"),
            "OnlineQRF's ``(lower, upper)`` at one level, or None.")
       .def("ready", &OneExample::ready_now, nb::arg("owner"))
