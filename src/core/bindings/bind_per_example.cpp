@@ -18,7 +18,7 @@
 // layout or parameters without a new arena tuple (streamforest/tree_kinds/arena.py's
 // ``store``), so the checks of its trees run when the arena or the row buffer is replaced, not
 // per call; what a kernel itself changes (a calibration ring) is checked per call.  The views'
-// arrays are held through each call and the GIL is released for the kernel.
+// arrays are held through each call and the GIL is released for a forest's kernel (ReleaseGil).
 #include <cmath>
 #include <limits>
 #include <string>
