@@ -156,7 +156,12 @@ class IntervalRegressor(Estimator):
     #: :attr:`not_sharded`).
     shard_stages: str | None = None
     not_sharded: str = ""
-    _scratch_keys: tuple = ("_one_lohi",)  # reused buffers, not model state (not pickled)
+    _scratch_keys: tuple = ("_one_lohi", "_px")  # reused buffers, not model state (not pickled)
+    # the forest engine's compiled per-example object (``engine_.example_path()``) of a method
+    # whose per-example calls run in it (CPApproximate, OnlineQRF), kept once the trees exist:
+    # it checks on each call that it still is the engine's and the engine the forest's (False:
+    # an engine without one)
+    _px = None
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -547,6 +552,20 @@ class IntervalRegressor(Estimator):
         if scalar:
             return (float(lo[0]), float(hi[0]))
         return [(float(lo[a]), float(hi[a])) for a in range(alphas.shape[0])]
+
+    def _attach_px(self) -> None:
+        """After a call of the Python path: keep the forest engine's per-example object for the
+        next calls (the trees exist; the engine's current one), or False for an engine of
+        another kind, which has none."""
+        f = self.__dict__.get("_forest")
+        e = None if f is None else f.__dict__.get("engine_")
+        if e is None or self._px is False:
+            return
+        path = getattr(e, "example_path", None)
+        if path is None:
+            self._px = False
+        elif e.fitted:
+            self._px = path() or False
 
     _one_kernel = None  # a method's per-example interval: (row, alphas, lo, hi) -> None
     # a method's per-example learning of the row in the engine's row buffer: (row, y, w) -> None
