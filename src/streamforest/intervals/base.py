@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import numbers
 from collections.abc import Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -12,6 +10,7 @@ from contextlib import contextmanager, nullcontext
 import numpy as np
 
 from ..base import Estimator
+from ..concurrency import forwarding
 from ..engine.forest_interface import LEAF_PAYLOADS, RegressionForest, has, require
 from ..features import check_target, check_targets, check_weight, kernel_array
 from ..forests import OnlineForestRegressor
@@ -105,19 +104,15 @@ def _grouping(fn):
     ``groups`` parameter, none given, no group state) runs ``fn`` itself; else the call's
     grouped form, ``IntervalRegressor._grouped_<name>``, which runs the method's own calls
     (``fn``, inside :meth:`IntervalRegressor._base_calls`) at the reference level."""
+    body = (
+        "    if {extra} is None and {self}.groups is None and '_groups' not in {self}.__dict__:\n"
+        "        return fn({args})\n"
+        "    if getattr({self}, '_in_base', False):\n"
+        "        return fn({args})\n"
+        "    return getattr({self}, grouped)({rest}{extra}={extra})\n"
+    )
     grouped = "_grouped_" + fn.__name__
-
-    @functools.wraps(fn)
-    def call(self, *args, groups=None, **kwargs):
-        if groups is None and self.groups is None and "_groups" not in self.__dict__:
-            return fn(self, *args, **kwargs)
-        if getattr(self, "_in_base", False):
-            return fn(self, *args, **kwargs)
-        return getattr(self, grouped)(*args, groups=groups, **kwargs)
-
-    sig = inspect.signature(fn)
-    keyword = inspect.Parameter("groups", inspect.Parameter.KEYWORD_ONLY, default=None)
-    call.__signature__ = sig.replace(parameters=[*sig.parameters.values(), keyword])
+    call = forwarding(fn, body, {"fn": fn, "grouped": grouped}, "groups")
     call._grouping = True
     return call
 
