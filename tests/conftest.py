@@ -16,6 +16,7 @@ SLOW_FILES = (
     "test_engine.py",
     "test_fuzz.py",
     "test_file_safety.py",
+    "test_file_hostile.py",
     "test_concurrency.py",
 )
 

@@ -147,7 +147,7 @@ def test_what_the_fuzzer_found_is_refused():
     assert len(lines) == 4 and all("REFUSED" in x and "edited.sfm" in x for x in lines), lines
     assert "category offset or count" in lines[0] and "category offset or count" in lines[1]
     assert "more categories than the model knows" in lines[2]
-    assert "specification" in lines[3] and "leaf_quantile_k" in lines[3]
+    assert "specs[0]" in lines[3] and "leaf_quantile_k" in lines[3]
 
 
 def test_validation_accepts_every_kind_of_learnt_model():

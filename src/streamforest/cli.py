@@ -20,7 +20,11 @@ the stream, but at least 500 rows, so that a window's MER at alpha = 0.1 has a s
 at most 0.014 (sqrt(0.1 * 0.9 / 500)); data of fewer than 5,000 rows get 10 windows.
 
 Errors (bad arguments, missing files, unknown columns, non-numeric data, empty files, a missing
-optional dependency) print one line and exit with status 2.
+optional dependency) print one line and exit with status 2.  Every argument is checked before
+the run (:func:`check_arguments`: each number within its range, the model's and the stream's
+parameters by their own rules) and every error names its flag (``--window``, ``--seed``,
+``--param KEY=VALUE`` ...), and for data the file, the column and the row; the outputs
+(``--out``, ``--json``) are checked writable before the run starts (:func:`check_outputs`).
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import argparse
 import ast
 import hashlib
 import json
+import math
 import os
 import shutil
 import sys
+import tempfile
 import textwrap
 
 from . import registry
@@ -177,13 +183,112 @@ def _stream(args, task: str = "regression"):
     )
 
 
+MAX_ROWS = 10**12  # --n, --window, --step: more rows than any run reads
+MAX_SEED = 2**63 - 1  # the models' and streams' seeds
+MAX_JOBS = 64  # the forests' n_jobs
+
+
+def check_arguments(args) -> None:
+    """Every number of ``streamforest run`` checked before anything runs: ``ValueError`` naming
+    the flag and the value (argparse already refused what is not an integer)."""
+    for flag, value, lo, hi in (
+        ("--n", args.n, 1, MAX_ROWS),
+        ("--window", args.window, 1, MAX_ROWS),
+        ("--step", args.step, 1, MAX_ROWS),
+        ("--seed", args.seed, 0, MAX_SEED),
+        ("--jobs", args.jobs, 1, MAX_JOBS),
+    ):
+        if value is not None and value < lo:
+            rule = "positive" if lo == 1 else f">= {lo}"
+            raise ValueError(f"{flag} must be {rule}, got {value}")
+        if value is not None and value > hi:
+            raise ValueError(f"{flag} must be at most {hi:,}, got {value}")
+    if args.window is not None and args.step is not None and args.window % args.step:
+        raise ValueError(f"--window {args.window} must be a multiple of step (--step {args.step})")
+    _alphas(args.alphas)
+    _params(args.param)
+    _params(args.stream_param, "--stream-param")
+
+
+def _writable_folder(flag: str, folder: str) -> None:
+    """Make ``folder`` (and its parents) and check that a file can be written in it, before
+    the run: ``ValueError`` naming the flag and the folder."""
+    folder = folder or "."
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise ValueError(f"{flag} {folder}: a file, not a folder")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".streamforest-check-"):
+            pass
+    except OSError as e:
+        raise ValueError(f"{flag} {folder}: cannot write there ({e.strerror or e})") from None
+
+
+def check_outputs(args, json_path: str | None) -> None:
+    """The output folder and the JSON's file checked writable before the run starts."""
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise ValueError(f"--out {args.out} is a file, not a folder")
+    _writable_folder("--out", args.out)
+    if json_path is None:
+        return
+    if os.path.isdir(json_path):
+        raise ValueError(f"--json {json_path}: a folder, not a file")
+    try:
+        _writable_folder("--json", os.path.dirname(json_path))
+    except ValueError as e:
+        raise ValueError(f"--json {json_path}: {str(e).partition(': ')[2]}") from None
+    if os.path.exists(json_path):
+        try:
+            with open(json_path, "ab"):  # (appends nothing: the run replaces it)
+                pass
+        except OSError as e:
+            raise ValueError(f"--json {json_path}: cannot write it ({e.strerror or e})") from None
+
+
+def _checked_file(inner, label: str):
+    """``inner`` (a file's stream) whose rows are checked as they are read: an infinite number
+    (``1e400`` in a cell) is an error naming the file, the column and the row, not the model's
+    error about a feature's index once the row reached it."""
+    import numpy as np
+
+    from .streams.base import Stream
+
+    class CheckedFile(Stream):
+        def __repr__(self) -> str:
+            return repr(inner)
+
+        n = inner.n
+        feature_names = inner.feature_names
+        nominal = inner.nominal
+        change_points = list(getattr(inner, "change_points", []))
+
+        def chunks(self, size: int = 10_000):
+            start = 0
+            for X, y in inner.chunks(size):
+                if X.dtype.kind == "f":
+                    bad = np.isinf(X)
+                else:
+                    bad = np.array([[type(v) is float and math.isinf(v) for v in r]
+                                    for r in X.tolist()], dtype=bool).reshape(X.shape)  # fmt: skip
+                if bad.any():
+                    i, j = (int(k[0]) for k in np.nonzero(bad))
+                    raise ValueError(
+                        f"{label}: column {self.feature_names[j]!r} has an infinite value "
+                        f"({X[i, j]}) at data row {start + i} (a number too large for a float?)"
+                    )
+                yield X, y
+                start += len(y)
+
+    return CheckedFile()
+
+
 def _alphas(text: str) -> list[float]:
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise ValueError(f"--alphas takes numbers separated by commas, got {text!r}") from None
     if not values or not all(0 < v < 1 for v in values):
-        raise ValueError(f"each alpha must be in (0, 1), got {text!r}")
+        raise ValueError(f"--alphas: each alpha must be in (0, 1), got {text!r}")
     return values
 
 
@@ -243,6 +348,32 @@ def _changed(args, spec) -> dict:
     return out
 
 
+def _check_parameters(model) -> None:
+    """Every estimator of ``model`` (it and the estimators among its parameters: a forest, a
+    tree template) checks its parameters now, as it would when learning starts."""
+    stack, seen = [model], set()
+    while stack:
+        est = stack.pop()
+        if id(est) in seen or not hasattr(est, "_check_params"):
+            continue
+        seen.add(id(est))
+        est._check_params()
+        stack.extend(v for v in est.get_params(deep=False).values() if hasattr(v, "get_params"))
+
+
+def _data_error(args, error: Exception) -> str:
+    """The message of an error making the run's data, naming the flag (and the file or stream)
+    unless it already names the file."""
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    for flag, value in (("--file", args.file), ("--dataset", args.dataset)):
+        if value is not None:
+            return text if value in text else f"{flag} {value}: {text}"
+    if args.stream_param:
+        given = " ".join(f"--stream-param {p}" for p in args.stream_param)
+        return f"{given}: {text}"
+    return f"--stream {args.stream}: {text}" if args.stream else text
+
+
 def _data_label(args) -> str:
     if args.file or (args.dataset and _is_path(args.dataset)):
         name = os.path.basename(args.file or args.dataset)
@@ -275,23 +406,32 @@ def _run(args) -> int:
         raise MissingExtraError(
             "plotting needs matplotlib: pip install 'streamforest[plot]' (or run with --no-plot)"
         )
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise ValueError(f"--out {args.out} is a file, not a folder")
+    check_outputs(args, args.json)
     params = _params(args.param)
     spec = registry.get(args.model)
     if not spec.available:
         spec.layer_cls(spec.layers[0])  # TypeError: which class this build lacks
         spec.layer_cls(spec.layers[-1])
-    stream = _stream(args, spec.task)
+    try:
+        stream = _stream(args, spec.task)
+    except (ValueError, TypeError) as e:
+        raise ValueError(_data_error(args, e)) from None
     if "alphas" in spec.parameters()[spec.layers[0]] and "alphas" not in params:
         params["alphas"] = tuple(alphas)  # a model calibrating fixed levels (ConformalQRF)
     if args.groups and "groups" in spec.parameters()[spec.layers[0]] and "groups" not in params:
         params["groups"] = group_columns(args.groups.split(","), list(stream.feature_names))
-    model = spec.build(params, seed=args.seed, n_jobs=args.jobs)
+    try:
+        model = spec.build(params, seed=args.seed, n_jobs=args.jobs)
+        _check_parameters(model)  # every parameter now, not when learning starts
+    except (ValueError, TypeError) as e:
+        given = " ".join(f"--param {p}" for p in args.param or []) or f"--model {args.model}"
+        raise ValueError(f"{given}: {e}") from None
     n = args.n if (args.file or args.dataset) else None
     total = stream.n if n is None else min(n, stream.n)
     if total == 0:
         raise ValueError(f"{_data_label(args)} has no rows")
+    if args.file or (args.dataset and _is_path(args.dataset)):
+        stream = _checked_file(stream, args.file or args.dataset)
     window = args.window or default_window(total)
     result = prequential(
         model, stream, alphas=alphas, n=n, window=window, step=args.step, progress=not args.quiet,
@@ -583,12 +723,11 @@ def main(argv: list[str] | None = None) -> int:
     if (sys.argv[1:] if argv is None else list(argv))[:1] == ["warmup"]:
         return _warmup(None)  # whatever options it was given (they were numba's)
     args = parser().parse_args(argv)
-    if getattr(args, "n", None) is not None and args.n <= 0:
-        return _fail("--n must be positive")
-    for opt in ("window", "step", "jobs"):
-        v = getattr(args, opt, None)
-        if v is not None and min(v if isinstance(v, list) else [v]) <= 0:
-            return _fail(f"--{opt.replace('_', '-')} must be positive")
+    if args.command == "run":
+        try:
+            check_arguments(args)
+        except ValueError as e:
+            return _fail(str(e))
     try:
         return {"run": _run, "list": _list, "warmup": _warmup}[args.command](args)
     except KeyboardInterrupt:

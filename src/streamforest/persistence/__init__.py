@@ -45,6 +45,15 @@ is checked against the arrays it indexes before :func:`load` returns.  Any damag
 checksum or deflate stream, a ``.npy`` header that does not fit its entry, an index out of its
 array) is a ``ValueError`` naming the file; only errors opening it are ``OSError``.
 
+A hostile file is refused before it costs anything (issue #48): every size the archive and the
+``.npy`` headers declare is checked before anything is decompressed (:mod:`._limits`: against
+the file's bytes, the engines' memory budgets, a cap on the manifest; duplicate entries
+refused), a tree arena's and AMF's trees' large arrays against their layout before they are read;
+every estimator's constructor parameters pass its own rules before its state is set
+(:mod:`._parameters`); each array field has its one dtype in this machine's byte order and each
+learnt scalar its kind (:mod:`._field_types`: refused, never converted); a classifier's labels
+and class index agree with each other and its trees (:mod:`._validation`).
+
 Writing
 -------
 :func:`save` writes a temporary file beside the target and renames it over the target
@@ -56,8 +65,9 @@ link stays).
 
 Package layout: :mod:`._format` (the archive, the manifest, versions), :mod:`._classes` (which
 classes a file may name), :mod:`._encoder` / :mod:`._decoder` (the object graph as JSON and
-arrays), :mod:`._dtypes`, :mod:`._atomic_file`, :mod:`._validation`,
-:mod:`._tree_validation` and :mod:`._state_upgrades` (state whose meaning changed).
+arrays), :mod:`._dtypes`, :mod:`._atomic_file`, :mod:`._limits` (declared sizes),
+:mod:`._parameters`, :mod:`._field_types`, :mod:`._validation`, :mod:`._tree_validation` and
+:mod:`._state_upgrades` (state whose meaning changed).
 
 Versions
 --------
@@ -151,6 +161,7 @@ from ._format import (
     corrupt,
     read_manifest,
 )
+from ._limits import check_archive, check_declared_sizes
 from ._state_upgrades import upgrade_state
 from ._validation import validate
 
@@ -199,18 +210,30 @@ def load(path):
         raise corrupt(where, e) from e  # raise (OSError too: a bz2 stream in a damaged entry)
 
 
+def _file_size(zf) -> int | None:
+    try:
+        pos = zf.fp.tell()
+        size = zf.fp.seek(0, io.SEEK_END)
+        zf.fp.seek(pos)
+        return size
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def _load(zf, where: str):
+    check_archive(zf, where, _file_size(zf))  # before anything is decompressed
     manifest = _read_manifest(zf, where)
     version = manifest.get("format_version")
     manifest = _check_version(manifest, where)
+    check_declared_sizes(zf, manifest, version, where)  # before any array is read
     cls = _resolve(manifest.get("class"))
     dec = _Decoder(zf, where)
     params = manifest.get("params")
     if not isinstance(params, dict) or "state" not in manifest:
         raise dec.bad("no params or state")
-    for v in params.values():
-        dec.decode(v)
-    model = dec.decode(manifest["state"])
+    for k, v in params.items():
+        dec.decode_at(v, f"params[{k!r:.40}]")
+    model = dec.decode_at(manifest["state"], cls.__name__)
     if type(model) is not cls:
         raise dec.bad(f"the state is a {type(model).__name__}, not a {cls.__name__}")
     validate(model, where)

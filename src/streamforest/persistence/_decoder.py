@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..tree_kinds.arena import Arena
 from ._classes import (
     _appended_with_defaults,
     _class_name,
@@ -16,6 +17,8 @@ from ._classes import (
     _resolve,
 )
 from ._dtypes import _dtype_of
+from ._limits import check_arena_entries, check_mondrian_entries
+from ._parameters import check_parameters
 
 
 class _Decoder:
@@ -26,9 +29,20 @@ class _Decoder:
         self.where = where
         self.nodes: dict[int, Any] = {}
         self.data: dict[str, np.ndarray] = {}
+        self.path: list[str] = []  # the attribute path of the node being decoded
 
     def bad(self, msg: str) -> ValueError:
-        return ValueError(f"{self.where}: corrupt or unsupported model file: {msg}")
+        where = "".join(self.path)
+        at = f"{where}: " if where else ""
+        return ValueError(f"{self.where}: corrupt or unsupported model file: {at}{msg}")
+
+    def decode_at(self, node, step: str):
+        """:meth:`decode` with ``step`` (``.name``, ``[key]``) appended to the path meanwhile."""
+        self.path.append(step)
+        try:
+            return self.decode(node)
+        finally:
+            self.path.pop()
 
     def _register(self, node, v):
         nid = node.get("id")
@@ -74,12 +88,14 @@ class _Decoder:
                 raise self.bad("bad numpy scalar") from None
             if len(raw) != dt.itemsize:
                 raise self.bad(f"numpy scalar of {len(raw)} bytes for dtype {dt}")
+            if not dt.isnative:
+                raise self.bad(foreign_byte_order(dt))
             return np.frombuffer(raw, dtype=dt)[0].copy()
         if t == "dtype":
             return _dtype_of(node.get("descr"))
         if t == "list":
             out = self._register(node, [])
-            out.extend(self.decode(x) for x in self._items(node))
+            out.extend(self.decode_at(x, f"[{i}]") for i, x in enumerate(self._items(node)))
             return out
         if t == "dict":
             out = self._register(node, {})
@@ -87,8 +103,9 @@ class _Decoder:
                 if not (isinstance(pair, list) and len(pair) == 2):
                     raise self.bad("dict item is not a key/value pair")
                 k = self.decode(pair[0])
+                step = f".{k}" if isinstance(k, str) and k.isidentifier() else f"[{k!r:.40}]"
                 try:
-                    out[k] = self.decode(pair[1])
+                    out[k] = self.decode_at(pair[1], step)
                 except TypeError:
                     raise self.bad(f"unhashable dict key {k!r:.60}") from None
             return out
@@ -132,9 +149,14 @@ class _Decoder:
                 f"{fields} in the file (a state layout change without a format version bump?)"
             )
         self._check_new_id(node)
-        items = [self.decode(x) for x in self._items(node)]
+        items = self._items(node)
         if len(items) != len(fields):
             raise self.bad(f"{_class_name(cls)} with {len(items)} values for {len(fields)} fields")
+        if cls is Arena:  # its layout read first: the large arrays' shapes checked against it
+            check_arena_entries(self, dict(zip(fields, items, strict=True)))
+        elif cls.__name__ == "Trees" and cls.__module__ == "streamforest.mondrian.state":
+            check_mondrian_entries(self, dict(zip(fields, items, strict=True)))
+        items = [self.decode_at(x, f".{f}") for x, f in zip(items, fields, strict=True)]
         items += [cls._field_defaults[f] for f in cls._fields[len(items) :]]
         return self._register(node, tuple.__new__(cls, items))
 
@@ -146,6 +168,8 @@ class _Decoder:
         if "state" not in node:
             raise self.bad(f"{_class_name(cls)} object without state")
         state = self.decode(node["state"])
+        if isinstance(state, dict):  # before the object builds anything from its parameters
+            check_parameters(cls, state, self)
         setstate = getattr(obj, "__setstate__", None)
         if setstate is not None:
             setstate(state)
@@ -170,10 +194,7 @@ class _Decoder:
                     raise self.bad(f"{_class_name(cls)} has no slot {k!r}") from None
         return obj
 
-    def _load_entry(self, name) -> np.ndarray:
-        a = self.data.get(name)
-        if a is not None:
-            return a
+    def _check_entry_name(self, name) -> None:
         if not (
             isinstance(name, str)
             and name.startswith("arrays/")
@@ -181,12 +202,33 @@ class _Decoder:
             and name[7:-4].isdigit()
         ):
             raise self.bad(f"bad array entry name {name!r}")
+
+    def entry_header(self, name) -> tuple:
+        """``(shape, dtype)`` of array entry ``name`` (its data not read)."""
+        self._check_entry_name(name)
+        try:
+            return read_npy_header(self.zf, name)
+        except KeyError:
+            raise self.bad(f"missing array entry {name!r}") from None
+        except ValueError as e:
+            raise self.bad(f"array entry {name!r} cannot be read safely ({e})") from None
+
+    def entry(self, name) -> np.ndarray:
+        """The array of entry ``name`` (read once)."""
+        return self._load_entry(name)
+
+    def _load_entry(self, name) -> np.ndarray:
+        a = self.data.get(name)
+        if a is not None:
+            return a
+        self._check_entry_name(name)
         try:
             a = read_npy(self.zf, name)
         except KeyError:
             raise self.bad(f"missing array entry {name!r}") from None
         except ValueError as e:  # a bad header, a size that is not the entry's, object arrays
             raise self.bad(f"array entry {name!r} cannot be read safely ({e})") from None
+
         self.data[name] = a
         return a
 
@@ -204,6 +246,8 @@ class _Decoder:
                 and all(type(x) is int for x in shape + strides + [offset])
             ):
                 raise self.bad("bad array view")
+            if not dt.isnative:
+                raise self.bad(foreign_byte_order(dt))
             if not (root.flags.c_contiguous or root.flags.f_contiguous):
                 raise self.bad("array view of a non-contiguous buffer")
             buf = root.reshape(-1, order="A").view(np.uint8)
@@ -218,35 +262,64 @@ class _Decoder:
         return a
 
 
+def foreign_byte_order(dtype: np.dtype) -> str:
+    """Why an array of ``dtype`` (not in this machine's byte order) is refused, not converted."""
+    return (
+        f"dtype {dtype.str!r} is not in this machine's byte order; a model file holds each "
+        f"array in the byte order that save wrote (refused, not converted: the compiled core "
+        f"reads only native arrays)"
+    )
+
+
+def _read_header(f, info: zipfile.ZipInfo) -> tuple:
+    """``(shape, fortran, dtype, count)`` of the ``.npy`` entry open as ``f`` (left at its data),
+    checked: a plain dtype in this machine's byte order, a shape of whole sizes whose bytes are
+    exactly what the entry declares."""
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise ValueError(f"compression method {info.compress_type} (saves store or deflate)")
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+    elif version in ((2, 0), (3, 0)):
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+    else:
+        raise ValueError(f"unknown .npy version {version}")
+    if dtype.hasobject:
+        raise ValueError("object arrays are not allowed")
+    if not dtype.isnative:
+        raise ValueError(foreign_byte_order(dtype))
+    count = 1
+    for d in shape:
+        if type(d) is not int or d < 0:
+            raise ValueError(f"bad shape {shape}")
+        count *= d
+    nbytes = count * dtype.itemsize
+    header = f.tell()
+    if header + nbytes != info.file_size:
+        raise ValueError(
+            f"a {shape} {dtype} array needs {nbytes} bytes; the entry holds "
+            f"{info.file_size - header}"
+        )
+    return shape, fortran, dtype, count
+
+
+def read_npy_header(zf: zipfile.ZipFile, name: str) -> tuple:
+    """``(shape, dtype)`` of the ``.npy`` entry ``name``, checked as :func:`read_npy` checks
+    it, without reading its data (only its first bytes are decompressed)."""
+    info = zf.getinfo(name)  # KeyError: no such entry
+    with zf.open(info) as f:
+        shape, _, dtype, _ = _read_header(f, info)
+    return shape, dtype
+
+
 def read_npy(zf: zipfile.ZipFile, name: str) -> np.ndarray:
     """The array of the ``.npy`` entry ``name``, read without pickles, its header checked
     against the entry's size before any memory is taken for it (a corrupt header cannot ask
     for terabytes); ``ValueError`` for a header that does not describe the entry."""
     info = zf.getinfo(name)  # KeyError: no such entry
-    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-        raise ValueError(f"compression method {info.compress_type} (saves store or deflate)")
     with zf.open(info) as f:
-        version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
-        elif version in ((2, 0), (3, 0)):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-        else:
-            raise ValueError(f"unknown .npy version {version}")
-        if dtype.hasobject:
-            raise ValueError("object arrays are not allowed")
-        count = 1
-        for d in shape:
-            if type(d) is not int or d < 0:
-                raise ValueError(f"bad shape {shape}")
-            count *= d
+        shape, fortran, dtype, count = _read_header(f, info)
         nbytes = count * dtype.itemsize
-        header = f.tell()
-        if header + nbytes != info.file_size:
-            raise ValueError(
-                f"a {shape} {dtype} array needs {nbytes} bytes; the entry holds "
-                f"{info.file_size - header}"
-            )
         buf = bytearray(nbytes)
         view, got = memoryview(buf), 0
         while got < nbytes:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tree_kinds import arena, state
+from ._field_types import check_field_types, check_scalar_types
 from ._tree_validation import _Bad, _need, check_arena, check_tree
 
 __all__ = ["validate"]
@@ -34,10 +35,16 @@ def validate(model, where: str = "model") -> None:
     """Raise ``ValueError`` (naming ``where`` and the attribute path) unless every array of the
     objects in ``model``'s graph that compiled code indexes is consistent (module docstring)."""
     from ..engine.core import Engine
+    from ..features import FeatureSpace
     from ..sketches.sketch import KLLSketch
 
     for path, obj in _objects(model, type(model).__name__):
         try:
+            check_field_types(obj)
+            check_scalar_types(obj)
+            _check_ints(obj)
+            if isinstance(obj, FeatureSpace):
+                _check_features(obj)
             if isinstance(obj, Engine):
                 _check_engine(obj)
             elif isinstance(obj, KLLSketch):
@@ -49,10 +56,29 @@ def validate(model, where: str = "model") -> None:
                 _check_score_ring(obj)
             if "engine_" in d:
                 _check_trees_count(obj, d["engine_"])
+            if "levels_" in d and "st_" in d and hasattr(obj, "_initial_rows"):
+                _check_controllers(obj)
+            if "_resid_width" in d:
+                _need(
+                    type(d["_resid_width"]) is int and 0 <= d["_resid_width"] <= 2**31,
+                    f"_resid_width = {d['_resid_width']!r}: not a feature count",
+                )
+            for labels, index in (("classes_", "_class_index"), ("_classes", "_index")):
+                if labels in d:
+                    _check_classes(d, labels, index)
         except _Bad as e:
             raise ValueError(f"{where}: corrupt model file: {path}: {e}") from None
         except ValueError as e:
             raise ValueError(f"{where}: corrupt model file: {path}: {e}") from None
+
+
+def _check_ints(obj) -> None:
+    """Every int attribute fits the int64 the compiled code converts it to (a counter of 2**63
+    loaded, then the next call raised OverflowError); a seed, the uint64 it is."""
+    for k, v in obj.__dict__.items():
+        lo, hi = (0, 2**64) if k == "seed" else (-(2**63), 2**63)
+        if type(v) is int and not lo <= v < hi:
+            raise _Bad(f"{k} = {v}: outside the integers the model counts with")
 
 
 def _objects(root, name: str):
@@ -160,6 +186,16 @@ def _check_features(fs) -> int:
             isinstance(cats, dict) and sorted(cats.values()) == list(range(len(cats))),
             f"feature {j}'s category codes are not 0, 1, ...",
         )
+    # the features of an array's columns: none yet, or distinct known features
+    arr = fs.__dict__.get("array_names")
+    if arr is not None:
+        _need(isinstance(arr, list), "array_names is not a list")
+        try:
+            distinct = len(set(arr)) == len(arr)
+        except TypeError:
+            distinct = False
+        _need(distinct and all(name in fs.index for name in arr),
+              "array_names: a feature twice, or one the model does not know")  # fmt: skip
     # the category cap and the buckets of the features past it (a bucket is a code: below the
     # codes the feature has)
     cap = fs.max_codes
@@ -184,6 +220,78 @@ def _check_trees_count(model, engine) -> None:
                 isinstance(n, (int, np.integer)) and int(n) == engine.forest_trees,
                 f"{name} = {n!r} for an engine of {engine.forest_trees} trees",
             )
+
+
+def _check_classes(d: dict, labels_name: str, index_name: str) -> None:
+    """A classifier's labels (``classes_``: distinct, none None or NaN) and, where it keeps one,
+    its map from label to class index (``_class_index``: each label to its own position, and
+    nothing else), and its engine's class count and trees' class columns: a class index
+    outside the table made a classifier segfault at its next ``learn_one``; a dropped or
+    repeated label gave other labels silently."""
+    labels = d[labels_name]
+    _need(isinstance(labels, list), f"{labels_name} is not a list")
+    n = len(labels)
+    for i, label in enumerate(labels):
+        _need(
+            label is not None and label == label,  # (NaN != NaN)
+            f"{labels_name}[{i}] is {label!r}: not a label",
+        )
+    try:
+        distinct = len({label: i for i, label in enumerate(labels)})
+    except TypeError:
+        raise _Bad(f"{labels_name} holds an unhashable label") from None
+    _need(distinct == n, f"{labels_name} holds a label twice ({n} entries, {distinct} labels)")
+    index = d.get(index_name)
+    if index is not None or index_name in d:
+        _need(isinstance(index, dict), f"{index_name} is not a dict")
+        _need(len(index) == n, f"{index_name} maps {len(index)} labels for {n} in {labels_name}")
+        for label, i in index.items():
+            _need(
+                type(i) is int and 0 <= i < n,
+                f"{index_name} maps {label!r:.40} to {i!r:.40}, outside [0, {n})",
+            )
+            _need(
+                labels[i] == label,
+                f"{index_name} maps {label!r:.40} to {i}, where {labels_name} has "
+                f"{labels[i]!r:.40}",
+            )
+    engine = d.get("engine_")
+    k = getattr(engine, "__dict__", {}).get("n_classes")
+    if k is None:
+        return
+    _need(type(k) is int and k == n, f"engine_.n_classes = {k!r} for {n} labels in {labels_name}")
+    from ..engine.core import Engine
+
+    if isinstance(engine, Engine):
+        for A, live in ((engine.arena, engine.created), (engine.bg, engine.bg_on)):
+            for t in np.flatnonzero(live).tolist():
+                width = arena.load(A, t).lf_class_weights.shape[1]
+                _need(width <= n, f"tree {t} holds {width} classes for {n} labels")
+
+
+def _check_controllers(m) -> None:
+    """The adaptive conformal wrappers' controllers (AdaptiveConformal and its classifier
+    form): one row per tracked level of each controller array, shaped as the wrapper's own
+    initial rows for those levels (its parameters are checked before), the window positions and
+    counts inside the window, the counters whole numbers."""
+    d = m.__dict__
+    levels = _array(d["levels_"], np.float64, 1, "levels_")
+    _need(bool(np.all((levels > 0) & (levels < 1))), "levels_: a level outside (0, 1)")
+    k = levels.shape[0]
+    for name, v in m._initial_rows(k, levels).items():
+        got = d.get(name)
+        _need(
+            isinstance(got, np.ndarray) and got.dtype == v.dtype and got.shape == v.shape,
+            f"{name} has shape {getattr(got, 'shape', None)}, not {v.shape} for {k} levels",
+        )
+    window = d["win_"].shape[1]
+    _need(bool(np.all((d["win_n_"] >= 0) & (d["win_n_"] <= window))), "win_n_ outside the window")
+    _need(bool(np.all((d["win_pos_"] >= 0) & (d["win_pos_"] < max(window, 1)))),
+          "win_pos_ outside the window")  # fmt: skip
+    _need(bool(np.all(d["steps_"] >= 0)), "steps_: a negative count")
+    for name in ("_n_seen", "_version"):
+        v = d.get(name)
+        _need(type(v) is int and v >= 0, f"{name} = {v!r}: not a count")
 
 
 def _check_sorted_set(order, pos, size: int, c: int, what: str) -> None:
