@@ -239,12 +239,7 @@ void observers_learn(const TreeRef& st, ParamRef prm, i64 leaf, Row x, double y,
     }
     for (i64 q = 0; q < k; ++q) {
       i64 b = pool.ht[slots[q]];
-      if (b >= 0) {
-        const double* r = &pool.bn(b, 0);
-        prefetch(r);
-        prefetch(r + 5);
-        prefetch(r + (N_BIN_COLS - 1));
-      }
+      if (b >= 0) prefetch_bin(pool.bn, b);
     }
     for (i64 q = 0; q < k; ++q)
       observe_at(pool, leaf, feats[q], keys[q], x[feats[q]], y, w, slots[q]);

@@ -98,6 +98,14 @@ inline void prefetch(const void* p) {
 #endif
 }
 
+/// ``prefetch`` of every cache line of bin ``b``'s row: its ``N_BIN_COLS`` (11) doubles span at
+/// most three lines of 64 bytes, each of which holds its first, middle or last item.
+inline void prefetch_bin(Mat<double> bn, i64 b) {
+  prefetch(&bn(b, 0));
+  prefetch(&bn(b, tree::N_BIN_COLS / 2));
+  prefetch(&bn(b, tree::N_BIN_COLS - 1));
+}
+
 /// Add ``(x, y)`` with weight ``w`` to the bin ``key`` of observer (leaf, feat), whose home
 /// slot in the hash table is ``i`` (a free bin exists: the caller checked ``free_bins``).
 inline void observe_at(const BinPool& pool, i64 leaf, i64 feat, double key, double x, double y,
