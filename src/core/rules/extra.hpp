@@ -1,7 +1,7 @@
-// The two-stage extremely randomised split of ATSER (Seah's thesis, ch. 4, Algorithms
-// 4.2-4.3): the C++ side of streamforest/tree_kinds/extra_split.py, with the rule's attempt and
-// split (splitting.py's ``_attempt_extra_split`` / ``_split_extra``) and its part of learning a
-// row (leaf_learning.py's ``_extra_learns``).  The rule's table line is ``extra_rule`` below.
+// The two-stage extremely randomised split of ATSER (Seah's thesis, ch. 4, Algorithms 4.2-4.3):
+// ported from the numba-era streamforest/tree_kinds/extra_split.py, with the rule's attempt and
+// split (splitting.py's ``_attempt_extra_split`` / ``_split_extra``) and its part of learning a row
+// (leaf_learning.py's ``_extra_learns``).  The rule's table line is ``extra_rule`` below.
 //
 // 1. A new leaf buffers its first ``m_min`` examples (``lf_buffer``: target, weight,
 //    features).  At the ``m_min``-th it draws one random candidate per feature it may split on

@@ -1,6 +1,6 @@
 // Attribute observers: E-BST, TE-BST and the Quantization Observer (QO), the split rule of
-// Hoeffding/FIMT trees (the C++ side of streamforest/tree_kinds/observers.py; the rule's table
-// line is ``observers_rule`` below).
+// Hoeffding/FIMT trees (ported from the numba-era streamforest/tree_kinds/observers.py; the rule's
+// table line is ``observers_rule`` below).
 //
 // Per (leaf, feature) an observer keeps a set of *bins* (rows of ``bins``: the target statistic
 // (w, hi, lo, m2), the weighted sum of x, the smallest and largest x).  The key of a bin is the

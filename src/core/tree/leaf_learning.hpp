@@ -1,7 +1,7 @@
-// Learning a row at its leaf (the C++ side of streamforest/tree_kinds/leaf_learning.py): the
-// leaf's model, statistics and sketch, then what its split rule keeps (the rule's
-// ``learn_at_leaf``: observers, candidates ...) when the leaf is active, which tries a split
-// every grace period.  The rules' own parts are their units' (rules/observers.cpp ...).
+// Learning a row at its leaf (ported from the numba-era streamforest/tree_kinds/leaf_learning.py):
+// the leaf's model, statistics and sketch, then what its split rule keeps (the rule's
+// ``learn_at_leaf``: observers, candidates ...) when the leaf is active, which tries a split every
+// grace period.  The rules' own parts are their units' (rules/observers.cpp ...).
 #pragma once
 
 #include "common/stats.hpp"

@@ -1,5 +1,5 @@
-// The regression task of a tree (the C++ side of streamforest/tree_kinds/regression.py): how a
-// Hoeffding (FIMT-style) regression tree learns and predicts a row.
+// The regression task of a tree (ported from the numba-era streamforest/tree_kinds/regression.py):
+// how a Hoeffding (FIMT-style) regression tree learns and predicts a row.
 //
 // A row is routed to its leaf, predicted there (when asked, or for a drift detector, the
 // alternate subtrees or the evidence weights), learnt (``learn_at``: when its weight is
