@@ -12,12 +12,12 @@ import streamforest._core as _core
 from ..engine.forest_interface import TREE_MEMBERS
 from ..features import check_target, weight_of
 from ..forests import OnlineForestRegressor
+from ._label_guard import flagged_count, guard_label, guarded, new_state
 from .base import IntervalRegressor, check_alphas
 
 _INF = float("inf")
 _LEARN_LEVELS = np.array([0.1])  # IntervalRegressor._learn_levels(), shared (never written)
 _FLAGGED_ONE = np.ones(1, np.int8)  # one row the label guard set aside (shared, never written)
-_guard_label = _core.common.guard_label
 
 _NORMALIZE = ("trees", "residuals", "none")
 _CENTER = ("boosted", "forest")
@@ -195,7 +195,7 @@ class NormalizedConformal(IntervalRegressor):
         if "level_" in self.__dict__:  # saved before the shift: its forests learnt y itself
             self.__dict__.setdefault("target_shift_", 0.0)
         if "level_" in self.__dict__ and "label_guard_" not in self.__dict__:
-            self.label_guard_ = np.zeros(_core.common.GUARD_SIZE)  # (a fresh label guard)
+            self.label_guard_ = new_state()
 
     def _init_state(self) -> None:
         c = int(self.calibration_size)
@@ -209,7 +209,7 @@ class NormalizedConformal(IntervalRegressor):
         self.level_ = np.zeros(2)  # running mean absolute residual, rows it has seen
         self.guard_ = np.zeros(2)  # [on, CUSUM statistic of the scores' ranks]
         self.target_shift_ = 0.0  # the first target learnt (set then): the forests learn y - it
-        self.label_guard_ = np.zeros(_core.common.GUARD_SIZE)  # the label guard's state
+        self.label_guard_ = new_state()  # the label guard (see the notes)
 
     def _own_bytes(self) -> int:
         own = sum(v.nbytes for k, v in self.__dict__.items() if k.startswith("cal_"))
@@ -221,8 +221,7 @@ class NormalizedConformal(IntervalRegressor):
     @property
     def n_flagged_labels(self) -> int:
         """Labels the label guard has set aside (not learnt; see the class notes)."""
-        g = self.__dict__.get("label_guard_")
-        return int(g[_core.common.GUARD_FLAGGED]) if g is not None else 0
+        return flagged_count(self.__dict__.get("label_guard_"))
 
     @property
     def calibration_scores(self) -> np.ndarray:
@@ -313,7 +312,7 @@ class NormalizedConformal(IntervalRegressor):
         if first:  # the first rows: the shift is the first target
             self.target_shift_ = float(ya[0])
         ya = ya - self.target_shift_  # (the forests' units)
-        ya, wa, flagged = self._guarded(ya, wa)
+        ya, wa, flagged = guarded(self.label_guard_, ya, wa)
         before = None
         if self.batch_scores and Xa.shape[0] > 1 and e.fitted and self._n_seen > 0:
             P0 = e.predict_trees(Xa)
@@ -325,20 +324,6 @@ class NormalizedConformal(IntervalRegressor):
             yhat = yhat + self._aux("_bias", 2).predict_learn_many(self._aux_rows(Xa), r, rw)
         spread = self._spread(P, Xa, np.abs(ya - yhat), first, flagged)
         return before if before is not None else (yhat, spread, flagged)
-
-    def _guarded(self, ya, wa):
-        """``(labels, weights, flagged)`` the forests learn: ``ya`` and ``wa`` themselves with
-        ``None`` when the label guard flags no row (the common case: nothing is copied), else
-        the flagged rows' labels clipped into the guard's range, their weights 0, and the
-        ``int8`` flags."""
-        n = ya.shape[0]
-        y_out = np.empty(n)
-        flags = np.empty(n, np.int8)
-        ya = np.ascontiguousarray(ya, dtype=np.float64)
-        wa = np.ascontiguousarray(wa, dtype=np.float64)
-        if not _core.common.guard_labels(self.label_guard_, ya, wa, y_out, flags):
-            return ya, wa, None
-        return y_out, np.where(flags != 0, 0.0, wa), flags
 
     def predict(self, X) -> np.ndarray:
         """Point predictions: the intervals' centres (the forest's, plus the bias forest's
@@ -430,7 +415,7 @@ class NormalizedConformal(IntervalRegressor):
             buf[row.shape[0] :] = np.nan
         mean = _core.intervals.tree_mean  # (the mean of the trees, in the forest's order)
         yf = yf - self.target_shift_  # (the forests' units)
-        yl = _guard_label(self.label_guard_, yf, wf)  # the label to learn (see _guarded)
+        yl = guard_label(self.label_guard_, yf, wf)  # the label to learn (see the notes)
         ok = yl == yf  # (not flagged: the label guard let it through)
         yhat = mean(e.learn_row(yl, wf if ok else 0.0))  # the trees' predictions before learning
         self._fill_aux(buf, row)
