@@ -231,6 +231,15 @@ class SGBTRegressor(HoeffdingTrees, RegressionForest):
     - no "skip" or "multiple iterations" variants (MOA's ``-S`` and ``-M``; with squared loss
       ``h = 1``, so ``-M`` changes nothing).
 
+    Label glitches: a target far outside the range of the targets learnt so far (more than ten
+    times the range's width beyond it, after the first 32: a sensor spike, a unit slip) is set
+    aside by a label guard (``src/core/common/label_guard.hpp``, its state
+    ``engine_.label_guard``): the row is predicted as any other, but every step learns it with
+    weight 0, so no leaf holds it.  Without it one target of 1e12 stayed in the steps' leaves
+    for good (the mean absolute error 50k rows later was a million times the glitch-free one).
+    A real change of scale is let through after a few flagged rows; on a stream whose targets
+    stay within the guard's margin nothing changes.  See docs/intervals.md, "Label glitches".
+
     It is not a bagged forest: it implements the forest interface
     (:class:`~streamforest.engine.forest_interface.RegressionForest`, with the Hoeffding trees'
     ``trees_``, ``params_`` and ``tree_template``) without any capability, so the interval
