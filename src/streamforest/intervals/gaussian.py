@@ -87,6 +87,8 @@ class GaussianInterval(IntervalRegressor):
 
     Before the forest has learnt anything the interval is ``(-inf, inf)``.
 
+    Notes
+    -----
     A label far outside the range of the labels learnt so far (more than ten times the range's
     width beyond it, after the first 32: a sensor spike, a unit slip) is set aside by a label
     guard: the row is predicted as any other, but the trees learn it with weight 0 and

@@ -74,6 +74,8 @@ class OnlineQRF(IntervalRegressor):
 
     Before any tree has data for ``x``, intervals are ``(-inf, inf)`` and quantiles NaN.
 
+    Notes
+    -----
     A label far outside the range of the labels learnt so far (more than ten times the range's
     width beyond it, after the first 32: a sensor spike, a unit slip) is set aside by a label
     guard: the row is predicted as any other, but the trees learn it with weight 0, so neither
