@@ -12,6 +12,7 @@ import streamforest._core as _core
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
+from ._label_guard import guard_label, guarded, new_state
 from .base import IntervalRegressor, doubled
 
 _INF = float("inf")
@@ -183,6 +184,9 @@ class CPApproximate(IntervalRegressor):
         if self.cal_x_.shape[1] < row.shape[0]:
             self._widen_x(row.shape[0])
         C = self._calibration_handle()
+        yl = guard_label(self._label_guard(), yf, wf)
+        if yl != yf:  # flagged by the label guard: learnt with weight 0
+            yf, wf = yl, 0.0
         self.size_ = e.learn_row_with(_CP_LEARN_ONE_H, C, yf, wf, self.size_)
         self._n_seen += 1
 
@@ -223,12 +227,19 @@ class CPApproximate(IntervalRegressor):
                                self.size_, alphas, lo, hi)  # fmt: skip
         e.remember(row)
 
+    def _label_guard(self) -> np.ndarray:
+        g = self.__dict__.get("label_guard_")
+        if g is None:
+            g = self.label_guard_ = new_state()
+        return g
+
     def _tree_stage(self, Xa, ya, wa, parity: int):
         """The trees learn the chunk: bagging weights, calibration slots, out-of-bag
         predictions and (CPExact) the refresh events; the entrants' features are stored.  Touches
         only the forest, the ring and the member links, not what :meth:`_score_stage` uses."""
         f = self.forest_
         n, T = Xa.shape[0], f.n_trees
+        ya, wa, _ = guarded(self._label_guard(), ya, wa)
         self._widen_x(Xa.shape[1])
         if self._exact:
             W = f.engine_.bagging_weights(wa)
