@@ -12,7 +12,7 @@ import streamforest._core as _core
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
-from ._label_guard import guard_label, guarded, new_state
+from ._label_guard import flagged_count, guard_label, guarded, new_state
 from .base import IntervalRegressor, doubled
 
 _INF = float("inf")
@@ -226,6 +226,12 @@ class CPApproximate(IntervalRegressor):
         _CORE.cp_predict_one_h(e.handle(), self._calibration_handle(), e.aggregation,
                                self.size_, alphas, lo, hi)  # fmt: skip
         e.remember(row)
+
+    @property
+    def n_flagged_labels(self) -> int:
+        """Labels the label guard has set aside (learnt with weight 0; docs/intervals.md,
+        "Label glitches")."""
+        return flagged_count(self.__dict__.get("label_guard_"))
 
     def _label_guard(self) -> np.ndarray:
         g = self.__dict__.get("label_guard_")
