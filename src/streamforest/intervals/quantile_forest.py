@@ -14,7 +14,7 @@ from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
 from ..sketches import kll
 from ..tree_kinds.state import TreeState
-from ._label_guard import flagged_count, guard_label, guarded, new_state
+from ._label_guard import flagged_count, guard_label, guard_peek, guarded, new_state
 from .base import IntervalRegressor, check_alphas, check_quantiles, doubled
 
 _INF = float("inf")
@@ -326,12 +326,22 @@ class OnlineQRF(IntervalRegressor):
         """Learn one example (``x`` a dict of feature values): the forest learns it directly
         (the leaves' sketches are updated as it learns)."""
         px = self._px
-        if px:  # the hot path: one compiled call
+        g = self.__dict__.get("label_guard_")
+        if (
+            px
+            and g is not None
+            and type(y) is float
+            and type(w) is float
+            and guard_peek(g, y, w) == y
+        ):
+            # the hot path: one compiled call, for a label the guard lets through (then
+            # counted, once the call succeeded: a refused row leaves the guard as it was)
             f = self._forest
             r = px.learn(f, x, y, w)
             if r is not False:
                 if r is not None:  # a tree out of room, a drift signal, background trees
                     f.engine_.learn_on(r, y, w)
+                guard_label(g, y, w)
                 self._n_seen += 1
                 return
         # the common cases of check_target and weight_of inline
