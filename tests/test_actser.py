@@ -378,3 +378,65 @@ def test_learning_after_a_prediction_of_the_same_dict_is_unchanged(leaf):
     assert a.engine_._hint is not None  # the memo is kept for a learn_one of rows[0]
     b.predict_proba_one(dict(rows[0]))
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+COLOURS = ("red", "blue", "green", "yellow", "black")
+SIZES = ("S", "M", "L")
+
+
+def _xor_rows(n, seed):
+    """Issue 49's nominal concept: ``colour`` uniform in 5 values, ``size`` in 3, drawn one row
+    at a time (colour, then size); label = colour in {red, blue} XOR size == "L"."""
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for _ in range(n):
+        c, s = int(rng.integers(0, len(COLOURS))), int(rng.integers(0, len(SIZES)))
+        X.append({"colour": COLOURS[c], "size": SIZES[s]})
+        y.append(bool((c < 2) ^ (s == 2)))
+    return X, y
+
+
+def _unsplit_nominal_candidates(model):
+    """Nominal candidates of the tree's leaves (alternates' too) that send every category the
+    leaf buffered to one side although it buffered at least two."""
+    st = model.engine_.state(0)
+    m_min = model.m_min
+    bad = 0
+    for leaf in range(int(st.ints[TS.I_LEAF_HW])):
+        if st.lf_node[leaf] < 0 or st.lf_nexamples[leaf] < m_min:
+            continue
+        for j in np.flatnonzero(st.ft_nominal[: int(st.ints[TS.I_NFEAT])]):
+            salt = float(st.lf_candidate[leaf, j, TS.XC_THR])
+            codes = {float(v) for v in st.lf_buffer[leaf, 2 + j, :m_min] if not np.isnan(v)}
+            sides = {_core.tree.cat_goes_left(salt, c) for c in codes}
+            bad += len(codes) >= 2 and len(sides) == 1
+    return bad
+
+
+def test_nominal_candidates_split_the_buffered_categories():
+    """Thesis §5.2.1: a nominal candidate is one of the binary splits of the categories the
+    leaf observed (every category on one side is no split).  Before, the salt sent all of
+    them to one side with probability ``2^(1 - c)``; such a candidate never splits."""
+    X, y = _xor_rows(6000, 4)
+    m = sf.ACTSERClassifier(seed=4)
+    checked = 0
+    for i, (x, label) in enumerate(zip(X, y, strict=True)):
+        m.learn_one(x, label)
+        if i % 250 == 249:
+            assert _unsplit_nominal_candidates(m) == 0
+            checked += 1
+    assert checked == 24 and m.n_leaves >= 4
+
+
+def test_a_tree_does_not_stall_on_the_nominal_xor_concept():
+    """Issue 49: on seed 4 of the concept the tree stalled at 0.865 over rows 10k-20k (two
+    leaves whose every candidate put all their categories on one side, so they never split);
+    the concept is learnt exactly."""
+    X, y = _xor_rows(20_000, 4)
+    m = sf.ACTSERClassifier(seed=4)
+    hits = 0
+    for i, (x, label) in enumerate(zip(X, y, strict=True)):
+        if i >= 10_000:
+            hits += m.predict_one(x) == label
+        m.learn_one(x, label)
+    assert hits / 10_000 >= 0.99

@@ -88,7 +88,11 @@ def check_fast(fs: FeatureSpace):
         if not fs.nominal[j]:
             x[k] = float(j + 1)
         elif fs.categories[j]:
-            x[k] = list(fs.categories[j])[-1]
+            c = list(fs.categories[j])[-1]
+            # (a category equal to its copies only: one hashed by identity, e.g. WithFloat(),
+            # is no category of the copies)
+            if c in probe.categories[j]:
+                x[k] = c
     for order in (list(x), list(x)[::-1]):
         d = {k: x[k] for k in order}
         n = getattr(probe, "general_calls", 0)

@@ -77,6 +77,20 @@ def test_a_glitch_learnt_one_example_at_a_time_is_forgotten(name, stream):
         assert m.n_flagged_labels == 1
 
 
+@pytest.mark.parametrize("name", GUARDED)
+def test_a_glitch_among_examples_learnt_one_at_a_time_is_set_aside(name, stream):
+    """Every row through ``learn_one`` (the per-example fast paths, once the model has its
+    trees): the glitch is flagged once, not learnt, and the guard counts every label."""
+    X, y = stream
+    m = registry.build(name, {}, seed=0)
+    for i in range(3001):
+        x = {f"x{j}": float(v) for j, v in enumerate(X[i])}
+        m.learn_one(x, 1e12 if i == 2000 else float(y[i]))
+    state = m.label_guard_  # (SGBT: its front's, which flags first)
+    assert state[_core.common.GUARD_FLAGGED] == 1 and state[0] == 3001
+    assert np.abs(m.predict(X[:300]) - y[:300]).mean() < 5
+
+
 def test_normalized_conformal_intervals_after_a_glitch(stream):
     """The default model: its centre, its intervals' error rate, its error level; the glitch's
     score leaves the calibration set ``calibration_size`` rows later."""

@@ -467,7 +467,7 @@ def test_multivalid_serves_what_it_learns():
 
 def test_the_adaptive_wrapper_over_a_grouped_method():
     """AdaptiveConformal over a grouped method, batches of 50: every group near alpha (the base
-    calibrates per group; the wrapper's controller is marginal)."""
+    calibrates per group, and the wrapper keeps a controller per group)."""
     X, y, g = _group_stream(12000)
     model = sf.AdaptiveConformal(sf.NormalizedConformal(seed=1, groups=3))
     iv = np.concatenate(

@@ -34,7 +34,7 @@ LAYERS = [
     ["trees"],
     ["forests", "persistence", "river"],
     ["intervals", "boosting", "mondrian"],
-    ["prediction_sets", "batch", "evaluate"],
+    ["prediction_sets", "batch", "evaluate", "results"],
     ["registry"],
     ["cli", "__init__"],
     ["distributed", "__main__"],

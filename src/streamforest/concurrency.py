@@ -80,15 +80,14 @@ def lock_of(model) -> threading.RLock:
                 return lock
 
 
-def locked(method):
-    """``method`` (of a class whose instances have a ``_call_lock`` slot) made to run holding
-    the instance's lock, :func:`lock_of`.
-
-    The wrapper has ``method``'s own signature (generated), so a call forwards its arguments as
-    they came: forwarding ``*args, **kwargs`` cost more than the lock itself
+def forwarding(method, body: str, names: dict, extra_keyword: str | None = None):
+    """A function with ``method``'s own signature (plus a keyword-only ``extra_keyword=None``
+    when given) whose body is ``body``, generated: ``body`` is Python source indented by four
+    spaces, where ``{self}`` is the first parameter's name, ``{args}`` the call's arguments
+    forwarded as they came, ``{rest}`` the same without the first one (each followed by a
+    comma) and ``{extra}`` the extra keyword's name; ``names`` are the globals
+    it uses.  Forwarding ``*args, **kwargs`` instead cost more than a lock
     (``benchmarks/thread_lock.py``)."""
-    if getattr(method, "_holds_lock", False):
-        return method
     params = list(inspect.signature(method).parameters.values())
     defaults = {}
     head, forward = [], []
@@ -118,22 +117,48 @@ def locked(method):
             params.index(p) == len(params) - 1 or params[params.index(p) + 1].kind is not p.kind
         ):
             head.append("/")  # fmt: skip
-    self_name = params[0].name
-    source = (
-        f"def call({', '.join(head)}):\n"
-        f"    try:\n"
-        f"        lock = {self_name}._call_lock\n"
-        f"    except AttributeError:\n"
-        f"        lock = lock_of({self_name})\n"
-        f"    lock.acquire()\n"
-        f"    try:\n"
-        f"        return method({', '.join(forward)})\n"
-        f"    finally:\n"
-        f"        lock.release()\n"
+    if extra_keyword is not None:
+        if params and params[-1].kind is p.VAR_KEYWORD:
+            raise TypeError(f"{method.__qualname__} takes **kwargs: no keyword can be added")
+        if not star:
+            head.append("*")
+        head.append(f"{extra_keyword}=None")
+    source = f"def call({', '.join(head)}):\n" + body.format(
+        self=params[0].name,
+        args=", ".join(forward),
+        rest="".join(f"{a}, " for a in forward[1:]),
+        extra=extra_keyword,
     )
-    namespace = {"method": method, "lock_of": lock_of, **defaults}
+    namespace = {**names, **defaults}
     exec(source, namespace)  # noqa: S102 - source built above from the method's signature
-    call = functools.update_wrapper(namespace["call"], method)
+    call = namespace["call"]
+    signature = inspect.signature(call)  # its own (before update_wrapper points at method)
+    call = functools.update_wrapper(call, method)
+    if extra_keyword is not None:
+        call.__signature__ = signature
+    return call
+
+
+def locked(method):
+    """``method`` (of a class whose instances have a ``_call_lock`` slot) made to run holding
+    the instance's lock, :func:`lock_of`.
+
+    The wrapper has ``method``'s own signature (:func:`forwarding`), so a call forwards its
+    arguments as they came."""
+    if getattr(method, "_holds_lock", False):
+        return method
+    body = (
+        "    try:\n"
+        "        lock = {self}._call_lock\n"
+        "    except AttributeError:\n"
+        "        lock = lock_of({self})\n"
+        "    lock.acquire()\n"
+        "    try:\n"
+        "        return method({args})\n"
+        "    finally:\n"
+        "        lock.release()\n"
+    )
+    call = forwarding(method, body, {"method": method, "lock_of": lock_of})
     call._holds_lock = True
     return call
 

@@ -61,9 +61,7 @@ _FAST_NUMERIC = frozenset(
     | {np.uint8, np.uint16, np.uint32, np.uint64, np.ulonglong, np.uintc}
 )
 _EXACT_INT = 2**53  # ints up to this are exact as floats
-_NO_MEMO = (None, None, ())  # matches no dict (``m[0] is x`` is False)
-_encode_dict = _core.features.encode_dict
-_same_items = _core.features.same_items
+_DictRows = _core.features.DictRows
 
 
 def _category_bytes(v) -> bytes:
@@ -121,22 +119,36 @@ class FeatureSpace:
         self.max_codes: int | None = None
         self.code_limits: list[int | None] = []
         self.array_names: list[Hashable] | None = None  # the features of an array's columns
-        self._forget_memo()
+        self._new_encoder()
 
-    # ``_memo`` is the last dict the fast path wrote into a caller's buffer (see
-    # encode_dict_into): a cache derived from the state above, never pickled, dropped when a
-    # feature is added (the row widens).
-    def _forget_memo(self) -> None:
-        self._memo: tuple = _NO_MEMO
+    # ``_enc``, the compiled encoder of dict rows (``_core.features.DictRows``), reads the
+    # containers above in place and keeps the memo of the last dict its fast path wrote into a
+    # caller's buffer (see encode_dict_into): a cache derived from the state above, never
+    # pickled, dropped when a feature is added (the row widens).
+    def _new_encoder(self) -> None:
+        self._enc = _DictRows(self.index, self.nominal, self.categories, _FAST_NUMERIC)
+
+    @property
+    def dict_rows(self):
+        """The compiled encoder of dict rows (``_core.features.DictRows``): an engine's
+        per-example path encodes with it, and its ``stamp`` (which changes whenever the memo of
+        the dict last written into a buffer does) tells whether a buffer still holds the dict a
+        prediction was made for (see :mod:`streamforest.engine.per_example`)."""
+        return self._enc
+
+    @property
+    def _memo(self) -> tuple:
+        """``(dict, buffer)`` of the memo (``(None, None)``: none), for the tests."""
+        return self._enc.memo
 
     def forget_written(self) -> None:
         """The caller is about to write into the buffer it passes to :meth:`encode_dict_into`
         itself: the dict last written there is no longer what it holds."""
-        self._memo = _NO_MEMO
+        self._enc.forget()
 
     def __getstate__(self):
         d = dict(self.__dict__)
-        d.pop("_memo", None)
+        d.pop("_enc", None)
         d.pop("_max_cats", None)
         return d
 
@@ -148,7 +160,8 @@ class FeatureSpace:
         self.__dict__.setdefault("max_codes", None)
         if "code_limits" not in self.__dict__:
             self.code_limits = [None] * len(self.__dict__.get("names", ()))
-        self._forget_memo()
+        self.__dict__.pop("_memo", None)  # (saved by versions that kept it in the state)
+        self._new_encoder()
 
     def __len__(self) -> int:
         return len(self.names)
@@ -198,7 +211,7 @@ class FeatureSpace:
 
     def _commit(self, new: dict, new_cats: list, limits=()) -> None:
         if new:
-            self._forget_memo()  # the row gets wider
+            self._enc.forget()  # the row gets wider
         for name, nominal in new.items():
             self.index[name] = len(self.names)
             self.names.append(name)
@@ -233,7 +246,7 @@ class FeatureSpace:
     # ---------------------------------------------------------------------------------------------
     # one dict: a compiled fast path, else the general path
     #
-    # The fast path (``_core.features.encode_dict``) takes a plain ``dict`` whose keys are all
+    # The fast path (``_core.features.DictRows``) takes a plain ``dict`` whose keys are all
     # known features (or, when predicting, features the model never learnt: ignored), every
     # numeric feature's value of a type in _FAST_NUMERIC and not infinite (NaN and None are
     # missing), and every nominal feature's value a category with a code already (looked up in
@@ -262,34 +275,26 @@ class FeatureSpace:
         error the contents of ``out`` are unspecified.  Values and errors are those of
         :meth:`encode_dict`.
 
-        The FeatureSpace remembers the last dict the fast path wrote into ``out`` (a snapshot
-        of its key and value objects, dropped on the next miss): when the same dict comes back
-        with the same buffer and every key and value is still the very same object
-        (``predict_one(x)`` then ``learn_one(x, y)``), ``out`` is returned as it is, without
-        converting again.  So the caller must not write into ``out`` itself.
+        The FeatureSpace remembers the last dict the fast path wrote into ``out`` (its key and
+        value objects, dropped on the next miss): when the same dict comes back with the same
+        buffer and every key and value is still the very same object (``predict_one(x)`` then
+        ``learn_one(x, y)``), ``out`` is returned as it is, without converting again.  So the
+        caller must not write into ``out`` itself (or says so: :meth:`forget_written`).
         """
+        enc = self._enc
         if type(x) is not dict:
-            self._memo = _NO_MEMO
+            enc.forget()
             return self._encode_dict_general(x, learn).reshape(1, -1)
-        m = self._memo
-        if m[0] is x and m[1] is out and _same_items(x, m[2]):
-            return out  # the very same keys and values: the row written then
-        self._memo = _NO_MEMO
         if out is not None:
-            snapshot = _encode_dict(x, learn, out, self.index, self.nominal, self.categories,
-                                    _FAST_NUMERIC)  # fmt: skip
-            if snapshot is None:
+            r = enc.encode_into(x, learn, out)
+            if r is None:
                 return self._encode_dict_general(x, learn).reshape(1, -1)
-            if snapshot is not False:
-                if snapshot is not True:  # (True: it ignored a key, learning would not)
-                    self._memo = (x, out, snapshot)
-                return out
+            if r is not False:
+                return r  # (out)
         row = _empty((1, len(self.names)))  # no buffer given, or not one it can use
-        snapshot = _encode_dict(x, learn, row, self.index, self.nominal, self.categories,
-                                _FAST_NUMERIC)  # fmt: skip
-        if snapshot is None:
-            return self._encode_dict_general(x, learn).reshape(1, -1)
-        return row
+        if enc.encode_row(x, learn, row):
+            return row
+        return self._encode_dict_general(x, learn).reshape(1, -1)
 
     def _encode_dict_general(self, x: Mapping, learn: bool) -> np.ndarray:
         """:meth:`encode_dict` for any mapping, value by value: the reference behaviour."""

@@ -82,6 +82,11 @@ void bind_common(nb::module_& m) {
     need_items(s.size(), guard::GUARD_SIZE, "state");
     return guard::guard_label(s, y, w);  // (a handful of operations: the GIL is kept)
   }, nb::arg("state").noconvert(), nb::arg("y"), nb::arg("w"));
+  m.def("guard_peek", [](Array<const double> state, double y, double w) {
+    auto s = vec(state, "state");
+    need_items(s.size(), guard::GUARD_SIZE, "state");
+    return guard::guard_peek(s, y, w);  // (a handful of operations: the GIL is kept)
+  }, nb::arg("state"), nb::arg("y"), nb::arg("w"));
   m.def("guard_labels", [](Array<double> state, Array<const double> y, Array<const double> w,
                            Array<double> y_out, Array<i8> flagged) {
     auto s = vec(state, "state");

@@ -1,5 +1,5 @@
-// Bindings of the forest engine's passes (streamforest/engine/kernels.py's entry points, same
-// names and argument order).
+// Bindings of the forest engine's passes (called by streamforest/engine/core.py and its
+// neighbours).
 #include <string>
 
 #include "bindings/arena.hpp"
@@ -410,7 +410,7 @@ void bind_engine(nb::module_& m) {
   }, nb::arg("H"), nb::arg("agg"),
      "``predict_one`` of the handle's arrays (``kind``: unused, read per tree).");
 
-  // --- a classifier forest's answer (streamforest/engine/class_votes.py) ----------------------
+  // --- a classifier forest's answer (engine/class_votes.hpp) ----------------------
   m.def("vote_rows", [](Array<const double> PT, Array<double> mean, Array<double> votes,
                         Array<i64> cls) {
     Cube<const double> pt = cube(PT, "PT");

@@ -110,6 +110,36 @@ void bind_groups(nb::module_& m) {
       "group borrowing the pool's quantile; several families: the largest threshold), then, "
       "when learning, its score into the pool and its groups.");
   m.def(
+      "group_set_pass",
+      [](Array<const i64> ids, Array<const double> scores, Array<const bool> use,
+         Array<const double> alphas, Array<i64> meta, Array<i64> order, Array<i64> pos,
+         Array<double> ss, Array<double> thr) {
+        auto idv = mat(ids, "ids");
+        auto sc = vec(scores, "scores");
+        auto us = vec(use, "use");
+        auto al = vec(alphas, "alphas");
+        auto mt = mat(meta, "meta");
+        auto ov = mat(order, "order");
+        auto pv = mat(pos, "pos");
+        auto sv = mat(ss, "ss");
+        auto th = mat(thr, "thr");
+        i64 n = sc.size();
+        need(us.size() == n && idv.rows() == n, "scores, use and ids: one item (row) per row");
+        need(th.rows() == n && th.cols() == al.size(), "thr: expected (rows, levels)");
+        for (i64 a = 0; a < al.size(); ++a)
+          need(al[a] > 0.0 && al[a] < 1.0, "alphas: a level outside (0, 1)");
+        need_windows(mt, ov, pv, sv);
+        need_cells(idv, mt, ov, pv);
+        nb::gil_scoped_release release;
+        iv::group_set_pass(idv, sc, us, al, mt, ov, pv, sv, th);
+      },
+      nb::arg("ids"), nb::arg("scores"), nb::arg("use"), nb::arg("alphas"),
+      nb::arg("meta").noconvert(), nb::arg("order").noconvert(), nb::arg("pos").noconvert(),
+      nb::arg("ss").noconvert(), nb::arg("thr").noconvert(),
+      "Prediction sets: each row's threshold at every level from its groups' windows (the "
+      "rule of group_pass on the conformity scores themselves), then, for a row with a score "
+      "(use), its score into the pool and its groups.");
+  m.def(
       "mvp_pass",
       [](Array<const i64> ids, Array<const double> lo, Array<const double> hi,
          Array<const double> y, bool learn, Array<const double> alphas, double eta, i64 seed,

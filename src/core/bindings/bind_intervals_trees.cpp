@@ -1,6 +1,6 @@
 // Bindings of the interval methods' kernels that work on the forest's trees
-// (streamforest/intervals/_conformal_kernels.py, _gaussian_kernels.py): same names and argument
-// orders, in the submodule ``_core.intervals`` (bind_intervals.cpp calls ``bind_intervals_trees``).
+// (called by streamforest/intervals/conformal.py and gaussian.py), in the submodule
+// ``_core.intervals`` (bind_intervals.cpp calls ``bind_intervals_trees``).
 // Every shape, count and stored index a kernel will use is checked here, before it runs; a
 // ``kind`` argument (the numba kernels' tree kind) is taken and unused: the core reads each
 // tree's kind from its parameters.

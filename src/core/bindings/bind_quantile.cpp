@@ -1,7 +1,7 @@
-// Bindings of OnlineQRF's passes (streamforest/intervals/_quantile_kernels.py's entry points,
-// same names and argument orders).  Every shape, count and stored index a kernel will use is
-// checked here, before it runs: the trees (a kind this core runs, with leaf sketches), the
-// records' level rows and item offsets, the scratch arrays' sizes.
+// Bindings of OnlineQRF's passes (called by streamforest/intervals/quantile_forest.py).
+// Every shape, count and stored index a kernel will use is checked here, before it runs: the
+// trees (a kind this core runs, with leaf sketches), the records' level rows and item offsets,
+// the scratch arrays' sizes.
 #include <string>
 
 #include "bindings/arena.hpp"

@@ -10,6 +10,7 @@ void bind_tree(nb::module_& m);
 void bind_tree_checks(nb::module_& m);
 void bind_engine(nb::module_& m);
 void bind_features(nb::module_& m);
+void bind_per_example(nb::module_& m);
 void bind_mondrian(nb::module_& m);
 void bind_drift(nb::module_& m);
 void bind_sketch(nb::module_& m);
@@ -34,6 +35,8 @@ NB_MODULE(_core, m) {
   sf::bind::bind_engine(engine);
   nb::module_ features = m.def_submodule("features", "dict rows to the core's columns");
   sf::bind::bind_features(features);
+  nb::module_ per_example = m.def_submodule("per_example", "an engine's per-example path");
+  sf::bind::bind_per_example(per_example);
   nb::module_ mondrian = m.def_submodule("mondrian", "aggregated Mondrian forests' passes");
   sf::bind::bind_mondrian(mondrian);
   nb::module_ drift = m.def_submodule("drift", "drift detectors");

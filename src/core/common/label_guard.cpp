@@ -5,28 +5,42 @@
 
 namespace sf::guard {
 
-double guard_label(Vec<double> state, double y, double w) {
+namespace {
+
+/// The margin ``f`` of a state (at least GUARD_WIDTHS).
+inline double margin_of(double stored) { return stored > GUARD_WIDTHS ? stored : GUARD_WIDTHS; }
+
+}  // namespace
+
+double guard_peek(Vec<const double> state, double y, double w) {
   if (!(w > 0.0) || !std::isfinite(y)) return y;
   double n = state[G_COUNT];
   double lo = state[G_LO];
   double hi = state[G_HI];
+  if (!(n >= static_cast<double>(GUARD_WARMUP) && hi > lo)) return y;  // (NaN: not armed)
+  double m = margin_of(state[G_MARGIN]) * (hi - lo);  // (inf for a huge range: no flag)
+  if (y < lo - m || y > hi + m) return y < lo ? lo : hi;
+  return y;
+}
+
+double guard_label(Vec<double> state, double y, double w) {
+  if (!(w > 0.0) || !std::isfinite(y)) return y;  // (not the guard's)
+  double learnt = guard_peek(Vec<const double>(state.data, state.size()), y, w);
+  double n = state[G_COUNT];
   state[G_COUNT] = n + 1.0;
   if (!(n > 0.0)) {  // the first label
     state[G_LO] = y;
     state[G_HI] = y;
     return y;
   }
-  double f = state[G_MARGIN] > GUARD_WIDTHS ? state[G_MARGIN] : GUARD_WIDTHS;
-  if (n >= static_cast<double>(GUARD_WARMUP) && hi > lo) {
-    double m = f * (hi - lo);  // (inf for a huge range: nothing is flagged)
-    if (y < lo - m || y > hi + m) {
-      state[G_MARGIN] = f < GUARD_MAX_MARGIN * 0.5 ? f * 2.0 : GUARD_MAX_MARGIN;
-      state[G_FLAGGED] += 1.0;
-      return y < lo ? lo : hi;
-    }
+  double f = margin_of(state[G_MARGIN]);
+  if (flagged(learnt, y)) {
+    state[G_MARGIN] = f < GUARD_MAX_MARGIN * 0.5 ? f * 2.0 : GUARD_MAX_MARGIN;
+    state[G_FLAGGED] += 1.0;
+    return learnt;
   }
-  if (y < lo) state[G_LO] = y;
-  if (y > hi) state[G_HI] = y;
+  if (y < state[G_LO]) state[G_LO] = y;
+  if (y > state[G_HI]) state[G_HI] = y;
   double relaxed = f * (1.0 - 1.0 / GUARD_RELAX);
   state[G_MARGIN] = relaxed > GUARD_WIDTHS ? relaxed : GUARD_WIDTHS;
   return y;

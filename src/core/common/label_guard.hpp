@@ -46,6 +46,10 @@ inline constexpr double GUARD_MAX_MARGIN = 1e300;
 /// the result differs from ``y``).
 double guard_label(Vec<double> state, double y, double w);
 
+/// What ``guard_label`` would return, without changing the state (a caller that learns the row
+/// only if it is let through, then commits it with ``guard_label``).
+double guard_peek(Vec<const double> state, double y, double w);
+
 /// Whether ``guard_label`` flagged label ``y`` (returned ``learnt``).
 inline bool flagged(double learnt, double y) { return learnt != y && y == y; }
 

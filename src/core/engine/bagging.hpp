@@ -18,10 +18,9 @@ inline constexpr i64 AGG_MEAN = 0;
 inline constexpr i64 AGG_MEDIAN = 1;
 inline constexpr i64 AGG_WEIGHTED = 2;  // by the trees' evidence weights (ABORF)
 
-/// A Poisson(lam) draw (Knuth's method: the number of uniforms whose product stays above
-/// exp(-lam)).
-inline i64 poisson(u64& rng_state, double lam) {
-  double limit = std::exp(-lam);
+/// A Poisson draw of rate ``lam`` whose ``limit = exp(-lam)`` is given (Knuth's method: the
+/// number of uniforms whose product stays above it).
+inline i64 poisson_below(u64& rng_state, double limit) {
   i64 k = 0;
   double p = rng::next_float(rng_state);
   while (p > limit) {
@@ -31,6 +30,10 @@ inline i64 poisson(u64& rng_state, double lam) {
   return k;
 }
 
+/// A Poisson(lam) draw (Knuth's method: the number of uniforms whose product stays above
+/// exp(-lam)).
+inline i64 poisson(u64& rng_state, double lam) { return poisson_below(rng_state, std::exp(-lam)); }
+
 /// Weight of one (row, tree): ``Poisson(lam) * w``, or ``w`` without bagging (``lam = 0``).
 inline double bagging_weight(u64& rng_state, double lam, double w) {
   if (lam > 0.0) return static_cast<double>(poisson(rng_state, lam)) * w;
@@ -38,9 +41,18 @@ inline double bagging_weight(u64& rng_state, double lam, double w) {
 }
 
 /// ``out(t, i)``: bagging weight of row i for tree t, drawn row by row, tree by tree.
+/// (``bagging_weight``'s draws, ``exp(-lam)`` worked out once: a call of the math library
+/// cost about as much as the draw.)
 inline void draw_weights(u64& rng_state, double lam, Vec<const double> w, Mat<double> out) {
+  if (!(lam > 0.0)) {
+    for (i64 i = 0; i < w.size(); ++i)
+      for (i64 t = 0; t < out.rows(); ++t) out(t, i) = bagging_weight(rng_state, lam, w[i]);
+    return;
+  }
+  const double limit = std::exp(-lam);
   for (i64 i = 0; i < w.size(); ++i)
-    for (i64 t = 0; t < out.rows(); ++t) out(t, i) = bagging_weight(rng_state, lam, w[i]);
+    for (i64 t = 0; t < out.rows(); ++t)
+      out(t, i) = static_cast<double>(poisson_below(rng_state, limit)) * w[i];
 }
 
 /// Mean (AGG_MEAN) or median (AGG_MEDIAN, sorting ``P`` in place) of ``P``.

@@ -48,7 +48,13 @@ i64 background_rows(const Arena& B, i64 t, Mat<const double> X, Vec<const double
 
 void draw_background(u64& brng, double lam, Vec<const double> w, Vec<double> out, i64 start,
                      i64 stop) {
-  for (i64 i = start; i < stop; ++i) out[i] = bagging_weight(brng, lam, w[i]);
+  if (!(lam > 0.0)) {
+    for (i64 i = start; i < stop; ++i) out[i] = bagging_weight(brng, lam, w[i]);
+    return;
+  }
+  const double limit = std::exp(-lam);  // (bagging_weight's draws, exp worked out once)
+  for (i64 i = start; i < stop; ++i)
+    out[i] = static_cast<double>(poisson_below(brng, limit)) * w[i];
 }
 
 void init_tree(const Arena& A, i64 t) {

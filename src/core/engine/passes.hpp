@@ -1,5 +1,6 @@
-// The forest engine's passes over an arena (the C++ side of streamforest/engine/kernels.py;
-// bagging and the mean of the trees' columns are engine/bagging.hpp).
+// The forest engine's passes over an arena (ported from the numba-era
+// streamforest/engine/kernels.py; bagging and the mean of the trees' columns are
+// engine/bagging.hpp).
 //
 // Every pass takes the forest's arena and works on tree ``t`` through ``state_at`` /
 // ``params_at``.  Batch passes run tree-major: the bagging weights of a chunk are drawn first

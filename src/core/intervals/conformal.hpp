@@ -1,5 +1,5 @@
 // The conformal methods CPApproximate and CPExact (JMLR 2019, section 3.1) over the forest's trees
-// (the C++ side of streamforest/intervals/_conformal_kernels.py).
+// (their Python face: streamforest/intervals/conformal.py).
 //
 // A chunk runs in two steps: a *tree pass* per tree (predict each row before learning it and,
 // for CPExact, keep the tree's out-of-bag predictions of the calibration members current,

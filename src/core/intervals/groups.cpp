@@ -87,4 +87,21 @@ void group_pass(Mat<const i64> ids, Vec<const double> lo, Vec<const double> hi,
   }
 }
 
+void group_set_pass(Mat<const i64> ids, Vec<const double> scores, Vec<const bool> use,
+                    Vec<const double> alphas, Mat<i64> meta, Mat<i64> order, Mat<i64> pos,
+                    Mat<double> ss, Mat<double> thr) {
+  i64 n = scores.size();
+  i64 A = thr.cols();
+  Mat<const i64> cmeta(meta.data, meta.rows(), meta.cols());
+  Mat<const double> css(ss.data, ss.rows(), ss.cols());
+  for (i64 i = 0; i < n; ++i) {
+    Vec<const i64> cells = ids.row(i);
+    for (i64 a = 0; a < A; ++a) thr(i, a) = group_threshold(cells, alphas[a], cmeta, css);
+    if (!use[i]) continue;
+    group_push(0, scores[i], meta, order, pos, ss);
+    for (i64 f = 0; f < cells.size(); ++f)
+      if (cells[f] > 0) group_push(cells[f], scores[i], meta, order, pos, ss);
+  }
+}
+
 }  // namespace sf::intervals

@@ -26,6 +26,11 @@
 // Learning a row puts its score into the pool and into each of its cells (every row reaches
 // the pool, and its group of each family it has one in).
 //
+// Prediction sets (``group_set_pass``) use the same windows and rule on the sets' conformity
+// scores themselves (sets/conformal.hpp): no base interval, the threshold is the quantile ``q``,
+// and a row joins the windows only when it has a score (``use``: the model gave it a
+// probability, as the sets' marginal calibration).
+//
 // Invariants the binding checks before a pass: every cell index of ``ids`` is -1 or a cell,
 // and every cell the pass touches (the pool and the rows' cells) has a consistent sorted set
 // of ``meta(c, 1)`` members among ``W`` slots with its head inside ``W``.
@@ -41,6 +46,13 @@ void group_pass(Mat<const i64> ids, Vec<const double> lo, Vec<const double> hi,
                 Vec<const double> y, bool learn, Vec<const double> alphas, Mat<i64> meta,
                 Mat<i64> order, Mat<i64> pos, Mat<double> ss, Mat<double> out_lo,
                 Mat<double> out_hi);
+
+/// Prediction sets: rows in order, ``thr(i, a)`` the threshold of row i's cells at ``alphas[a]``
+/// from the windows before it (``inf``: every class), then, when ``use[i]``, its score
+/// ``scores[i]`` enters the pool and its cells.  ``thr`` may have no columns (learning only).
+void group_set_pass(Mat<const i64> ids, Vec<const double> scores, Vec<const bool> use,
+                    Vec<const double> alphas, Mat<i64> meta, Mat<i64> order, Mat<i64> pos,
+                    Mat<double> ss, Mat<double> thr);
 
 /// A row's score on its base interval ``[lo, hi]`` (see above).
 double group_score(double lo, double hi, double y);

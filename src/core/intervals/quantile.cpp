@@ -114,7 +114,9 @@ i64 sketch_tree_pass(const tree::Arena& A, i64 t, Mat<const double> X, Vec<const
     tree::Row x = X.row(i);
     i64 node = tree::route(st, x);
     i64 leaf = st.nd_leaf()[node];
-    P[i] = leaves::predict_leaf(st, prm, leaf, x, nfeat);
+    tree::Kept kept;
+    P[i] = learn ? tree::predict_to_learn(st, prm, node, x, w[i], kept)
+                 : leaves::predict_leaf(st, prm, leaf, x, nfeat);
     i64 H = levels(leaf, 0);
     for (i64 j = 0; j < H + 2; ++j) glv(i, j) = levels(leaf, j);  // level count and boundaries
     glv(i, LV_N) = levels(leaf, LV_N);
@@ -125,7 +127,7 @@ i64 sketch_tree_pass(const tree::Arena& A, i64 t, Mat<const double> X, Vec<const
       p += 1;
     }
     gpos[0] = p;
-    if (learn && tree::learn_at(st, prm, node, x, y[i], w[i], P[i])) return i + 1;
+    if (learn && tree::learn_at(st, prm, node, x, y[i], w[i], P[i], &kept)) return i + 1;
   }
   return n;
 }

@@ -1,4 +1,4 @@
-// OnlineQRF's passes (streamforest/intervals/_quantile_kernels.py): each tree copies the leaf
+// OnlineQRF's passes (streamforest/intervals/quantile_forest.py): each tree copies the leaf
 // sketch every row reaches (before learning the row), then the mixture of the trees' copies is
 // queried for quantiles and highest-density intervals.  A tree's copies at row ``i`` are taken
 // before it learns row ``i`` and trees are independent, so the chunked passes give exactly the

@@ -1,6 +1,6 @@
 // ABORF's Bayesian leaves (thesis §6.2.1-6.2.2): conjugate linear regression with a
-// normal-inverse-gamma prior, the ``bayes_*`` / ``nig_*`` functions of
-// streamforest/tree_kinds/leaf_models.py.
+// normal-inverse-gamma prior, the ``bayes_*`` / ``nig_*`` functions of the
+// numba-era streamforest/tree_kinds/leaf_models.py.
 //
 // A leaf models ``y - m_y = (1, z) . beta + eps`` on its inputs standardised per leaf, ``z_j =
 // (x_j - mean_j) / sd_j`` (0 for a nominal feature, one without spread at the leaf, one whose

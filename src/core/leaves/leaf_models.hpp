@@ -79,6 +79,34 @@ inline double predict_leaf(const TreeRef& st, ParamRef prm, i64 leaf, Row x, i64
   return ms.mean + ms.sd * linear_raw(st, leaf, x, nfeat);
 }
 
+/// Features whose standardised inputs a prequential step keeps from its prediction for its
+/// learning (``predict_leaf_keeping``); a tree of more features standardises them twice.
+inline constexpr i64 KEEP_MAX = 64;
+
+/// ``predict_leaf`` that also keeps, in ``zs[:nfeat]``, the leaf's standardised inputs of
+/// ``x`` (every feature's, ``standardised``) for ``learn_leaf_model`` of the same row at the
+/// same leaf next, unchanged meanwhile; returns whether it kept them (a linear or adaptive
+/// leaf of positive spread: the leaves that standardise when learning).  The prediction is
+/// ``predict_leaf``'s (the same operations on the same operands).
+inline double predict_leaf_keeping(const TreeRef& st, ParamRef prm, i64 leaf, Row x, i64 nfeat,
+                                   double* zs, bool& kept) {
+  kept = false;
+  i64 lm = prm.leaf_model();
+  if ((lm != tree::LEAF_LINEAR && lm != tree::LEAF_ADAPTIVE) || nfeat > KEEP_MAX)
+    return predict_leaf(st, prm, leaf, x, nfeat);
+  MeanSd ms = target_mean_sd(st, leaf);
+  if (!(ms.sd > 0.0)) return predict_leaf(st, prm, leaf, x, nfeat);
+  for (i64 j = 0; j < nfeat; ++j) zs[j] = standardised(st, leaf, j, x[j]);
+  kept = true;
+  Mat<double> err = st.lf_err();
+  if (lm == tree::LEAF_ADAPTIVE && err(leaf, 1) >= err(leaf, 0)) return ms.mean;
+  Mat<double> c = st.lf_coef();
+  double z = c(leaf, 0);
+  for (i64 j = 0; j < nfeat; ++j)
+    if (c(leaf, j + 1) != 0.0) z += c(leaf, j + 1) * zs[j];
+  return ms.mean + ms.sd * z;
+}
+
 /// The leaf's target spread once ``(y, w)`` has entered its statistic.
 inline double spread_after(const TreeRef& st, i64 leaf, double y, double w) {
   Mat<double> s = st.lf_stat();
@@ -120,9 +148,10 @@ inline void feature_stats(const TreeRef& st, i64 leaf, Row x, double w, i64 nfea
 }
 
 /// Update the leaf's model(s) with ``(x, y, w)`` (the target statistic is updated by the
-/// caller, after).
+/// caller, after); ``zs``: the standardised inputs ``predict_leaf_keeping`` kept for this row
+/// at this leaf, or null.
 inline void learn_leaf_model(const TreeRef& st, ParamRef prm, i64 leaf, Row x, double y,
-                             double w, i64 nfeat) {
+                             double w, i64 nfeat, const double* zs = nullptr) {
   i64 lm = prm.leaf_model();
   if (lm == tree::LEAF_BAYES) {
     if (st.kind.has.bayes) bayes_learn(st, prm, leaf, x, y, w, nfeat);
@@ -137,7 +166,8 @@ inline void learn_leaf_model(const TreeRef& st, ParamRef prm, i64 leaf, Row x, d
     Mat<double> c = st.lf_coef();
     double z = c(leaf, 0);
     for (i64 j = 0; j < nfeat; ++j) {
-      xs_(j, 0) = py_min(py_max(standardised(st, leaf, j, x[j]), -MAX_LEARN_Z), MAX_LEARN_Z);
+      double zj = zs != nullptr ? zs[j] : standardised(st, leaf, j, x[j]);
+      xs_(j, 0) = py_min(py_max(zj, -MAX_LEARN_Z), MAX_LEARN_Z);
       if (c(leaf, j + 1) != 0.0) z += c(leaf, j + 1) * xs_(j, 0);
     }
     if (lm == tree::LEAF_ADAPTIVE) {

@@ -1,6 +1,5 @@
 // The arrays of an aggregated Mondrian forest (AMF; Mourtada, Gaïffas & Scornet, JRSS-B 2021)
-// as the kernels read them (streamforest/mondrian/_kernels.py's constants, the layout of
-// streamforest/mondrian/state.py).
+// as the kernels read them (the layout of streamforest/mondrian/state.py).
 //
 // The trees of one forest share one array of node records, ``nodes`` ``(T, C, R)`` float64
 // (tree ``t`` owns ``nodes[t]``): a node's links (stored as exact integers), split,

@@ -33,9 +33,48 @@ inline void add_to_side(Cube<double> xc, i64 leaf, i64 j, bool left, double y, d
   xc(leaf, j, c0 + 3) = s.m2;
 }
 
+/// Salts drawn at most for a candidate that must split the buffered categories; if none does,
+/// the last is kept.  A draw leaves two or more distinct categories on one side with
+/// probability at most 1/2 (one fair bit of the hash per category): all fail with
+/// probability <= 2^-64.
+constexpr int MAX_SALT_DRAWS = 64;
+
+/// The salt of a nominal candidate of feature ``j`` drawn from the ``n`` buffered examples.
+/// With ``NominalCandidate::split_buffered`` a salt is drawn again while every category the
+/// leaf buffered falls on one side, when it buffered at least two (a binary split between
+/// the observed categories, each equally likely); categories first seen later go to the
+/// salt's random sides either way.
+double nominal_salt(u64& rng_state, Cube<double> buf, i64 leaf, i64 j, i64 n,
+                    NominalCandidate kind) {
+  double salt = static_cast<double>(rng::next_below(rng_state, SALT_RANGE));
+  if (kind != NominalCandidate::split_buffered) return salt;
+  double first = std::numeric_limits<double>::quiet_NaN();
+  bool several = false;
+  for (i64 i = 0; i < n; ++i) {
+    double v = buf(leaf, 2 + j, i);
+    if (is_nan(v)) continue;
+    if (is_nan(first)) {
+      first = v;
+    } else if (v != first) {
+      several = true;
+      break;
+    }
+  }
+  if (!several) return salt;  // no binary split of one category: new ones decide
+  for (int draw = 1;; ++draw) {
+    const bool first_left = cat_goes_left(salt, first);
+    for (i64 i = 0; i < n; ++i) {
+      double v = buf(leaf, 2 + j, i);
+      if (!is_nan(v) && cat_goes_left(salt, v) != first_left) return salt;
+    }
+    if (draw == MAX_SALT_DRAWS) return salt;
+    salt = static_cast<double>(rng::next_below(rng_state, SALT_RANGE));
+  }
+}
+
 /// Stage 1: one random candidate per allowed feature from the buffered examples, which are
 /// then replayed into the candidates' side statistics.
-void draw_candidates(const TreeRef& st, i64 leaf, i64 nfeat) {
+void draw_candidates(const TreeRef& st, i64 leaf, i64 nfeat, NominalCandidate kind) {
   Cube<double> buf = st.lf_buffer();
   Cube<double> xc = st.lf_candidate();
   Mat<i8> mask = st.lf_mask();
@@ -59,8 +98,7 @@ void draw_candidates(const TreeRef& st, i64 leaf, i64 nfeat) {
       }
     }
     if (nominal) {
-      if (lo < inf)
-        xc(leaf, j, XC_THR) = static_cast<double>(rng::next_below(rng_state, SALT_RANGE));
+      if (lo < inf) xc(leaf, j, XC_THR) = nominal_salt(rng_state, buf, leaf, j, n, kind);
     } else if (lo < hi) {
       double thr = lo + rng::next_float(rng_state) * (hi - lo);
       xc(leaf, j, XC_THR) = thr < hi ? thr : lo;
@@ -90,7 +128,7 @@ inline double variance_reduction(Cube<double> xc, i64 leaf, i64 j, double min_br
 }  // namespace
 
 void extra_observe(const TreeRef& st, ParamRef prm, i64 leaf, Row x, double y, double w,
-                   i64 nfeat) {
+                   i64 nfeat, NominalCandidate kind) {
   Vec<i64> nexamples = st.lf_nexamples();
   const i64 n = nexamples[leaf];
   const i64 m_min = prm.m_min();
@@ -100,7 +138,7 @@ void extra_observe(const TreeRef& st, ParamRef prm, i64 leaf, Row x, double y, d
     buf(leaf, XB_W, n) = w;
     for (i64 j = 0; j < nfeat; ++j) buf(leaf, 2 + j, n) = x[j];
     nexamples[leaf] = n + 1;
-    if (n + 1 == m_min) draw_candidates(st, leaf, nfeat);
+    if (n + 1 == m_min) draw_candidates(st, leaf, nfeat, kind);
     return;
   }
   Cube<double> xc = st.lf_candidate();
@@ -194,7 +232,7 @@ void split_extra(const TreeRef& st, ParamRef prm, i64 leaf, i64 f) {
 void extra_learns(const TreeRef& st, ParamRef prm, i64 leaf, Row x, double y, double w,
                   i64 nfeat) {
   Mat<double> s = st.lf_stat();
-  extra_observe(st, prm, leaf, x, y, w, nfeat);
+  extra_observe(st, prm, leaf, x, y, w, nfeat, NominalCandidate::any_salt);
   if (s(leaf, S_W) - st.lf_last()[leaf] >= prm.grace() && s(leaf, S_M2) > 0.0)
     attempt_extra_split(st, prm, leaf);
 }

@@ -1,13 +1,14 @@
-// The two-stage extremely randomised split of ATSER (Seah's thesis, ch. 4, Algorithms
-// 4.2-4.3): the C++ side of streamforest/tree_kinds/extra_split.py, with the rule's attempt and
-// split (splitting.py's ``_attempt_extra_split`` / ``_split_extra``) and its part of learning a
-// row (leaf_learning.py's ``_extra_learns``).  The rule's table line is ``extra_rule`` below.
+// The two-stage extremely randomised split of ATSER (Seah's thesis, ch. 4, Algorithms 4.2-4.3):
+// ported from the numba-era streamforest/tree_kinds/extra_split.py, with the rule's attempt and
+// split (splitting.py's ``_attempt_extra_split`` / ``_split_extra``) and its part of learning a row
+// (leaf_learning.py's ``_extra_learns``).  The rule's table line is ``extra_rule`` below.
 //
 // 1. A new leaf buffers its first ``m_min`` examples (``lf_buffer``: target, weight,
 //    features).  At the ``m_min``-th it draws one random candidate per feature it may split on
 //    (``lf_mask``): a numeric threshold uniform between the smallest and largest value
 //    buffered, or for a nominal feature a random salt sending every category to a fixed random
-//    side (``cat_goes_left``).  The buffered examples are replayed into the candidates' sides.
+//    side (``cat_goes_left``; ACTSER's salt splits the buffered categories, see
+//    ``NominalCandidate``).  The buffered examples are replayed into the candidates' sides.
 // 2. Every later example updates, per candidate, the target statistic of its side
 //    (``lf_candidate``).
 // 3. Every grace period the candidates are compared by variance reduction; the best splits
@@ -40,11 +41,24 @@ inline bool cat_goes_left(double salt, double code) {
 /// (tree/split_rules.cpp) names.  (Its ``class_learn_at_leaf`` is the classification unit's.)
 const tree::SplitRule& extra_rule();
 
+/// How a nominal candidate's salt is drawn.
+enum class NominalCandidate {
+  /// Any salt: every category, buffered or not, on a random side (ATSER, thesis ch. 4); all
+  /// the categories a leaf sees may fall on one side, a candidate that can never split.
+  any_salt,
+  /// A salt splitting the categories the leaf buffered when they are at least two, each such
+  /// binary split equally likely; later categories on random sides (ACTSER, thesis §5.2.1:
+  /// "every possible binary split between the observed categories is considered with equal
+  /// probability").
+  split_buffered,
+};
+
 /// Stage 1 or 2 for example ``(x, y, w)`` (``w > 0``) at ``leaf``: buffer it (drawing the
-/// candidates at the ``m_min``-th), or add it to the side of each candidate it falls on (a
-/// classification tree, whose candidates have no side columns, calls it only while buffering).
+/// candidates at the ``m_min``-th, nominal ones as ``kind`` says), or add it to the side of
+/// each candidate it falls on (a classification tree, whose candidates have no side columns,
+/// calls it only while buffering).
 void extra_observe(const tree::TreeRef& st, tree::ParamRef prm, i64 leaf, tree::Row x, double y,
-                   double w, i64 nfeat);
+                   double w, i64 nfeat, NominalCandidate kind);
 
 /// Stage 3: the feature to split ``leaf`` on, or -1 (counts the attempt; may draw among ties).
 i64 choose_extra_split(const tree::TreeRef& st, tree::ParamRef prm, i64 leaf);

@@ -66,7 +66,8 @@ void extra_class_observe(const TreeRef& st, ParamRef prm, i64 leaf, Row x, doubl
                          i64 nfeat) {
   Vec<i64> nexamples = st.lf_nexamples();
   if (nexamples[leaf] < prm.m_min()) {
-    extra_observe(st, prm, leaf, x, y, w, nfeat);  // buffers; draws the candidates at m_min
+    // buffers; draws the candidates at m_min (nominal ones split the buffered categories)
+    extra_observe(st, prm, leaf, x, y, w, nfeat, NominalCandidate::split_buffered);
     if (nexamples[leaf] == prm.m_min()) replay_candidates(st, leaf, nfeat);
     return;
   }

@@ -4,7 +4,10 @@
 // the rules' table).
 //
 // The candidates are ATSER's (rules/extra: one random threshold or category salt per feature,
-// drawn at the leaf's ``m_min``-th example); each keeps the class weights of its two sides
+// drawn at the leaf's ``m_min``-th example), but a nominal one always splits the categories the
+// leaf buffered when they are two or more (``NominalCandidate::split_buffered``: the thesis'
+// "binary split between the observed categories"; any salt could leave them all on one side, a
+// candidate that never splits); each keeps the class weights of its two sides
 // (``lf_candidate_classes(leaf, j, 2k + side)``), replayed from the buffered examples when the
 // candidates are drawn.  Every grace period of weight at an impure leaf the candidates are
 // scored by information gain; the best splits when ``IG(best) - IG(second) > eps``, or once

@@ -1,5 +1,5 @@
-// The Gaussian split rule of VFDT (River's GaussianSplitter): the C++ side of the
-// ``SPLIT_GAUSS`` part of streamforest/tree_kinds/class_splitting.py and of classification.py's
+// The Gaussian split rule of VFDT (River's GaussianSplitter): ported from the ``SPLIT_GAUSS`` part
+// of the numba-era streamforest/tree_kinds/class_splitting.py and of classification.py's
 // ``_gauss_class_learns`` (the rule's line in the rules' table is ``gauss_rule`` below).
 //
 // The rule keeps no statistics of its own: it splits from the naive Bayes statistics of the

@@ -214,13 +214,35 @@ void observers_learn(const TreeRef& st, ParamRef prm, i64 leaf, Row x, double y,
   Mat<double> scale = st.lf_scale();
   const i64 observer = prm.observer();
   const BinPool pool(st);
-  for (i64 j = 0; j < nfeat; ++j) {
-    double xj = x[j];
-    if (mask(leaf, j) == 1 && !is_nan(xj)) {
-      bool nom = nominal[j] == 1;
-      double key = bin_key(xj, observer, scale(leaf, j), nom);
-      observe(pool, leaf, j, key, xj, y, w);
+  const u64 m = static_cast<u64>(pool.ht.size() - 1);
+  // The features' observers in blocks: each block's hash slots, then their bins, are fetched
+  // ahead (prefetch: the pool outgrows the caches, and the lookups are independent), then
+  // observed in order, as one loop over the features would (a key and its home slot depend on
+  // nothing an observation writes).
+  constexpr i64 BLOCK = 16;
+  double keys[BLOCK];
+  i64 slots[BLOCK];
+  i64 feats[BLOCK];
+  for (i64 j0 = 0; j0 < nfeat; j0 += BLOCK) {
+    const i64 j1 = py_min(nfeat, j0 + BLOCK);
+    i64 k = 0;
+    for (i64 j = j0; j < j1; ++j) {
+      double xj = x[j];
+      if (mask(leaf, j) == 1 && !is_nan(xj)) {
+        bool nom = nominal[j] == 1;
+        keys[k] = bin_key(xj, observer, scale(leaf, j), nom);
+        slots[k] = home(leaf, j, keys[k], m);
+        feats[k] = j;
+        prefetch(&pool.ht[slots[k]]);
+        ++k;
+      }
     }
+    for (i64 q = 0; q < k; ++q) {
+      i64 b = pool.ht[slots[q]];
+      if (b >= 0) prefetch_bin(pool.bn, b);
+    }
+    for (i64 q = 0; q < k; ++q)
+      observe_at(pool, leaf, feats[q], keys[q], x[feats[q]], y, w, slots[q]);
   }
   if (s(leaf, S_W) - st.lf_last()[leaf] >= prm.grace() && s(leaf, S_M2) > 0.0)
     attempt_observer_split(st, prm, leaf);

@@ -1,6 +1,6 @@
 // Attribute observers: E-BST, TE-BST and the Quantization Observer (QO), the split rule of
-// Hoeffding/FIMT trees (the C++ side of streamforest/tree_kinds/observers.py; the rule's table
-// line is ``observers_rule`` below).
+// Hoeffding/FIMT trees (ported from the numba-era streamforest/tree_kinds/observers.py; the rule's
+// table line is ``observers_rule`` below).
 //
 // Per (leaf, feature) an observer keeps a set of *bins* (rows of ``bins``: the target statistic
 // (w, hi, lo, m2), the weighted sum of x, the smallest and largest x).  The key of a bin is the
@@ -39,6 +39,15 @@ inline constexpr double KEY_LIMIT = 9.0e15;  // |key| cap: integer-valued keys s
 /// the rules' table (tree/split_rules.cpp) names.
 const tree::SplitRule& observers_rule();
 
+/// ``std::floor(k)`` without a call to the math library (x86-64's baseline has no rounding
+/// instruction): exact for ``|k| <= KEY_LIMIT``, whose integer part an int64 holds and whose
+/// ``t - 1`` is exact (NaN: ``std::floor``).
+inline double floor_key(double k) {
+  if (!(k >= -KEY_LIMIT && k <= KEY_LIMIT)) return std::floor(k);
+  double t = static_cast<double>(static_cast<i64>(k));
+  return t > k ? t - 1.0 : t;
+}
+
 /// Key of value ``x`` for an observer: ``scale`` is ``10**d`` for TE-BST, ``1 / radius`` for
 /// QO.
 inline double bin_key(double x, i64 observer, double scale, bool nominal) {
@@ -49,7 +58,7 @@ inline double bin_key(double x, i64 observer, double scale, bool nominal) {
   } else if (k < -KEY_LIMIT) {
     k = -KEY_LIMIT;
   }
-  return std::floor(k) + 0.0;
+  return floor_key(k) + 0.0;
 }
 
 /// The home slot of (leaf, feat, key) in a hash table of mask ``mask``.
@@ -78,15 +87,33 @@ struct BinPool {
         nbins(st.lf_nbins()) {}
 };
 
-/// Add ``(x, y)`` with weight ``w`` to the bin ``key`` of observer (leaf, feat) (a free bin
-/// exists: the caller checked ``free_bins``).
-inline void observe(const BinPool& pool, i64 leaf, i64 feat, double key, double x, double y,
-                    double w) {
+/// A hint that ``p`` is read soon (no effect on results): a tree's bin pool and hash table
+/// are larger than the caches, and a row's observers are independent lookups, so fetching
+/// them all ahead overlaps their cache misses.
+inline void prefetch(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
+
+/// ``prefetch`` of every cache line of bin ``b``'s row: its ``N_BIN_COLS`` (11) doubles span at
+/// most three lines of 64 bytes, each of which holds its first, middle or last item.
+inline void prefetch_bin(Mat<double> bn, i64 b) {
+  prefetch(&bn(b, 0));
+  prefetch(&bn(b, tree::N_BIN_COLS / 2));
+  prefetch(&bn(b, tree::N_BIN_COLS - 1));
+}
+
+/// Add ``(x, y)`` with weight ``w`` to the bin ``key`` of observer (leaf, feat), whose home
+/// slot in the hash table is ``i`` (a free bin exists: the caller checked ``free_bins``).
+inline void observe_at(const BinPool& pool, i64 leaf, i64 feat, double key, double x, double y,
+                       double w, i64 i) {
   using namespace tree;
   Mat<double> bn = pool.bn;
   Vec<i64> ht = pool.ht;
   i64 m = ht.size() - 1;
-  i64 i = home(leaf, feat, key, static_cast<u64>(m));
   double fl = static_cast<double>(leaf);
   double ff = static_cast<double>(feat);
   while (true) {
@@ -133,6 +160,14 @@ inline void observe(const BinPool& pool, i64 leaf, i64 feat, double key, double 
   bn(b, B_NEXT) = static_cast<double>(head(leaf, feat));
   head(leaf, feat) = b;
   pool.nbins(leaf, feat) += 1;
+}
+
+/// Add ``(x, y)`` with weight ``w`` to the bin ``key`` of observer (leaf, feat) (a free bin
+/// exists: the caller checked ``free_bins``).
+inline void observe(const BinPool& pool, i64 leaf, i64 feat, double key, double x, double y,
+                    double w) {
+  observe_at(pool, leaf, feat, key, x, y, w,
+             home(leaf, feat, key, static_cast<u64>(pool.ht.size() - 1)));
 }
 
 /// ``observe`` of tree ``st``'s pool.

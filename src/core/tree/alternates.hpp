@@ -1,6 +1,6 @@
 // Drift adaptation inside a tree: each split node's Page-Hinkley detector, alternate subtrees
 // started at a drift, adopted when they do better, discarded otherwise (ATSER, Seah's thesis
-// ch. 4): the C++ side of streamforest/tree_kinds/alternates.py.  (The tree's own drift
+// ch. 4): ported from the numba-era streamforest/tree_kinds/alternates.py.  (The tree's own drift
 // detector step, alternates.py's ``drift_step``, is tree/regression.hpp's.)
 //
 // A split node ``n`` of the main tree either feeds its detector (``nd_detector[n]``) with the

@@ -30,8 +30,8 @@ struct Kind {
 /// The kind of a tree with parameter row ``pa`` (split_rules.cpp, beside the rules' table).
 Kind kind_of(const double* pa);
 
-/// Whether this core runs trees of kind ``k`` (its rule, task and components are ported; the
-/// others still run on the numba kernels).
+/// Whether this core runs trees of kind ``k`` (its rule, task and components are known to it): a
+/// binding refuses a tree of another kind (a tampered file's parameters) before any pass.
 bool runs(const Kind& k);
 
 }  // namespace sf::tree

@@ -1,5 +1,5 @@
 // A tree's passes over rows, for every tree kind and both tasks: the loops the engine runs (the
-// C++ side of streamforest/tree_kinds/kernels.py).
+// ported from the numba-era streamforest/tree_kinds/kernels.py).
 //
 // What a tree does with one row depends on its task: the task unit (tree/regression.hpp or
 // tree/classification.hpp) gives the same four functions, and the loops here call them through

@@ -1,5 +1,5 @@
-// The regression task of a tree (the C++ side of streamforest/tree_kinds/regression.py): how a
-// Hoeffding (FIMT-style) regression tree learns and predicts a row.
+// The regression task of a tree (ported from the numba-era streamforest/tree_kinds/regression.py):
+// how a Hoeffding (FIMT-style) regression tree learns and predicts a row.
 //
 // A row is routed to its leaf, predicted there (when asked, or for a drift detector, the
 // alternate subtrees or the evidence weights), learnt (``learn_at``: when its weight is
@@ -40,15 +40,23 @@ inline bool adapts(const TreeRef& st, ParamRef prm, Row x, double y, double w, d
   return st.kind.has.alternates ? adapt(st, prm, x, y, w, pred) : false;
 }
 
+/// A row's standardised inputs at its leaf, kept from its prediction for its learning (see
+/// leaves::predict_leaf_keeping): ``on`` when ``z[:nfeat]`` holds them.
+struct Kept {
+  bool on = false;
+  double z[leaves::KEEP_MAX];
+};
+
 /// Learn ``(x, y, w)`` at leaf ``node`` (where ``x`` routes; ``pred`` the tree's prediction
-/// for it, made before).  Returns whether the tree's own detector fired.
+/// for it, made before; ``kept``: what that prediction kept, see ``predict_to_learn``, or
+/// null).  Returns whether the tree's own detector fired.
 inline bool learn_at(const TreeRef& st, ParamRef prm, i64 node, Row x, double y, double w,
-                     double pred) {
+                     double pred, const Kept* kept = nullptr) {
   Vec<i64> ints = st.ints();
   ints[I_NSEEN] += 1;
   if (w > 0.0) {
     if (!(prm.alt_lambda() > 0.0 && st.nd_feat()[0] >= 0 && adapts(st, prm, x, y, w, pred)))
-      learn_row(st, prm, node, x, y, w);
+      learn_row(st, prm, node, x, y, w, kept != nullptr && kept->on ? kept->z : nullptr);
     if (prm.ev_fade() > 0.0 && st.kind.has.evidence)
       rules::evidence_update(st, prm, st.nd_leaf()[node], y, w, pred, ints[I_NFEAT]);
     st.kind.rule->after_learning(st, x, ints[I_NFEAT]);
@@ -57,15 +65,30 @@ inline bool learn_at(const TreeRef& st, ParamRef prm, i64 node, Row x, double y,
   return false;
 }
 
+/// The prediction at leaf ``node`` of row ``x``, which ``learn_at`` learns next with weight
+/// ``w``: ``predict_leaf``'s, keeping in ``kept`` the leaf's standardised inputs of ``x`` for
+/// its learning when the row is learnt at that leaf (weight > 0, no alternate subtrees that
+/// might learn it elsewhere), so that they are worked out once.
+inline double predict_to_learn(const TreeRef& st, ParamRef prm, i64 node, Row x, double w,
+                               Kept& kept) {
+  i64 leaf = st.nd_leaf()[node];
+  i64 nfeat = st.ints()[I_NFEAT];
+  kept.on = false;
+  if (w > 0.0 && !(prm.alt_lambda() > 0.0))
+    return leaves::predict_leaf_keeping(st, prm, leaf, x, nfeat, kept.z, kept.on);
+  return leaves::predict_leaf(st, prm, leaf, x, nfeat);
+}
+
 /// The tree's step for one example (room checked): route, predict (when ``predict`` or for a
 /// detector), learn.  Returns ``(prediction, drift detected)``.
 inline Step learn_step(const TreeRef& st, ParamRef prm, Row x, double y, double w,
                        bool predict) {
   i64 node = route(st, x);
   double pred = 0.0;
+  Kept kept;
   if (predict || prm.drift_lambda() > 0.0 || prm.alt_lambda() > 0.0 || prm.ev_fade() > 0.0)
-    pred = leaves::predict_leaf(st, prm, st.nd_leaf()[node], x, st.ints()[I_NFEAT]);
-  bool d = learn_at(st, prm, node, x, y, w, pred);
+    pred = predict_to_learn(st, prm, node, x, w, kept);
+  bool d = learn_at(st, prm, node, x, y, w, pred, &kept);
   return {pred, d};
 }
 

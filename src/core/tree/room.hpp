@@ -1,6 +1,6 @@
-// A tree's memory (the C++ side of streamforest/tree_kinds/room.py): the observer bin budget
-// (deactivating and reactivating leaves), freezing at the leaf cap, and whether the state has
-// room for the next row.
+// A tree's memory (ported from the numba-era streamforest/tree_kinds/room.py): the observer bin
+// budget (deactivating and reactivating leaves), freezing at the leaf cap, and whether the state
+// has room for the next row.
 //
 // Invariant: a pass learns a row only after ``room`` said yes (a split, an alternate and the
 // observers' bins of the row then fit in the arrays as they are); Python grows the arrays when

@@ -1,4 +1,4 @@
-// Splitting a leaf (the C++ side of streamforest/tree_kinds/splitting.py): the observers
+// Splitting a leaf (ported from the numba-era streamforest/tree_kinds/splitting.py): the observers
 // rule's split attempt (the Hoeffding bound's test on the observers' best cuts), the split
 // itself, and the children's start every rule shares (``grow_children``).  The extremely
 // randomised split's attempt is its own unit's (rules/extra).

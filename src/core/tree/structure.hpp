@@ -1,5 +1,5 @@
-// A tree's structure (the C++ side of streamforest/tree_kinds/structure.py): routing a row to
-// its leaf, the node and leaf pools, a leaf's creation and the freeing of nodes, leaves and
+// A tree's structure (ported from the numba-era streamforest/tree_kinds/structure.py): routing a
+// row to its leaf, the node and leaf pools, a leaf's creation and the freeing of nodes, leaves and
 // subtrees (every tree kind's; a split rule changes routing and the root through its parts).
 //
 // Invariants: a node is a leaf iff ``nd_feat < 0``, and then ``nd_leaf`` is its leaf slot and

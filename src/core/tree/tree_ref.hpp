@@ -1,5 +1,5 @@
 // A tree of an arena as one small value: ``TreeRef`` (its state) and ``ParamRef`` (its
-// parameters), the C++ side of streamforest/tree_kinds/tree_ref.py.
+// parameters), ported from the numba-era streamforest/tree_kinds/tree_ref.py.
 //
 // A forest keeps all its trees in one arena (streamforest/tree_kinds/arena.py): ``fa``
 // (float64), ``ia`` (int64) and ``ba`` (int8), each ``(n_trees, capacity)``, one row per tree

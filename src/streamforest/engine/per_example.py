@@ -1,5 +1,29 @@
 """The per-example path of the engine: one row encoded, learnt and predicted, each in one call
-of the compiled core (``_core.engine``'s handle kernels)."""
+of the compiled core.
+
+The common case runs in one compiled call from the model's method: the engine's
+:meth:`PerExample.example_path`, a ``_core.per_example.OneExample`` (``src/core/bindings/
+bind_per_example.cpp``), takes the dict itself, encodes it into :attr:`row_buffer` with the
+feature space's compiled encoder and runs the kernel (a forest's prediction or learning, or an
+interval method's: CPApproximate, OnlineQRF).  Whenever anything needs a decision (a new
+feature or category, a tree out of room, a drift signal, background trees, a shard, a target
+that is not a float, ...) it changes nothing the results depend on and says so, and the
+Python path below does the call: encoding (:meth:`encode_one`), the handle kernels
+(``_core.engine.learn_one_h``, ``predict_one_h``) and the engine's steps after a kernel
+(:meth:`_learn_loop`), as before.
+
+The memo of a prediction: a per-example prediction leaves the trees' leaves and predictions in
+:attr:`leaf_memo`, and ``_hint`` says for which row: the *stamp* of the feature space's memo of
+the dict it encoded into the row buffer (``FeatureSpace.dict_rows``; a stamp changes whenever
+that memo does: another dict encoded, the buffer written by a caller, a feature added) -- as an
+int from the Python path, or the compiled object itself, which keeps the stamp (so that its
+calls do not write ``_hint`` while it stays there).  A learning call of the same unchanged dict
+next finds the buffer holding it (the encoder's memo) and the hint's stamp equal to the current
+one, and passes the memo on to the learning kernel; it uses the hint up.  Anything that changes
+the trees or the buffer in between drops the hint (a batch pass, a sync, a tree replaced:
+``_hint = None``) or changes the stamp.  Both paths keep these rules, so a model learns exactly
+what a model that never predicted learns (tests/test_engine.py).
+"""
 
 from __future__ import annotations
 
@@ -13,11 +37,46 @@ from . import handle as handle_kernels
 _ENGINE = _core.engine
 _FRESH, _DONE, _DRIFTED = _ENGINE.FRESH, _ENGINE.DONE, _ENGINE.DRIFTED
 _LEARN_ONE_H, _PREDICT_ONE_H = _ENGINE.learn_one_h, _ENGINE.predict_one_h
+_OneExample = _core.per_example.OneExample
+_CP_LEARN_ONE_H = _core.intervals.cp_learn_one_h
 
 
 class PerExample:
     """``learn_one`` / ``predict_one`` of a row (a part of
-    :class:`~streamforest.engine.core.Engine`)."""
+    :class:`~streamforest.engine.core.Engine`).
+
+    Its private attributes (made and dropped with the engine's scratch, never saved): ``_h``,
+    the compiled per-example object (:meth:`example_path`); ``_h_arena``, ``(arena, row
+    buffer, handle)`` of the last :meth:`handle`; ``_hint`` (see the module docstring)."""
+
+    # --- the compiled per-example object ----------------------------------------------------------
+    def example_path(self):
+        """The engine's compiled per-example object (``_core.per_example.OneExample``), made on
+        first use, or None for an engine whose per-example steps are its own (a subclass that
+        defines ``learn_row`` or ``predict_one`` otherwise).  A model keeps it and passes itself
+        (the owner of the engine) with each call; the object checks that it is still its
+        engine's own, and that the engine is its owner's."""
+        px = self._h
+        if px is None and _runs_compiled_path(type(self)):
+            fs = self.features
+            px = self._h = _OneExample(self, fs, fs.dict_rows)
+        return px
+
+    def learn_on(self, r, y: float, w: float):
+        """The engine's steps after the compiled learning call returned ``r = (status, memo)``
+        (a tree out of room, a drift signal, background trees): as :meth:`learn_row` goes on
+        after its first kernel call."""
+        status, memo = r
+        return self._learn_loop(self.row_buffer, y, w, None, (), False, None, True, memo,
+                                (status, self.last_predictions))  # fmt: skip
+
+    def cp_learn_on(self, r, C: np.ndarray, y: float, w: float, size: int):
+        """CPApproximate's learning after the compiled call returned ``r = (status, memo, new
+        size)`` (``size``: the calibration set's size before the call): as
+        :meth:`learn_row_with` goes on; returns the set's new size."""
+        status, memo, out = r
+        return self._learn_loop(self.row_buffer, y, w, _CP_LEARN_ONE_H, (size,), False, C, True,
+                                memo, (status, out))  # fmt: skip
 
     # --- one example ------------------------------------------------------------------------------
     def handle(self) -> np.ndarray:
@@ -26,10 +85,11 @@ class PerExample:
         interval method passes to its own ``*_h`` kernels with :attr:`row_buffer` encoded (part
         of the forest interface, see :mod:`streamforest.engine.core`)."""
         A, row = self.arena, self.row_buffer
-        if self._h_arena is not A or self._h_row is not row:
-            self._h = self._handle_of(row, self._h)  # (rebuilt in place: no allocation)
-            self._h_arena, self._h_row = A, row
-        return self._h
+        c = self._h_arena
+        if c is None or c[0] is not A or c[1] is not row:
+            H = self._handle_of(row, None if c is None else c[2])  # (rebuilt in place)
+            c = self._h_arena = (A, row, H)
+        return c[2]
 
     def _handle_of(self, row: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """A handle of the engine's arrays with ``row`` (a 1-d float64 C-contiguous array) as
@@ -82,11 +142,20 @@ class PerExample:
 
     def remember(self, row: np.ndarray) -> None:
         """A per-example kernel just left the trees' leaves and predictions of ``row`` in the
-        memo (``_core.engine.predict_trees_memo``): if ``row`` is the
-        engine's row buffer as :meth:`encode_one` filled it, a :meth:`learn_one` of the same
-        dict next (nothing else encoded, no batch pass, no tree replaced in between) uses it."""
-        m = self.features._memo
-        self._hint = m if row is self.row_buffer and m[1] is row else None
+        memo (``_core.engine.predict_trees_memo``): if ``row`` is the engine's row buffer as
+        :meth:`encode_one` filled it, a :meth:`learn_one` of the same dict next (nothing else
+        encoded, no batch pass, no tree replaced in between) uses it."""
+        self._hint = self.features.dict_rows.hint_for(row) if row is self.row_buffer else None
+
+    def _memo_hint(self, h) -> bool:
+        """Whether hint ``h`` (used up) says the leaf memo describes the row buffer's dict: the
+        stamp a Python-path prediction left, or the compiled object's own hint (the object
+        itself, its stamp kept there)."""
+        if h is None:
+            return False
+        if type(h) is int:
+            return h == self.features.dict_rows.stamp
+        return h.take_hint()
 
     def learn_one(self, row: np.ndarray, y: float, w: float, kernel=None, extra=(),
                   memo: bool = False, handle=None):  # fmt: skip
@@ -112,19 +181,16 @@ class PerExample:
         h = self._hint  # the memo of this row's prediction, if one just made it (used up)
         self._hint = None
         own = row is self.row_buffer  # the row buffer: the kernel reads it through the handle
-        use_memo = h is not None and own and h is self.features._memo
+        use_memo = own and self._memo_hint(h)
         return self._learn_loop(row, y, w, kernel, extra, memo, handle, own, use_memo, None)
 
     def learn_row(self, y: float, w: float):
         """:meth:`learn_one` of the row buffer with the default kernel: the models' per-example
-        hot path, the same steps with fewer Python operations."""
+        Python path, the same steps with fewer Python operations."""
         h = self._hint
         self._hint = None
-        Hd = self._h  # self.handle(), inline
-        if self._h_arena is not self.arena or self._h_row is not self.row_buffer:
-            Hd = self.handle()
-        use_memo = h is not None and h is self.features._memo
-        status = _LEARN_ONE_H(Hd, self.bagging, y, w, _FRESH, use_memo)
+        use_memo = self._memo_hint(h)
+        status = _LEARN_ONE_H(self.handle(), self.bagging, y, w, _FRESH, use_memo)
         if status == _DONE and not self._bg_live:  # the common case
             return self.last_predictions
         return self._learn_loop(self.row_buffer, y, w, None, (), False, None, True, use_memo,
@@ -132,14 +198,11 @@ class PerExample:
 
     def learn_row_with(self, kernel, handle: np.ndarray, y: float, w: float, s):
         """:meth:`learn_one` of the row buffer with a method kernel taking ``handle`` and one
-        more argument ``s`` (``extra = (s,)``): an interval method's per-example hot path."""
+        more argument ``s`` (``extra = (s,)``): an interval method's per-example path."""
         h = self._hint
         self._hint = None
-        Hd = self._h  # self.handle(), inline
-        if self._h_arena is not self.arena or self._h_row is not self.row_buffer:
-            Hd = self.handle()
-        use_memo = h is not None and h is self.features._memo
-        status, out = kernel(Hd, handle, self.bagging, y, w, _FRESH, use_memo, s)
+        use_memo = self._memo_hint(h)
+        status, out = kernel(self.handle(), handle, self.bagging, y, w, _FRESH, use_memo, s)
         if status == _DONE and not self._bg_live:  # the common case
             return out
         return self._learn_loop(self.row_buffer, y, w, kernel, (s,), False, handle, True, use_memo,
@@ -197,14 +260,26 @@ class PerExample:
     def predict_one(self, row: np.ndarray) -> float:
         """The forest's prediction for one encoded row."""
         if row is self.row_buffer:  # the row buffer: through the handle
-            Hd = self._h  # self.handle(), inline
-            if self._h_arena is not self.arena or self._h_row is not row:
-                Hd = self.handle()
-            y = _PREDICT_ONE_H(Hd, self.aggregation)
-            m = self.features._memo  # remember(row), inline
-            self._hint = m if m[1] is row else None
+            y = _PREDICT_ONE_H(self.handle(), self.aggregation)
+            self._hint = self.features.dict_rows.hint_for(row)  # remember(row), inline
             return y
         args = (self.arena, row, self.aggregation, self.last_predictions, self.leaf_memo)
         y = _ENGINE.predict_one(*args)
         self._hint = None  # (the memo is of the row buffer's encoding only)
         return y
+
+
+_COMPILED_PATH: dict = {}  # engine class -> whether its per-example steps are PerExample's
+
+
+def _runs_compiled_path(cls) -> bool:
+    """Whether engines of class ``cls`` take the compiled per-example path: their per-example
+    steps are this module's (a subclass that learns or predicts a row otherwise, e.g. a
+    boosted model's engine, does not)."""
+    ok = _COMPILED_PATH.get(cls)
+    if ok is None:
+        ok = _COMPILED_PATH[cls] = all(
+            getattr(cls, name) is getattr(PerExample, name)
+            for name in ("learn_row", "predict_one", "learn_one", "_learn_loop", "learn_row_with")
+        )
+    return ok

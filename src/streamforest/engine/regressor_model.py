@@ -4,8 +4,9 @@
 of one tree, no bagging) and :class:`~streamforest.OnlineForestRegressor`: on
 :class:`~streamforest.engine.model.EngineModel` (the feature space, the engine, inspection) it
 adds what a target per example needs: validation of targets and weights, learning and
-predicting a row or a batch, the trees' values aggregated.  A per-example call is one compiled
-call after the dict is encoded.
+predicting a row or a batch, the trees' values aggregated.  A per-example call of a dict is one
+compiled call (the engine's per-example object: the dict encoded, the kernel run), or the Python
+path when anything needs a decision.
 
 Its part of the forest interface (see :mod:`streamforest.engine.model`):
 
@@ -24,6 +25,7 @@ import numpy as np
 
 import streamforest._core as _core
 
+from ..concurrency import lock_of
 from ..features import (
     check_target,
     check_targets,
@@ -35,10 +37,32 @@ from .model import EngineModel
 
 _INF = float("inf")
 _guard_label = _core.common.guard_label
+_guard_peek = _core.common.guard_peek
 
 
 class EngineRegressor(EngineModel):
     """Base of the regressors run by an :class:`~streamforest.engine.core.Engine`."""
+
+    # the engine's compiled per-example object (``engine_.example_path()``), kept once the
+    # trees exist: learn_one and predict_one of a dict are one call of it (it checks that it
+    # still is its engine's and the engine this model's, and says when the Python path must
+    # take the call); False for an engine without one; never saved
+    _px = None
+
+    def __getstate__(self):
+        d = self.__dict__
+        if "_px" in d:
+            d = dict(d)
+            del d["_px"]
+        return d
+
+    def _attach_px(self, e) -> None:
+        """After a call of the Python path: keep ``e``'s per-example object for the next calls
+        (the trees exist; the engine's current one), or False for an engine of another kind,
+        which has none."""
+        if self._px is not False:
+            path = getattr(e, "example_path", None)
+            self._px = (path() if path is not None else None) or False
 
     # --- hooks -----------------------------------------------------------------------------------
     def learn_featureless(self, y: float, w: float) -> None:
@@ -154,13 +178,43 @@ class EngineRegressor(EngineModel):
         return e.aggregate(e.predict_learn(Xa, ya, e.bagging_weights(wa), wa))
 
     # --- River-style API -------------------------------------------------------------------------
+    # learn_one and predict_one hold the model's lock themselves, as the wrapper of every
+    # public call does (streamforest.concurrency.locked): one Python call less per example
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values) with sample weight ``w``."""
-        # the common cases of check_target and weight_of inline: the per-example hot path
+        try:
+            lock = self._call_lock
+        except AttributeError:
+            lock = lock_of(self)
+        lock.acquire()
+        try:
+            px = self._px
+            g = self.__dict__.get("label_guard_")
+            if (
+                px
+                and g is not None
+                and type(y) is float
+                and type(w) is float
+                and _guard_peek(g, y, w) == y
+            ):  # one compiled call (see engine.per_example), for a label the guard lets
+                # through (counted once the call succeeded: a refused row leaves it as it was)
+                r = px.learn(self, x, y, w)
+                if r is not False:
+                    if r is not None:  # a tree out of room, a drift signal, background trees
+                        self.engine_.learn_on(r, y, w)
+                    _guard_label(g, y, w)
+                    return
+            self._learn_one_py(x, y, w)
+        finally:
+            lock.release()
+
+    def _learn_one_py(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
+        """:meth:`learn_one` in Python: every case (the lock is the caller's)."""
+        # the common cases of check_target and weight_of inline
         yf = y if type(y) is float and y - y == 0.0 else check_target(y)
         wf = w if type(w) is float and 0.0 <= w < _INF else weight_of(w)
         e = self.__dict__.get("engine_")
-        if e is not None and e.fitted:  # the hot path: one encoding, one compiled call
+        if e is not None and e.fitted:  # one encoding, one compiled call
             fs = e.features
             row = fs.encode_dict_into(x, True, e.row_buffer)  # e.encode_one(x, True), inline
             if row is not e.row_buffer:
@@ -169,9 +223,10 @@ class EngineRegressor(EngineModel):
                 e.sync()
             yl = _guard_label(self._label_guard(), yf, wf)  # (the row is valid: learnt now)
             e.learn_row(yl, wf if yl == yf else 0.0)  # e.learn_one(row, yf, wf), shorter
+            self._attach_px(e)
             return
         if e is None:
-            return self._first_call(EngineRegressor.learn_one, x, yf, wf)
+            return self._first_call(EngineRegressor._learn_one_py, x, yf, wf)
         row = e.encode_one(x, True)
         e.sync()
         yl = _guard_label(self._label_guard(), yf, wf)
@@ -179,6 +234,9 @@ class EngineRegressor(EngineModel):
         if not e.fitted:  # no feature seen yet
             return self.learn_featureless(yf, wf)
         e.learn_one(row, yf, wf)
+
+    learn_one._holds_lock = True
+    learn_one.__wrapped__ = _learn_one_py  # (what learn_one does, but for the lock)
 
     def encode_learn_row(self, x) -> np.ndarray:
         """The encoded row of an example to learn (new features recorded, trees synced)."""
@@ -199,13 +257,35 @@ class EngineRegressor(EngineModel):
 
     def predict_one(self, x: Mapping[Hashable, object]) -> float:
         """Prediction for one example (before anything was learnt: see the model)."""
+        try:
+            lock = self._call_lock
+        except AttributeError:
+            lock = lock_of(self)
+        lock.acquire()
+        try:
+            px = self._px
+            if px:  # one compiled call (see engine.per_example)
+                y = px.predict(self, x)
+                if y is not None:
+                    return y
+            return self._predict_one_py(x)
+        finally:
+            lock.release()
+
+    def _predict_one_py(self, x: Mapping[Hashable, object]) -> float:
+        """:meth:`predict_one` in Python: every case (the lock is the caller's)."""
         e = self.__dict__.get("engine_")
-        if e is not None and e.fitted:  # the hot path: one encoding, one compiled call
+        if e is not None and e.fitted:  # one encoding, one compiled call
             row = e.features.encode_dict_into(x, False, e.row_buffer)  # e.encode_one(x, False)
             if row is not e.row_buffer:
                 row = e.row_buffer = row.reshape(-1)
-            return e.predict_one(row)
+            y = e.predict_one(row)
+            self._attach_px(e)
+            return y
         self._check_params()
         if not isinstance(x, Mapping):
             raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
         return self._featureless_prediction()
+
+    predict_one._holds_lock = True  # (see learn_one)
+    predict_one.__wrapped__ = _predict_one_py

@@ -66,3 +66,11 @@ def aci_plan(levels: np.ndarray) -> tuple:
             _PLANS.clear()
         plan = _PLANS[key] = (union, idx, np.ascontiguousarray(logit))
     return plan
+
+
+def dtaci_eta(alpha: float, interval: int, experts: int) -> float:
+    """DtACI's learning rate of the experts' weights at level ``alpha`` (Gibbs & Candes 2022,
+    with the interval ``I`` and ``experts`` experts)."""
+    a = alpha
+    denom = ((1 - a) ** 2 * a**3 + a**2 * (1 - a) ** 3) / 3
+    return math.sqrt(3 / interval) * math.sqrt((math.log(interval * experts) + 2) / denom)

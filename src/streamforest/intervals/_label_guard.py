@@ -15,6 +15,7 @@ import streamforest._core as _core
 
 _common = _core.common
 guard_label = _common.guard_label  # (state, y, w) -> the label to learn (y itself: let through)
+guard_peek = _common.guard_peek  # (state, y, w) -> what guard_label would return, state unchanged
 
 
 def new_state() -> np.ndarray:
@@ -42,4 +43,4 @@ def guarded(state: np.ndarray, ya: np.ndarray, wa: np.ndarray):
     return y_out, np.where(flags != 0, 0.0, wa), flags
 
 
-__all__ = ["flagged_count", "guard_label", "guarded", "new_state"]
+__all__ = ["flagged_count", "guard_label", "guard_peek", "guarded", "new_state"]

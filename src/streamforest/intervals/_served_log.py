@@ -65,6 +65,7 @@ class ServedLog:
         self.call = np.zeros(self.size, np.int64)
         self.by_key: dict = {}  # key -> list of serials, oldest first
         self.evicted: dict = {}  # key -> evicted unmatched records (oldest evicted first)
+        self.cells = None  # (size, families): the groups that served each record (or None)
         self.memory = max(10 * self.size, 10_000)  # keys of evicted records remembered
         self.serial = 0
         self.calls = 0
@@ -78,12 +79,15 @@ class ServedLog:
             grown[:, : self.rec.shape[1]] = self.rec
             self.rec = grown
 
-    def add(self, keys: list, rec: np.ndarray, version: int) -> None:
-        """Log the rows served by one call (``rec``: ``(n, R, width)``).  A row whose key already
-        has a record from an earlier call with nothing learnt since (the same interval asked for
-        again) is not logged twice."""
+    def add(self, keys: list, rec: np.ndarray, version: int, cells=None) -> None:
+        """Log the rows served by one call (``rec``: ``(n, R, width)``; ``cells``: the groups
+        that served them, ``(n, families)``).  A row whose key already has a record from an
+        earlier call with nothing learnt since (the same interval asked for again) is not
+        logged twice."""
         if self.size == 0:
             return
+        if cells is not None and (self.cells is None or self.cells.shape[1] != cells.shape[1]):
+            self.cells = np.full((self.size, cells.shape[1]), -1, np.int64)
         self.calls += 1
         R = rec.shape[1]
         self._fit_levels(R)
@@ -97,6 +101,8 @@ class ServedLog:
             if self.live[slot]:
                 self._evict(slot)
             self.rec[slot, :R] = rec[i]
+            if cells is not None:
+                self.cells[slot] = cells[i]
             self.n_levels[slot] = R
             self.live[slot] = True
             self.slot_key[slot] = key

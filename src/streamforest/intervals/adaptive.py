@@ -17,6 +17,7 @@ import streamforest._core as _core
 from ..base import Estimator
 from ..features import check_target, check_targets, check_weight, check_weights, n_rows
 from . import _controllers as controllers
+from . import _group_controllers as group_controllers
 from ._served_log import ServedLog, row_keys
 from .base import check_alphas
 
@@ -195,6 +196,10 @@ class AdaptiveConformal(Estimator):
         are unmatched and taught as ``"current"``, also under ``"raise"``.  The log is not
         saved or pickled (it records what predictions served, not what the model learnt): a
         loaded or copied wrapper starts with an empty one.
+    groups
+        A controller per group (see ``_group_controllers``): None for the wrapped method's
+        groups, False for one marginal controller, or an interval method's ``groups`` (the
+        wrapped method without groups takes them too); the calls take a ``groups=`` array.
     """
 
     #: Score-based methods: scaled scores (regression) or additive ones (prediction sets).
@@ -215,6 +220,7 @@ class AdaptiveConformal(Estimator):
         scale: float | None = None,
         log_size: int = 10_000,
         unmatched: str = "current",
+        groups=None,
     ):
         self.model = model
         self.alphas = alphas
@@ -229,6 +235,9 @@ class AdaptiveConformal(Estimator):
         self.scale = scale
         self.log_size = log_size
         self.unmatched = unmatched
+        self.groups = groups
+
+    groups = None  # (models saved before groups existed)
 
     def __getstate__(self):
         """The state without the served log: it is a record of what predictions served, not of
@@ -261,6 +270,7 @@ class AdaptiveConformal(Estimator):
         if self.method not in _METHODS:
             raise ValueError(f"method must be one of {_METHODS}, got {self.method!r}")
         self._check_controller_params()
+        group_controllers.check(self)
 
     def _check_model(self) -> None:
         """``TypeError`` unless ``model`` is None or what the wrapper can wrap."""
@@ -317,6 +327,7 @@ class AdaptiveConformal(Estimator):
         if m is None:
             self._check_params()
             m = (self.model if self.model is not None else self._default_model()).clone()
+            group_controllers.configure(self, m)
             self._model = m
             self.levels_ = np.zeros(0)
             for k, v in self._initial_rows(0, self.levels_).items():
@@ -451,12 +462,6 @@ class AdaptiveConformal(Estimator):
             return levels, None, None
         return controllers.aci_plan(levels)
 
-    def _dtaci_eta(self, alpha: float) -> float:
-        a, interval = alpha, DTACI_INTERVAL
-        denom = ((1 - a) ** 2 * a**3 + a**2 * (1 - a) ** 3) / 3
-        k = EXPERT_GAMMAS.shape[0]
-        return math.sqrt(3 / interval) * math.sqrt((math.log(interval * k) + 2) / denom)
-
     def _pass(self, levels, learns, blo, bhi, pred, y, mode, rec, s):
         """Run the method's compiled pass on the state ``s`` (a dict of the call's arrays);
         returns the reported ``(lo, hi)`` of shape (n, R)."""
@@ -496,7 +501,8 @@ class AdaptiveConformal(Estimator):
                                      out_lo, out_hi, own_lo, own_hi)  # fmt: skip
         else:
             gammas = EXPERT_GAMMAS
-            eta = np.array([self._dtaci_eta(float(a)) for a in levels])
+            eta = np.array([controllers.dtaci_eta(float(a), DTACI_INTERVAL, gammas.shape[0])
+                            for a in levels])  # fmt: skip
             W = s["cal_"].shape[1]
             _core.intervals.online_pass(
                 _SCORE_METHODS[self.method], self._SCALED, 0.0 if self._SCALED else -np.inf,
@@ -558,10 +564,11 @@ class AdaptiveConformal(Estimator):
         learns[: self.levels_.shape[0]] = True
         return levels, pos.astype(np.int64), learns
 
-    def _feedback(self, keys, n: int):
+    def _feedback(self, keys, n: int, parts: int = 1):
         """How each learnt row teaches the controllers: ``(mode, rec, slots, late)`` from the
-        served log (mode 2 with the record, else by ``unmatched``).  Changes nothing."""
-        R = self.levels_.shape[0]
+        served log (mode 2 with the record, else by ``unmatched``; ``parts``: records of that
+        many controllers per level).  Changes nothing."""
+        R = self.levels_.shape[0] * parts
         mode = np.ones(n, np.int8)
         rec = np.zeros((n, R, self._record_width()))
         log = self._log
@@ -641,6 +648,7 @@ class AdaptiveConformal(Estimator):
                 log.n_matched -= int(hit.sum())
 
     # --- array API -------------------------------------------------------------------------------
+    @group_controllers.grouped
     def predict_learn_many(self, X, y, alpha=0.1, w=None):
         """Prequential pass: for each row the prediction and interval the wrapper gives *before*
         learning it, then it learns the row (controllers, from that interval, then the base
@@ -665,6 +673,7 @@ class AdaptiveConformal(Estimator):
         out = np.stack([lo, hi], axis=-1)
         return pred, (out[:, 0, :] if scalar else out)
 
+    @group_controllers.grouped
     def learn_many(self, X, y, w=None):
         """Learn the rows of ``X`` in order: the controllers from the intervals served for them
         (see "Feedback on what was served"), then the base model."""
@@ -688,6 +697,7 @@ class AdaptiveConformal(Estimator):
             return self._first_call(AdaptiveConformal.predict, X, keep=False)
         return self.model_.predict(X)
 
+    @group_controllers.grouped
     def predict_interval(self, X, alpha=0.1, log: bool = True) -> np.ndarray:
         """The intervals the wrapper serves now at significance ``alpha`` (a number or a list):
         ``(n, 2)`` or ``(n, len(alpha), 2)``.  Logs what was served for each row (``log=False``:
@@ -715,6 +725,7 @@ class AdaptiveConformal(Estimator):
 
         return self._run(base, np.array([y]) if learn else None, alphas, learn, keys, serve)
 
+    @group_controllers.grouped
     def learn_one(self, x: Mapping[Hashable, object], y: float, w: float = 1.0) -> None:
         """Learn one example: the controllers from the interval served for ``x`` (see "Feedback
         on what was served"), then the base model learns ``(x, y)``."""
@@ -750,6 +761,7 @@ class AdaptiveConformal(Estimator):
             return self._first_call(AdaptiveConformal.predict_one, x, keep=False)
         return self.model_.predict_one(x)
 
+    @group_controllers.grouped
     def predict_interval_one(self, x: Mapping[Hashable, object], alpha=0.1, log: bool = True):
         """``(lower, upper)`` served for one example, or a list of them for a list of ``alpha``;
         logged as :meth:`predict_interval`."""
@@ -780,4 +792,6 @@ class AdaptiveConformal(Estimator):
         if "_model" not in self.__dict__:
             return 0
         own = sum(v.nbytes for k, v in self.__dict__.items() if isinstance(v, np.ndarray))
+        gc = self.__dict__.get("_group_controllers")
+        own += gc.nbytes() if gc is not None else 0
         return self.model_.memory_bytes + own + self._log.nbytes

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import numbers
 from collections.abc import Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -12,6 +10,7 @@ from contextlib import contextmanager, nullcontext
 import numpy as np
 
 from ..base import Estimator
+from ..concurrency import forwarding
 from ..engine.forest_interface import LEAF_PAYLOADS, RegressionForest, has, require
 from ..features import check_target, check_targets, check_weight, kernel_array
 from ..forests import OnlineForestRegressor
@@ -105,19 +104,15 @@ def _grouping(fn):
     ``groups`` parameter, none given, no group state) runs ``fn`` itself; else the call's
     grouped form, ``IntervalRegressor._grouped_<name>``, which runs the method's own calls
     (``fn``, inside :meth:`IntervalRegressor._base_calls`) at the reference level."""
+    body = (
+        "    if {extra} is None and {self}.groups is None and '_groups' not in {self}.__dict__:\n"
+        "        return fn({args})\n"
+        "    if getattr({self}, '_in_base', False):\n"
+        "        return fn({args})\n"
+        "    return getattr({self}, grouped)({rest}{extra}={extra})\n"
+    )
     grouped = "_grouped_" + fn.__name__
-
-    @functools.wraps(fn)
-    def call(self, *args, groups=None, **kwargs):
-        if groups is None and self.groups is None and "_groups" not in self.__dict__:
-            return fn(self, *args, **kwargs)
-        if getattr(self, "_in_base", False):
-            return fn(self, *args, **kwargs)
-        return getattr(self, grouped)(*args, groups=groups, **kwargs)
-
-    sig = inspect.signature(fn)
-    keyword = inspect.Parameter("groups", inspect.Parameter.KEYWORD_ONLY, default=None)
-    call.__signature__ = sig.replace(parameters=[*sig.parameters.values(), keyword])
+    call = forwarding(fn, body, {"fn": fn, "grouped": grouped}, "groups")
     call._grouping = True
     return call
 
@@ -156,7 +151,12 @@ class IntervalRegressor(Estimator):
     #: :attr:`not_sharded`).
     shard_stages: str | None = None
     not_sharded: str = ""
-    _scratch_keys: tuple = ("_one_lohi",)  # reused buffers, not model state (not pickled)
+    _scratch_keys: tuple = ("_one_lohi", "_px")  # reused buffers, not model state (not pickled)
+    # the forest engine's compiled per-example object (``engine_.example_path()``) of a method
+    # whose per-example calls run in it (CPApproximate, OnlineQRF), kept once the trees exist:
+    # it checks on each call that it still is the engine's and the engine the forest's (False:
+    # an engine without one)
+    _px = None
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -547,6 +547,20 @@ class IntervalRegressor(Estimator):
         if scalar:
             return (float(lo[0]), float(hi[0]))
         return [(float(lo[a]), float(hi[a])) for a in range(alphas.shape[0])]
+
+    def _attach_px(self) -> None:
+        """After a call of the Python path: keep the forest engine's per-example object for the
+        next calls (the trees exist; the engine's current one), or False for an engine of
+        another kind, which has none."""
+        f = self.__dict__.get("_forest")
+        e = None if f is None else f.__dict__.get("engine_")
+        if e is None or self._px is False:
+            return
+        path = getattr(e, "example_path", None)
+        if path is None:
+            self._px = False
+        elif e.fitted:
+            self._px = path() or False
 
     _one_kernel = None  # a method's per-example interval: (row, alphas, lo, hi) -> None
     # a method's per-example learning of the row in the engine's row buffer: (row, y, w) -> None

@@ -12,7 +12,7 @@ import streamforest._core as _core
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
-from ._label_guard import flagged_count, guard_label, guarded, new_state
+from ._label_guard import flagged_count, guard_label, guard_peek, guarded, new_state
 from .base import IntervalRegressor, doubled
 
 _INF = float("inf")
@@ -58,6 +58,7 @@ class CPApproximate(IntervalRegressor):
     _exact = False
 
     _scratch_keys = (*IntervalRegressor._scratch_keys, "_evbufs", "_ch")
+    _ch = None  # the calibration arrays' handle (made on first use, dropped when they are new)
 
     def __init__(self, forest=None, calibration_size: int = 1000, seed: int | None = None,
                  groups=None):  # fmt: skip
@@ -94,6 +95,7 @@ class CPApproximate(IntervalRegressor):
 
     def _init_state(self) -> None:
         c, T = int(self.calibration_size), self.forest_.n_trees
+        self.__dict__.pop("_ch", None)
         self.ring_ = np.array([0, c], np.int64)
         self.size_ = 0
         self.cal_y_ = np.zeros(c)
@@ -135,6 +137,7 @@ class CPApproximate(IntervalRegressor):
             x = np.full((self.cal_x_.shape[0], p), np.nan)
             x[:, : self.cal_x_.shape[1]] = self.cal_x_
             self.cal_x_ = x
+            self.__dict__.pop("_ch", None)  # (its handle names the arrays)
 
     def learn_scored(self, P, W, slots, ya) -> None:
         """Calibrate on a chunk the forest's trees learnt elsewhere (the distributed layer's
@@ -168,15 +171,37 @@ class CPApproximate(IntervalRegressor):
     # --- one example, one compiled call ----------------------------------------------------------
     def learn_one(self, x, y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values)."""
+        px, C = self._px, self._ch
+        g = self.__dict__.get("label_guard_")
+        if (
+            px
+            and C is not None
+            and g is not None
+            and type(y) is float
+            and type(w) is float
+            and guard_peek(g, y, w) == y
+        ):  # the hot path: one compiled call, for a label the guard lets through (counted
+            # once the call succeeded: a refused row leaves the guard as it was)
+            f, size = self._forest, self.size_
+            r = px.cp_learn(f, x, y, w, C, size)
+            if r is not False:
+                if type(r) is int:
+                    self.size_ = r
+                else:  # a tree out of room, a drift signal, background trees
+                    self.size_ = f.engine_.cp_learn_on(r, C, y, w, size)
+                guard_label(g, y, w)
+                self._n_seen += 1
+                return
         if self._exact:  # CPExact's member links need the chunk path
             return super().learn_one(x, y, w)
-        # the common cases of check_target and weight_of inline: the per-example hot path
+        # the common cases of check_target and weight_of inline
         yf = y if type(y) is float and y - y == 0.0 else check_target(y)
         wf = w if type(w) is float and 0.0 <= w < _INF else weight_of(w)
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(CPApproximate.learn_one, x, yf, wf)
         self._learn_row(f.encode_learn_row(x), yf, wf)
+        self._attach_px()
 
     def _learn_row(self, row, yf: float, wf: float) -> None:
         """The per-example learning of ``row``, the engine's row buffer (see the base)."""
@@ -192,8 +217,13 @@ class CPApproximate(IntervalRegressor):
 
     def predict_interval_one(self, x, alpha=0.1):
         """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
+        px, C = self._px, self._ch
+        if px and C is not None and type(alpha) is float:  # one compiled call
+            out = px.cp_interval(self._forest, x, alpha, C, self.size_)
+            if out is not None:
+                return out
         f = self.__dict__.get("_forest")
-        if type(alpha) is float and 0.0 < alpha < 1.0 and f is not None:  # the hot path
+        if type(alpha) is float and 0.0 < alpha < 1.0 and f is not None:
             e = f.__dict__.get("engine_")
             if e is not None and e.fitted:
                 row = e.features.encode_dict_into(x, False, e.row_buffer)  # e.encode_one(x, False)
@@ -202,20 +232,26 @@ class CPApproximate(IntervalRegressor):
                 out = _CP_INTERVAL_ONE_H(e.handle(), self._calibration_handle(), e.aggregation,
                                          self.size_, alpha)  # fmt: skip
                 e.remember(row)  # a learn_one of the same dict next reuses the trees' leaves
+                if not self._exact:
+                    self._attach_px()
                 return out
         return super().predict_interval_one(x, alpha)
 
     def _calibration_handle(self) -> np.ndarray:
         """The calibration arrays packed for the per-example kernels (see
         :mod:`streamforest.engine.handle`), built anew when they were replaced (all are
-        together with ``cal_x_``: :meth:`_init_state`, :meth:`_widen_x`)."""
-        ch = self.__dict__.get("_ch")
-        if ch is None or ch[0] is not self.cal_x_:
-            ch = self._ch = (self.cal_x_, build_handle((
+        together with ``cal_x_``: :meth:`_init_state`, :meth:`_widen_x`, which drop it).  Made
+        read-only: the compiled per-example object keeps its views while it is the same
+        object."""
+        ch = self._ch
+        if ch is None:
+            ch = build_handle((
                 self.ring_, self.cal_y_, self.cal_oob_, self.cal_pred_, self.cal_sum_,
                 self.cal_cnt_, self.cal_score_, self.cal_order_, self.cal_pos_, self.cal_sorted_,
-                self.cal_x_)))  # fmt: skip
-        return ch[1]
+                self.cal_x_))  # fmt: skip
+            ch.flags.writeable = False
+            self._ch = ch
+        return ch
 
     def _one_kernel(self, row, alphas, lo, hi) -> None:
         e = self.forest_.engine_

@@ -14,12 +14,13 @@ from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
 from ..sketches import kll
 from ..tree_kinds.state import TreeState
-from ._label_guard import flagged_count, guard_label, guarded, new_state
+from ._label_guard import flagged_count, guard_label, guard_peek, guarded, new_state
 from .base import IntervalRegressor, check_alphas, check_quantiles, doubled
 
 _INF = float("inf")
 
 _WEIGHTINGS = ("meinshausen", "paper")
+_MEIN = "meinshausen"
 _LF_SK = TreeState._fields.index("lf_sketch")
 
 
@@ -324,13 +325,34 @@ class OnlineQRF(IntervalRegressor):
     def learn_one(self, x, y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values): the forest learns it directly
         (the leaves' sketches are updated as it learns)."""
-        # the common cases of check_target and weight_of inline: the per-example hot path
+        px = self._px
+        g = self.__dict__.get("label_guard_")
+        if (
+            px
+            and g is not None
+            and type(y) is float
+            and type(w) is float
+            and guard_peek(g, y, w) == y
+        ):
+            # the hot path: one compiled call, for a label the guard lets through (then
+            # counted, once the call succeeded: a refused row leaves the guard as it was)
+            f = self._forest
+            r = px.learn(f, x, y, w)
+            if r is not False:
+                if r is not None:  # a tree out of room, a drift signal, background trees
+                    f.engine_.learn_on(r, y, w)
+                guard_label(g, y, w)
+                self._n_seen += 1
+                return
+        # the common cases of check_target and weight_of inline
         yf = y if type(y) is float and y - y == 0.0 else check_target(y)
         wf = w if type(w) is float and 0.0 <= w < _INF else weight_of(w)
         f = self.__dict__.get("_forest")
         if f is None:
             return self._first_call(OnlineQRF.learn_one, x, yf, wf)
         self._learn_row(f.encode_learn_row(x), yf, wf)  # (encoded into the engine's row buffer)
+        if self._quantile_one:
+            self._attach_px()
 
     def _learn_row(self, row, yf: float, wf: float) -> None:
         """The per-example learning of ``row``, the engine's row buffer (see the base)."""
@@ -342,22 +364,34 @@ class OnlineQRF(IntervalRegressor):
 
     def predict_interval_one(self, x, alpha=0.1):
         """``(lower, upper)`` for one example, or a list of them for a list of ``alpha``."""
+        px = self._px
+        if px and type(alpha) is float:  # one compiled call
+            s = self._qone
+            p = None if s is None else s[1].get(alpha)  # this level's arrays, packed
+            if p is not None and p[2] is self.interval:
+                out = px.qrf_interval(self._forest, x, s[2], p[0], self.weighting == _MEIN)
+                if out is not None:
+                    return out
         f = self.__dict__.get("_forest")
         if type(alpha) is float and 0.0 < alpha < 1.0 and f is not None and self._quantile_one:
-            e = f.__dict__.get("engine_")  # the hot path: one level, its arrays packed once
+            e = f.__dict__.get("engine_")  # one level, its arrays packed once
             if e is not None and e.fitted:
                 row = e.features.encode_dict_into(x, False, e.row_buffer)  # e.encode_one(x, False)
                 if row is not e.row_buffer:
                     row = e.row_buffer = row.reshape(-1)
-                s = self.__dict__.get("_qone")
+                s = self._qone
                 if s is None:
                     s = self._qone_scratch()
                 p = s[1].get(alpha)  # this level's arrays, packed
                 if p is None or p[2] is not self.interval:
                     p = self._level_pack(s[1], alpha)
-                return _QUANTILE.interval_one_hp(e.handle(), s[2], p[0],
-                                                 self.weighting == "meinshausen")  # fmt: skip
+                out = _QUANTILE.interval_one_hp(e.handle(), s[2], p[0],
+                                                self.weighting == _MEIN)  # fmt: skip
+                self._attach_px()
+                return out
         return super().predict_interval_one(x, alpha)
+
+    _qone = None  # the per-example query's scratch (made on first use, see _qone_scratch)
 
     def _qone_scratch(self):
         """Scratch of ``query_one``, sized for the engine's trees and the ``k`` of their
@@ -365,7 +399,7 @@ class OnlineQRF(IntervalRegressor):
         sketch's row is, in models saved before the rows were cut too; no per-call look at the
         trees, which allocates).  Both are the trees' own, not the parameters (``n_trees``,
         ``k``), which ``set_params`` may have changed since the trees were made."""
-        s = self.__dict__.get("_qone")
+        s = self._qone
         if s is None:
             e = self.forest_.engine_
             T = int(e.n_trees)
@@ -379,7 +413,9 @@ class OnlineQRF(IntervalRegressor):
                  np.empty(T * cap)),
                 {},
             )  # fmt: skip
-            s = self._qone = (*s, build_handle(s[0]))  # the scratch packed (s keeps the arrays)
+            handle = build_handle(s[0])  # the scratch packed (s keeps the arrays)
+            handle.flags.writeable = False  # (the compiled per-example object keeps its views)
+            s = self._qone = (*s, handle)
         return s
 
     def _level_pack(self, cache, alpha: float):
@@ -389,7 +425,9 @@ class OnlineQRF(IntervalRegressor):
         float in (0, 1), for the ``interval`` kind they answer."""
         qs, masses, out_q = self._levels_for(cache, check_alphas(alpha)[0])
         arrays = (qs, masses, out_q, np.empty(1), np.empty(1))
-        p = cache[alpha] = (build_handle(arrays), arrays, self.interval)  # (handle -> arrays)
+        handle = build_handle(arrays)
+        handle.flags.writeable = False  # (the compiled per-example object keeps its views)
+        p = cache[alpha] = (handle, arrays, self.interval)  # (handle -> arrays)
         return p
 
     def _query_one(self, row, qs, masses, out_q, out_lo, out_hi) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Hashable, Mapping
 import numpy as np
 
 from ..features import n_rows
+from ..intervals import group_controllers
 from ..intervals.adaptive import AdaptiveConformal
 from ..intervals.base import check_alphas
 from .conformal import ClassifierMixin, ConformalClassifier, check_label, check_labels
@@ -84,16 +85,21 @@ class AdaptiveConformalClassifier(ClassifierMixin, AdaptiveConformal):
         raise AttributeError("a classifier gives prediction sets: use predict_set_one")
 
     # --- the pass ------------------------------------------------------------------------------
-    def _set_run(self, X, y, alphas, one: bool, w=None):
+    def _set_run(self, X, y, alphas, one: bool, w=None, groups=None):
         """Run the base method's pass and the controllers; returns ``(base pass, sets)`` with
-        sets ``(n, len(alphas), K)``.  Learns when ``y`` is given."""
+        sets ``(n, len(alphas), K)``.  Learns when ``y`` is given.  With groups (the wrapper's,
+        or its model's), a controller per group (``streamforest.intervals._group_controllers``;
+        ``groups``: the rows' group values, else read from ``X``)."""
         conf = self.model_
         n = 1 if one else n_rows(X)
+        grp = group_controllers.group_rows(self, X, n, one, groups, y is not None)
+        kw = group_controllers.base_kwargs(self, groups)
         true = np.zeros(n)  # the labels' scores, filled by the base pass before the controllers
         done = []
 
         def base(levels):
-            r = conf._pass(X, y, np.ascontiguousarray(levels, dtype=np.float64), one=one, w=w)
+            r = conf._pass(X, y, np.ascontiguousarray(levels, dtype=np.float64), one=one, w=w,
+                           **kw)  # fmt: skip
             if r.true_scores is not None:
                 true[:] = r.true_scores
             iv = np.empty((n, levels.shape[0], 2))
@@ -102,43 +108,48 @@ class AdaptiveConformalClassifier(ClassifierMixin, AdaptiveConformal):
             done.append(r)
             return np.full(n, -np.inf), iv  # an empty set is reported at -inf: no class
 
-        _, _, hi = self._run(base, true, alphas, learn=y is not None)
+        if grp is None:
+            _, _, hi = self._run(base, true, alphas, learn=y is not None)
+        else:
+            _, _, hi = group_controllers.run(self, grp, base, true, alphas, y is not None)
         r = done[0]
         return r, ConformalClassifier._sets(r, np.ascontiguousarray(hi))
 
     # --- array API -------------------------------------------------------------------------------
-    def learn_many(self, X, y, w=None):
+    def learn_many(self, X, y, w=None, groups=None):
         """Learn the rows of ``X`` in order (controllers, then the base method)."""
         check_labels(y, n_rows(X))
         if "_model" not in self.__dict__:
-            return self._first_call(AdaptiveConformalClassifier.learn_many, X, y, w)
+            return self._first_call(AdaptiveConformalClassifier.learn_many, X, y, w, groups)
         with self._atomic():
-            r, _ = self._set_run(X, y, self.levels_.copy(), one=False, w=w)
+            r, _ = self._set_run(X, y, self.levels_.copy(), one=False, w=w, groups=groups)
             self._n_seen += r.proba.shape[0]
         return self
 
-    def predict_learn_many(self, X, y, alpha=0.1, w=None):
+    def predict_learn_many(self, X, y, alpha=0.1, w=None, groups=None):
         """Prequential pass: ``(labels, proba, sets)`` as
         :meth:`ConformalClassifier.predict_learn_many`, the sets being the wrapper's; the
         levels asked for are tracked from now on."""
         alphas, scalar = check_alphas(alpha)
         check_labels(y, n_rows(X))
         if "_model" not in self.__dict__:
-            return self._first_call(AdaptiveConformalClassifier.predict_learn_many, X, y, alpha, w)
+            return self._first_call(AdaptiveConformalClassifier.predict_learn_many, X, y, alpha, w,
+                                    groups)  # fmt: skip
         with self._atomic():
             self._track(alphas)
-            r, sets = self._set_run(X, y, alphas, one=False, w=w)
+            r, sets = self._set_run(X, y, alphas, one=False, w=w, groups=groups)
             self._n_seen += r.proba.shape[0]
         labels = ConformalClassifier._argmax_labels(r.proba, r.known, self.model_._classes)
         return labels, r.proba, (sets[:, 0, :] if scalar else sets)
 
-    def predict_sets(self, X, alpha=0.1) -> np.ndarray:
+    def predict_sets(self, X, alpha=0.1, groups=None) -> np.ndarray:
         """The sets the wrapper gives now (boolean ``(n, n_classes)``, or
         ``(n, len(alpha), n_classes)`` for a list).  Changes nothing."""
         alphas, scalar = check_alphas(alpha)
         if "_model" not in self.__dict__:
-            return self._first_call(AdaptiveConformalClassifier.predict_sets, X, alpha, keep=False)
-        _, sets = self._set_run(X, None, alphas, one=False)
+            return self._first_call(AdaptiveConformalClassifier.predict_sets, X, alpha, groups,
+                                    keep=False)  # fmt: skip
+        _, sets = self._set_run(X, None, alphas, one=False, groups=groups)
         return sets[:, 0, :] if scalar else sets
 
     def predict_proba(self, X) -> np.ndarray:
@@ -159,25 +170,25 @@ class AdaptiveConformalClassifier(ClassifierMixin, AdaptiveConformal):
         return m.classes_ if m is not None else []
 
     # --- River-style API -------------------------------------------------------------------------
-    def learn_one(self, x: Mapping[Hashable, object], y, w=None) -> None:
+    def learn_one(self, x: Mapping[Hashable, object], y, w=None, groups=None) -> None:
         """Learn one example: the controllers from the set the wrapper gives for ``x`` now, then
         the base method."""
         check_label(y)
         if "_model" not in self.__dict__:
-            return self._first_call(AdaptiveConformalClassifier.learn_one, x, y, w)
+            return self._first_call(AdaptiveConformalClassifier.learn_one, x, y, w, groups)
         with self._atomic():
-            self._set_run(x, y, self.levels_.copy(), one=True, w=w)
+            self._set_run(x, y, self.levels_.copy(), one=True, w=w, groups=groups)
             self._n_seen += 1
 
-    def predict_set_one(self, x: Mapping[Hashable, object], alpha=0.1) -> list:
+    def predict_set_one(self, x: Mapping[Hashable, object], alpha=0.1, groups=None) -> list:
         """The wrapper's set for ``x``: labels, most probable first (a list of such lists for a
         list of ``alpha``)."""
         alphas, scalar = check_alphas(alpha)
         if "_model" not in self.__dict__:
             return self._first_call(
-                AdaptiveConformalClassifier.predict_set_one, x, alpha, keep=False
+                AdaptiveConformalClassifier.predict_set_one, x, alpha, groups, keep=False
             )
-        r, sets = self._set_run(x, None, alphas, one=True)
+        r, sets = self._set_run(x, None, alphas, one=True, groups=groups)
         out = [self.model_._labels_of(r.proba[0], s) for s in sets[0]]
         return out[0] if scalar else out
 

@@ -16,6 +16,7 @@ import streamforest._core as _core
 from .._labels import accuracy, check_label, check_labels, label_array
 from ..base import Estimator
 from ..features import n_rows
+from ..intervals import groups as grouping
 from ..intervals.base import check_alphas
 
 #: The conformity scores, by name (see :class:`ConformalClassifier`).
@@ -130,6 +131,18 @@ class ConformalClassifier(ClassifierMixin, Estimator):
     have one column per class (``classes_``).  The model's probabilities are normalised to sum
     to 1 over the classes (uniform when the model gives none).
 
+    **Coverage per group.**  With ``groups``, each group keeps its own FIFO window of the last
+    ``calibration_size`` scores of its rows (and the pool those of every row: the marginal
+    calibration set), and a row's set uses its group's threshold, the
+    ``ceil((m + 1)(1 - alpha))``-th smallest of the group's ``m`` scores; a young group (too
+    few scores for that rank) borrows the pool's, a row of a missing or unseen group takes the
+    pool's, and with several families a row takes the largest of its groups' thresholds.  The
+    windows are the interval methods' (``src/core/intervals/groups.hpp``), on the conformity
+    scores themselves; a row the model gives no probability adds no score, as in the marginal
+    set.  With :class:`~streamforest.Multivalid` the thresholds are MVP's (the levels fixed by
+    it; a row the model gives no probability gets every class and teaches nothing).
+    :attr:`thresholds` and :attr:`calibration_scores_` stay the marginal ones.
+
     Parameters
     ----------
     model
@@ -148,6 +161,11 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         Scores kept (the most recent ones).
     seed
         Seed of the APS/RAPS uniforms (``None``: drawn once when learning starts).
+    groups
+        Sets calibrated per group (online Mondrian conformal, as the interval methods'
+        ``groups``): a column name or index, a function of the row, a list of them (several
+        families), or :class:`~streamforest.Multivalid` (overlapping families); the calls also
+        take a ``groups=`` array.  See "Coverage per group" above.
 
     Examples
     --------
@@ -167,6 +185,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         k_reg: int = 1,
         calibration_size: int = 1000,
         seed: int | None = None,
+        groups=None,
     ):
         self.model = model
         self.conformity_score = conformity_score
@@ -175,6 +194,9 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         self.k_reg = k_reg
         self.calibration_size = calibration_size
         self.seed = seed
+        self.groups = groups
+
+    groups = None  # (models saved before groups existed)
 
     # --- parameters and state ----------------------------------------------------------------
     def _check_params(self) -> None:
@@ -206,6 +228,7 @@ class ConformalClassifier(ClassifierMixin, Estimator):
             )
         if self.seed is not None and not _is_int(self.seed, 0, 2**63 - 1):
             raise ValueError(f"seed must be None or an integer >= 0, got {self.seed!r}")
+        grouping.check_groups(self.groups)
 
     @staticmethod
     def _default_model():
@@ -351,14 +374,17 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         return S
 
     # --- the pass ------------------------------------------------------------------------------
-    def _pass(self, X, y, levels: np.ndarray, one: bool, w=None) -> Pass:
+    def _pass(self, X, y, levels: np.ndarray, one: bool, w=None, groups=None) -> Pass:
         """Scores and thresholds (at ``levels``) of the rows of ``X`` (one example ``x`` when
         ``one``) and, given labels ``y``, add the labels' scores to the calibration set row by row
         (each row's thresholds are those before it) and let the model learn the rows.  Nothing
-        changes if it raises."""
+        changes if it raises (but a damaged group state, refused after the model learnt).
+        ``groups``: the rows' group values (else read from ``X`` by the ``groups``
+        parameter)."""
         m = self.model_
         n = 1 if one else n_rows(X)
         labels = None if y is None else ([check_label(y)] if one else check_labels(y, n))
+        cells = self._group_cells(X, n, one, groups, learn=labels is not None)
         P, informed = self._model_proba(X, n, one, informed=True)
         classes, index = self._classes, self._index
         known = np.full(n, len(classes), np.int64)
@@ -377,6 +403,9 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         S = self._scores(P, known, self.n_seen)
         L = levels.shape[0]
         if labels is None:
+            if cells is not None:
+                thr = self._group_thresholds(cells, np.zeros(n), informed, False, levels)
+                return Pass(P, S, thr, None, known)
             thr = np.empty(L)
             _core.sets.thresholds(self._sorted, self._cal, levels, thr)
             return Pass(P, S, np.broadcast_to(thr, (n, L)), None, known)
@@ -394,7 +423,55 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         self._ring, self._sorted, self._cal = ring, srt, cal
         self._classes, self._index = classes, index
         self._n_seen += n
+        if cells is not None:
+            thr = self._group_thresholds(cells, true, informed, True, levels)
         return Pass(P, S, thr, true, known)
+
+    # --- groups --------------------------------------------------------------------------------
+    def _group_cells(self, X, n: int, one: bool, groups, learn: bool):
+        """``(state, ids, new)``: the group state (made when the model first learns with groups)
+        and the rows' cells (:meth:`GroupCalibration.lookup`; nothing changes here); None
+        without groups, or while predicting before any grouped learning (marginal sets)."""
+        state = self.__dict__.get("_groups")
+        if groups is None and self.groups is None and state is None:
+            return None
+        if state is None and not learn:
+            return None
+        families = grouping.check_groups(self.groups)
+        rule = grouping.multivalid_of(self.groups)
+        names = list(getattr(self._model, "feature_names_in_", None) or [])
+        if groups is not None:
+            cols = grouping.given_values(groups, n, one)
+        elif families:
+            cols = (grouping.row_values if one else grouping.batch_values)(families, X, names)
+        else:
+            cols = [[None] * n for _ in range(state.n_families)]
+        if state is None:
+            state = grouping.GroupCalibration(int(self.calibration_size), len(cols), rule)
+        elif (rule is None) != (state.__dict__.get("mvp_v") is None):
+            raise ValueError("the groups' calibration (Mondrian windows or Multivalid) changed "
+                             "after learning started: clone the model")  # fmt: skip
+        elif rule is not None and state.mvp_v.shape[:2] != (len(rule.levels()), rule.buckets):
+            raise ValueError("Multivalid alphas or buckets changed after learning started")
+        ids, new = state.lookup(cols, learn)
+        return state, ids, new
+
+    def _group_thresholds(self, cells, scores, use, learn: bool, levels) -> np.ndarray:
+        """The rows' thresholds ``(n, L)`` from the group state (learning: the new groups
+        added first, the rows' scores entering the windows)."""
+        state, ids, new = cells
+        rule = grouping.multivalid_of(self.groups)
+        columns = rule.columns(levels) if rule is not None else None
+        if learn:
+            self.__dict__["_groups"] = state
+            state.commit(new)
+        thr = state.run_sets(ids, scores, use, learn, levels, rule, self._seed)
+        return np.ascontiguousarray(thr[:, columns]) if rule is not None else thr
+
+    @property
+    def group_state_(self):
+        """The group windows (``GroupCalibration``), or None."""
+        return self.__dict__.get("_groups")
 
     @staticmethod
     def _sets(r: Pass, thr: np.ndarray) -> np.ndarray:
@@ -412,15 +489,16 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         return out
 
     # --- array API -------------------------------------------------------------------------------
-    def learn_many(self, X, y, w=None) -> ConformalClassifier:
-        """Learn the rows of ``X`` with labels ``y`` (see the class docstring)."""
+    def learn_many(self, X, y, w=None, groups=None) -> ConformalClassifier:
+        """Learn the rows of ``X`` with labels ``y`` (see the class docstring); ``groups``: the
+        rows' group values (one per row, or ``(rows, families)``)."""
         check_labels(y, n_rows(X))
         if "_model" not in self.__dict__:
-            return self._first_call(ConformalClassifier.learn_many, X, y, w)
-        self._pass(X, y, np.zeros(0), one=False, w=w)
+            return self._first_call(ConformalClassifier.learn_many, X, y, w, groups)
+        self._pass(X, y, np.zeros(0), one=False, w=w, groups=groups)
         return self
 
-    def predict_learn_many(self, X, y, alpha=0.1, w=None):
+    def predict_learn_many(self, X, y, alpha=0.1, w=None, groups=None):
         """Prequential pass: for each row, the predicted label, the probabilities and the set the
         wrapper gives *before* learning it; then it learns the rows.
 
@@ -431,20 +509,22 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         levels, scalar = check_alphas(alpha)
         check_labels(y, n_rows(X))
         if "_model" not in self.__dict__:
-            return self._first_call(ConformalClassifier.predict_learn_many, X, y, alpha, w)
-        r = self._pass(X, y, levels, one=False, w=w)
+            return self._first_call(ConformalClassifier.predict_learn_many, X, y, alpha, w,
+                                    groups)  # fmt: skip
+        r = self._pass(X, y, levels, one=False, w=w, groups=groups)
         sets = self._sets(r, r.thresholds)
         labels = self._argmax_labels(r.proba, r.known, self._classes)
         return labels, r.proba, (sets[:, 0, :] if scalar else sets)
 
-    def predict_sets(self, X, alpha=0.1) -> np.ndarray:
+    def predict_sets(self, X, alpha=0.1, groups=None) -> np.ndarray:
         """Prediction sets of the rows of ``X`` at significance ``alpha``: a boolean array
         ``(n, n_classes)`` for one level, ``(n, len(alpha), n_classes)`` for a list; column ``k``
         is ``classes_[k]``.  A smaller ``alpha`` gives a superset.  Changes nothing."""
         levels, scalar = check_alphas(alpha)
         if "_model" not in self.__dict__:
-            return self._first_call(ConformalClassifier.predict_sets, X, alpha, keep=False)
-        r = self._pass(X, None, levels, one=False)
+            return self._first_call(ConformalClassifier.predict_sets, X, alpha, groups,
+                                    keep=False)  # fmt: skip
+        r = self._pass(X, None, levels, one=False, groups=groups)
         sets = self._sets(r, np.ascontiguousarray(r.thresholds))
         return sets[:, 0, :] if scalar else sets
 
@@ -463,20 +543,22 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         return label_array(self.classes_)[np.argmax(P, axis=1)]  # the models' dtype
 
     # --- River-style API -------------------------------------------------------------------------
-    def learn_one(self, x: Mapping[Hashable, object], y, w=None) -> None:
-        """Learn one example (see the class docstring)."""
+    def learn_one(self, x: Mapping[Hashable, object], y, w=None, groups=None) -> None:
+        """Learn one example (see the class docstring); ``groups``: its group value (a tuple of
+        one per family)."""
         check_label(y)
         if "_model" not in self.__dict__:
-            return self._first_call(ConformalClassifier.learn_one, x, y, w)
-        self._pass(x, y, np.zeros(0), one=True, w=w)
+            return self._first_call(ConformalClassifier.learn_one, x, y, w, groups)
+        self._pass(x, y, np.zeros(0), one=True, w=w, groups=groups)
 
-    def predict_set_one(self, x: Mapping[Hashable, object], alpha=0.1) -> list:
+    def predict_set_one(self, x: Mapping[Hashable, object], alpha=0.1, groups=None) -> list:
         """The prediction set of ``x``: a list of labels, most probable first; a list of such
         lists for a list of ``alpha``."""
         levels, scalar = check_alphas(alpha)
         if "_model" not in self.__dict__:
-            return self._first_call(ConformalClassifier.predict_set_one, x, alpha, keep=False)
-        r = self._pass(x, None, levels, one=True)
+            return self._first_call(ConformalClassifier.predict_set_one, x, alpha, groups,
+                                    keep=False)  # fmt: skip
+        r = self._pass(x, None, levels, one=True, groups=groups)
         sets = self._sets(r, np.ascontiguousarray(r.thresholds))[0]
         out = [self._labels_of(r.proba[0], s) for s in sets]
         return out[0] if scalar else out
@@ -504,4 +586,6 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         if "_model" not in self.__dict__:
             return 0
         own = self._ring.nbytes + self._sorted.nbytes + self._cal.nbytes
+        g = self.__dict__.get("_groups")
+        own += g.nbytes() if g is not None else 0
         return own + int(getattr(self._model, "memory_bytes", 0) or 0)

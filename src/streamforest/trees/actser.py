@@ -19,15 +19,16 @@ class ACTSERClassifier(HoeffdingTreeClassifier):
     **Defaults and the thesis' settings.**  The defaults split sooner than the thesis' Table 5.3
     (``grace_period=25, delta=0.01``, the members' settings of
     :class:`~streamforest.ACTSEREnsembleClassifier`): with ``delta=1e-7`` a leaf waits about
-    3,200 examples to break a tie between two classes, so a single tree can stall on a simple
-    nominal concept.  ``ACTSERClassifier(**ACTSERClassifier.THESIS)`` is the thesis' tree
+    3,200 examples to break a tie between two classes, so a single tree learns a simple nominal
+    concept slowly.  ``ACTSERClassifier(**ACTSERClassifier.THESIS)`` is the thesis' tree
     (Table 5.3), used by the reproduction benchmarks; the figures are in the docs' user guide
     (classification).
 
     - **Split** (thesis §5.2.1): a leaf buffers its first ``m_min`` examples, then draws one
       random candidate per feature (numeric: a threshold uniform between the smallest and
-      largest value seen; nominal: every category, including those first seen later, sent to a
-      random side) and keeps only the class weights of each candidate's two sides.  Every
+      largest value seen; nominal: a binary split of the categories seen, each equally likely,
+      with every category first seen later sent to a random side) and keeps only the class
+      weights of each candidate's two sides.  Every
       ``grace_period`` (``n_min``) of weight it splits on the candidate of largest information
       gain when ``IG(best) - IG(second) > eps`` (the Hoeffding bound, range ``log2`` of the
       classes), or once ``eps < tau`` on one drawn among those within ``eps`` of the best.
