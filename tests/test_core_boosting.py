@@ -119,31 +119,37 @@ def test_refusals():
     e = m.engine_
     Xa = np.ascontiguousarray(m.encode_predict(X[:10]))
     x = np.ascontiguousarray(Xa[0])
-    acc, dr = np.zeros(2), np.zeros(3, np.int8)
-    assert CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, CB.FRESH, acc, dr) in (CB.DONE, CB.DRIFTED)
+    acc, dr = np.zeros(CB.ACC_SIZE), np.zeros(3, np.int8)
+    g = np.zeros(_core.common.GUARD_SIZE)  # the label guard's state
+    assert CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, CB.FRESH, acc, dr, g) in (CB.DONE, CB.DRIFTED)
     with pytest.raises(ValueError, match="acc"):
-        CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, CB.FRESH, np.zeros(1), dr)
+        CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, CB.FRESH, np.zeros(2), dr, g)
+    with pytest.raises(ValueError, match="guard"):
+        CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, CB.FRESH, acc, dr, np.zeros(2))
+    with pytest.raises(ValueError, match="guard"):
+        CB.boost_rows(e.arena, Xa, np.zeros(10), np.ones(10), 0.1, 0, CB.FRESH, acc, dr,
+                      np.zeros(2), np.zeros(10))  # fmt: skip
     with pytest.raises(ValueError, match="drifted"):
-        CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, CB.FRESH, acc, np.zeros(2, np.int8))
+        CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, CB.FRESH, acc, np.zeros(2, np.int8), g)
     with pytest.raises(TypeError):
-        CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, CB.FRESH, acc, np.zeros(3, np.int64))
+        CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, CB.FRESH, acc, np.zeros(3, np.int64), g)
     with pytest.raises(ValueError, match="t0"):
-        CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, -2, acc, dr)
+        CB.boost_one(e.arena, x, 1.0, 1.0, 0.1, -2, acc, dr, g)
     with pytest.raises(ValueError, match="columns"):
-        CB.boost_one(e.arena, x[:2].copy(), 1.0, 1.0, 0.1, CB.FRESH, acc, dr)
+        CB.boost_one(e.arena, x[:2].copy(), 1.0, 1.0, 0.1, CB.FRESH, acc, dr, g)
     with pytest.raises(ValueError, match="columns"):
         CB.boost_predict_one(e.arena, x[:2].copy(), 0.1)
     out = np.zeros(10)
     y10, w10 = np.zeros(10), np.ones(10)
-    r = CB.boost_rows(e.arena, Xa, y10, w10, 0.1, 0, CB.FRESH, acc, dr, out)
+    r = CB.boost_rows(e.arena, Xa, y10, w10, 0.1, 0, CB.FRESH, acc, dr, g, out)
     assert r == (10, CB.DONE)
-    assert CB.boost_rows(e.arena, Xa, y10, w10, 0.1, 12, CB.FRESH, acc, dr, out) == (10, CB.DONE)
+    assert CB.boost_rows(e.arena, Xa, y10, w10, 0.1, 12, CB.FRESH, acc, dr, g, out) == (10, CB.DONE)
     with pytest.raises(ValueError, match="start"):
-        CB.boost_rows(e.arena, Xa, y10, w10, 0.1, -1, CB.FRESH, acc, dr, out)
+        CB.boost_rows(e.arena, Xa, y10, w10, 0.1, -1, CB.FRESH, acc, dr, g, out)
     with pytest.raises(ValueError, match="out"):
-        CB.boost_rows(e.arena, Xa, y10, w10, 0.1, 0, CB.FRESH, acc, dr, np.zeros(9))
+        CB.boost_rows(e.arena, Xa, y10, w10, 0.1, 0, CB.FRESH, acc, dr, g, np.zeros(9))
     with pytest.raises(ValueError, match="w"):
-        CB.boost_rows(e.arena, Xa, y10, w10[:9].copy(), 0.1, 0, CB.FRESH, acc, dr, out)
+        CB.boost_rows(e.arena, Xa, y10, w10[:9].copy(), 0.1, 0, CB.FRESH, acc, dr, g, out)
     with pytest.raises(ValueError, match="out"):
         CB.boost_predict_rows(e.arena, Xa, 0.1, np.zeros(9))
     with pytest.raises(TypeError):

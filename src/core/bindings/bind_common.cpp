@@ -1,7 +1,9 @@
-// Bindings of the shared kernels: the generator, the running statistics, sorting.
+// Bindings of the shared kernels: the generator, the running statistics, sorting, the label
+// guard.
 #include <nanobind/stl/tuple.h>
 
 #include "arrays.hpp"
+#include "common/label_guard.hpp"
 #include "common/rng.hpp"
 #include "common/sorting.hpp"
 #include "common/stats.hpp"
@@ -69,6 +71,37 @@ void bind_common(nb::module_& m) {
     nb::gil_scoped_release release;
     sorting::sort_into(v, n);
   }, nb::arg("values").noconvert(), nb::arg("n"));
+
+  m.attr("GUARD_SIZE") = guard::GUARD_SIZE;
+  m.attr("GUARD_WARMUP") = guard::GUARD_WARMUP;
+  m.attr("GUARD_WIDTHS") = guard::GUARD_WIDTHS;
+  m.attr("GUARD_RELAX") = guard::GUARD_RELAX;
+  m.attr("GUARD_FLAGGED") = guard::G_FLAGGED;
+  m.def("guard_label", [](Array<double> state, double y, double w) {
+    auto s = vec(state, "state");
+    need_items(s.size(), guard::GUARD_SIZE, "state");
+    return guard::guard_label(s, y, w);  // (a handful of operations: the GIL is kept)
+  }, nb::arg("state").noconvert(), nb::arg("y"), nb::arg("w"));
+  m.def("guard_peek", [](Array<const double> state, double y, double w) {
+    auto s = vec(state, "state");
+    need_items(s.size(), guard::GUARD_SIZE, "state");
+    return guard::guard_peek(s, y, w);  // (a handful of operations: the GIL is kept)
+  }, nb::arg("state"), nb::arg("y"), nb::arg("w"));
+  m.def("guard_labels", [](Array<double> state, Array<const double> y, Array<const double> w,
+                           Array<double> y_out, Array<i8> flagged) {
+    auto s = vec(state, "state");
+    auto yv = vec(y, "y");
+    auto wv = vec(w, "w");
+    auto yo = vec(y_out, "y_out");
+    auto fl = vec(flagged, "flagged");
+    need_items(s.size(), guard::GUARD_SIZE, "state");
+    need_items(wv.size(), yv.size(), "w");
+    need_items(yo.size(), yv.size(), "y_out");
+    need_items(fl.size(), yv.size(), "flagged");
+    nb::gil_scoped_release release;
+    return guard::guard_labels(s, yv, wv, yo, fl);
+  }, nb::arg("state").noconvert(), nb::arg("y"), nb::arg("w"), nb::arg("y_out").noconvert(),
+     nb::arg("flagged").noconvert());
 }
 
 }  // namespace sf::bind

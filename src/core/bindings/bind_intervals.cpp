@@ -2,6 +2,9 @@
 // controllers, NormalizedConformal's and ConformalQRF's passes; those on the trees are in
 // bind_intervals_trees.cpp).  Every shape, count and stored index a kernel will use is checked
 // here, before it runs.
+#include <nanobind/stl/optional.h>
+
+#include <optional>
 #include <string>
 
 #include "bindings/arrays.hpp"
@@ -369,7 +372,7 @@ void bind_intervals(nb::module_& m) {
          Array<double> ss, Array<double> cspread, Array<double> level, i64 span,
          Array<const double> yhat, Array<const double> spread, Array<const double> y, bool learn,
          bool normalize, double offset, Array<const double> alphas, Array<double> half,
-         Array<double> guard) {
+         Array<double> guard, std::optional<Array<const i8>> flagged) {
         auto rg = vec(ring, "ring");
         auto sc = vec(score, "score");
         auto ov = vec(order, "order");
@@ -393,18 +396,23 @@ void bind_intervals(nb::module_& m) {
         need_len(yh, n, "yhat");
         need_len(sp, n, "spread");
         need_shape(hf, n, al.size(), "half");
+        Vec<const i8> fl;
+        if (flagged) {
+          fl = vec(*flagged, "flagged");
+          need_len(fl, n, "flagged");
+        }
         nb::gil_scoped_release release;
         return iv::normalized_pass(size, rg, sc, ov, ps, sv, cs, lv, span, yh, sp, yv, learn,
-                                   normalize, offset, al, hf, gd);
+                                   normalize, offset, al, hf, gd, fl);
       },
       nb::arg("size"), nb::arg("ring").noconvert(), nb::arg("score").noconvert(),
       nb::arg("order").noconvert(), nb::arg("pos").noconvert(), nb::arg("ss").noconvert(),
       nb::arg("cspread").noconvert(), nb::arg("level").noconvert(), nb::arg("span"),
       nb::arg("yhat"), nb::arg("spread"), nb::arg("y"), nb::arg("learn"), nb::arg("normalize"),
       nb::arg("offset"), nb::arg("alphas"), nb::arg("half").noconvert(),
-      nb::arg("guard").noconvert(),
-      "NormalizedConformal's pass: half-widths before each row, then the row enters the ring; "
-      "returns the new size.");
+      nb::arg("guard").noconvert(), nb::arg("flagged") = nb::none(),
+      "NormalizedConformal's pass: half-widths before each row, then the row enters the ring "
+      "(the level skips the rows ``flagged`` by the label guard); returns the new size.");
   m.def("tree_spread", [](Array<const double> P, Array<double> out) {
     auto p = mat(P, "P");
     auto o = vec(out, "out");

@@ -1,6 +1,7 @@
 // Streaming gradient-boosted trees (see sgbt.hpp).
 #include "boosting/sgbt.hpp"
 
+#include "common/label_guard.hpp"
 #include "tree/passes.hpp"
 
 namespace sf::boosting {
@@ -12,14 +13,19 @@ using tree::TreeRef;
 
 /// Every step learns row ``(x, y, w)``; see boost_one.
 inline i64 boost_row(const tree::Arena& A, Vec<const double> x, double y, double w, double lr,
-                     i64 t0, Vec<double> acc, Vec<i8> drifted) {
+                     i64 t0, Vec<double> acc, Vec<i8> drifted, Vec<double> guard) {
   const i64 T = A.n_trees();
   if (t0 == FRESH) {
     acc[0] = 0.0;
     acc[1] = 0.0;
+    double learnt = guard::guard_label(guard, y, w);
+    acc[2] = learnt;
+    acc[3] = guard::flagged(learnt, y) ? 0.0 : w;
     for (i64 t = 0; t < T; ++t) drifted[t] = 0;
     t0 = 0;
   }
+  y = acc[2];
+  w = acc[3];
   for (i64 t = t0; t < T; ++t) {
     TreeRef st = tree::state_at(A, t);
     ParamRef prm = tree::params_at(A, t);
@@ -37,16 +43,17 @@ inline i64 boost_row(const tree::Arena& A, Vec<const double> x, double y, double
 }  // namespace
 
 i64 boost_one(const tree::Arena& A, Vec<const double> x, double y, double w, double lr, i64 t0,
-              Vec<double> acc, Vec<i8> drifted) {
-  return boost_row(A, x, y, w, lr, t0, acc, drifted);
+              Vec<double> acc, Vec<i8> drifted, Vec<double> guard) {
+  return boost_row(A, x, y, w, lr, t0, acc, drifted, guard);
 }
 
 std::pair<i64, i64> boost_rows(const tree::Arena& A, Mat<const double> X, Vec<const double> y,
                                Vec<const double> w, double lr, i64 start, i64 t0,
-                               Vec<double> acc, Vec<i8> drifted, Vec<double> out) {
+                               Vec<double> acc, Vec<i8> drifted, Vec<double> guard,
+                               Vec<double> out) {
   const i64 n = X.rows();
   for (i64 i = start; i < n; ++i) {
-    i64 s = boost_row(A, X.row(i), y[i], w[i], lr, t0, acc, drifted);
+    i64 s = boost_row(A, X.row(i), y[i], w[i], lr, t0, acc, drifted, guard);
     t0 = FRESH;
     if (s >= 0) return {i, s};
     out[i] = acc[1];

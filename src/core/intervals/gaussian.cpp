@@ -107,7 +107,7 @@ void gaussian_pass(Mat<const double> P, Mat<const double> V, Mat<const double> N
         hi(i, a) = m + z[a] * sd;
       }
     }
-    if (learn && mode == CALIBRATED && shape > 0.0) {  // NaN compares false
+    if (learn && mode == CALIBRATED && shape > 0.0 && !std::isnan(y[i])) {  // (NaN shape: no)
       double r = y[i] - m;
       scale[0] = fading * scale[0] + py_div(r * r, shape);
       scale[1] = fading * scale[1] + 1.0;

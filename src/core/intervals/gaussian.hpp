@@ -30,7 +30,8 @@ i64 gaussian_tree_pass(const tree::Arena& A, i64 t, Mat<const double> X, Vec<con
 /// leaf variance ``v`` of the trees whose leaf weighs at least ``min_weight``, the variance of the
 /// mode (``TREES``: ``b``; ``MIXTURE``: ``v + b``; ``CALIBRATED``: ``kappa (v + b)``,
 /// ``kappa = scale[0] / scale[1]``), the interval ``mean +- z[a] sd`` (``(-inf, inf)`` when the
-/// variance is unknown); when ``learn`` (``CALIBRATED``) the row then moves ``scale``.
+/// variance is unknown); when ``learn`` (``CALIBRATED``) the row then moves ``scale``, unless its
+/// ``y`` is NaN (a row the label guard set aside: a label is never NaN otherwise).
 void gaussian_pass(Mat<const double> P, Mat<const double> V, Mat<const double> N,
                    Vec<const double> y, bool learn, double min_weight, i64 mode, double fading,
                    Vec<const double> z, Vec<double> scale, Vec<double> mean, Mat<double> lo,

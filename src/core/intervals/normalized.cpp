@@ -42,7 +42,7 @@ i64 normalized_pass(i64 size, Vec<i64> ring, Vec<double> score, Vec<i64> order, 
                     Vec<double> ss, Vec<double> cspread, Vec<double> level, i64 span,
                     Vec<const double> yhat, Vec<const double> spread, Vec<const double> y,
                     bool learn, bool normalize, double offset, Vec<const double> alphas,
-                    Mat<double> half, Vec<double> guard) {
+                    Mat<double> half, Vec<double> guard, Vec<const i8> flagged) {
   i64 c = ring[1];
   i64 A = alphas.size();
   double tot = 0.0;
@@ -88,7 +88,7 @@ i64 normalized_pass(i64 size, Vec<i64> ring, Vec<double> score, Vec<i64> order, 
     }
     cspread[s] = spread[i];
     tot += spread[i];
-    if (span > 0) {
+    if (span > 0 && !(flagged.size() > 0 && flagged[i] != 0)) {
       cnt += 1.0;
       lev += py_div(r - lev, py_min(cnt, static_cast<double>(span)));
     }

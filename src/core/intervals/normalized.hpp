@@ -42,13 +42,16 @@ double score_rank(Vec<const double> ss, i64 size, double v);
 /// Rows in order: ``half(i, a)`` the conformal half-width at ``alphas[a]`` of the calibration
 /// scores before row i, times the row's scale (``level[0]`` the running level of the absolute
 /// residuals, ``level[1]`` its count; :func:`scale_of` of ``spread[i]``); then, when ``learn``,
-/// row i enters the ring with its scaled score and the level learns the residual.
-/// ``guard = [on, S]``.  Returns the new size.
+/// row i enters the ring with its scaled score and the level learns the residual, unless the
+/// label guard set the row aside (``flagged[i] != 0``; ``flagged`` empty: none was): its score
+/// enters the ring (the model did miss it, and the ring forgets it ``capacity`` rows later) but
+/// the level does not learn its residual (which would keep every later score small for tens of
+/// thousands of rows).  ``guard = [on, S]`` (the drift guard).  Returns the new size.
 i64 normalized_pass(i64 size, Vec<i64> ring, Vec<double> score, Vec<i64> order, Vec<i64> pos,
                     Vec<double> ss, Vec<double> cspread, Vec<double> level, i64 span,
                     Vec<const double> yhat, Vec<const double> spread, Vec<const double> y,
                     bool learn, bool normalize, double offset, Vec<const double> alphas,
-                    Mat<double> half, Vec<double> guard);
+                    Mat<double> half, Vec<double> guard, Vec<const i8> flagged);
 
 /// ``out[i]``: the standard deviation of the trees' predictions ``P(:, i)``.
 void tree_spread(Mat<const double> P, Vec<double> out);

@@ -23,6 +23,8 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
+import streamforest._core as _core
+
 from ..concurrency import lock_of
 from ..features import (
     check_target,
@@ -34,6 +36,8 @@ from ..features import (
 from .model import EngineModel
 
 _INF = float("inf")
+_guard_label = _core.common.guard_label
+_guard_peek = _core.common.guard_peek
 
 
 class EngineRegressor(EngineModel):
@@ -70,6 +74,28 @@ class EngineRegressor(EngineModel):
     def _featureless_prediction(self) -> float:
         return 0.0
 
+    # --- the label guard (src/core/common/label_guard.hpp) ---------------------------------------
+    def _label_guard(self) -> np.ndarray:
+        g = self.__dict__.get("label_guard_")
+        if g is None:
+            g = self.label_guard_ = np.zeros(_core.common.GUARD_SIZE)
+        return g
+
+    def _guarded(self, ya, wa):
+        """``(labels, weights)`` to learn: ``ya``, ``wa`` themselves unless the label guard
+        flags a row (then its label clipped, its weight 0)."""
+        n = ya.shape[0]
+        y_out, flags = np.empty(n), np.empty(n, np.int8)
+        if not _core.common.guard_labels(self._label_guard(), ya, wa, y_out, flags):
+            return ya, wa
+        return y_out, np.where(flags != 0, 0.0, wa)
+
+    @property
+    def n_flagged_labels(self) -> int:
+        """Labels the label guard has set aside (learnt with weight 0)."""
+        g = self.__dict__.get("label_guard_")
+        return int(g[_core.common.GUARD_FLAGGED]) if g is not None else 0
+
     # --- batches ---------------------------------------------------------------------------------
     def prepare_batch(self, X, y, w):
         """Validated ``(X, y, w)`` arrays of a batch to learn; the trees are synced to the
@@ -91,6 +117,7 @@ class EngineRegressor(EngineModel):
         Xa, ya, wa = self.prepare_batch(X, y, w)
         if Xa.shape[0]:
             self.check_fittable()
+            ya, wa = self._guarded(ya, wa)
             e = self.engine_
             if not e.fitted:  # rows without any feature (the tree keeps their mean)
                 self._featureless_rows(ya, wa)
@@ -140,6 +167,7 @@ class EngineRegressor(EngineModel):
         if not Xa.shape[0]:
             return np.zeros(0)
         self.check_fittable()
+        ya, wa = self._guarded(ya, wa)
         e = self.engine_
         if not e.fitted:  # rows without any feature (the tree keeps their mean)
             return self._featureless_rows(ya, wa)
@@ -161,12 +189,20 @@ class EngineRegressor(EngineModel):
         lock.acquire()
         try:
             px = self._px
-            if px:  # one compiled call (see engine.per_example)
+            g = self.__dict__.get("label_guard_")
+            if (
+                px
+                and g is not None
+                and type(y) is float
+                and type(w) is float
+                and _guard_peek(g, y, w) == y
+            ):  # one compiled call (see engine.per_example), for a label the guard lets
+                # through (counted once the call succeeded: a refused row leaves it as it was)
                 r = px.learn(self, x, y, w)
-                if r is None:
-                    return
-                if r is not False:  # a tree out of room, a drift signal, background trees
-                    self.engine_.learn_on(r, y, w)
+                if r is not False:
+                    if r is not None:  # a tree out of room, a drift signal, background trees
+                        self.engine_.learn_on(r, y, w)
+                    _guard_label(g, y, w)
                     return
             self._learn_one_py(x, y, w)
         finally:
@@ -185,13 +221,16 @@ class EngineRegressor(EngineModel):
                 row = e.row_buffer = row.reshape(-1)
             if fs.version != e.synced_version:  # a new feature or category
                 e.sync()
-            e.learn_row(yf, wf)  # e.learn_one(row, yf, wf), shorter
+            yl = _guard_label(self._label_guard(), yf, wf)  # (the row is valid: learnt now)
+            e.learn_row(yl, wf if yl == yf else 0.0)  # e.learn_one(row, yf, wf), shorter
             self._attach_px(e)
             return
         if e is None:
             return self._first_call(EngineRegressor._learn_one_py, x, yf, wf)
         row = e.encode_one(x, True)
         e.sync()
+        yl = _guard_label(self._label_guard(), yf, wf)
+        yf, wf = yl, (wf if yl == yf else 0.0)
         if not e.fitted:  # no feature seen yet
             return self.learn_featureless(yf, wf)
         e.learn_one(row, yf, wf)

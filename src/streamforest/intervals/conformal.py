@@ -12,6 +12,7 @@ import streamforest._core as _core
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
+from ._label_guard import flagged_count, guard_label, guard_peek, guarded, new_state
 from .base import IntervalRegressor, doubled
 
 _INF = float("inf")
@@ -171,7 +172,16 @@ class CPApproximate(IntervalRegressor):
     def learn_one(self, x, y: float, w: float = 1.0) -> None:
         """Learn one example (``x`` a dict of feature values)."""
         px, C = self._px, self._ch
-        if px and C is not None:  # the hot path: one compiled call
+        g = self.__dict__.get("label_guard_")
+        if (
+            px
+            and C is not None
+            and g is not None
+            and type(y) is float
+            and type(w) is float
+            and guard_peek(g, y, w) == y
+        ):  # the hot path: one compiled call, for a label the guard lets through (counted
+            # once the call succeeded: a refused row leaves the guard as it was)
             f, size = self._forest, self.size_
             r = px.cp_learn(f, x, y, w, C, size)
             if r is not False:
@@ -179,6 +189,7 @@ class CPApproximate(IntervalRegressor):
                     self.size_ = r
                 else:  # a tree out of room, a drift signal, background trees
                     self.size_ = f.engine_.cp_learn_on(r, C, y, w, size)
+                guard_label(g, y, w)
                 self._n_seen += 1
                 return
         if self._exact:  # CPExact's member links need the chunk path
@@ -198,6 +209,9 @@ class CPApproximate(IntervalRegressor):
         if self.cal_x_.shape[1] < row.shape[0]:
             self._widen_x(row.shape[0])
         C = self._calibration_handle()
+        yl = guard_label(self._label_guard(), yf, wf)
+        if yl != yf:  # flagged by the label guard: learnt with weight 0
+            yf, wf = yl, 0.0
         self.size_ = e.learn_row_with(_CP_LEARN_ONE_H, C, yf, wf, self.size_)
         self._n_seen += 1
 
@@ -249,12 +263,25 @@ class CPApproximate(IntervalRegressor):
                                self.size_, alphas, lo, hi)  # fmt: skip
         e.remember(row)
 
+    @property
+    def n_flagged_labels(self) -> int:
+        """Labels the label guard has set aside (learnt with weight 0; docs/intervals.md,
+        "Label glitches")."""
+        return flagged_count(self.__dict__.get("label_guard_"))
+
+    def _label_guard(self) -> np.ndarray:
+        g = self.__dict__.get("label_guard_")
+        if g is None:
+            g = self.label_guard_ = new_state()
+        return g
+
     def _tree_stage(self, Xa, ya, wa, parity: int):
         """The trees learn the chunk: bagging weights, calibration slots, out-of-bag
         predictions and (CPExact) the refresh events; the entrants' features are stored.  Touches
         only the forest, the ring and the member links, not what :meth:`_score_stage` uses."""
         f = self.forest_
         n, T = Xa.shape[0], f.n_trees
+        ya, wa, _ = guarded(self._label_guard(), ya, wa)
         self._widen_x(Xa.shape[1])
         if self._exact:
             W = f.engine_.bagging_weights(wa)

@@ -12,6 +12,7 @@ import streamforest._core as _core
 
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS
 from ..features import check_target, weight_of
+from ._label_guard import flagged_count, guard_label, guarded, new_state
 from .base import IntervalRegressor, check_quantiles
 
 _CORE = _core.intervals  # the method's kernels (src/core/intervals/gaussian.hpp)
@@ -30,6 +31,7 @@ def _z(levels) -> np.ndarray:
 
 
 _NO_LEVELS = np.zeros(0)
+_FLAGGED_ONE = np.ones(1, np.int8)  # one row the label guard set aside (shared, never written)
 
 
 class GaussianInterval(IntervalRegressor):
@@ -84,6 +86,15 @@ class GaussianInterval(IntervalRegressor):
         ``groups=`` array.  See docs/intervals.md, "Coverage per group".
 
     Before the forest has learnt anything the interval is ``(-inf, inf)``.
+
+    Notes
+    -----
+    A label far outside the range of the labels learnt so far (more than ten times the range's
+    width beyond it, after the first 32: a sensor spike, a unit slip) is set aside by a label
+    guard: the row is predicted as any other, but the trees learn it with weight 0 and
+    ``kappa`` does not learn its error (one label of 1e12 otherwise stayed in a leaf's mean for
+    good and held ``kappa`` at millions for tens of thousands of rows).  ``n_flagged_labels``
+    counts them; see docs/intervals.md, "Label glitches".
     """
 
     def __init__(
@@ -139,9 +150,17 @@ class GaussianInterval(IntervalRegressor):
             self.__dict__.setdefault(k, v)
         if "_forest" in d and "scale_" not in d:
             self.scale_ = np.zeros(2)
+        if "_forest" in d and "label_guard_" not in d:  # saved before the guard: a fresh one
+            self.label_guard_ = new_state()
 
     def _init_state(self) -> None:
         self.scale_ = np.zeros(2)  # faded sums of (y - mean)^2 / shape and of weights
+        self.label_guard_ = new_state()  # the label guard (see the class notes)
+
+    @property
+    def n_flagged_labels(self) -> int:
+        """Labels the label guard has set aside (not learnt)."""
+        return flagged_count(self.__dict__.get("label_guard_"))
 
     @property
     def scale(self) -> float:
@@ -173,25 +192,35 @@ class GaussianInterval(IntervalRegressor):
         return np.zeros(0)  # learning alone needs no interval
 
     def _chunk(self, Xa, ya, wa, alphas, learn):
+        flagged = None
+        if learn:  # the labels through the label guard (see the class notes)
+            ya, wa, flagged = guarded(self.label_guard_, ya, wa)
+        return self._guarded_chunk(Xa, ya, wa, flagged, alphas, learn)
+
+    def _guarded_chunk(self, Xa, ya, wa, flagged, alphas, learn):
+        """:meth:`_chunk` of rows whose labels went through the label guard (``flagged``:
+        ``None``, or the rows it flagged, whose weights ``wa`` are 0)."""
         e = self.forest_.engine_
         n = Xa.shape[0]
         mode = _VARIANCES[self.variance]
         if learn and alphas.shape[0] == 0 and mode != _CORE.CALIBRATED:
             e.learn(Xa, ya, e.bagging_weights(wa), wa)  # no interval, no scale to follow
             return np.zeros(n), np.zeros((n, 0)), np.zeros((n, 0))
-        P, lo, hi = self._pass(Xa, ya, wa, _z(1 - alphas / 2), learn)
+        P, lo, hi = self._pass(Xa, ya, wa, _z(1 - alphas / 2), learn, flagged)
         if learn and self.n_seen == 0 and n:  # the very first row: nothing learnt yet
             lo[0], hi[0] = -np.inf, np.inf
         return e.aggregate(P), lo, hi
 
-    def _pass(self, Xa, ya, wa, z, learn):
-        """The trees' predictions ``P`` and ``mean -+ z * sd`` for the rows, in order."""
+    def _pass(self, Xa, ya, wa, z, learn, flagged=None):
+        """The trees' predictions ``P`` and ``mean -+ z * sd`` for the rows, in order (``kappa``
+        does not learn the rows ``flagged`` by the label guard: their label is NaN to it)."""
         e = self.forest_.engine_
         n, A = Xa.shape[0], z.shape[0]
         P, V, N = self._trees(Xa, ya, e.bagging_weights(wa) if learn else None, learn, wa)
         mean, lo, hi = np.empty(n), np.empty((n, A)), np.empty((n, A))
+        y_scale = ya if flagged is None else np.where(flagged != 0, np.nan, ya)
         _CORE.gaussian_pass(
-            P, V, N, ya, learn, float(self.min_leaf_weight), _VARIANCES[self.variance],
+            P, V, N, y_scale, learn, float(self.min_leaf_weight), _VARIANCES[self.variance],
             1.0 - 1.0 / int(self.scale_window), z, self.scale_, mean, lo, hi,
         )  # fmt: skip
         return P, lo, hi
@@ -221,7 +250,14 @@ class GaussianInterval(IntervalRegressor):
         self._learn_row(f.encode_learn_row(x), yf, wf)
 
     def _learn_row(self, row, yf: float, wf: float) -> None:
-        """The per-example learning of ``row``, the engine's row buffer (see the base)."""
+        """The per-example learning of ``row``, the engine's row buffer (see the base).  A row
+        the label guard flags (rare) takes the chunk pass, which keeps it out of ``kappa``."""
+        yl = guard_label(self.label_guard_, yf, wf)
+        if yl != yf:
+            Xa = np.array(row, dtype=np.float64).reshape(1, -1)
+            self._guarded_chunk(Xa, np.array([yl]), np.zeros(1), _FLAGGED_ONE, _NO_LEVELS, True)
+            self._n_seen += 1
+            return
         e = self.forest_.engine_
         P, V, N, mean, yb, _, _, _, none = self._one_buffers(0)
         e.learn_one(

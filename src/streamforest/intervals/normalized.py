@@ -12,10 +12,12 @@ import streamforest._core as _core
 from ..engine.forest_interface import TREE_MEMBERS
 from ..features import check_target, weight_of
 from ..forests import OnlineForestRegressor
+from ._label_guard import flagged_count, guard_label, guarded, new_state
 from .base import IntervalRegressor, check_alphas
 
 _INF = float("inf")
 _LEARN_LEVELS = np.array([0.1])  # IntervalRegressor._learn_levels(), shared (never written)
+_FLAGGED_ONE = np.ones(1, np.int8)  # one row the label guard set aside (shared, never written)
 
 _NORMALIZE = ("trees", "residuals", "none")
 _CENTER = ("boosted", "forest")
@@ -111,6 +113,19 @@ class NormalizedConformal(IntervalRegressor):
 
     Notes
     -----
+    **Label glitches.**  A label far outside the range of the labels learnt so far (more than
+    ten times the range's width beyond it, after the first 32 labels: a sensor spike, a unit
+    slip) is set aside by a label guard (``src/core/common/label_guard.hpp``): the row is
+    predicted and scored like any other, and its score enters the calibration set (the model
+    did miss it; the set forgets it ``calibration_size`` rows later), but none of the three
+    forests learns it (they count it with weight 0) and neither does the error level ``L``.
+    Without it one label of 1e12 stayed in the forests' leaves and in ``L`` for good (the
+    mean absolute error 50k rows later was millions of times the glitch-free one).  A real
+    change of scale is let through after a few flagged rows (each flag doubles the guard's
+    margin); on a stream whose labels stay within the margin the guard never acts and the
+    results are those without it.  ``n_flagged_labels`` counts the labels set aside; see
+    docs/intervals.md, "Label glitches".
+
     The three forests learn the targets less a fixed shift, the first target learnt
     (``target_shift_``), and every prediction adds it back, so the intervals and centres of
     ``y + c`` are those of ``y`` moved by ``c`` (up to the rounding of ``c + ...``).  Without
@@ -179,6 +194,8 @@ class NormalizedConformal(IntervalRegressor):
             self.guard_ = np.zeros(2)
         if "level_" in self.__dict__:  # saved before the shift: its forests learnt y itself
             self.__dict__.setdefault("target_shift_", 0.0)
+        if "level_" in self.__dict__ and "label_guard_" not in self.__dict__:
+            self.label_guard_ = new_state()
 
     def _init_state(self) -> None:
         c = int(self.calibration_size)
@@ -192,6 +209,7 @@ class NormalizedConformal(IntervalRegressor):
         self.level_ = np.zeros(2)  # running mean absolute residual, rows it has seen
         self.guard_ = np.zeros(2)  # [on, CUSUM statistic of the scores' ranks]
         self.target_shift_ = 0.0  # the first target learnt (set then): the forests learn y - it
+        self.label_guard_ = new_state()  # the label guard (see the notes)
 
     def _own_bytes(self) -> int:
         own = sum(v.nbytes for k, v in self.__dict__.items() if k.startswith("cal_"))
@@ -199,6 +217,11 @@ class NormalizedConformal(IntervalRegressor):
             rf = self.__dict__.get(k)
             own += rf.memory_bytes if rf is not None else 0
         return own
+
+    @property
+    def n_flagged_labels(self) -> int:
+        """Labels the label guard has set aside (not learnt; see the class notes)."""
+        return flagged_count(self.__dict__.get("label_guard_"))
 
     @property
     def calibration_scores(self) -> np.ndarray:
@@ -235,9 +258,9 @@ class NormalizedConformal(IntervalRegressor):
             return np.zeros(Xa.shape[0])
         return bf.predict(self._aux_rows(Xa))
 
-    def _spread(self, P, Xa, r=None, first: bool = False) -> np.ndarray:
+    def _spread(self, P, Xa, r=None, first: bool = False, flagged=None) -> np.ndarray:
         """Row spreads: the trees' (``P``), or the residual forest's prediction of ``|y - y_hat|``
-        (prequential, learning ``r`` when given)."""
+        (prequential, learning ``r`` when given, but not the rows ``flagged``)."""
         if self.normalize != "residuals":
             spread = np.empty(P.shape[1])
             _core.intervals.tree_spread(P, spread)
@@ -245,19 +268,19 @@ class NormalizedConformal(IntervalRegressor):
         rf = self._aux("_resid", 1)
         Xr = self._aux_rows(Xa)
         if r is not None:
-            return np.maximum(rf.predict_learn_many(Xr, *_learnable(r, first)), 0.0)
+            return np.maximum(rf.predict_learn_many(Xr, *_learnable(r, first, flagged)), 0.0)
         if not rf.is_fitted:
             return np.zeros(Xa.shape[0])
         return np.maximum(rf.predict(Xr), 0.0)
 
-    def _pass(self, yhat, spread, ya, alphas, learn):
+    def _pass(self, yhat, spread, ya, alphas, learn, flagged=None):
         half = np.empty((yhat.shape[0], alphas.shape[0]))
         self.guard_[0] = 1.0 if self.guard else 0.0
         self.size_ = _core.intervals.normalized_pass(
             self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
             self.cal_sorted_, self.cal_spread_, self.level_, int(self.error_span), yhat, spread,
             ya, bool(learn),
-            self.normalize != "none", float(self.offset), alphas, half, self.guard_,
+            self.normalize != "none", float(self.offset), alphas, half, self.guard_, flagged,
         )  # fmt: skip
         return yhat, yhat[:, None] - half, yhat[:, None] + half
 
@@ -279,25 +302,28 @@ class NormalizedConformal(IntervalRegressor):
     def _tree_stage(self, Xa, ya, wa, parity: int):
         """The trees predict each row, then learn it (the bias forest, if any, the signed
         residual; the residual forest, if any, the absolute residual of the centre); only the
-        forests are touched.  With ``batch_scores`` (and more than one row, once the forest has
-        learnt), the rows are scored with the centre and spread the forests predict for the
-        whole batch *before* learning it: the predictions a test batch met."""
+        forests (and the label guard) are touched.  With ``batch_scores`` (and more than one
+        row, once the forest has learnt), the rows are scored with the centre and spread the
+        forests predict for the whole batch *before* learning it: the predictions a test batch
+        met.  The rows the label guard flags are learnt with weight 0 (see the class notes).
+        Returns ``(centres, spreads, flagged rows or None)``."""
         e = self.forest_.engine_
         first = self._n_seen == 0 and ya.shape[0] > 0
         if first:  # the first rows: the shift is the first target
             self.target_shift_ = float(ya[0])
         ya = ya - self.target_shift_  # (the forests' units)
+        ya, wa, flagged = guarded(self.label_guard_, ya, wa)
         before = None
         if self.batch_scores and Xa.shape[0] > 1 and e.fitted and self._n_seen > 0:
             P0 = e.predict_trees(Xa)
-            before = (e.aggregate(P0) + self._bias_at(Xa), self._spread(P0, Xa))
+            before = (e.aggregate(P0) + self._bias_at(Xa), self._spread(P0, Xa), flagged)
         P = e.predict_learn(Xa, ya, e.bagging_weights(wa), wa)
         yhat = e.aggregate(P)
         if self.center == "boosted":
-            r, rw = _learnable(ya - yhat, first)
+            r, rw = _learnable(ya - yhat, first, flagged)
             yhat = yhat + self._aux("_bias", 2).predict_learn_many(self._aux_rows(Xa), r, rw)
-        spread = self._spread(P, Xa, np.abs(ya - yhat), first)
-        return before if before is not None else (yhat, spread)
+        spread = self._spread(P, Xa, np.abs(ya - yhat), first, flagged)
+        return before if before is not None else (yhat, spread, flagged)
 
     def predict(self, X) -> np.ndarray:
         """Point predictions: the intervals' centres (the forest's, plus the bias forest's
@@ -318,8 +344,12 @@ class NormalizedConformal(IntervalRegressor):
         return p + self.target_shift_
 
     def _score_stage(self, stage, ya, alphas, alone: bool):
-        """Half-widths from the calibration set, row by row, each row entering it after."""
-        return self._shifted_back(self._pass(*stage, ya - self.target_shift_, alphas, True))
+        """Half-widths from the calibration set, row by row, each row entering it after (the
+        error level skips the rows the label guard flagged)."""
+        yhat, spread, flagged = stage
+        return self._shifted_back(
+            self._pass(yhat, spread, ya - self.target_shift_, alphas, True, flagged)
+        )
 
     # --- one example: the steps of a one-row chunk, each forest through its engine's
     # per-example call (a one-row chunk drives every tree of three forests through the batch
@@ -385,15 +415,17 @@ class NormalizedConformal(IntervalRegressor):
             buf[row.shape[0] :] = np.nan
         mean = _core.intervals.tree_mean  # (the mean of the trees, in the forest's order)
         yf = yf - self.target_shift_  # (the forests' units)
-        yhat = mean(e.learn_row(yf, wf))  # the trees' predictions before learning, averaged
+        yl = guard_label(self.label_guard_, yf, wf)  # the label to learn (see the notes)
+        ok = yl == yf  # (not flagged: the label guard let it through)
+        yhat = mean(e.learn_row(yl, wf if ok else 0.0))  # the trees' predictions before learning
         self._fill_aux(buf, row)
-        finite = yhat - yhat == 0.0  # (else the residual forests learn nothing: _learnable)
+        finite = ok and yhat - yhat == 0.0  # (else the residual forests learn nothing)
         if be is not None:
-            yhat = yhat + mean(be.learn_row(yf - yhat if finite else 0.0, 1.0 if finite else 0.0))
-        finite = yhat - yhat == 0.0
-        s = mean(re.learn_row(abs(yf - yhat) if finite else 0.0, 1.0 if finite else 0.0))
+            yhat = yhat + mean(be.learn_row(yl - yhat if finite else 0.0, 1.0 if finite else 0.0))
+        finite = ok and yhat - yhat == 0.0
+        s = mean(re.learn_row(abs(yl - yhat) if finite else 0.0, 1.0 if finite else 0.0))
         yh[0], sp[0], ya[0] = yhat, _at_least_zero(s), yf
-        self._pass_one(yh, sp, ya, True, _LEARN_LEVELS, half)
+        self._pass_one(yh, sp, ya, True, _LEARN_LEVELS, half, None if ok else _FLAGGED_ONE)
         self._n_seen += 1
 
     def predict_interval_one(self, x, alpha=0.1):
@@ -416,25 +448,31 @@ class NormalizedConformal(IntervalRegressor):
         lo, hi = (yhat - h) + c, (yhat + h) + c
         return (-_INF if lo != lo else lo, _INF if hi != hi else hi)
 
-    def _pass_one(self, yh, sp, ya, learn, alphas, half) -> None:
+    def _pass_one(self, yh, sp, ya, learn, alphas, half, flagged=None) -> None:
         """:meth:`_pass` of one row (its arrays are the per-example scratch)."""
         self.guard_[0] = 1.0 if self.guard else 0.0
         self.size_ = _core.intervals.normalized_pass(
             self.size_, self.ring_, self.cal_score_, self.cal_order_, self.cal_pos_,
             self.cal_sorted_, self.cal_spread_, self.level_, int(self.error_span), yh, sp, ya,
             learn, self.normalize != "none", float(self.offset), alphas, half, self.guard_,
+            flagged,
         )  # fmt: skip
 
 
-def _learnable(r: np.ndarray, first: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+def _learnable(
+    r: np.ndarray, first: bool = False, flagged: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """``(targets, weights)`` for a residual forest learning residuals ``r``: a residual that
     is not finite (the centre was not: a forest fed values it cannot represent) is learnt with
     weight 0, so the residual forests stay finite and the error, if any, is not reported as one
     of the caller's targets; so is the model's very first residual (``first``: 0 by the choice
-    of the shift, not an error of a forest that had learnt anything)."""
+    of the shift, not an error of a forest that had learnt anything), and so are the rows the
+    label guard ``flagged``."""
     bad = ~np.isfinite(r)
     if first:
         bad[0] = True
+    if flagged is not None:
+        bad |= flagged != 0
     if not bad.any():
         return r, None
     return np.where(bad, 0.0, r), (~bad).astype(np.float64)

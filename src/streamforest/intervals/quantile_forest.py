@@ -14,6 +14,7 @@ from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
 from ..sketches import kll
 from ..tree_kinds.state import TreeState
+from ._label_guard import flagged_count, guard_label, guard_peek, guarded, new_state
 from .base import IntervalRegressor, check_alphas, check_quantiles, doubled
 
 _INF = float("inf")
@@ -73,6 +74,14 @@ class OnlineQRF(IntervalRegressor):
         ``groups=`` array.  See docs/intervals.md, "Coverage per group".
 
     Before any tree has data for ``x``, intervals are ``(-inf, inf)`` and quantiles NaN.
+
+    Notes
+    -----
+    A label far outside the range of the labels learnt so far (more than ten times the range's
+    width beyond it, after the first 32: a sensor spike, a unit slip) is set aside by a label
+    guard: the row is predicted as any other, but the trees learn it with weight 0, so neither
+    a leaf's mean nor its sketch holds it (one label of 1e12 otherwise stayed in a leaf for
+    good).  ``n_flagged_labels`` counts them; see docs/intervals.md, "Label glitches".
     """
 
     _chunk_rows = 8192
@@ -161,6 +170,19 @@ class OnlineQRF(IntervalRegressor):
                 d.get(key, {}).pop(parity, None)
         return 1 if n <= 2 * per else super()._chunk_count(n, per)
 
+    @property
+    def n_flagged_labels(self) -> int:
+        """Labels the label guard has set aside (not learnt)."""
+        return flagged_count(self.__dict__.get("label_guard_"))
+
+    def _label_guard(self) -> np.ndarray:
+        """The label guard's state (a fresh one at the first learnt row, or in a model saved
+        before the guard)."""
+        g = self.__dict__.get("label_guard_")
+        if g is None:
+            g = self.label_guard_ = new_state()
+        return g
+
     def _sketch_width(self) -> int:
         """Items of the widest leaf-sketch row of the trees: ``kll.leaf_row_capacity(k)``, or
         ``kll.row_capacity(k)`` for trees of a model saved before leaf rows were cut to it."""
@@ -173,7 +195,9 @@ class OnlineQRF(IntervalRegressor):
         holds tree t's copies of the sketches' retained items, row i's at ``goff[t, i]``, its
         level row in ``glv[t, i]`` (one array whatever the number of trees).  The record lives
         in reused scratch buffers, two sets (``parity``) so one chunk's record can be queried
-        while the next is written."""
+        while the next is written.  Learning, the labels go through the label guard first."""
+        if learn:
+            ya, wa, _ = guarded(self._label_guard(), ya, wa)
         f = self.forest_
         e = f.engine_
         T, n = f.n_trees, Xa.shape[0]
@@ -275,6 +299,7 @@ class OnlineQRF(IntervalRegressor):
         """Learning alone (no levels), or prediction; learning with levels runs in stages."""
         if learn:
             e = self.forest_.engine_  # same weights and learning, no records
+            ya, wa, _ = guarded(self._label_guard(), ya, wa)
             e.learn(Xa, ya, e.bagging_weights(wa), wa)
             n = Xa.shape[0]
             return np.zeros(n), np.zeros((n, 0)), np.zeros((n, 0))
@@ -301,12 +326,22 @@ class OnlineQRF(IntervalRegressor):
         """Learn one example (``x`` a dict of feature values): the forest learns it directly
         (the leaves' sketches are updated as it learns)."""
         px = self._px
-        if px:  # the hot path: one compiled call
+        g = self.__dict__.get("label_guard_")
+        if (
+            px
+            and g is not None
+            and type(y) is float
+            and type(w) is float
+            and guard_peek(g, y, w) == y
+        ):
+            # the hot path: one compiled call, for a label the guard lets through (then
+            # counted, once the call succeeded: a refused row leaves the guard as it was)
             f = self._forest
             r = px.learn(f, x, y, w)
             if r is not False:
                 if r is not None:  # a tree out of room, a drift signal, background trees
                     f.engine_.learn_on(r, y, w)
+                guard_label(g, y, w)
                 self._n_seen += 1
                 return
         # the common cases of check_target and weight_of inline
@@ -321,7 +356,8 @@ class OnlineQRF(IntervalRegressor):
 
     def _learn_row(self, row, yf: float, wf: float) -> None:
         """The per-example learning of ``row``, the engine's row buffer (see the base)."""
-        self.forest_.engine_.learn_row(yf, wf)
+        yl = guard_label(self._label_guard(), yf, wf)
+        self.forest_.engine_.learn_row(yl, wf if yl == yf else 0.0)
         self._n_seen += 1
 
     _quantile_one = True  # the per-example interval is the mixture's (see ConformalQRF)

@@ -32,7 +32,7 @@ FIELD_TYPES: dict[str, tuple[np.dtype, int]] = {
     "_bw": (_F8, 1), "_wt": (_F8, 1), "_no_memo": (_F8, 2), "_h_row": (_F8, 1),
     "last_predictions": (_F8, 1), "leaf_memo": (_F8, 2), "row_buffer": (_F8, 1),
     "_acc": (_F8, 1), "_p1": (_F8, 1), "_clean": (_F8, 1), "_extension": (_F8, 2),
-    "_one_weight": (_F8, 1), "_saved": (_F8, 2), "_weights": (_F8, 1),
+    "_one_weight": (_F8, 1), "_saved": (_F8, 2), "_weights": (_F8, 1), "label_guard": (_F8, 1),
     "_weights_column": (_F8, 2), "settings": (_F8, 1),
     # classifiers' scratch (dropped from files, but a file may hold them)
     "_mean": (_F8, 1), "_pt": (_F8, 3), "_votes": (_F8, 1),
@@ -41,7 +41,7 @@ FIELD_TYPES: dict[str, tuple[np.dtype, int]] = {
     "cal_next_": (_I8, 2), "cal_prev_": (_I8, 2), "cal_oob_": (_I1, 2),
     "cal_pred_": (_F8, 2), "cal_sum_": (_F8, 1), "cal_x_": (_F8, 2), "cal_y_": (_F8, 1),
     "cal_cur_": (_F8, 2), "cal_spread_": (_F8, 1), "guard_": (_F8, 1), "level_": (_F8, 1),
-    "scale_": (_F8, 1),
+    "scale_": (_F8, 1), "label_guard_": (_F8, 1),
     # adaptive conformal controllers
     "alpha_t_": (_F8, 1), "cal_": (_F8, 2), "ex_": (_F8, 3), "isum_": (_F8, 1),
     "levels_": (_F8, 1), "p_": (_F8, 1), "st_": (_F8, 2), "win_": (_F8, 2),
