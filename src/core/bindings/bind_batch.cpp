@@ -3,12 +3,11 @@
 
 #include "batch/kernels.hpp"
 #include "bindings/arrays.hpp"
+#include "bindings/checks.hpp"
 
 namespace sf::bind {
 
 namespace {
-
-[[noreturn]] void fail(const std::string& what) { throw nb::value_error(what.c_str()); }
 
 template <class A, class B>
 void same_shape(const Mat<A>& a, const Mat<B>& b, const char* name) {

@@ -7,6 +7,7 @@
 
 #include "bindings/arena.hpp"
 #include "bindings/arrays.hpp"
+#include "bindings/checks.hpp"
 #include "boosting/sgbt.hpp"
 #include "common/label_guard.hpp"
 
@@ -15,10 +16,6 @@ namespace sf::bind {
 namespace {
 
 namespace bo = sf::boosting;
-
-void need(bool ok, const char* msg) {
-  if (!ok) throw nb::value_error(msg);
-}
 
 /// Every step of ``A`` a regression tree this core runs, on rows of ``row_width`` columns.
 void need_steps(const tree::Arena& A, i64 row_width) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bindings/arrays.hpp"
+#include "bindings/checks.hpp"
 #include "intervals/groups.hpp"
 #include "intervals/multivalid.hpp"
 
@@ -13,12 +14,6 @@ namespace sf::bind {
 namespace {
 
 namespace iv = sf::intervals;
-
-[[noreturn]] void fail(const std::string& msg) { throw nb::value_error(msg.c_str()); }
-
-void need(bool ok, const char* msg) {
-  if (!ok) throw nb::value_error(msg);
-}
 
 /// The windows' arrays: ``meta (cells, 2)``, ``order``, ``pos``, ``ss`` ``(cells, W)``, at
 /// least one cell (the pool) and ``W >= 1``.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bindings/arrays.hpp"
+#include "bindings/checks.hpp"
 #include "bindings/zero_division.hpp"
 #include "intervals/arith.hpp"
 #include "intervals/controllers.hpp"
@@ -23,35 +24,6 @@ void bind_intervals_trees(nb::module_& m);  // bind_intervals_trees.cpp: the ker
 namespace {
 
 namespace iv = sf::intervals;
-
-[[noreturn]] void fail(const std::string& msg) { throw nb::value_error(msg.c_str()); }
-
-void need(bool ok, const char* msg) {
-  if (!ok) throw nb::value_error(msg);
-}
-
-template <class T>
-void need_len(Vec<T> v, i64 n, const char* name) {
-  if (v.size() < n)
-    fail(std::string(name) + ": " + std::to_string(v.size()) + " items, " + std::to_string(n) +
-         " needed");
-}
-
-template <class T>
-void need_shape(Mat<T> m, i64 rows, i64 cols, const char* name) {
-  if (m.rows() < rows || m.cols() < cols)
-    fail(std::string(name) + ": shape (" + std::to_string(m.rows()) + ", " +
-         std::to_string(m.cols()) + "), at least (" + std::to_string(rows) + ", " +
-         std::to_string(cols) + ") needed");
-}
-
-template <class T>
-void need_shape(Cube<T> c, i64 a, i64 b, i64 d, const char* name) {
-  if (c.n0 < a || c.n1 < b || c.n2 < d)
-    fail(std::string(name) + ": shape (" + std::to_string(c.n0) + ", " + std::to_string(c.n1) +
-         ", " + std::to_string(c.n2) + "), at least (" + std::to_string(a) + ", " +
-         std::to_string(b) + ", " + std::to_string(d) + ") needed");
-}
 
 /// ``idx[:count]`` are indices into something of ``bound`` items.
 void need_indices(Vec<const i64> idx, i64 count, i64 bound, const char* name) {

@@ -11,6 +11,7 @@
 
 #include "bindings/arena.hpp"
 #include "bindings/arrays.hpp"
+#include "bindings/checks.hpp"
 #include "bindings/engine_handle.hpp"
 #include "engine/passes.hpp"
 #include "intervals/arith.hpp"
@@ -31,27 +32,6 @@ namespace {
 
 namespace iv = sf::intervals;
 using iv::i32;
-
-[[noreturn]] void fail(const std::string& msg) { throw nb::value_error(msg.c_str()); }
-
-void need(bool ok, const char* msg) {
-  if (!ok) throw nb::value_error(msg);
-}
-
-template <class T>
-void need_len(Vec<T> v, i64 n, const char* name) {
-  if (v.size() < n)
-    fail(std::string(name) + ": " + std::to_string(v.size()) + " items, " + std::to_string(n) +
-         " needed");
-}
-
-template <class T>
-void need_shape(Mat<T> m, i64 rows, i64 cols, const char* name) {
-  if (m.rows() < rows || m.cols() < cols)
-    fail(std::string(name) + ": shape (" + std::to_string(m.rows()) + ", " +
-         std::to_string(m.cols()) + "), at least (" + std::to_string(rows) + ", " +
-         std::to_string(cols) + ") needed");
-}
 
 template <class T>
 Vec<const T> cv(Vec<T> v) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bindings/arrays.hpp"
+#include "bindings/checks.hpp"
 #include "mondrian/amf.hpp"
 
 namespace sf::bind {
@@ -14,8 +15,6 @@ namespace sf::bind {
 namespace {
 
 namespace mf = sf::mondrian;
-
-[[noreturn]] void fail(const std::string& what) { throw nb::value_error(what.c_str()); }
 
 /// The parameters (a float64 array of ``N_PARAMS`` entries, the class count an integer >= 0).
 mf::Params params_from(Array<const double>& params) {

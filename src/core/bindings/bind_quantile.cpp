@@ -6,6 +6,7 @@
 
 #include "bindings/arena.hpp"
 #include "bindings/arrays.hpp"
+#include "bindings/checks.hpp"
 #include "bindings/zero_division.hpp"
 #include "engine/handle.hpp"
 #include "intervals/quantile.hpp"
@@ -20,29 +21,16 @@ using sketch::LV_N;
 using sketch::LV_WIDTH;
 using sketch::MAX_LEVELS;
 
-[[noreturn]] void bad(const std::string& what) { throw nb::value_error(what.c_str()); }
-
-void need(bool ok, const char* msg) {
-  if (!ok) throw nb::value_error(msg);
-}
-
-template <class T>
-void need_len(Vec<T> v, i64 n, const char* name) {
-  if (v.size() < n)
-    bad(std::string(name) + ": " + std::to_string(v.size()) + " items, " + std::to_string(n) +
-        " needed");
-}
-
 /// Tree ``t`` as the passes take it (runnable_tree) and a regression tree with leaf sketches:
 /// a level row of LV_WIDTH items and a row of items per leaf slot.
 tree::TreeRef sketch_tree(const tree::Arena& A, i64 t, i64 row_width) {
   tree::TreeRef st = runnable_tree(A, t, row_width);
   if (st.kind.classification || !st.kind.has.sketch)
-    bad("tree " + std::to_string(t) + ": a regression tree without leaf sketches");
+    fail("tree " + std::to_string(t) + ": a regression tree without leaf sketches");
   Mat<i64> lv = st.lf_sketch_levels();
   if (lv.cols() != LV_WIDTH || lv.rows() != st.lf_sketch().rows() ||
       lv.rows() < st.lf_node().size())
-    bad("tree " + std::to_string(t) + ": leaf sketches of another layout than this core's");
+    fail("tree " + std::to_string(t) + ": leaf sketches of another layout than this core's");
   return st;
 }
 
@@ -68,14 +56,14 @@ void need_record(Mat<const double> bufs, Mat<const i64> goff, Cube<const i64> gl
   for (i64 t = 0; t < T; ++t) {
     for (i64 i = r0; i < r1; ++i) {
       i64 H = glv(t, i, 0);
-      if (H < 1 || H > MAX_LEVELS) bad("glv: a level count outside [1, MAX_LEVELS]");
-      if (glv(t, i, 1) < 0) bad("glv: a negative level boundary");
+      if (H < 1 || H > MAX_LEVELS) fail("glv: a level count outside [1, MAX_LEVELS]");
+      if (glv(t, i, 1) < 0) fail("glv: a negative level boundary");
       for (i64 h = 0; h < H; ++h)
-        if (glv(t, i, h + 2) < glv(t, i, h + 1)) bad("glv: level boundaries not ascending");
+        if (glv(t, i, h + 2) < glv(t, i, h + 1)) fail("glv: level boundaries not ascending");
       if (!(mask(t, i) && glv(t, i, LV_N) > 0)) continue;
       i64 off = goff(t, i);
       if (off < 0 || off > bufs.cols() || glv(t, i, H + 1) - glv(t, i, 1) > bufs.cols() - off)
-        bad("goff, glv: a sketch's items outside bufs");
+        fail("goff, glv: a sketch's items outside bufs");
     }
   }
 }

@@ -3,16 +3,13 @@
 #include <string>
 
 #include "bindings/arrays.hpp"
+#include "bindings/checks.hpp"
 #include "bindings/zero_division.hpp"
 #include "sets/conformal.hpp"
 
 namespace sf::bind {
 
 namespace {
-
-void need(bool ok, const char* msg) {
-  if (!ok) throw nb::value_error(msg);
-}
 
 /// ``state = [m, pos]`` of a calibration set of capacity ``C`` whose sorted scores ``srt``
 /// hold ``srt_len`` items.

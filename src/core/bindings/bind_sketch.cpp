@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bindings/arrays.hpp"
+#include "bindings/checks.hpp"
 #include "sketch/kll.hpp"
 #include "sketch/sketch_kernels.hpp"
 #include "sketch/sort_network.hpp"
@@ -21,8 +22,6 @@ namespace sf::bind {
 namespace {
 
 using namespace sf::sketch;
-
-[[noreturn]] void fail(const std::string& what) { throw nb::value_error(what.c_str()); }
 
 u64& state_of(Array<u64>& rng) {
   if (rng.ndim() != 1 || rng.shape(0) < 1) fail("rng: expected a 1-d uint64 state");
