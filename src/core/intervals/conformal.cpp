@@ -219,49 +219,6 @@ inline i64 held_slot(i64 s, i64 c) {
   return s;
 }
 
-/// scores.hpp's ``ss_insert``, the same operations, each slot it moves checked.
-i64 ss_insert_checked(Vec<i64> order, Vec<i64> pos, Vec<double> ss, i64 n, double v, i64 s) {
-  i64 lo = 0;
-  i64 hi = n;
-  while (lo < hi) {
-    i64 mid = (lo + hi) >> 1;
-    if (ss[mid] <= v) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  for (i64 k = n; k > lo; --k) {
-    order[k] = order[k - 1];
-    ss[k] = ss[k - 1];
-    pos[held_slot(order[k], pos.size())] = k;
-  }
-  order[lo] = s;
-  ss[lo] = v;
-  pos[s] = lo;
-  return n + 1;
-}
-
-/// scores.hpp's ``ss_update``, the same operations, each slot it moves checked.
-void ss_update_checked(Vec<i64> order, Vec<i64> pos, Vec<double> ss, i64 n, double v, i64 s) {
-  i64 p = pos[s];
-  while (p > 0 && ss[p - 1] > v) {
-    order[p] = order[p - 1];
-    ss[p] = ss[p - 1];
-    pos[held_slot(order[p], pos.size())] = p;
-    p -= 1;
-  }
-  while (p < n - 1 && ss[p + 1] < v) {
-    order[p] = order[p + 1];
-    ss[p] = ss[p + 1];
-    pos[held_slot(order[p], pos.size())] = p;
-    p += 1;
-  }
-  order[p] = s;
-  ss[p] = v;
-  pos[s] = p;
-}
-
 /// The row enters slot ``s`` (replacing its occupant) with the predictions ``P`` of the trees
 /// for which it is out of bag; the sorted order is updated in place.  Returns the new size.
 i64 enter(i64 size, const Calibration& C, Vec<const double> P, Vec<const double> wt, double y,
@@ -283,10 +240,10 @@ i64 enter(i64 size, const Calibration& C, Vec<const double> P, Vec<const double>
   double v = std::fabs(y - py_div(sm, static_cast<double>(cnt)));
   C.score[s] = v;
   if (C.pos[s] >= 0) {
-    ss_update_checked(C.order, C.pos, C.ss, size, v, s);
+    ss_update(C.order, C.pos, C.ss, size, v, s, held_slot);
     return size;
   }
-  ss_insert_checked(C.order, C.pos, C.ss, size, v, s);
+  ss_insert(C.order, C.pos, C.ss, size, v, s, held_slot);
   return size + 1;
 }
 

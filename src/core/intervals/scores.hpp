@@ -20,9 +20,18 @@
 
 namespace sf::intervals {
 
+/// The slot a sorted set's ``order`` names, as the moves below use it: trusted by default; a
+/// caller whose ``order`` comes from outside (a loaded file) passes a check that throws for a
+/// slot outside the set (conformal.cpp's ``held_slot``).
+struct TrustedSlot {
+  i64 operator()(i64 s, i64 /*capacity*/) const { return s; }
+};
+
 /// Insert score ``v`` of slot ``s`` into the sorted set of ``n`` (after the equal scores);
 /// returns ``n + 1``.
-inline i64 ss_insert(Vec<i64> order, Vec<i64> pos, Vec<double> ss, i64 n, double v, i64 s) {
+template <class Slot = TrustedSlot>
+inline i64 ss_insert(Vec<i64> order, Vec<i64> pos, Vec<double> ss, i64 n, double v, i64 s,
+                     Slot slot = {}) {
   i64 lo = 0;
   i64 hi = n;
   while (lo < hi) {
@@ -36,7 +45,7 @@ inline i64 ss_insert(Vec<i64> order, Vec<i64> pos, Vec<double> ss, i64 n, double
   for (i64 k = n; k > lo; --k) {
     order[k] = order[k - 1];
     ss[k] = ss[k - 1];
-    pos[order[k]] = k;
+    pos[slot(order[k], pos.size())] = k;
   }
   order[lo] = s;
   ss[lo] = v;
@@ -45,18 +54,20 @@ inline i64 ss_insert(Vec<i64> order, Vec<i64> pos, Vec<double> ss, i64 n, double
 }
 
 /// Slot ``s`` (held) gets the new score ``v``: moved to its place in the sorted set of ``n``.
-inline void ss_update(Vec<i64> order, Vec<i64> pos, Vec<double> ss, i64 n, double v, i64 s) {
+template <class Slot = TrustedSlot>
+inline void ss_update(Vec<i64> order, Vec<i64> pos, Vec<double> ss, i64 n, double v, i64 s,
+                      Slot slot = {}) {
   i64 p = pos[s];
   while (p > 0 && ss[p - 1] > v) {
     order[p] = order[p - 1];
     ss[p] = ss[p - 1];
-    pos[order[p]] = p;
+    pos[slot(order[p], pos.size())] = p;
     p -= 1;
   }
   while (p < n - 1 && ss[p + 1] < v) {
     order[p] = order[p + 1];
     ss[p] = ss[p + 1];
-    pos[order[p]] = p;
+    pos[slot(order[p], pos.size())] = p;
     p += 1;
   }
   order[p] = s;
