@@ -13,26 +13,12 @@ def plot_prequential(result, path=None, title: str | None = None):
     the MAE panel only.  Intervals also get conditional coverage on top: the MER per width bin
     (narrowest to widest, :attr:`width_bins`) and, evaluated with ``groups``, per group (each
     family's groups, the worst at each level outlined)."""
-    from ._extras import need
-
-    Figure = need("matplotlib.figure", "plotting").Figure
-
     w = result.windows()
     levels = w.get("intervals", {})
     panels = (["mer", "ris"] if levels else []) + ["mae"]
     by_width = getattr(result, "width_bins", None) or {}
     groups = getattr(result, "groups", None) or {}
-    top = 1 if by_width else 0
-    fig = Figure(figsize=(8, 1.2 + 2.0 * (len(panels) + top)), layout="constrained")
-    grid = fig.add_gridspec(len(panels) + top, 2 if groups else 1)
-    if top:
-        conditional_panels(fig, grid, by_width, groups)
-    axes = []
-    for i in range(len(panels)):
-        ax = fig.add_subplot(grid[top + i, :], sharex=axes[0] if axes else None)
-        if i + 1 < len(panels):
-            ax.tick_params(labelbottom=False)
-        axes.append(ax)
+    fig, axes = windowed_figure(len(panels), by_width, groups)
     x = w["end"]
     colours = ["C0", "C1", "C2", "C3", "C4", "C5"]
     for ax, panel in zip(axes, panels, strict=True):
@@ -48,6 +34,34 @@ def plot_prequential(result, path=None, title: str | None = None):
             ax.set_ylabel(panel.upper())
             if panel == "mer":
                 ax.legend(loc="upper right", fontsize=8, frameon=False)
+    return finish_windowed(fig, axes, result, title, path)
+
+
+def windowed_figure(n_panels: int, by_width: dict, groups: dict, what: str = "width"):
+    """``(figure, axes)`` of a result's figure: the conditional-coverage row on top when there
+    are width (or set size) bins (:func:`conditional_panels`), then ``n_panels`` windowed panels
+    sharing the examples' axis."""
+    from ._extras import need
+
+    Figure = need("matplotlib.figure", "plotting").Figure
+    top = 1 if by_width else 0
+    fig = Figure(figsize=(8, 1.2 + 2.0 * (n_panels + top)), layout="constrained")
+    grid = fig.add_gridspec(n_panels + top, 2 if groups else 1)
+    if top:
+        conditional_panels(fig, grid, by_width, groups, what)
+    axes = []
+    for i in range(n_panels):
+        ax = fig.add_subplot(grid[top + i, :], sharex=axes[0] if axes else None)
+        if i + 1 < n_panels:
+            ax.tick_params(labelbottom=False)
+        axes.append(ax)
+    return fig, axes
+
+
+def finish_windowed(fig, axes, result, title: str | None, path):
+    """The windowed panels' drift points (dotted) and grid, the examples' axis label, the title
+    (default: the model and the stream); the figure saved to ``path`` if given, and returned."""
+    for ax in axes:
         for cp in result.change_points:
             ax.axvline(cp, color="k", ls=":", lw=0.9)
         ax.grid(alpha=0.3)

@@ -299,24 +299,12 @@ class ClassificationResult(PrequentialResult):
         lines) and mean set size over the stream, drift points marked, below the sets'
         conditional coverage (MER by set size and per group); saved to ``path`` if given.
         Returns the matplotlib figure."""
-        from ._extras import need
-        from .plotting import conditional_panels, figure_title
+        from .plotting import finish_windowed, windowed_figure
 
-        Figure = need("matplotlib.figure", "plotting").Figure
         w = self.windows()
         sets = w.get("sets", {})
         panels = ["accuracy"] + (["coverage", "mean_set_size"] if sets else [])
-        top = 1 if self.width_bins else 0
-        fig = Figure(figsize=(8, 1.2 + 2.0 * (len(panels) + top)), layout="constrained")
-        grid = fig.add_gridspec(len(panels) + top, 2 if self.groups else 1)
-        if top:
-            conditional_panels(fig, grid, self.width_bins, self.groups, "set size")
-        axes = []
-        for i in range(len(panels)):
-            ax = fig.add_subplot(grid[top + i, :], sharex=axes[0] if axes else None)
-            if i + 1 < len(panels):
-                ax.tick_params(labelbottom=False)
-            axes.append(ax)
+        fig, axes = windowed_figure(len(panels), self.width_bins, self.groups, "set size")
         x = w["end"]
         for ax, panel in zip(axes, panels, strict=True):
             if panel == "accuracy":
@@ -333,16 +321,7 @@ class ClassificationResult(PrequentialResult):
                 ax.set_ylabel("coverage" if panel == "coverage" else "mean set size")
                 if panel == "coverage":
                     ax.legend(loc="lower right", fontsize=8, frameon=False)
-            for cp in self.change_points:
-                ax.axvline(cp, color="k", ls=":", lw=0.9)
-            ax.grid(alpha=0.3)
-        kind = "sliding" if self.step < self.window else "tumbling"
-        drift = "; dotted: drift points" if self.change_points else ""
-        axes[-1].set_xlabel(f"examples ({kind} windows of {self.window:,}{drift})")
-        fig.suptitle(title or figure_title(self.model, self.stream), fontsize=9)
-        if path is not None:
-            fig.savefig(path, dpi=110)
-        return fig
+        return finish_windowed(fig, axes, self, title, path)
 
 
 def _key(alpha: float) -> str:
