@@ -73,23 +73,6 @@ struct Buffer {
   bool held = false;
 };
 
-/// ``p`` doubles of scratch: on the stack for the usual widths (a call may be re-entered by a
-/// key's ``__eq__``, so no scratch is shared between calls).
-class Scratch {
- public:
-  explicit Scratch(Py_ssize_t p) {
-    if (p > kLocal) heap_.resize(static_cast<size_t>(p));
-    data_ = p > kLocal ? heap_.data() : local_;
-  }
-  double* data() { return data_; }
-
- private:
-  static constexpr Py_ssize_t kLocal = 64;
-  double local_[kLocal];
-  std::vector<double> heap_;
-  double* data_;
-};
-
 }  // namespace
 
 void SeenItems::move_to(std::vector<PyObject*>& out) {
@@ -262,7 +245,7 @@ void bind_features(nb::module_& m) {
             d.forget();
             Py_ssize_t p = d.width();
             if (!PyDict_CheckExact(xp) || p < 0) return nb::none();
-            Scratch row(p);
+            RowScratch row(p);
             SeenItems seen;
             Encoded r = d.encode(xp, learn, row.data(), p, &seen);
             if (r == Encoded::kGeneral) return nb::none();
@@ -285,7 +268,7 @@ void bind_features(nb::module_& m) {
             d.forget();
             Py_ssize_t p = d.width();
             if (!PyDict_CheckExact(x.ptr()) || p < 0) return false;
-            Scratch row(p);
+            RowScratch row(p);
             if (d.encode(x.ptr(), learn, row.data(), p) == Encoded::kGeneral) return false;
             Buffer buf(out.ptr(), d.width() == p ? p : -1);
             if (!buf.ok) return false;

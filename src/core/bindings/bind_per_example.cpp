@@ -92,23 +92,6 @@ Mat<T> buffer_mat2(PyObject* a, bool writable, const char* name) {
   return Mat<T>(p, sh[0], sh[1]);
 }
 
-/// ``p`` doubles of scratch: the encoder may run Python code (a key's ``__eq__``) that calls
-/// this object again, so a call writes its row apart first (on the stack for usual widths).
-class RowScratch {
- public:
-  void size(Py_ssize_t p) {
-    if (p > kLocal) heap_.resize(static_cast<size_t>(p));
-    data_ = p > kLocal ? heap_.data() : local_;
-  }
-  double* data() { return data_; }
-
- private:
-  static constexpr Py_ssize_t kLocal = 64;
-  double local_[kLocal];
-  std::vector<double> heap_;
-  double* data_ = local_;
-};
-
 /// The object ``weak`` refers to (a new reference), or null when it is gone.
 PyObject* referent(PyObject* weak) {
 #if PY_VERSION_HEX >= 0x030D0000

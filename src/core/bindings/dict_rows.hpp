@@ -119,4 +119,26 @@ class DictRows {
   std::vector<KeyColumn> keys_;
 };
 
+/// ``p`` doubles of scratch for one row: the encoder may run Python code (a key's ``__eq__``)
+/// that calls the binding again, so no scratch is shared between calls; on the stack for the
+/// usual widths.
+class RowScratch {
+ public:
+  RowScratch() = default;
+  explicit RowScratch(Py_ssize_t p) { size(p); }
+  RowScratch(const RowScratch&) = delete;
+  RowScratch& operator=(const RowScratch&) = delete;
+  void size(Py_ssize_t p) {
+    if (p > kLocal) heap_.resize(static_cast<size_t>(p));
+    data_ = p > kLocal ? heap_.data() : local_;
+  }
+  double* data() { return data_; }
+
+ private:
+  static constexpr Py_ssize_t kLocal = 64;
+  double local_[kLocal];
+  std::vector<double> heap_;
+  double* data_ = local_;
+};
+
 }  // namespace sf::bind
