@@ -150,6 +150,23 @@ Levels levels_of(nb::handle P_) {
           engine::h1<double>(p, 4), engine::h1<double>(p, 6), engine::h1<double>(p, 8)};
 }
 
+/// The level arrays of a per-row query given as arrays (``levels_of``: packed in a handle).
+Levels levels_from(Array<const double>& qs, Array<const double>& masses, Array<double>& out_q,
+                   Array<double>& out_lo, Array<double>& out_hi) {
+  return {vec(qs, "qs"), vec(masses, "masses"), vec(out_q, "out_q"), vec(out_lo, "out_lo"),
+          vec(out_hi, "out_hi")};
+}
+
+/// The scratch of handle ``Q_`` for a per-row query of engine ``e`` at levels ``l``, every
+/// size the query will use checked (``interval``: one level's bounds).
+iv::QueryScratch checked_query(const HandleArena& e, nb::handle Q_, const Levels& l,
+                               bool interval) {
+  iv::QueryScratch s = scratch_of(handle_of(Q_, "Q"));
+  need_scratch(s, e.A.n_trees(), e.items, l.masses.size() > 0);
+  need_outputs(l.qs, l.masses, l.out_q, l.out_lo, l.out_hi, interval);
+  return s;
+}
+
 }  // namespace
 
 void bind_quantile(nb::module_& m) {
@@ -243,16 +260,10 @@ void bind_quantile(nb::module_& m) {
                           Array<const double> qs, Array<const double> masses,
                           Array<double> out_q, Array<double> out_lo, Array<double> out_hi) {
     HandleArena e = engine_arena(H_);
-    auto q = vec(qs, "qs");
-    auto ms = vec(masses, "masses");
-    auto oq = vec(out_q, "out_q");
-    auto ol = vec(out_lo, "out_lo");
-    auto oh = vec(out_hi, "out_hi");
-    iv::QueryScratch s = scratch_of(handle_of(Q_, "Q"));
-    need_scratch(s, e.A.n_trees(), e.items, ms.size() > 0);
-    need_outputs(q, ms, oq, ol, oh, false);
+    Levels l = levels_from(qs, masses, out_q, out_lo, out_hi);
+    iv::QueryScratch s = checked_query(e, Q_, l, false);
     nb::gil_scoped_release release;
-    iv::query_one(e.A, e.x, meinshausen, q, ms, oq, ol, oh, s);
+    iv::query_one(e.A, e.x, meinshausen, l.qs, l.masses, l.out_q, l.out_lo, l.out_hi, s);
   }, nb::arg("H"), nb::arg("Q"), nb::arg("meinshausen"), nb::arg("qs"),
      nb::arg("masses"), nb::arg("out_q").noconvert(), nb::arg("out_lo").noconvert(),
      nb::arg("out_hi").noconvert(),
@@ -262,18 +273,13 @@ void bind_quantile(nb::module_& m) {
                              Array<const double> qs, Array<const double> masses,
                              Array<double> out_q, Array<double> out_lo, Array<double> out_hi) {
     HandleArena e = engine_arena(H_);
-    auto q = vec(qs, "qs");
-    auto ms = vec(masses, "masses");
-    auto oq = vec(out_q, "out_q");
-    auto ol = vec(out_lo, "out_lo");
-    auto oh = vec(out_hi, "out_hi");
-    iv::QueryScratch s = scratch_of(handle_of(Q_, "Q"));
-    need_scratch(s, e.A.n_trees(), e.items, ms.size() > 0);
-    need_outputs(q, ms, oq, ol, oh, true);
+    Levels l = levels_from(qs, masses, out_q, out_lo, out_hi);
+    iv::QueryScratch s = checked_query(e, Q_, l, true);
     std::pair<double, double> r;
     {
       nb::gil_scoped_release release;
-      r = iv::interval_one(e.A, e.x, meinshausen, q, ms, oq, ol, oh, s);
+      r = iv::interval_one(e.A, e.x, meinshausen, l.qs, l.masses, l.out_q, l.out_lo, l.out_hi,
+                           s);
     }
     return nb::make_tuple(r.first, r.second);
   }, nb::arg("H"), nb::arg("Q"), nb::arg("meinshausen"), nb::arg("qs"),
@@ -285,10 +291,7 @@ void bind_quantile(nb::module_& m) {
                               bool meinshausen) {
     HandleArena e = engine_arena(H_);
     Levels l = levels_of(P_);
-    bool sorted = l.masses.size() > 0;
-    iv::QueryScratch s = scratch_of(handle_of(Q_, "Q"));
-    need_scratch(s, e.A.n_trees(), e.items, sorted);
-    need_outputs(l.qs, l.masses, l.out_q, l.out_lo, l.out_hi, true);
+    iv::QueryScratch s = checked_query(e, Q_, l, true);
     std::pair<double, double> r;
     {
       nb::gil_scoped_release release;
