@@ -480,9 +480,11 @@ def test_the_adaptive_wrapper_over_a_grouped_method():
     assert max(abs(miss[g[4000:] == v].mean() - 0.1) for v in range(3)) < 0.02
 
 
-def test_a_grouped_method_is_not_sharded():
+def test_a_grouped_method_is_sharded_as_its_method():
+    """(The sharded results: test_sharded_grouped_method_equals_local, test_distributed.py.)"""
     from streamforest.distributed.workers import model_kind
 
-    assert model_kind(sf.CPApproximate()) == "cp"
-    with pytest.raises(TypeError, match="calibrates groups"):
-        model_kind(sf.CPApproximate(groups=2))
+    assert model_kind(sf.CPApproximate(groups=2)) == "cp"
+    assert model_kind(sf.OnlineQRF(groups=sf.Multivalid(2))) == "qrf"
+    with pytest.raises(TypeError, match="CPExact"):
+        model_kind(sf.CPExact(groups=2))
