@@ -57,12 +57,12 @@ class Multivalid:
     method's interval at :data:`REFERENCE`).
 
     A group's error rate converges to ``alpha`` as MVP learns, about as ``sqrt(buckets /
-    rows)``: early on, the buckets that other groups' rows crossed while their thresholds rose
-    keep the quiet groups' thresholds high (over-coverage that decays).  The defaults (40
-    buckets, ``eta = 0.5``) were chosen on ``benchmarks/group_coverage.py``'s overlapping
-    families over ten model seeds (the paper's code: 50 and 0.5): every group within 0.019 of
-    alpha on 30,000 rows where 100 buckets and ``eta = 2`` left one 0.035 off, for 1.2% wider
-    intervals.
+    rows)``.  Each cell votes by the paper's ``exp(a) - exp(-a)`` of its sum normalised by its
+    count, without the authors' code's extra weight of those terms by the count (with it a
+    cell-bucket seen once outvoted thousands of rows, and the quietest groups stayed
+    over-covered: docs/intervals.md).  The defaults (40 buckets, ``eta = 0.5``; the paper's
+    code: 50 and 0.5): on ``benchmarks/group_coverage.py``'s overlapping families over ten
+    model seeds, every group within 0.010 of alpha (100 buckets and ``eta = 2``: 0.014).
 
     Parameters
     ----------
