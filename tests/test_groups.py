@@ -493,3 +493,32 @@ def test_a_grouped_method_is_sharded_as_its_method():
     assert model_kind(sf.OnlineQRF(groups=sf.Multivalid(2))) == "qrf"
     with pytest.raises(TypeError, match="CPExact"):
         model_kind(sf.CPExact(groups=2))
+
+
+def test_aci_over_a_multivalid_method_at_its_ladder():
+    """ACI asks its base for a ladder of levels: a Multivalid method without them is refused
+    with the levels to give; with Multivalid.aci_levels every group of two
+    overlapping families is within 0.02 of alpha, a controller per group, batches of 50."""
+    rng = np.random.default_rng(3)
+    n = 12000
+    g, k = rng.integers(0, 3, n), rng.integers(0, 2, n)
+    X = np.c_[rng.random((n, 2)), g, k]
+    y = np.sin(3 * X[:, 0]) + 0.1 * np.array([1, 2, 6])[g] * np.array([1, 2])[k] * rng.normal(
+        0, 1, n
+    )
+    bare = sf.AdaptiveConformal(sf.NormalizedConformal(seed=1, groups=sf.Multivalid([2, 3])))
+    with pytest.raises(ValueError, match=r"alphas=Multivalid.aci_levels\(0.1\)"):
+        bare.predict_learn_many(X[:50], y[:50], 0.1)
+    levels = sf.Multivalid.aci_levels(0.1)
+    assert len(levels) == 13 and min(abs(v - 0.1) for v in levels) < 1e-12
+    with pytest.raises(ValueError, match="alpha"):
+        sf.Multivalid.aci_levels(1.5)
+    model = sf.AdaptiveConformal(
+        sf.NormalizedConformal(seed=1, groups=sf.Multivalid([2, 3], alphas=levels))
+    )
+    iv = np.concatenate(
+        [model.predict_learn_many(X[a : a + 50], y[a : a + 50], 0.1)[1] for a in range(0, n, 50)]
+    )
+    miss = ((y < iv[:, 0]) | (y > iv[:, 1]))[3000:]
+    for col in (g[3000:], k[3000:]):
+        assert max(abs(miss[col == v].mean() - 0.1) for v in np.unique(col)) < 0.02
