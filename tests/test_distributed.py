@@ -327,16 +327,19 @@ GROUPED = {
 
 @needs_ray
 @pytest.mark.parametrize("kind", ["qrf", "cp"])
-def test_sharded_grouped_method_equals_local(local_ray, kind):
+def test_sharded_grouped_method_equals_local(local_ray, kind, tmp_path):
     """A grouped method sharded (Mondrian windows over OnlineQRF, Multivalid over two families
-    over CPApproximate; a worker killed mid-stream) gives the local grouped model's intervals
-    and group state, bit for bit; bad group input is refused and changes nothing."""
+    over CPApproximate; a worker killed mid-stream; restored from its checkpoint) gives the
+    local grouped model's intervals and group state, bit for bit; bad group input is refused and
+    changes nothing."""
     from streamforest.distributed import ShardedForest
 
     X, y = grouped_data(3000, 3)
     Xq = grouped_data(300, 9)[0]
     local = local_run(GROUPED[kind](), X, y)
-    with ShardedForest(GROUPED[kind](), n_workers=2, checkpoint_every=1200) as sf:
+    ckpt = str(tmp_path / "ckpt")
+    with ShardedForest(GROUPED[kind](), n_workers=2, checkpoint_dir=ckpt,
+                       checkpoint_every=1200) as sf:  # fmt: skip
         for i, (a, b) in enumerate(batches(3000)):
             sf.learn_many(X[a:b], y[a:b])
             if i == 0:
@@ -356,6 +359,14 @@ def test_sharded_grouped_method_equals_local(local_ray, kind):
         np.testing.assert_array_equal(sf.predict(Xq), local.predict(Xq))
         assert sf.stats()["restarts"] == 1
         driver = sf._driver.group_state_
+        sf.checkpoint()
+    with ShardedForest.restore(ckpt) as again:  # the group state is in the driver's file
+        given = (None, Xq[:, 4]) if kind == "qrf" else (None, Xq[:, 4:6])  # (groups=: as X's)
+        for groups in given:
+            np.testing.assert_array_equal(
+                again.predict_interval(Xq, ALPHAS, groups=groups),
+                local.predict_interval(Xq, ALPHAS, groups=groups),
+            )
     state = local.group_state_
     assert driver.n_groups == state.n_groups == (3 if kind == "qrf" else 5)
     for key in ("ss", "meta", "mvp_v", "mvp_n"):
