@@ -26,7 +26,8 @@ the online grouped intervals of the same rows.
 ``overlapping``: three families at once (the noise set by two of them, multiplied), each group
 of each family, for Mondrian (the largest of a row's thresholds) and ``Multivalid``; with
 ``--mvp-seeds K``, ``Multivalid`` over model seeds 0..K-1 (its defaults, and the earlier 100
-buckets and ``eta = 2``): the worst group of each seed.
+buckets and ``eta = 2``): the worst group of each seed, on those three families and on two
+families alone (3 and 2 groups, ``2 n / 3`` rows: tests/test_groups.py's stream).
 
 ``drifting``: controllers per group under ``AdaptiveConformal`` (ACI) over the grouped method, on
 ``--n`` rows whose groups' noise drifts apart (one grows ``1 -> e^4``, one shrinks ``6 -> 6
@@ -250,11 +251,8 @@ def stream_report(name, X, y, col, seed, chunk, real, exchangeable, checks):
 def overlapping(n, seed, model_seed, checks, chunk):
     """Three families at once (noise by the first two, multiplied; the third without effect):
     Mondrian's largest threshold against Multivalid, every group of every family."""
-    rng = np.random.default_rng(seed)
-    g, k, d = rng.integers(0, 3, n), rng.integers(0, 2, n), rng.integers(0, 4, n)
-    X = np.c_[rng.random((n, 3)), g, k, d]
-    sd = np.array([1.0, 2.0, 6.0])[g] * np.array([1.0, 2.0])[k]
-    y = np.sin(3 * X[:, 0]) + X[:, 1] + 0.1 * sd * rng.normal(0, 1, n)
+    X, y, _ = three_families(n, seed)
+    g, k, d = (X[:, j].astype(int) for j in (3, 4, 5))
     print(f"\n== overlapping families: {n:,} rows, families of 3, 2 and 4 groups (noise x "
           f"1:2:6 and x 1:2)")  # fmt: skip
     rows = np.ones(n, bool)
@@ -278,18 +276,38 @@ def overlapping(n, seed, model_seed, checks, chunk):
                                abs(worst) <= 0.02))  # fmt: skip
 
 
-def mvp_seeds(n, seed, seeds, checks, chunk):
-    """Multivalid on the overlapping families over model seeds: the worst group of each."""
+def three_families(n, seed):
+    """The overlapping families of :func:`overlapping`: ``(X, y, group columns of X)``."""
     rng = np.random.default_rng(seed)
     g, k, d = rng.integers(0, 3, n), rng.integers(0, 2, n), rng.integers(0, 4, n)
     X = np.c_[rng.random((n, 3)), g, k, d]
     sd = np.array([1.0, 2.0, 6.0])[g] * np.array([1.0, 2.0])[k]
     y = np.sin(3 * X[:, 0]) + X[:, 1] + 0.1 * sd * rng.normal(0, 1, n)
+    return X, y, [3, 4, 5]
+
+
+def two_families(n, seed):
+    """Two families (3 and 2 groups) whose noise multiplies, nothing else (tests/test_groups.py's
+    stream with ``n`` = 20,000 and ``seed`` = 3): ``(X, y, group columns of X)``."""
+    rng = np.random.default_rng(seed)
+    g, k = rng.integers(0, 3, n), rng.integers(0, 2, n)
+    X = np.c_[rng.random((n, 2)), g, k]
+    y = np.sin(3 * X[:, 0]) + 0.1 * np.array([1, 2, 6])[g] * np.array([1, 2])[k] * rng.normal(
+        0, 1, n
+    )
+    return X, y, [2, 3]
+
+
+def mvp_seeds(name, stream, seeds, checks, chunk):
+    """Multivalid on overlapping families (``stream``: ``(X, y, group columns)``) over model
+    seeds: the worst group of each."""
+    X, y, columns = stream
+    n = X.shape[0]
     rows = np.ones(n, bool)
-    default = sf.Multivalid([3, 4, 5], alphas=ALPHAS)
-    print(f"\n== Multivalid over model seeds 0..{seeds - 1} (overlapping families, {n:,} rows)")
+    default = sf.Multivalid(columns, alphas=ALPHAS)
+    print(f"\n== Multivalid over model seeds 0..{seeds - 1} ({name}, {n:,} rows)")
     for label, rule in ((f"buckets {default.buckets}, eta {default.eta} (default)", default),
-                        ("buckets 100, eta 2.0", sf.Multivalid([3, 4, 5], alphas=ALPHAS,
+                        ("buckets 100, eta 2.0", sf.Multivalid(columns, alphas=ALPHAS,
                                                                buckets=100, eta=2.0))):  # fmt: skip
         worst = np.zeros((seeds, len(ALPHAS)))
         widths = []
@@ -297,10 +315,10 @@ def mvp_seeds(n, seed, seeds, checks, chunk):
             _, iv = run(sf.NormalizedConformal(seed=ms, groups=rule), X, y, ALPHAS, chunk)
             for a, alpha in enumerate(ALPHAS):
                 devs = []
-                for col in (g, k, d):
+                for j in columns:
                     devs += [
                         v - alpha
-                        for v in group_mer(iv[:, a, 0], iv[:, a, 1], y, col, rows).values()
+                        for v in group_mer(iv[:, a, 0], iv[:, a, 1], y, X[:, j], rows).values()
                     ]
                 worst[ms, a] = max(devs, key=abs)
             widths.append(finite_width(iv[:, 0, 0], iv[:, 0, 1], rows)[0])
@@ -312,8 +330,8 @@ def mvp_seeds(n, seed, seeds, checks, chunk):
         print(f" {label}: mean width at alpha {ALPHAS[0]} {np.mean(widths):.4f}")
         if rule is default:
             for a, alpha in enumerate(ALPHAS):
-                checks.append((f"multivalid a={alpha} every seed's every group within 0.02",
-                               bool(np.abs(worst[:, a]).max() <= 0.02)))  # fmt: skip
+                checks.append((f"multivalid {name} a={alpha} every seed's every group within "
+                               "0.02", bool(np.abs(worst[:, a]).max() <= 0.02)))  # fmt: skip
 
 
 def drifting_stream(n, seed):
@@ -447,7 +465,10 @@ def main():
     if "overlapping" in only:
         overlapping(n, s + 3, s, checks, args.chunk)
         if args.mvp_seeds:
-            mvp_seeds(n, s + 3, args.mvp_seeds, checks, args.chunk)
+            mvp_seeds("three families", three_families(n, s + 3), args.mvp_seeds, checks,
+                      args.chunk)  # fmt: skip
+            mvp_seeds("two families", two_families(2 * n // 3, s + 2), args.mvp_seeds, checks,
+                      args.chunk)  # fmt: skip
     if "drifting" in only:
         drifting(n, s + 4, s, checks)
     if "kdd" in only:

@@ -10,7 +10,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from streamforest import CPApproximate, OnlineForestRegressor, OnlineQRF
+from streamforest import CPApproximate, Multivalid, OnlineForestRegressor, OnlineQRF
 from streamforest.persistence import _dumps
 
 try:
@@ -305,6 +305,76 @@ def test_sharded_forest_equals_local_forest(local_ray, kind):
         stats = sf.stats()
     assert [p["trees"] for p in stats["per_worker"]] == [[0, 1, 2], [3, 4, 5]]
     assert stats["memory_bytes"] > 0
+
+
+def grouped_data(n, seed):
+    """``data`` with two overlapping group columns (4: three groups, 5: two, noisier)."""
+    X, y = data(n, seed=seed)
+    rng = np.random.default_rng(seed + 100)
+    g1 = rng.integers(0, 3, n)
+    g2 = (X[:, 1] > 0.5).astype(int)
+    y = y + (0.5 * g1 + 1.5 * g2) * rng.standard_normal(n)
+    return np.column_stack([X, g1, g2]), y
+
+
+GROUPED = {
+    "qrf": lambda: OnlineQRF(forest=forest(), k=32, groups=4),
+    "cp": lambda: CPApproximate(
+        forest=forest(), calibration_size=300, groups=Multivalid([4, 5], alphas=ALPHAS)
+    ),
+}
+
+
+@needs_ray
+@pytest.mark.parametrize("kind", ["qrf", "cp"])
+def test_sharded_grouped_method_equals_local(local_ray, kind, tmp_path):
+    """A grouped method sharded (Mondrian windows over OnlineQRF, Multivalid over two families
+    over CPApproximate; a worker killed mid-stream; restored from its checkpoint) gives the
+    local grouped model's intervals and group state, bit for bit; bad group input is refused and
+    changes nothing."""
+    from streamforest.distributed import ShardedForest
+
+    X, y = grouped_data(3000, 3)
+    Xq = grouped_data(300, 9)[0]
+    local = local_run(GROUPED[kind](), X, y)
+    ckpt = str(tmp_path / "ckpt")
+    with ShardedForest(GROUPED[kind](), n_workers=2, checkpoint_dir=ckpt,
+                       checkpoint_every=1200) as sf:  # fmt: skip
+        for i, (a, b) in enumerate(batches(3000)):
+            sf.learn_many(X[a:b], y[a:b])
+            if i == 0:
+                with pytest.raises(ValueError, match="groups"):
+                    sf.learn_many(X[:10], y[:10], groups=np.zeros((10, 3)))
+                with pytest.raises(ValueError, match="groups"):
+                    sf.learn_many(X[:10], y[:10], groups=np.zeros(9))
+            if i == 3:  # after a checkpoint (at 1500 rows) and one batch more
+                ray.kill(sf.workers[1])
+        if kind == "cp":
+            with pytest.raises(ValueError, match="calibrated at"):
+                sf.predict_interval(Xq, 0.2)
+        for alpha in (0.1, ALPHAS):
+            np.testing.assert_array_equal(
+                sf.predict_interval(Xq, alpha), local.predict_interval(Xq, alpha)
+            )
+        np.testing.assert_array_equal(sf.predict(Xq), local.predict(Xq))
+        assert sf.stats()["restarts"] == 1
+        driver = sf._driver.group_state_
+        sf.checkpoint()
+    with ShardedForest.restore(ckpt) as again:  # the group state is in the driver's file
+        given = (None, Xq[:, 4]) if kind == "qrf" else (None, Xq[:, 4:6])  # (groups=: as X's)
+        for groups in given:
+            np.testing.assert_array_equal(
+                again.predict_interval(Xq, ALPHAS, groups=groups),
+                local.predict_interval(Xq, ALPHAS, groups=groups),
+            )
+    state = local.group_state_
+    assert driver.n_groups == state.n_groups == (3 if kind == "qrf" else 5)
+    for key in ("ss", "meta", "mvp_v", "mvp_n"):
+        if key in state.__dict__:
+            np.testing.assert_array_equal(driver.__dict__[key], state.__dict__[key])
+    # the groups do change the intervals (the test can fail)
+    bare = local_run(MODELS[kind](), X, y)
+    assert not np.array_equal(bare.predict_interval(Xq, 0.1), local.predict_interval(Xq, 0.1))
 
 
 @needs_ray

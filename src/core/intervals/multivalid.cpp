@@ -15,7 +15,7 @@ namespace {
 inline constexpr double INF = std::numeric_limits<double>::infinity();
 inline constexpr double NUISANCE = 1000.0;  // the paper's r: just below a bucket's edge
 
-/// ``log(sum_S w exp(sign a))`` and ``sum_S w exp(sign a)`` of the row's cells at bucket b.
+/// ``log(sum_S exp(sign a))`` and ``sum_S exp(sign a)`` of the row's cells at bucket b.
 struct Side {
   double log_sum;
   double sum;
@@ -41,10 +41,9 @@ void sides(Vec<const i64> cells, i64 r, i64 b, double eta, Cube<double> v, Cube<
   for (i64 k = -1; k < cells.size(); ++k) {
     i64 c = k < 0 ? 0 : cells[k];
     if (c <= 0 && k >= 0) continue;
-    double w = weight(n(r, b, c));
-    double a = eta * v(r, b, c) * w;
-    so += w * std::exp(a - top);
-    su += w * std::exp(-a + bottom);
+    double a = eta * v(r, b, c) * weight(n(r, b, c));
+    so += std::exp(a - top);
+    su += std::exp(-a + bottom);
   }
   over.log_sum = top + std::log(so);
   under.log_sum = -bottom + std::log(su);

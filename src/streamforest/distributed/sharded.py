@@ -17,6 +17,16 @@ model's own code, on arrays laid out as the local model lays them out:
   draws the same bagging weights (the out-of-bag masks) and runs the method's own score stage.
 
 So predictions and intervals are bit-identical to the local model with the same seed.
+
+An interval method with groups (its ``groups`` parameter, or ``groups=`` given to
+:meth:`ShardedForest.learn_many` and :meth:`ShardedForest.predict_interval`) keeps its group
+windows on the driver: a learnt batch's new groups are added when it is submitted; the shards
+return, made before learning each row, their trees' predictions (CPApproximate, whose score
+stage the driver runs) or leaf-sketch records (OnlineQRF, merged by the driver), from which the
+driver has each row's interval at the method's reference level, and the windows take the batch
+in order once it is learnt (:meth:`~streamforest.intervals.base.IntervalRegressor.group_plan`,
+``group_commit``, ``group_run``, the local model's own steps).  A grouped prediction waits for
+the batches in flight.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import numpy as np
 import streamforest._core as _core
 
 from ..features import check_targets, check_weights, n_rows
+from ..intervals._groups import REFERENCE
 from ..intervals.base import IntervalRegressor, check_alphas, stack_bounds
 from .keyed import check_matrix
 from .runtime import DEFAULT_NUM_CPUS, DEFAULT_PLACEMENT_TIMEOUT, GroupFront, WorkerGroup
@@ -110,42 +121,70 @@ class ShardedForest(GroupFront):
     def n_trees(self) -> int:
         return forest_of(self._driver).engine_.n_trees
 
+    def _grouped(self, groups) -> bool:
+        """Whether a call runs per group (the local model's rule: ``groups=`` given, the
+        method's ``groups``, or group state learnt)."""
+        d = self._driver
+        return self.kind != "forest" and (
+            groups is not None or d.groups is not None or "_groups" in d.__dict__
+        )
+
     # --- learning ---------------------------------------------------------------------------------
-    def learn_many(self, X, y, w=None):
-        """Learn the rows of ``X`` in order (optional sample weights)."""
+    def learn_many(self, X, y, w=None, groups=None):
+        """Learn the rows of ``X`` in order (optional sample weights; ``groups=``: the rows'
+        groups, as the local method's ``learn_many`` takes them)."""
+        if groups is not None and self.kind == "forest":
+            raise TypeError("a forest has no intervals: groups= needs an interval method")
         f = forest_of(self._driver)
         fs = f.feature_space()
         n = n_rows(X)
         ya = check_targets(y, n)
         wa = check_weights(w, n)
+        d = self._driver
+        plan = d.group_plan(X, groups, n, True) if self._grouped(groups) and n else None
         Xa = check_matrix(X, None)
         Xa = f.pad(fs.encode_array(Xa, learn=True))
         if not n:
             return self
         if not len(fs):
             f.learn_featureless(0.0, 0.0)  # a forest refuses rows without any feature
-        context = None
+        stage = None
         cp = self.kind == "cp"
         if cp:  # the driver's share of the method's tree stage: weights, calibration slots
-            d = self._driver
             W = f.engine_.bagging_weights(wa)
             slots = np.empty(n, np.int64)
             _core.intervals.ring_slots(d.ring_, W, slots)
             d.store_calibration_rows(slots, Xa)
-            context = (W, slots, ya)
+            stage = (W, slots)
+        want = "predictions" if cp else ("records" if plan is not None else None)
+        context = (stage, ya, plan) if want else None
+        if plan is not None:
+            d.group_commit(plan)
         batch = self._group._ray.put((Xa, ya, wa))
         self._n_learnt += n
-        self._group._submit({j: (batch, cp) for j in range(self.n_workers)}, n, context)
+        self._group._submit({j: (batch, want) for j in range(self.n_workers)}, n, context)
         return self
 
     def _finish_batch(self, results: dict, context) -> None:
-        """A learnt batch's calibration update (CPApproximate's score stage, on the driver)."""
+        """A learnt batch's calibration update (CPApproximate's score stage, on the driver),
+        then its group windows' (from the rows' reference intervals)."""
         if context is None:
             return
-        W, slots, ya = context
+        stage, ya, plan = context
         d = self._driver
-        P = np.concatenate([results[j] for j in range(self.n_workers)], axis=0)
-        d.learn_scored(P, W, slots, ya)
+        parts = [results[j] for j in range(self.n_workers)]
+        reference = np.array([REFERENCE]) if plan is not None else None
+        if stage is not None:
+            W, slots = stage
+            out = d.learn_scored(np.concatenate(parts, axis=0), W, slots, ya, reference)
+            if plan is None:
+                return
+            lo, hi = out[1], out[2]
+        else:
+            lo, hi = d.query_records(_merged(parts), reference)
+        lo = np.where(np.isnan(lo), -np.inf, lo)
+        hi = np.where(np.isnan(hi), np.inf, hi)
+        d.group_run(plan, lo[:, 0], hi[:, 0], ya, True)
 
     # --- prediction -------------------------------------------------------------------------------
     def _encode(self, X) -> np.ndarray:
@@ -165,25 +204,35 @@ class ShardedForest(GroupFront):
         P = self.tree_predictions(X)
         return forest_of(self._driver).engine_.aggregate(P)
 
-    def predict_interval(self, X, alpha=0.1) -> np.ndarray:
+    def predict_interval(self, X, alpha=0.1, groups=None) -> np.ndarray:
         """Prediction intervals at significance ``alpha`` (a number or a list), as the local
-        model's ``predict_interval``."""
+        model's ``predict_interval`` (``groups=``: the rows' groups, as it takes them)."""
         if self.kind == "forest":
             raise TypeError("a forest has no intervals: shard an interval method over it")
         alphas, scalar = check_alphas(alpha)
+        d = self._driver
+        plan = None
+        if self._grouped(groups):
+            self._group._drain()  # every learnt batch is in the group windows
+            if "_groups" in d.__dict__:  # (else: the method's own intervals, as the local model)
+                plan = d.group_plan(X, groups, n_rows(X), False, alphas)
         Xa = self._encode(X)
         n = Xa.shape[0]
-        d = self._driver
         if not self._n_learnt:
             lo = np.full((n, alphas.shape[0]), -np.inf)
             return stack_bounds(lo, -lo, scalar)
+        lo, hi = self._intervals(Xa, alphas if plan is None else np.array([REFERENCE]))
+        if plan is not None:
+            lo, hi = d.group_run(plan, lo[:, 0], hi[:, 0], np.zeros(n), False)
+        return stack_bounds(lo, hi, scalar)
+
+    def _intervals(self, Xa, alphas):
+        """``(lo, hi)``, each ``(n, levels)``: the method's intervals of the encoded rows."""
+        n = Xa.shape[0]
+        d = self._driver
         if self.kind == "qrf":
             res = self._group._call("sketch_records", {j: (Xa,) for j in range(self.n_workers)})
-            parts = [res[j] for j in range(self.n_workers)]
-            bufs = [b for p in parts for b in p[0]]  # every shard's trees' items (rows)
-            goff = np.ascontiguousarray(np.concatenate([p[1] for p in parts], axis=0))
-            glv = np.ascontiguousarray(np.concatenate([p[2] for p in parts], axis=0))
-            lo, hi = d.query_records((bufs, goff, glv), alphas)
+            lo, hi = d.query_records(_merged([res[j] for j in range(self.n_workers)]), alphas)
         else:
             self._group._drain()  # every learnt batch is in the calibration set
             yhat = forest_of(d).engine_.aggregate(self.tree_predictions(Xa))
@@ -191,7 +240,7 @@ class ShardedForest(GroupFront):
             lo, hi = yhat[:, None] - half, yhat[:, None] + half
         lo = np.where(np.isnan(lo), -np.inf, lo)
         hi = np.where(np.isnan(hi), np.inf, hi)
-        return stack_bounds(lo, hi, scalar)
+        return lo, hi
 
     # --- state ------------------------------------------------------------------------------------
     def stats(self) -> dict:
@@ -222,6 +271,15 @@ class ShardedForest(GroupFront):
         g._ckpt_state = list(m["workers"])
         g._spawn_all(g._ckpt_state)
         return self
+
+
+def _merged(parts) -> tuple:
+    """The shards' leaf-sketch records (each as ``workers.sketch_records`` returns them) as one
+    record of every tree, in tree order."""
+    bufs = [b for p in parts for b in p[0]]  # every shard's trees' items (rows)
+    goff = np.ascontiguousarray(np.concatenate([p[1] for p in parts], axis=0))
+    glv = np.ascontiguousarray(np.concatenate([p[2] for p in parts], axis=0))
+    return bufs, goff, glv
 
 
 class _ShardGroup(WorkerGroup):

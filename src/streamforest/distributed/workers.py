@@ -152,10 +152,9 @@ def model_kind(model) -> str:
     split over processes); an interval method when it offers its chunk stages
     (``shard_stages``) and its forest has them."""
     if isinstance(model, IntervalRegressor):
-        kind = model.shard_stages if model.groups is None else None  # (groups: its own calls)
+        kind = model.shard_stages  # (groups: calibrated by the driver, see sharded.py)
         if kind is None:
-            why = model.not_sharded or ("" if model.groups is None else "it calibrates groups")
-            reason = f" ({why})" if why else ""
+            reason = f" ({model.not_sharded})" if model.not_sharded else ""
             raise TypeError(
                 f"ShardedForest shards a forest whose trees can be split over processes, or an "
                 f"interval method that offers its chunk stages (OnlineQRF, CPApproximate), got "
@@ -186,9 +185,13 @@ def sketch_records(model, Xa: np.ndarray):
     goff, glv)``, ``items[t]`` tree t's copies of the leaf sketches the rows reach (trimmed to
     what they hold), ``goff (T, n)`` each row's offset in it, ``glv (T, n, LV_WIDTH)`` their
     level rows, as the mixture query (``streamforest._core.quantile.mixture_query``) takes them."""
-    n = Xa.shape[0]
-    T = model.forest_.engine_.n_trees
-    bufs, goff, glv = model.sketch_records(Xa)
+    return trimmed_records(model.sketch_records(Xa), Xa.shape[0], model.forest_.engine_.n_trees)
+
+
+def trimmed_records(rec, n: int, T: int):
+    """The records ``rec`` of ``n`` rows by ``T`` trees as :func:`sketch_records` returns them
+    (copies, trimmed to what they hold)."""
+    bufs, goff, glv = rec
     goff = np.ascontiguousarray(goff[:T])
     glv = np.ascontiguousarray(glv[:T, :n])
     items = []
@@ -214,9 +217,11 @@ class ShardWorker:
             self.forest = forest_of(self.model)
         self.busy = self.busy_cpu = 0.0  # seconds learning: wall, CPU (the benchmark's model)
 
-    def learn(self, batch, want_tree_predictions: bool):
-        """Learn a batch; return the trees' predictions made before learning each row
-        (``(T_shard, n)``) when asked (the driver's conformal calibration needs them)."""
+    def learn(self, batch, want):
+        """Learn a batch; return, made before learning each row, what the driver asks for
+        (``want``): ``"predictions"`` (or True) the trees' predictions ``(T_shard, n)`` (the
+        driver's conformal calibration), ``"records"`` the leaf-sketch records as
+        :func:`sketch_records` (an OnlineQRF's intervals per group), else nothing."""
         t0, c0 = time.perf_counter(), time.thread_time()
         X, y, w = (writable(a) for a in batch)
         f = self.forest
@@ -226,12 +231,14 @@ class ShardWorker:
             return None
         f.check_fittable()
         e = f.engine_
-        W = e.bagging_weights(wa)
         P = None
-        if want_tree_predictions:
-            P = e.predict_learn(Xa, ya, W, wa)
+        if want == "records":  # the same weights (drawn there) and learning, with the records
+            rec = self.model._tree_records(Xa, ya, wa, True, guard=False)[1]
+            P = trimmed_records(rec, n, e.n_trees)
+        elif want:
+            P = e.predict_learn(Xa, ya, e.bagging_weights(wa), wa)
         else:
-            e.learn(Xa, ya, W, wa)
+            e.learn(Xa, ya, e.bagging_weights(wa), wa)
         if self.model is not f:
             self.model.add_seen(n)
         self.busy += time.perf_counter() - t0

@@ -33,6 +33,8 @@ import numpy as np
 
 import streamforest._core as _core
 
+from ._controllers import LADDER_K, ladder
+
 #: The level of the method's interval that scales the group scores (finite as soon as the
 #: method has one calibration score: its rank ``ceil((n + 1) / 2)`` is at most ``n``).
 REFERENCE = 0.5
@@ -57,12 +59,12 @@ class Multivalid:
     method's interval at :data:`REFERENCE`).
 
     A group's error rate converges to ``alpha`` as MVP learns, about as ``sqrt(buckets /
-    rows)``: early on, the buckets that other groups' rows crossed while their thresholds rose
-    keep the quiet groups' thresholds high (over-coverage that decays).  The defaults (40
-    buckets, ``eta = 0.5``) were chosen on ``benchmarks/group_coverage.py``'s overlapping
-    families over ten model seeds (the paper's code: 50 and 0.5): every group within 0.019 of
-    alpha on 30,000 rows where 100 buckets and ``eta = 2`` left one 0.035 off, for 1.2% wider
-    intervals.
+    rows)``.  Each cell votes by the paper's ``exp(a) - exp(-a)`` of its sum normalised by its
+    count, without the authors' code's extra weight of those terms by the count (with it a
+    cell-bucket seen once outvoted thousands of rows, and the quietest groups stayed
+    over-covered: docs/intervals.md).  The defaults (40 buckets, ``eta = 0.5``; the paper's
+    code: 50 and 0.5): on ``benchmarks/group_coverage.py``'s overlapping families over ten
+    model seeds, every group within 0.010 of alpha (100 buckets and ``eta = 2``: 0.014).
 
     Parameters
     ----------
@@ -85,6 +87,16 @@ class Multivalid:
     def __repr__(self) -> str:
         return (f"Multivalid({self.groups!r}, alphas={self.alphas!r}, buckets={self.buckets!r},"
                 f" eta={self.eta!r})")  # fmt: skip
+
+    @staticmethod
+    def aci_levels(alpha: float) -> tuple:
+        """The levels ACI (:class:`~streamforest.AdaptiveConformal`'s default) asks its base
+        method for at ``alpha`` (its ladder of 13 levels around ``alpha``): give them as
+        ``alphas`` to run ACI over a multivalid method (each level is calibrated by its own MVP
+        state, 13 times the work of one)."""
+        if isinstance(alpha, bool) or not (isinstance(alpha, numbers.Real) and 0 < alpha < 1):
+            raise ValueError(f"alpha must be a level in (0, 1), got {alpha!r}")
+        return tuple(ladder(float(alpha)).tolist())
 
     def levels(self) -> np.ndarray:
         a = np.atleast_1d(np.asarray(self.alphas, dtype=np.float64))
@@ -110,10 +122,21 @@ class Multivalid:
             if not hit.size:
                 raise ValueError(
                     f"multivalid intervals are calibrated at alphas={tuple(levels.tolist())}, "
-                    f"not at {float(a)!r} (give it in Multivalid(..., alphas=...))"
+                    f"not at {float(a)!r} (give it in Multivalid(..., alphas=...)){_aci(alphas)}"
                 )
             out[k] = hit[0]
         return out
+
+
+def _aci(alphas: np.ndarray) -> str:
+    """A hint when ``alphas`` are ACI's ladder around a level (ACI over a multivalid method)."""
+    if alphas.shape[0] != LADDER_K.size:
+        return ""
+    centre = float(f"{alphas[int(np.flatnonzero(LADDER_K == 0)[0])]:.12g}")
+    if not np.allclose(alphas, ladder(centre), rtol=0, atol=1e-12):
+        return ""
+    return (f"; ACI asks for its ladder of {LADDER_K.size} levels around {centre!r}: give "
+            f"Multivalid(..., alphas=Multivalid.aci_levels({centre!r}))")  # fmt: skip
 
 
 def multivalid_of(groups) -> Multivalid | None:

@@ -439,28 +439,10 @@ class IntervalRegressor(Estimator):
         are added only after the method's call succeeded, so a refused call changes nothing.
         Without group state (a model that never learnt with groups) a prediction is the
         method's own."""
-        state = self.__dict__.get("_groups")
-        if state is None and not learn:
+        if self.__dict__.get("_groups") is None and not learn:
             return None
         n = 1 if one_row else _row_count(X)
-        families = _groups.check_groups(self.groups)
-        rule = _groups.multivalid_of(self.groups)
-        columns = rule.columns(alphas) if rule is not None else None
-        names = list(self.feature_names_in_)
-        if groups is not None:
-            cols = _groups.given_values(groups, n, one_row)
-        elif families:
-            cols = (_groups.row_values if one_row else _groups.batch_values)(families, X, names)
-        else:
-            cols = [[None] * n for _ in range(state.n_families)]
-        if state is None:
-            state = _groups.GroupCalibration(self._group_window(), len(cols), rule)
-        elif rule is not None and state.__dict__.get("mvp_v") is None:
-            raise ValueError("this model's groups are calibrated by Mondrian windows, not "
-                             "Multivalid: clone it to start multivalid groups")  # fmt: skip
-        elif rule is not None and state.mvp_v.shape[:2] != (len(rule.levels()), rule.buckets):
-            raise ValueError("Multivalid alphas or buckets changed after learning started")
-        ids, new = state.lookup(cols, learn)
+        plan = self._group_plan(X, groups, n, one_row, learn, alphas)
         with self._base_calls():
             if one_row:
                 if learn:
@@ -481,14 +463,58 @@ class IntervalRegressor(Estimator):
                     ya = np.zeros(n)
                     pred, iv = self.predict(X), self.predict_interval(X, _groups.REFERENCE)
                 lo, hi = iv[:, 0], iv[:, 1]
+        self.group_commit(plan)
+        out_lo, out_hi = self.group_run(plan, lo, hi, ya, learn)
+        return pred, out_lo, out_hi
+
+    # (the three steps of a grouped call, also driven by the distributed layer, whose driver
+    # commits a batch's new groups when it submits the batch and runs the windows once the
+    # shards return the batch's reference intervals)
+    def group_plan(self, X, groups, n: int, learn: bool, alphas=_NO_LEVELS):
+        """The group cells of the ``n`` rows of ``X`` (their values read from ``groups=``, else
+        from the model's ``groups``) and the groups new to this model when ``learn``; the
+        values and levels are checked here and nothing changes.  An opaque plan for
+        :meth:`group_commit` and :meth:`group_run`."""
+        return self._group_plan(X, groups, n, False, learn, alphas)
+
+    def _group_plan(self, X, groups, n, one_row, learn, alphas):
+        state = self.__dict__.get("_groups")
+        families = _groups.check_groups(self.groups)
+        rule = _groups.multivalid_of(self.groups)
+        columns = rule.columns(alphas) if rule is not None else None
+        names = list(self.feature_names_in_)
+        if groups is not None:
+            cols = _groups.given_values(groups, n, one_row)
+        elif families:
+            cols = (_groups.row_values if one_row else _groups.batch_values)(families, X, names)
+        else:
+            cols = [[None] * n for _ in range(state.n_families)]
+        if state is None:
+            state = _groups.GroupCalibration(self._group_window(), len(cols), rule)
+        elif rule is not None and state.__dict__.get("mvp_v") is None:
+            raise ValueError("this model's groups are calibrated by Mondrian windows, not "
+                             "Multivalid: clone it to start multivalid groups")  # fmt: skip
+        elif rule is not None and state.mvp_v.shape[:2] != (len(rule.levels()), rule.buckets):
+            raise ValueError("Multivalid alphas or buckets changed after learning started")
+        ids, new = state.lookup(cols, learn)
+        return state, ids, new, rule, columns, alphas
+
+    def group_commit(self, plan) -> None:
+        """Keep the plan's group state and add its new groups (the call is accepted)."""
+        state, _, new = plan[:3]
         self.__dict__["_groups"] = state
         state.commit(new)
+
+    def group_run(self, plan, lo, hi, ya, learn: bool):
+        """``(lower, upper)``, each ``(n, levels)``: the planned rows' intervals from their
+        reference intervals ``lo``, ``hi`` (the method's, at :data:`~._groups.REFERENCE`, made
+        before learning each row) and the group windows before each row; the rows' scores
+        (targets ``ya``) enter the windows after when ``learn``."""
+        state, ids, _, rule, columns, alphas = plan
         if rule is None:
-            out_lo, out_hi = state.run(ids, lo, hi, ya, learn, alphas)
-        else:
-            out_lo, out_hi = state.run_multivalid(ids, lo, hi, ya, learn, rule, self.seed or 0)
-            out_lo, out_hi = out_lo[:, columns], out_hi[:, columns]
-        return pred, out_lo, out_hi
+            return state.run(ids, lo, hi, ya, learn, alphas)
+        out_lo, out_hi = state.run_multivalid(ids, lo, hi, ya, learn, rule, self.seed or 0)
+        return out_lo[:, columns], out_hi[:, columns]
 
     @contextmanager
     def _base_calls(self):

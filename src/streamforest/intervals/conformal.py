@@ -139,13 +139,17 @@ class CPApproximate(IntervalRegressor):
             self.cal_x_ = x
             self.__dict__.pop("_ch", None)  # (its handle names the arrays)
 
-    def learn_scored(self, P, W, slots, ya) -> None:
+    def learn_scored(self, P, W, slots, ya, alphas=None):
         """Calibrate on a chunk the forest's trees learnt elsewhere (the distributed layer's
         shards): ``P (T, n)`` the trees' predictions made before learning each row, ``W`` their
-        bagging weights, ``slots`` the calibration slots of the rows, ``ya`` their targets."""
+        bagging weights, ``slots`` the calibration slots of the rows, ``ya`` their targets.
+        Returns the rows' ``(prediction, lower, upper)`` at ``alphas`` made before learning
+        each row, as the learning pass's (None: at :meth:`_learn_levels`)."""
         T = P.shape[0]
-        self._score_stage((P, W, slots, self._empty_events(T)), ya, self._learn_levels(), True)
+        levels = self._learn_levels() if alphas is None else alphas
+        out = self._score_stage((P, W, slots, self._empty_events(T)), ya, levels, True)
         self._n_seen += ya.shape[0]
+        return out
 
     def half_widths(self, n: int, alphas) -> np.ndarray:
         """``(n, A)`` the intervals' half widths at ``alphas`` (the same for every row)."""

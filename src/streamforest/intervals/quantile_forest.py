@@ -189,14 +189,15 @@ class OnlineQRF(IntervalRegressor):
         lay = self.forest_.engine_.arena.lay
         return max(1, int(lay[:, _LF_SK, 2].max(initial=0)))
 
-    def _tree_records(self, Xa, ya, wa, learn, parity: int = 0):
+    def _tree_records(self, Xa, ya, wa, learn, parity: int = 0, guard: bool = True):
         """Per-tree predictions ``P (T, n)``, copies of the leaf sketches each row reaches (a
         record ``(bufs, goff, glv)``), and the bagging weights.  ``bufs (T, capacity)``: row t
         holds tree t's copies of the sketches' retained items, row i's at ``goff[t, i]``, its
         level row in ``glv[t, i]`` (one array whatever the number of trees).  The record lives
         in reused scratch buffers, two sets (``parity``) so one chunk's record can be queried
-        while the next is written.  Learning, the labels go through the label guard first."""
-        if learn:
+        while the next is written.  Learning, the labels go through the label guard first
+        (unless not ``guard``: a distributed shard learns as its plain learning does)."""
+        if learn and guard:
             ya, wa, _ = guarded(self._label_guard(), ya, wa)
         f = self.forest_
         e = f.engine_
