@@ -21,6 +21,13 @@ a plain array) to the columns of the float matrix the compiled core reads.  Rule
   predicting it is ignored (the model knows nothing of it).  New names met in the same dict
   get their columns sorted by (type name, ``str(name)``), so a model does not depend on the
   order of a dict's keys (random feature subspaces pick columns).
+- **Feature cap**: a model under a memory budget caps its features
+  (:attr:`FeatureSpace.max_features`, set by its engine from the budget and what its trees hold,
+  see :meth:`streamforest.engine.tree_lifecycle.TreeLifecycle.feature_room`): once it holds that
+  many, a new name met while learning is ignored as one met while predicting, counted in
+  :attr:`FeatureSpace.n_ignored_names` and said once (a :class:`FeatureCapWarning`); a plain
+  array wider than the cap is refused (``ValueError``) when its columns would become the
+  features.  Without a budget (``max_features`` None) nothing changes.
 - **Plain arrays** (no column names) keep meaning what they meant: the first array learnt fixes
   which features its columns are (``array_names``): on a model that knew no feature, columns
   ``0, 1, ...`` by position (the names a dict must use for the same features); on a model that
@@ -99,6 +106,11 @@ def category_bucket(v, n: int) -> int:
     return int.from_bytes(h, "little") % int(n)
 
 
+class FeatureCapWarning(UserWarning):
+    """A model reached the most features its memory budget holds: new feature names are ignored
+    from now on (said once per model; see the module docstring)."""
+
+
 def _is_missing(v) -> bool:
     """None, NaN, or pandas' ``pd.NA`` (the missing value of its nullable dtypes)."""
     return v is None or (isinstance(v, float) and math.isnan(v)) or type(v).__name__ == "NAType"
@@ -118,6 +130,10 @@ class FeatureSpace:
         # (None: it still codes new categories); see the module docstring
         self.max_codes: int | None = None
         self.code_limits: list[int | None] = []
+        # the feature cap (None: none) and the new names ignored because of it (see the module
+        # docstring)
+        self.max_features: int | None = None
+        self.n_ignored_names = 0
         self.array_names: list[Hashable] | None = None  # the features of an array's columns
         self._new_encoder()
 
@@ -158,6 +174,9 @@ class FeatureSpace:
         self.__dict__.setdefault("array_names", None)
         # saved before category caps (format 6 and older): no cap, every feature codes anew
         self.__dict__.setdefault("max_codes", None)
+        # saved before feature caps: none (the engine sets it again at its next sync)
+        self.__dict__.setdefault("max_features", None)
+        self.__dict__.setdefault("n_ignored_names", 0)
         if "code_limits" not in self.__dict__:
             self.code_limits = [None] * len(self.__dict__.get("names", ()))
         self.__dict__.pop("_memo", None)  # (saved by versions that kept it in the state)
@@ -181,6 +200,35 @@ class FeatureSpace:
         """Cap the codes of each nominal feature at ``n`` (at least 1; None: no cap) from the
         next category on; features already at their bucket count keep it."""
         self.max_codes = None if n is None else max(1, int(n))
+
+    def set_max_features(self, n: int | None) -> None:
+        """Cap the features at ``n`` (None: no cap); never below the features known."""
+        self.max_features = None if n is None else max(len(self.names), int(n))
+
+    def _feature_room(self, wanted: int) -> int:
+        """How many of ``wanted`` new names may become features now (the rest are ignored:
+        counted, and said once)."""
+        cap = self.max_features
+        if cap is None:
+            return wanted
+        room = max(0, min(wanted, cap - len(self.names)))
+        return room
+
+    def _ignored(self, names: list) -> None:
+        """Record new names left out by the feature cap (after the call succeeded)."""
+        if not names:
+            return
+        if not self.n_ignored_names:
+            import warnings
+
+            warnings.warn(
+                f"this model holds {len(self.names)} features, the most its memory budget "
+                f"(max_memory_mb) allows; new feature names are ignored from now on (the first: "
+                f"{names[0]!r}); raise max_memory_mb or select features to learn more",
+                FeatureCapWarning,
+                stacklevel=4,
+            )
+        self.n_ignored_names += len(names)
 
     def _limit_for_new(self, j: int, n_codes: int) -> int | None:
         """The bucket count of feature ``j`` (holding ``n_codes`` codes) if a new category
@@ -335,6 +383,12 @@ class FeatureSpace:
             else:
                 vals.append((j, self._numeric(name, v)))
         pending.sort(key=lambda nv: (type(nv[0]).__name__, str(nv[0])))
+        ignored = []
+        if pending:
+            room = self._feature_room(len(pending))
+            if room < len(pending):  # past the feature cap: the rest are ignored
+                ignored = [name for name, _ in pending[room:]]
+                pending = pending[:room]
         for name, v in pending:
             if self._plan_feature(name, v, new):
                 if not isinstance(v, Hashable):
@@ -349,6 +403,7 @@ class FeatureSpace:
         row[known:] = extra
         if learn:
             self._commit(new, new_cats, limits)
+            self._ignored(ignored)
         return row
 
     def encode_array(self, X, learn: bool) -> np.ndarray:
@@ -372,6 +427,12 @@ class FeatureSpace:
             if not self.names:
                 if not learn:
                     return np.full((A.shape[0], 0), _MISSING)
+                if self._feature_room(A.shape[1]) < A.shape[1]:
+                    raise ValueError(
+                        f"X has {A.shape[1]} columns, more than the {self.max_features} features "
+                        f"this model's memory budget holds; raise max_memory_mb or pass fewer "
+                        f"columns (dicts and DataFrames: names past the cap are ignored)"
+                    )
                 names = list(range(A.shape[1]))
             else:
                 names = self.names
@@ -427,11 +488,16 @@ class FeatureSpace:
         limits: list = []
         known = len(self.names)
         order = []
+        ignored = []
+        room = self._feature_room(len(names))
         for name, col in zip(names, cols, strict=True):
             j = self.index.get(name)
             if j is None:
                 sample = next((v for v in col if not _is_missing(v)), None)
                 if sample is None:
+                    continue
+                if len(new) >= room:  # past the feature cap: ignored
+                    ignored.append(name)
                     continue
                 self._plan_feature(name, sample, new)
                 j = known + len(new) - 1
@@ -469,6 +535,7 @@ class FeatureSpace:
                 out[:, j] = self._numeric_column(name, col)
         if learn:
             self._commit(new, new_cats, limits)
+            self._ignored(ignored)
         return out
 
     @staticmethod

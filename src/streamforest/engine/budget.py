@@ -91,6 +91,17 @@ BIN_SHARE_SKETCH = 0.5
 # streamforest.engine.classifier_engine): 50k user ids and 2 classes took 800 kB a leaf, and 500
 # classes 200 MB, so no leaf cap could keep a tree in its share
 CATEGORY_LEAVES = 32
+# a model's features (its rows' width, which every leaf slot pays for: ~73 bytes a feature in a
+# regression leaf) grow only while each tree can still hold this many leaves and those it holds
+# in its share (see feature_room): a dict of 10k keys asked 0.7 MB a leaf and 9 GB of SGBT
+FEATURE_LEAVES = 8
+# ... except a model's first features: up to this many are taken while the trees hold what they
+# have, as before the feature cap (a small budget's trees then keep their two-leaf minimum)
+FEW_FEATURES = 64
+# the most features a model under a budget holds whatever its budget: its trees' rows are dense,
+# so a row costs time in proportion to the features (a stream bringing a new name on every row
+# reaches this after 16k rows and its time per row stays flat from then on)
+MAX_FEATURES = 2**14
 
 
 def check_memory_mb(value) -> None:
@@ -336,6 +347,59 @@ def class_room(share_bytes: float, one: UnitBytes, two: UnitBytes, alternates: b
     while fits(hi):
         lo, hi = hi, 2 * hi
     while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def units_at(one: UnitBytes, two: UnitBytes, n_features: int) -> UnitBytes:
+    """:func:`unit_bytes` at ``n_features`` from its values at 1 and 2 features (``one``,
+    ``two``, the same other arguments): every part of the layout is linear in the features
+    (checked by the tests against :func:`unit_bytes` itself)."""
+    k = int(n_features) - 1
+    return UnitBytes(*(a + (b - a) * k for a, b in zip(one, two, strict=True)))
+
+
+def feature_room(
+    share_bytes: float, one: UnitBytes, two: UnitBytes, n_features: int, held: tuple,
+    caps_of, free_slots: int = 1, capacity: int = 0, at_most: int = MAX_FEATURES,
+) -> int:  # fmt: skip
+    """The most features (at least ``n_features``, the features it has) a tree may be widened to
+    and stay in its share ``share_bytes`` whatever it learns next: at ``q`` features its caps are
+    ``caps_of(units) = (max_leaves, max_bins)`` (``units`` :func:`units_at` ``q``), which must
+    leave it :data:`FEATURE_LEAVES` leaves (past :data:`FEW_FEATURES`), and it holds the larger
+    of what it holds now (``held = (leaf slots, nodes, observer bins)``, its arrays) and what its
+    caps let it grow to (``free_slots``: the slots its room check keeps free past the leaf cap,
+    two nodes each).
+    Its rows are as wide as ``capacity`` if that is more (widening doubles them, not past the
+    room), and its caps are those of its rows' width.  Searched up to
+    ``at_most`` (a bound the caller knows already: another tree's room).  Returns
+    ``n_features`` when even that does not fit (no feature more)."""
+    slots0, nodes0, bins0 = (int(v) for v in held)
+
+    def fits(q: int) -> bool:
+        u = units_at(one, two, max(q, int(capacity)))  # its caps follow its rows' width
+        leaves, bins = caps_of(u)
+        if leaves < FEATURE_LEAVES and q > FEW_FEATURES:
+            return False
+        if slots0 <= leaves + free_slots and nodes0 <= 2 * (leaves + free_slots) and bins0 <= bins:
+            return True  # it holds no more than its caps allow: they keep it in its share
+        slots = max(slots0, leaves + free_slots)
+        nodes = max(nodes0, 2 * (leaves + free_slots))
+        total = (u.fixed + (slots - 1) * u.leaf + (nodes - 1) * u.node
+                 + bins_bytes(max(bins0, bins), u) - bins_bytes(1, u))  # fmt: skip
+        return total <= share_bytes
+
+    lo = int(n_features)
+    if not fits(lo):
+        return lo
+    hi = max(lo, int(at_most))
+    if fits(hi):
+        return hi
+    while hi - lo > 1:  # fits(lo), not fits(hi): more features only cost more
         mid = (lo + hi) // 2
         if fits(mid):
             lo = mid

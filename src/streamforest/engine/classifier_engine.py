@@ -99,11 +99,12 @@ class ClassifierEngine(Engine):
         self._capped = {}
 
     # --- the budget's caps ------------------------------------------------------------------------
-    def _budget_caps(self, spec, p: int, background: bool):
+    def _budget_caps(self, spec, p: int, background: bool, width: int | None = None):
+        # (a classification tree's width: its feature capacity, see _class_widths)
         prm = spec._tree_params(p)
         rule = split_rules.of(prm)
         if self.max_memory_mb is None or prm.task != state.TASK_CLASSIFICATION:
-            return super()._budget_caps(spec, p, background)
+            return super()._budget_caps(spec, p, background, width)
         share = self._tree_share(background)
         pc, rows, room = self._class_widths(spec, p, background)
         units = budget.unit_bytes(
@@ -123,6 +124,21 @@ class ClassifierEngine(Engine):
             n_cats=self.features.max_categories,
             cat_splits=rule.value_ranges,
         )
+
+    def _unit_args(self, spec, prm) -> dict:
+        # the feature room (TreeLifecycle.feature_room) counts a feature as a numeric one: the
+        # category room (_room) keeps the nominal rows in the share
+        kw = super()._unit_args(spec, prm)
+        if prm.task == state.TASK_CLASSIFICATION:
+            kw["n_cats"] = 0
+        return kw
+
+    def _caps_of(self, prm, units, share: float) -> tuple[int, int]:
+        if prm.task != state.TASK_CLASSIFICATION:
+            return super()._caps_of(prm, units, share)
+        rule = split_rules.of(prm)
+        return budget.classifier_caps(share, units, prm.alt_lambda > 0, max_bins=int(prm.max_bins),
+                                      cat_splits=rule.value_ranges)  # fmt: skip
 
     def _class_widths(self, spec, p: int, background: bool) -> tuple[int, int, int]:
         """``(feature capacity, rows of lf_nominal_class_weights, category room)`` tree ``spec``
@@ -234,9 +250,8 @@ class ClassifierEngine(Engine):
             self._threads -= threads
 
     def _widen(self, t: int, p: int, bg: bool = False) -> None:
-        super()._widen(t, p, bg)
+        super()._widen(t, p, bg)  # (which gives the row's holes back)
         self._widened.add((t, bg))  # its leaves are wider: its room is worked out again
-        arena.release_dead_pages(self._arena_of(bg), t)
 
     def make_room(self, t: int, bg: bool = False) -> None:
         super().make_room(t, bg)

@@ -326,10 +326,13 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         fs = self.features
         key = fs.version
         if key == self.synced_version and self.n_classes == self._synced_classes:
+            if fs.max_features is None and self.max_memory_mb is not None:
+                self.update_feature_room()  # (a model saved before feature caps)
             return
         self._hint = None
         p = len(fs)
         if p == 0:
+            self.update_feature_room()  # before the first feature: a fresh tree's room
             return
         with self._lock:
             for t in range(self.n_trees):
@@ -350,6 +353,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
                         self._widen_classes(t, bg=True)
                         B = self.bg
                     B.ia[t, B.lay[t, 0, 0] + tree_state.I_MAXCAT] = fs.max_categories
+            self.update_feature_room()
         self.synced_version = key
         self._synced_classes = self.n_classes
 

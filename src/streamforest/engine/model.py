@@ -65,6 +65,9 @@ class EngineModel(Estimator):
             fs = FeatureSpace(self._nominal())
             self.engine_ = self._make_engine(fs)
             self.features_ = fs
+            room = getattr(self.engine_, "update_feature_room", None)
+            if room is not None:  # the feature cap of the budget, before the first row
+                room()
             self._new_task_state()
         return fs
 

@@ -17,10 +17,19 @@ from . import budget
 _ENGINE = _core.engine  # the compiled passes (src/core/engine)
 
 
-# fields of a tree state read from the arena's layout (see TreeLifecycle._classes_held)
-_INTS, _FT_NOMINAL, _CLASS_WEIGHTS, _NOMINAL_WEIGHTS = (
+# fields of a tree state read from the arena's layout (see TreeLifecycle._classes_held and
+# TreeLifecycle.feature_room)
+_INTS, _FT_NOMINAL, _CLASS_WEIGHTS, _NOMINAL_WEIGHTS, _LEAF_NODE, _NODE_FEAT, _BINS = (
     state.TreeState._fields.index(f)
-    for f in ("ints", "ft_nominal", "lf_class_weights", "lf_nominal_class_weights")
+    for f in (
+        "ints",
+        "ft_nominal",
+        "lf_class_weights",
+        "lf_nominal_class_weights",
+        "lf_node",
+        "nd_feat",
+        "bins",
+    )
 )
 
 
@@ -47,7 +56,7 @@ class TreeLifecycle:
             room = max(room, int(st.lf_nominal_class_weights.shape[2]) // K0)  # codes it holds
         # wider leaves cost more: the tree's caps are worked out again for its share, and leaf
         # slots allocated past the new cap (and never used) are given back before widening
-        prm = self._capped_params(t, int(st.ints[state.I_NFEAT]), bg)
+        prm = self._capped_params(t, int(st.ints[state.I_NFEAT]), bg, st.ft_nominal.shape[0])
         k = int(st.ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1  # as make_room
         st = state.shrink_leaves(st, prm.max_leaves + k)
         # the new nominal class counts are written where they go, from the old ones (Deferred)
@@ -110,16 +119,17 @@ class TreeLifecycle:
         prm = self.specs[t]._tree_params(p)
         return prm._replace(drift_lambda=0.0) if bg else prm
 
-    def _capped_params(self, t: int, p: int, bg: bool = False) -> state.TreeParams:
-        """:meth:`_tree_params` with the memory budget's caps for ``p`` features and the
-        classes and category codes known now (a background tree's within its part of the
-        budget).  Caps only ever come down: wider rows (a new feature, class or category) make
-        each leaf cost more, and a tree that already holds more than its new cap stops
-        growing (what it holds is not shrunk)."""
+    def _capped_params(self, t: int, p: int, bg: bool = False, width: int | None = None
+                       ) -> state.TreeParams:  # fmt: skip
+        """:meth:`_tree_params` with the memory budget's caps for ``p`` features (in rows
+        ``width`` wide, if more: a widened tree's room) and the classes and category codes known
+        now (a background tree's within its part of the budget).  Caps only ever come down:
+        wider rows (a new feature, class or category) make each leaf cost more, and a tree that
+        already holds more than its new cap stops growing (what it holds is not shrunk)."""
         spec = self.specs[t]
-        self._apply_memory_budget(spec, p)
+        self._apply_memory_budget(spec, p, width)
         prm = self._tree_params(t, p, bg)
-        caps = self._budget_caps(spec, p, background=True) if bg else None
+        caps = self._budget_caps(spec, p, background=True, width=width) if bg else None
         if caps is not None:
             prm = prm._replace(max_leaves=min(prm.max_leaves, caps[0]),
                                max_bins=min(prm.max_bins, caps[1]))  # fmt: skip
@@ -175,8 +185,16 @@ class TreeLifecycle:
         before = st = arena.load(self._arena_of(bg), t)
         old = int(st.ints[state.I_NFEAT])
         pc = st.ft_nominal.shape[0]
-        if p > pc:
-            st = state.grow(st, features=max(p, 2 * pc))
+        width = pc
+        if p > pc:  # doubled, but not past the feature cap; leaf slots allocated past the new
+            # leaf cap and never used are given back first (every slot gets wider)
+            cap = self.features.max_features
+            width = max(p, min(2 * pc, cap if cap is not None else 2 * pc))
+            if cap is not None:
+                prm = self._capped_params(t, p, bg, width)
+                k = int(st.ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1
+                st = state.shrink_leaves(st, prm.max_leaves + k)
+            st = state.grow(st, features=width)
         st.ft_nominal[:p] = self.features.nominal
         # new features are observed by every existing leaf (see _choose_features)
         st.lf_mask[:, old:p] = 1
@@ -194,29 +212,38 @@ class TreeLifecycle:
             st.lf_range[:, old:p, 1] = -np.inf
         st.ints[state.I_NFEAT] = p
         kept = [a is b for a, b in zip(st, before, strict=True)]
-        self._put(bg, arena.store(self._arena_of(bg), t, st, self._capped_params(t, p, bg), kept,
+        self._put(bg, arena.store(self._arena_of(bg), t, st, self._capped_params(t, p, bg, width),
+                                  kept,
                                   release_old=self._release_old()))  # fmt: skip
+        # the holes the moved fields left in the row: given back (a new feature on every row left
+        # 90 MiB of them in a default OnlineQRF after 6k features, uncounted by memory_bytes)
+        arena.release_dead_pages(self._arena_of(bg), t)
 
-    def _apply_memory_budget(self, spec, p: int) -> None:
+    def _apply_memory_budget(self, spec, p: int, width: int | None = None) -> None:
         """Cap a new tree's leaves and observer bins so that the forest holds at most
         ``max_memory_mb`` (split evenly among the trees; with warnings armed, a share of each
         tree's part is kept for its background tree; see :mod:`.budget`)."""
-        caps = self._budget_caps(spec, p, background=False)
+        caps = self._budget_caps(spec, p, background=False, width=width)
         if caps is not None:
             spec.max_leaves = int(min(spec.max_leaves, caps[0]))
             spec.max_observer_bins = int(min(spec.max_observer_bins, caps[1]))
 
-    def _budget_caps(self, spec, p: int, background: bool):
+    def _budget_caps(self, spec, p: int, background: bool, width: int | None = None):
         """``(max_leaves, max_bins)`` of tree ``spec``'s share of the budget (or of its
-        background tree's), ``None`` without a budget."""
+        background tree's) with ``p`` features in rows ``width`` wide (if more), ``None``
+        without a budget."""
         if self.max_memory_mb is None:
             return None
-        share = self._tree_share(background)
         prm = spec._tree_params(p)
+        units = budget.unit_bytes(max(p, width or 0), **self._unit_args(spec, prm))
+        return self._caps_of(prm, units, self._tree_share(background))
+
+    def _unit_args(self, spec, prm) -> dict:
+        """:func:`~streamforest.engine.budget.unit_bytes`' arguments but the features, for a
+        tree of ``spec`` (parameters ``prm``)."""
         rule = split_rules.of(prm)
         classify = prm.task == state.TASK_CLASSIFICATION
-        units = budget.unit_bytes(
-            p,
+        return dict(
             sketch_k=int(spec.leaf_quantile_k or 0),
             m_min=prm.m_min if rule.buffers_examples else 0,
             alternates=prm.alt_lambda > 0,
@@ -224,10 +251,55 @@ class TreeLifecycle:
             n_cats=self.features.max_categories if classify else 0,
             ranges=rule.value_ranges,
         )
-        observers = rule.observer_bins
+
+    def _caps_of(self, prm, units, share: float) -> tuple[int, int]:
+        """``(max_leaves, max_bins)`` of a tree of parameters ``prm`` and leaves ``units`` in
+        ``share`` bytes."""
         if prm.alt_lambda > 0:  # make_room keeps k = alternates + 2 slots free past the cap
             share -= budget.ALTERNATE_SLACK * (units.leaf + 2 * units.node)
-        return budget.tree_caps(share, units, observers, sketch=prm.sketch_k > 0)
+        rule = split_rules.of(prm)
+        return budget.tree_caps(share, units, rule.observer_bins, sketch=prm.sketch_k > 0)
+
+    # --- the feature cap --------------------------------------------------------------------------
+    def feature_room(self) -> int | None:
+        """The most features the trees may be widened to, each staying in its share of the budget
+        whatever it learns next (:func:`~streamforest.engine.budget.feature_room`: every tree,
+        live background tree, and a fresh tree of each kind not created yet); None without a
+        budget.  The feature space's cap (:meth:`~streamforest.features.FeatureSpace.
+        set_max_features`) is set to it after each change of the trees' size."""
+        if self.max_memory_mb is None:
+            return None
+        p = max(1, len(self.features))
+        room = budget.MAX_FEATURES
+        for bg in (False, True):
+            live = self.bg_on if bg else self.created
+            A = self._arena_of(bg)
+            share = self._tree_share(bg)
+            for t in range(self.n_trees):
+                if bg and not live[t]:
+                    continue
+                spec = self.specs[t]
+                prm = spec._tree_params(p)
+                if live[t]:  # the leaf slots it uses (widening gives the others back), the
+                    # nodes and observer bins it holds, the features its rows have room for
+                    lay = A.lay[t]
+                    ints = A.ia[t, lay[_INTS, 0] :]
+                    k = int(ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1
+                    held = (int(ints[state.I_LEAF_HW]) + k, lay[_NODE_FEAT, 1], lay[_BINS, 1])
+                    cap = int(lay[_FT_NOMINAL, 1])
+                else:
+                    held, cap, k = (0, 0, 0), 0, 3 if prm.alt_lambda > 0 else 1
+                kw = self._unit_args(spec, prm)
+                one, two = budget.unit_bytes(1, **kw), budget.unit_bytes(2, **kw)
+                room = min(room, budget.feature_room(
+                    share, one, two, p, held, lambda u, prm=prm, s=share: self._caps_of(prm, u, s),
+                    free_slots=k, capacity=cap, at_most=room))  # fmt: skip
+        return room
+
+    def update_feature_room(self) -> None:
+        """Set the feature space's cap to :meth:`feature_room`."""
+        if self.max_memory_mb is not None:
+            self.features.set_max_features(self.feature_room())
 
     def _tree_share(self, background: bool) -> float:
         """Bytes of the budget for one tree (or for one background tree)."""
@@ -243,6 +315,7 @@ class TreeLifecycle:
         with self._lock:
             self.n_resets[t] += 1
             self._create(t, len(self.features))
+            self.update_feature_room()
 
     # --- drift: signals and background trees ------------------------------------------------------
     def _sub_seed(self, t: int, k: int, kind: int):
@@ -290,6 +363,7 @@ class TreeLifecycle:
             if "bins" in kw:
                 _ENGINE.rebuild_hash_at(self._arena_of(bg), t)
         budget.release_free_memory()  # the old arrays and the row's assembly
+        self.update_feature_room()  # a larger tree: fewer features fit
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
         """After tree ``t``'s pass returned ``stop`` (of ``n`` rows): act on its drift

@@ -30,6 +30,7 @@ import streamforest._core as _core
 
 from .. import rng as random_state
 from ..concurrency import PicklableLock
+from ..engine import budget
 from ..features import kernel_array
 from . import layout
 from . import state as tree_arrays
@@ -37,6 +38,11 @@ from . import state as tree_arrays
 _passes = _core.mondrian  # the trees' compiled passes (src/core/mondrian)
 _bagging = _core.engine  # bagging weights and the mean of the trees' predictions
 _INITIAL_NODES = 16
+# the part of the budget the trees' nodes may hold: growing them copies every tree's arrays
+# (doubled: the old and the new are held at once, 1.5x the new at the last step), so at most
+# 80% is held, and 1.2x the budget at a growth's peak (1.5x at 100%: a default AMF on a stream
+# that filled its 256 MiB peaked at 562 MiB of resident memory, benchmarks/growth_memory.py)
+_HELD_SHARE = 0.8
 _NOT_ARENA = (
     "{what}: the trees of an aggregated Mondrian forest are not in the engine's arena (a "
     "Mondrian node holds statistics, a range box and aggregation weights at every node), so "
@@ -179,10 +185,41 @@ class MondrianEngine:
         limit = int(self.max_nodes or 0)
         if self.max_memory_mb is not None and self.trees is not None:
             P, K = self.tree_features, self.tree_values
-            share = int(self.max_memory_mb * 2**20 / (self.n_trees_ * tree_arrays.node_bytes(P, K)))
+            held = _HELD_SHARE * self.max_memory_mb * 2**20  # (growing copies the arrays)
+            share = int(held / (self.n_trees_ * tree_arrays.node_bytes(P, K)))
             share = max(share, 1)
             limit = share if limit == 0 else min(limit, share)
         return limit
+
+    def feature_room(self) -> int | None:
+        """The most features the trees may be widened to, each staying in its share of the budget
+        whatever it learns next: a node limit of at least ``2 * FEATURE_LEAVES`` nodes and twice
+        the nodes it holds (its arrays, and their copy while widened) as wide (None without a
+        budget; see
+        :meth:`streamforest.engine.tree_lifecycle.TreeLifecycle.feature_room`)."""
+        if self.max_memory_mb is None:
+            return None
+        share = _HELD_SHARE * self.max_memory_mb * 2**20 / self.n_trees_
+        K = max(self.n_classes, 1) if self.classify else 1
+        held = max(self.capacity, 2 * budget.FEATURE_LEAVES + 2)
+
+        def fits(q: int) -> bool:  # (widened, the old arrays and the new are both held)
+            return 2 * held * tree_arrays.node_bytes(q, K) <= share or (
+                q <= budget.FEW_FEATURES and self.capacity * tree_arrays.node_bytes(q, K) <= share
+            )
+
+        lo, hi = max(1, len(self.features)), budget.MAX_FEATURES
+        if not fits(lo) or fits(hi):
+            return lo if not fits(lo) else hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return lo
+
+    def update_feature_room(self) -> None:
+        """Set the feature space's cap to :meth:`feature_room`."""
+        if self.max_memory_mb is not None:
+            self.features.set_max_features(self.feature_room())
 
     # --- life cycle -------------------------------------------------------------------------------
     def encode_one(self, x, learn: bool) -> np.ndarray:
@@ -198,9 +235,12 @@ class MondrianEngine:
         known."""
         fs = self.features
         if fs.version == self.synced_version and self.n_classes == self.synced_classes:
+            if fs.max_features is None and self.max_memory_mb is not None:
+                self.update_feature_room()  # (a model saved before feature caps)
             return
         p = len(fs)
         if p == 0:
+            self.update_feature_room()
             return
         with self._lock:
             K = max(self.n_classes, 1) if self.classify else 1
@@ -216,18 +256,25 @@ class MondrianEngine:
             self._extension = np.zeros((self.n_trees_, p))
             self._saved = np.zeros((self.n_trees_, p))
             self.fitted = True
+            self.update_feature_room()
         self.synced_version = fs.version
         self.synced_classes = self.n_classes
 
     def _grow(self) -> None:
-        """Room for more nodes: twice as much (never past the node limit and two)."""
+        """Room for more nodes: twice as much, or the node limit and two once doubling twice
+        would pass it (so the old arrays, copied at once, are at most half the new: growing
+        from 4,096 nodes to a limit of 4,104 held both, 1.6x the budget)."""
         C = self.capacity
         limit = int(self.settings[layout.P_MAX_NODES])
-        new = 2 * C if limit <= 0 else max(C, min(2 * C, limit + 2))
+        if limit <= 0:
+            new = 2 * C
+        else:
+            new = max(C, limit + 2 if 4 * C > limit + 2 else 2 * C)
         if new == C:  # (a tree at its limit splits no more: the passes never stop for room)
             return
         P, K = self.tree_features, self.tree_values
         self.trees = tree_arrays.resized(self.trees, K, new, P, K)
+        self.update_feature_room()  # more nodes: fewer features fit
 
     # --- bagging and aggregation ------------------------------------------------------------------
     def bagging_weights(self, wa: np.ndarray) -> np.ndarray:

@@ -196,6 +196,13 @@ def _check_features(fs) -> int:
             distinct = False
         _need(distinct and all(name in fs.index for name in arr),
               "array_names: a feature twice, or one the model does not know")  # fmt: skip
+    # the feature cap: the features known at least, no more than any budget's room (the engine
+    # works it out again as the trees change)
+    from ..engine.budget import MAX_FEATURES
+
+    most = fs.__dict__.get("max_features")
+    _need(most is None or (type(most) is int and n <= most <= max(n, MAX_FEATURES)),
+          f"feature cap {most!r} for {n} features")  # fmt: skip
     # the category cap and the buckets of the features past it (a bucket is a code: below the
     # codes the feature has)
     cap = fs.max_codes
