@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import streamforest as sf
+from streamforest import FeatureCapWarning
 from streamforest.engine import budget
-from streamforest.features import FeatureCapWarning
 
 
 def _fs(model):

@@ -7,6 +7,7 @@ from ._version import __version__
 from .batch import HDIForestRegressor, QuantileForestRegressor
 from .boosting import SGBTRegressor
 from .concurrency import ThreadSafe
+from .features import FeatureCapWarning
 from .forests import (
     ABORFRegressor,
     ACTSEREnsembleClassifier,
@@ -59,6 +60,7 @@ __all__ = [
     "CPApproximate",
     "CPExact",
     "ConformalClassifier",
+    "FeatureCapWarning",
     "ConformalQRF",
     "GaussianInterval",
     "HDIForestRegressor",
