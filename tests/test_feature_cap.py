@@ -193,3 +193,15 @@ def test_the_cap_is_saved_and_a_tampered_cap_is_refused():
         with pytest.raises(ValueError, match="feature cap|max_features"):
             sf.load(io.BytesIO(buf.getvalue()))
     m.features_.max_features = a.max_features
+
+
+def test_a_nan_feature_name_is_refused_and_nothing_is_learnt():
+    """A NaN key (no NaN equals another) added a feature on every row."""
+    m = sf.HoeffdingTreeRegressor(seed=0)
+    m.learn_one({"a": 1.0}, 1.0)
+    before = (list(m.features_.names), m.features_.version)
+    for name in (float("nan"), np.float32("nan")):
+        with pytest.raises(ValueError, match="feature name is NaN"):
+            m.learn_one({"a": 2.0, name: 1.0}, 2.0)
+    assert (list(m.features_.names), m.features_.version) == before
+    assert m.predict_one({"a": 2.0, float("nan"): 1.0}) == m.predict_one({"a": 2.0})

@@ -111,6 +111,13 @@ class FeatureCapWarning(UserWarning):
     from now on (said once per model; see the module docstring)."""
 
 
+def _check_name(name) -> None:
+    """A new feature's name: not NaN (no NaN equals another, so a NaN key would be a new feature
+    on every row)."""
+    if isinstance(name, (float, np.floating)) and math.isnan(name):
+        raise ValueError("a feature name is NaN: no NaN equals another, so it cannot name a feature")
+
+
 def _is_missing(v) -> bool:
     """None, NaN, or pandas' ``pd.NA`` (the missing value of its nullable dtypes)."""
     return v is None or (isinstance(v, float) and math.isnan(v)) or type(v).__name__ == "NAType"
@@ -359,6 +366,7 @@ class FeatureSpace:
             j = self.index.get(name)
             if j is None:
                 if learn and not _is_missing(v):  # a new feature only arrives with a value
+                    _check_name(name)
                     pending.append((name, v))
                 continue
             if _is_missing(v):
@@ -496,6 +504,7 @@ class FeatureSpace:
                 sample = next((v for v in col if not _is_missing(v)), None)
                 if sample is None:
                     continue
+                _check_name(name)
                 if len(new) >= room:  # past the feature cap: ignored
                     ignored.append(name)
                     continue
