@@ -115,7 +115,7 @@ def _check_name(name) -> None:
     """A new feature's name: not NaN (no NaN equals another, so a NaN key would be a new feature
     on every row)."""
     if isinstance(name, (float, np.floating)) and math.isnan(name):
-        raise ValueError("a feature name is NaN: no NaN equals another, so it cannot name a feature")
+        raise ValueError("a feature name is NaN: no NaN equals another, so none names a feature")
 
 
 def _is_missing(v) -> bool:
