@@ -155,7 +155,8 @@ CLASSIFIERS = (
     "AdaptiveConformalClassifier",
 )
 BATCH = ("HDIForestRegressor", "QuantileForestRegressor")  # fit on numbers only, no learn_one
-NOT_ESTIMATORS = ("Multivalid",)  # public classes of ``sf.__all__`` that hold no learnt state
+# public classes of ``sf.__all__`` that hold no learnt state
+NOT_ESTIMATORS = ("Multivalid", "FeatureCapWarning")
 
 
 def numeric(X: pd.DataFrame) -> np.ndarray:

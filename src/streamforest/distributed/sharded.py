@@ -36,12 +36,14 @@ import numpy as np
 import streamforest._core as _core
 
 from ..features import check_targets, check_weights, n_rows
-from ..intervals._groups import REFERENCE
+from ..intervals import groups as interval_groups
 from ..intervals.base import IntervalRegressor, check_alphas, stack_bounds
 from .keyed import check_matrix
 from .runtime import DEFAULT_NUM_CPUS, DEFAULT_PLACEMENT_TIMEOUT, GroupFront, WorkerGroup
 from .storage import CheckpointStore, model_bytes, read_model, write_model
 from .workers import ShardWorker, forest_of, model_kind
+
+_REFERENCE = np.array([interval_groups.REFERENCE])  # a grouped method's reference level
 
 
 def _seeded(model):
@@ -173,7 +175,7 @@ class ShardedForest(GroupFront):
         stage, ya, plan = context
         d = self._driver
         parts = [results[j] for j in range(self.n_workers)]
-        reference = np.array([REFERENCE]) if plan is not None else None
+        reference = _REFERENCE if plan is not None else None
         if stage is not None:
             W, slots = stage
             out = d.learn_scored(np.concatenate(parts, axis=0), W, slots, ya, reference)
@@ -221,7 +223,7 @@ class ShardedForest(GroupFront):
         if not self._n_learnt:
             lo = np.full((n, alphas.shape[0]), -np.inf)
             return stack_bounds(lo, -lo, scalar)
-        lo, hi = self._intervals(Xa, alphas if plan is None else np.array([REFERENCE]))
+        lo, hi = self._intervals(Xa, alphas if plan is None else _REFERENCE)
         if plan is not None:
             lo, hi = d.group_run(plan, lo[:, 0], hi[:, 0], np.zeros(n), False)
         return stack_bounds(lo, hi, scalar)

@@ -233,7 +233,7 @@ class ShardWorker:
         e = f.engine_
         P = None
         if want == "records":  # the same weights (drawn there) and learning, with the records
-            rec = self.model._tree_records(Xa, ya, wa, True, guard=False)[1]
+            rec = self.model.learn_records(Xa, ya, wa)
             P = trimmed_records(rec, n, e.n_trees)
         elif want:
             P = e.predict_learn(Xa, ya, e.bagging_weights(wa), wa)

@@ -265,6 +265,12 @@ class OnlineQRF(IntervalRegressor):
         n = Xa.shape[0]
         return self._tree_records(Xa, np.zeros(n), np.ones(n), False)[1]
 
+    def learn_records(self, Xa, ya, wa) -> tuple:
+        """Learn encoded rows ``Xa`` (targets ``ya``, weights ``wa``; no label guard) and return
+        the records :meth:`sketch_records` gives, taken before each row was learnt: a shard's
+        part of a grouped method's pass (its reference intervals)."""
+        return self._tree_records(Xa, ya, wa, True, guard=False)[1]
+
     def query_records(self, rec, alphas) -> tuple:
         """``(lo, hi)`` of shape ``(n, A)`` from the sketch mixture of every tree's records
         ``rec`` (see :meth:`sketch_records`; the shards' records concatenated, their items
