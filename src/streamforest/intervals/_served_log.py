@@ -2,32 +2,78 @@
 wrapper gave for a row, kept until the row's label is learnt, so that the controllers learn from
 the intervals that were served however predictions and labels interleave.
 
-A row is known by its feature values (:func:`row_keys`: the bytes of a numeric row, the items of
-a dict), so the label must come with the same features in the same form (an array row for an
-array row, a dict for a dict).  Records are matched first in, first out per key; the log holds
-the last ``size`` served rows (older records are evicted, and a label that comes for an evicted
-row is *late*)."""
+A row is known by a 64-bit digest of its feature values (:func:`row_keys`: BLAKE2b of the
+float64 bytes of a numeric row, of the names and values of a dict), so the label must come with
+the same features in the same form (an array row for an array row, a dict for a dict; a dict's
+numeric values are compared as float64, as an array row's, and ``-0.0`` as ``0.0``, a NaN
+matching a NaN).  Only the digest is kept, never the row: a record costs a fixed number of
+bytes whatever the row's width.  Records are matched first in, first out per key.
+
+**When full.**  The log holds the last ``size`` served rows: serving a row when ``size`` records
+wait evicts the oldest, and a label that comes for an evicted row is *late* (the wrapper learns
+it as ``unmatched`` says and warns once).  The digests of the last ``memory`` to
+``1.25 memory`` keys with evicted records (``memory = max(10 * size, 10_000)``) are remembered to
+tell a late label from one never served; a label later than that counts as unmatched (only :attr:`~AdaptiveConformal.log_stats`
+and the message of ``unmatched="raise"`` differ: it is learnt the same way).  So the log's
+memory is bounded by ``size`` and ``memory`` (:attr:`ServedLog.nbytes`, counted in the wrapper's
+``memory_bytes``), whatever the stream."""
 
 from __future__ import annotations
 
+import hashlib
+import numbers
+import sys
+from array import array
 from collections.abc import Mapping
 
 import numpy as np
 
+#: Bytes of a key (a 64-bit int), a key's FIFO list of serials, a serial (pymalloc sizes).
+_KEY_BYTES, _LIST_BYTES, _SERIAL_BYTES = 48, 96, 32
 
-def _dict_key(x: Mapping):
+
+def _digest(*parts: bytes) -> int:
+    h = hashlib.blake2b(digest_size=8)
+    for p in parts:
+        h.update(p)
+    return int.from_bytes(h.digest(), "little")
+
+
+def _floats(values) -> bytes:
+    """The float64 bytes of ``values`` (``-0.0`` as ``0.0``); TypeError if one is not a
+    number."""
+    a = array("d", values)
+    if 0.0 in a:
+        a = array("d", [v + 0.0 for v in a])
+    return a.tobytes()
+
+
+def _canon(v):
+    """A value as a dict row's key compares it: numbers equal to a float64 as that float."""
+    if isinstance(v, numbers.Real):
+        try:
+            f = float(v)
+        except (TypeError, ValueError, OverflowError):
+            return v
+        if f == v or f != f:
+            return f + 0.0
+    return v
+
+
+def _dict_key(x: Mapping) -> int:
     if not isinstance(x, Mapping):
         raise TypeError(f"x must be a dict of feature values, got {type(x).__name__}")
-    items = tuple(x.items())
     try:
-        hash(items)
-    except TypeError:
-        return ("repr", repr(items))
-    return items
+        names = "\x00".join(x).encode("utf-8", "surrogatepass")
+        return _digest(b"d%d:" % len(x), names, _floats(x.values()))
+    except (TypeError, ValueError, OverflowError):
+        pass
+    items = tuple((_canon(k), _canon(v)) for k, v in x.items())
+    return _digest(b"o", repr(items).encode("utf-8", "surrogatepass"))
 
 
 def row_keys(X, one: bool) -> list:
-    """Hashable keys of the rows of ``X`` (``one``: ``X`` is one dict)."""
+    """The keys (64-bit digests) of the rows of ``X`` (``one``: ``X`` is one dict)."""
     if one:
         return [_dict_key(X)]
     if isinstance(X, np.ndarray) and X.dtype.kind in "fiub":
@@ -36,19 +82,21 @@ def row_keys(X, one: bool) -> list:
             A = A[:, None]
         if A.shape[0] == 0:
             return []
-        return [bytes(row) for row in A.view(np.uint8).reshape(A.shape[0], -1)]
+        tag = b"a%d:" % A.shape[1]
+        return [_digest(tag, row) for row in A.view(np.uint8).reshape(A.shape[0], -1)]
     to_numpy = getattr(X, "to_numpy", None)
     if to_numpy is not None and hasattr(X, "columns"):  # a DataFrame
         try:
             return row_keys(to_numpy(dtype=np.float64), False)
         except (TypeError, ValueError):
-            return [("row", tuple(r)) for r in X.itertuples(index=False, name=None)]
+            rows = X.itertuples(index=False, name=None)
+            return [_digest(b"r", repr(tuple(map(_canon, r))).encode()) for r in rows]
     if isinstance(X, (list, tuple)) and X and isinstance(X[0], Mapping):
         return [_dict_key(x) for x in X]
     A = np.asarray(X, dtype=object)
     if A.ndim == 1:
         A = A[:, None]
-    return [("row", tuple(r)) for r in A.tolist()]
+    return [_digest(b"r", repr(tuple(map(_canon, r))).encode()) for r in A.tolist()]
 
 
 class ServedLog:
@@ -60,7 +108,7 @@ class ServedLog:
         self.rec = np.zeros((self.size, 0, self.width))
         self.n_levels = np.zeros(self.size, np.int64)
         self.live = np.zeros(self.size, np.bool_)
-        self.slot_key: list = [None] * self.size
+        self.slot_key: list = [None] * self.size  # each slot's key (an int)
         self.version = np.zeros(self.size, np.int64)
         self.call = np.zeros(self.size, np.int64)
         self.by_key: dict = {}  # key -> list of serials, oldest first
@@ -121,8 +169,13 @@ class ServedLog:
             if not q:
                 del self.by_key[key]
         self.evicted[key] = self.evicted.pop(key, 0) + 1
-        while len(self.evicted) > self.memory:
-            del self.evicted[next(iter(self.evicted))]
+        if len(self.evicted) > self.memory + self.memory // 4:
+            # forget the oldest keys down to ``memory`` at once (deleting a dict's first key one
+            # at a time costs a scan of the deleted ones before it)
+            items = iter(self.evicted.items())
+            for _ in range(len(self.evicted) - self.memory):
+                next(items)
+            self.evicted = dict(items)
         self.live[slot] = False
         self.slot_key[slot] = None
 
@@ -171,4 +224,12 @@ class ServedLog:
 
     @property
     def nbytes(self) -> int:
-        return self.rec.nbytes + self.live.nbytes * 20
+        """The log's memory: its arrays, and its keys' dicts and lists at their CPython
+        sizes."""
+        arrays = (self.rec, self.n_levels, self.live, self.version, self.call)
+        own = sum(a.nbytes for a in arrays) + (self.cells.nbytes if self.cells is not None else 0)
+        own += sys.getsizeof(self.slot_key) + sys.getsizeof(self.by_key)
+        own += sys.getsizeof(self.evicted)
+        n_live = int(self.live.sum())  # (a record holds its key and its serial)
+        own += n_live * (_KEY_BYTES + _SERIAL_BYTES) + len(self.evicted) * _KEY_BYTES
+        return own + len(self.by_key) * _LIST_BYTES
