@@ -107,6 +107,7 @@ class ServedLog:
         self.width = int(width)
         self.rec = np.zeros((self.size, 0, self.width))
         self.n_levels = np.zeros(self.size, np.int64)
+        self.layout = np.zeros(self.size, np.int64)  # the wrapper's tracked levels when served
         self.live = np.zeros(self.size, np.bool_)
         self.slot_key: list = [None] * self.size  # each slot's key (an int)
         self.version = np.zeros(self.size, np.int64)
@@ -127,7 +128,7 @@ class ServedLog:
             grown[:, : self.rec.shape[1]] = self.rec
             self.rec = grown
 
-    def add(self, keys: list, rec: np.ndarray, version: int, cells=None) -> None:
+    def add(self, keys: list, rec: np.ndarray, version: int, cells=None, layout: int = 0) -> None:
         """Log the rows served by one call (``rec``: ``(n, R, width)``; ``cells``: the groups
         that served them, ``(n, families)``).  A row whose key already has a record from an
         earlier call with nothing learnt since (the same interval asked for again) is not
@@ -152,6 +153,7 @@ class ServedLog:
             if cells is not None:
                 self.cells[slot] = cells[i]
             self.n_levels[slot] = R
+            self.layout[slot] = layout
             self.live[slot] = True
             self.slot_key[slot] = key
             self.version[slot] = version
@@ -226,7 +228,7 @@ class ServedLog:
     def nbytes(self) -> int:
         """The log's memory: its arrays, and its keys' dicts and lists at their CPython
         sizes."""
-        arrays = (self.rec, self.n_levels, self.live, self.version, self.call)
+        arrays = (self.rec, self.n_levels, self.layout, self.live, self.version, self.call)
         own = sum(a.nbytes for a in arrays) + (self.cells.nbytes if self.cells is not None else 0)
         own += sys.getsizeof(self.slot_key) + sys.getsizeof(self.by_key)
         own += sys.getsizeof(self.evicted)

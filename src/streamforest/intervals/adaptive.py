@@ -36,6 +36,9 @@ EXPERT_GAMMAS = 0.001 * 2.0 ** np.arange(8)
 DTACI_INTERVAL = 100
 #: SAOCP: most experts alive at once (about 4 log2(t) are).
 SAOCP_CAPACITY = 128
+#: Levels asked for by ``predict_learn_many`` (beyond ``alphas``) that stay tracked; past that
+#: the least recently asked is forgotten (see "Several levels" of :class:`AdaptiveConformal`).
+MAX_ASKED_LEVELS = 16
 
 
 def _is_real(v) -> bool:
@@ -158,9 +161,14 @@ class AdaptiveConformal(Estimator):
 
     **Several levels.**  Each tracked level has its own controller.  Intervals are reported
     nested (the hull of a level's own interval and those of every larger level); the bounds hold
-    for each level's own intervals.  **Tracked levels** are those of ``alphas`` and every level
-    asked for by ``predict_learn_many``; ``predict_interval`` at an untracked level answers from
-    a controller at its initial state.
+    for each level's own intervals.  **Tracked levels** are those of ``alphas`` (always) and the
+    last :data:`MAX_ASKED_LEVELS` (16) other levels asked for by ``predict_learn_many``: asking
+    for one more forgets the controller of the least recently asked (its state goes; asked again,
+    it starts afresh; the served records of the rows served before learn as unmatched), with a
+    ``RuntimeWarning`` the first time; one call asking for more than 16 levels outside ``alphas``
+    is refused (``ValueError``, nothing changed).  So the controllers' memory and a call's time
+    are bounded whatever levels a stream asks for.  ``predict_interval`` at an untracked level
+    answers from a controller at its initial state.
 
     Parameters
     ----------
@@ -244,7 +252,8 @@ class AdaptiveConformal(Estimator):
         what the model learnt, so predicting changes no saved file or pickle; a loaded or
         copied wrapper starts with an empty log (labels of rows served before are unmatched)."""
         d = dict(self.__dict__)
-        d.pop("_log", None)
+        for k in ("_log", "_asked", "_asked_clock", "_layout", "_warned_levels"):
+            d.pop(k, None)
         return d
 
     def __setstate__(self, d) -> None:
@@ -262,6 +271,9 @@ class AdaptiveConformal(Estimator):
             self._version = 0
         if "_model" in d:
             self._log = ServedLog(int(self.log_size), self._record_width())
+            self._layout = 0
+            self._asked = np.zeros(self.levels_.shape[0], np.int64)  # (recency not saved)
+            self._asked_clock = 0
 
     # --- parameters and state ------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -335,6 +347,9 @@ class AdaptiveConformal(Estimator):
             self._n_seen = 0
             self._version = 0
             self._log = ServedLog(int(self.log_size), self._record_width())
+            self._layout = 0  # (changes with the tracked levels: a record's columns are theirs)
+            self._asked = np.zeros(0, np.int64)  # when each tracked level was last asked for
+            self._asked_clock = 0
             self._warned_late = False
             self._track(self._levels_of(self.alphas))
         return m
@@ -401,24 +416,72 @@ class AdaptiveConformal(Estimator):
         e.g. an ``x`` the base model refuses after the controllers learnt from its interval,
         changes nothing)."""
         d = self.__dict__
-        saved = {k: d[k].copy() for k in self._CONTROLLERS}
-        saved["levels_"], saved["_n_seen"] = d["levels_"].copy(), d["_n_seen"]
+        saved = {k: d[k].copy() for k in (*self._CONTROLLERS, "levels_", "_asked")}
+        for k in ("_n_seen", "_layout", "_asked_clock"):
+            saved[k] = d[k]
         try:
             yield
         except BaseException:
             d.update(saved)
             raise
         self._version += 1
+        gc = d.get("_group_controllers")
+        if gc is not None:
+            gc.forget_untracked(self.levels_)
 
     def _track(self, levels: np.ndarray) -> None:
+        """Track ``levels`` (asked for now): start controllers for the new ones (at their
+        initial state) and forget the least recently asked levels beyond ``alphas`` past
+        :data:`MAX_ASKED_LEVELS`; a call asking for more than that is refused, nothing
+        changed."""
+        pinned = self._levels_of(self.alphas)
+        asked = [float(a) for a in levels if not np.any(np.abs(pinned - a) <= 1e-12)]
+        asked = list(dict.fromkeys(asked))
+        if len(asked) > MAX_ASKED_LEVELS:
+            raise ValueError(
+                f"alpha: {len(asked)} levels besides alphas={self.alphas!r} asked for at once; "
+                f"at most {MAX_ASKED_LEVELS} are tracked (give the levels you keep asking for "
+                "as alphas)"
+            )
+        self._start(levels)
+        self._asked_clock += 1
+        idx = self._index(np.array(asked))
+        self._asked[idx] = self._asked_clock
+        free = np.array([not np.any(np.abs(pinned - a) <= 1e-12) for a in self.levels_], bool)
+        excess = int(free.sum()) - MAX_ASKED_LEVELS
+        if excess <= 0:
+            return
+        cand = np.flatnonzero(free)
+        drop = cand[np.argsort(self._asked[cand], kind="stable")[:excess]]
+        if not self.__dict__.get("_warned_levels"):
+            self._warned_levels = True
+            warnings.warn(
+                f"{type(self).__name__}: more than {MAX_ASKED_LEVELS} levels besides "
+                f"alphas={self.alphas!r} asked for; the least recently asked "
+                f"({', '.join(f'{a:g}' for a in self.levels_[drop])}) are forgotten (their "
+                "controllers start afresh if asked again).  Give the levels you use as alphas.",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+        keep = np.ones(self.levels_.shape[0], bool)
+        keep[drop] = False
+        self.levels_ = self.levels_[keep]
+        self._asked = self._asked[keep]
+        for k in self._CONTROLLERS:
+            self.__dict__[k] = self.__dict__[k][keep]
+        self._layout += 1
+
+    def _start(self, levels: np.ndarray) -> None:
         """Start controllers for the levels not tracked yet (at their initial state)."""
         new = [float(a) for a in levels if not np.any(np.abs(self.levels_ - a) <= 1e-12)]
         new = list(dict.fromkeys(new))
         if not new:
             return
         self.levels_ = np.concatenate([self.levels_, new])
+        self._asked = np.concatenate([self._asked, np.zeros(len(new), np.int64)])
         for k, v in self._initial_rows(len(new), new).items():
             self.__dict__[k] = np.concatenate([self.__dict__[k], v])
+        self._layout += 1
 
     @property
     def n_seen(self) -> int:
@@ -577,7 +640,8 @@ class AdaptiveConformal(Estimator):
         else:
             slots, late = log.find(keys)
             for i in np.flatnonzero(slots >= 0):
-                if log.n_levels[slots[i]] == R:  # (a level tracked since: learn as unmatched)
+                # (tracked levels changed since: learn as unmatched)
+                if log.n_levels[slots[i]] == R and log.layout[slots[i]] == self._layout:
                     mode[i] = 2
                     rec[i] = log.rec[slots[i], :R]
         if keys is not None:
@@ -632,7 +696,7 @@ class AdaptiveConformal(Estimator):
             if keys is not None:
                 self._log.commit(keys, fb[2], fb[3])
         elif serve and keys is not None and R > 0:
-            self._log.add(keys, rec[:, :R], self._version)
+            self._log.add(keys, rec[:, :R], self._version, layout=self._layout)
         return pred, lo[:, pos], hi[:, pos]
 
     def _drop_served(self, keys) -> None:
