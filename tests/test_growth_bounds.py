@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import streamforest as sf
-from streamforest.intervals._served_log import ServedLog, row_keys
 from streamforest.intervals import adaptive
+from streamforest.intervals._served_log import ServedLog, row_keys
 
 #: (read with a default so that these tests run, and fail, on a version without the cap)
 MAX_ASKED_LEVELS = getattr(adaptive, "MAX_ASKED_LEVELS", 16)

@@ -11,12 +11,12 @@ bytes whatever the row's width.  Records are matched first in, first out per key
 
 **When full.**  The log holds the last ``size`` served rows: serving a row when ``size`` records
 wait evicts the oldest, and a label that comes for an evicted row is *late* (the wrapper learns
-it as ``unmatched`` says and warns once).  The digests of the last ``memory`` to
-``1.25 memory`` keys with evicted records (``memory = max(10 * size, 10_000)``) are remembered to
-tell a late label from one never served; a label later than that counts as unmatched (only :attr:`~AdaptiveConformal.log_stats`
-and the message of ``unmatched="raise"`` differ: it is learnt the same way).  So the log's
-memory is bounded by ``size`` and ``memory`` (:attr:`ServedLog.nbytes`, counted in the wrapper's
-``memory_bytes``), whatever the stream."""
+it as ``unmatched`` says and warns once).  The digests of the last ``memory`` to ``1.25 memory``
+keys with evicted records (``memory = max(10 * size, 10_000)``) are remembered to tell a late
+label from one never served; a label later than that counts as unmatched (only
+:attr:`~AdaptiveConformal.log_stats` and the message of ``unmatched="raise"`` differ: it is
+learnt the same way).  So the log's memory is bounded by ``size`` and ``memory``
+(:attr:`ServedLog.nbytes`, counted in the wrapper's ``memory_bytes``), whatever the stream."""
 
 from __future__ import annotations
 

@@ -18,8 +18,9 @@ from ..base import Estimator
 from ..features import check_target, check_targets, check_weight, check_weights, n_rows
 from . import _controllers as controllers
 from . import _group_controllers as group_controllers
+from . import _tracked_levels as tracked_levels
 from ._served_log import ServedLog, row_keys
-from .base import check_alphas
+from .base import check_alphas, memory_budget
 
 _METHODS = ("aci", "pid", "dtaci", "agaci", "sfogd", "saocp", "nexcp")
 _SCORE_METHODS = {
@@ -162,13 +163,10 @@ class AdaptiveConformal(Estimator):
     **Several levels.**  Each tracked level has its own controller.  Intervals are reported
     nested (the hull of a level's own interval and those of every larger level); the bounds hold
     for each level's own intervals.  **Tracked levels** are those of ``alphas`` (always) and the
-    last :data:`MAX_ASKED_LEVELS` (16) other levels asked for by ``predict_learn_many``: asking
-    for one more forgets the controller of the least recently asked (its state goes; asked again,
-    it starts afresh; the served records of the rows served before learn as unmatched), with a
-    ``RuntimeWarning`` the first time; one call asking for more than 16 levels outside ``alphas``
-    is refused (``ValueError``, nothing changed).  So the controllers' memory and a call's time
-    are bounded whatever levels a stream asks for.  ``predict_interval`` at an untracked level
-    answers from a controller at its initial state.
+    last :data:`MAX_ASKED_LEVELS` (16) others asked for by ``predict_learn_many``; one more
+    forgets the least recently asked (warned once; asked again, it starts afresh), and a call
+    asking for more than 16 outside ``alphas`` is refused, nothing changed (``_tracked_levels``).
+    ``predict_interval`` at an untracked level answers from a controller at its initial state.
 
     Parameters
     ----------
@@ -271,9 +269,7 @@ class AdaptiveConformal(Estimator):
             self._version = 0
         if "_model" in d:
             self._log = ServedLog(int(self.log_size), self._record_width())
-            self._layout = 0
-            self._asked = np.zeros(self.levels_.shape[0], np.int64)  # (recency not saved)
-            self._asked_clock = 0
+            tracked_levels.reset(self)
 
     # --- parameters and state ------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -347,9 +343,7 @@ class AdaptiveConformal(Estimator):
             self._n_seen = 0
             self._version = 0
             self._log = ServedLog(int(self.log_size), self._record_width())
-            self._layout = 0  # (changes with the tracked levels: a record's columns are theirs)
-            self._asked = np.zeros(0, np.int64)  # when each tracked level was last asked for
-            self._asked_clock = 0
+            tracked_levels.reset(self)
             self._warned_late = False
             self._track(self._levels_of(self.alphas))
         return m
@@ -430,58 +424,7 @@ class AdaptiveConformal(Estimator):
             gc.forget_untracked(self.levels_)
 
     def _track(self, levels: np.ndarray) -> None:
-        """Track ``levels`` (asked for now): start controllers for the new ones (at their
-        initial state) and forget the least recently asked levels beyond ``alphas`` past
-        :data:`MAX_ASKED_LEVELS`; a call asking for more than that is refused, nothing
-        changed."""
-        pinned = self._levels_of(self.alphas)
-        asked = [float(a) for a in levels if not np.any(np.abs(pinned - a) <= 1e-12)]
-        asked = list(dict.fromkeys(asked))
-        if len(asked) > MAX_ASKED_LEVELS:
-            raise ValueError(
-                f"alpha: {len(asked)} levels besides alphas={self.alphas!r} asked for at once; "
-                f"at most {MAX_ASKED_LEVELS} are tracked (give the levels you keep asking for "
-                "as alphas)"
-            )
-        self._start(levels)
-        self._asked_clock += 1
-        idx = self._index(np.array(asked))
-        self._asked[idx] = self._asked_clock
-        free = np.array([not np.any(np.abs(pinned - a) <= 1e-12) for a in self.levels_], bool)
-        excess = int(free.sum()) - MAX_ASKED_LEVELS
-        if excess <= 0:
-            return
-        cand = np.flatnonzero(free)
-        drop = cand[np.argsort(self._asked[cand], kind="stable")[:excess]]
-        if not self.__dict__.get("_warned_levels"):
-            self._warned_levels = True
-            warnings.warn(
-                f"{type(self).__name__}: more than {MAX_ASKED_LEVELS} levels besides "
-                f"alphas={self.alphas!r} asked for; the least recently asked "
-                f"({', '.join(f'{a:g}' for a in self.levels_[drop])}) are forgotten (their "
-                "controllers start afresh if asked again).  Give the levels you use as alphas.",
-                RuntimeWarning,
-                stacklevel=4,
-            )
-        keep = np.ones(self.levels_.shape[0], bool)
-        keep[drop] = False
-        self.levels_ = self.levels_[keep]
-        self._asked = self._asked[keep]
-        for k in self._CONTROLLERS:
-            self.__dict__[k] = self.__dict__[k][keep]
-        self._layout += 1
-
-    def _start(self, levels: np.ndarray) -> None:
-        """Start controllers for the levels not tracked yet (at their initial state)."""
-        new = [float(a) for a in levels if not np.any(np.abs(self.levels_ - a) <= 1e-12)]
-        new = list(dict.fromkeys(new))
-        if not new:
-            return
-        self.levels_ = np.concatenate([self.levels_, new])
-        self._asked = np.concatenate([self._asked, np.zeros(len(new), np.int64)])
-        for k, v in self._initial_rows(len(new), new).items():
-            self.__dict__[k] = np.concatenate([self.__dict__[k], v])
-        self._layout += 1
+        tracked_levels.track(self, levels, MAX_ASKED_LEVELS)
 
     @property
     def n_seen(self) -> int:
@@ -850,6 +793,13 @@ class AdaptiveConformal(Estimator):
     def feature_names_in_(self) -> list:
         m = self.__dict__.get("_model")
         return m.feature_names_in_ if m is not None else []
+
+    @property
+    def memory_budget_bytes(self) -> int | None:
+        """The wrapped model's budget in bytes (0 before learning); the controllers and the
+        served log come on top (``memory_bytes`` counts them)."""
+        m = self.__dict__.get("_model")
+        return 0 if m is None else memory_budget([m])
 
     @property
     def memory_bytes(self) -> int:
