@@ -42,11 +42,11 @@ def test_predict_only_wide_dicts_keep_the_served_log_bounded_and_counted():
     row (an evicted row's digest, until ``memory`` of them are kept; a whole row is ~10 KB:
     before, every served and every evicted row's dict was kept, ~20 MB here), and
     ``memory_bytes`` grows by at least what was traced."""
-    m, rng = _learnt()
-    for _ in range(1000):
-        m.predict_interval_one(_wide_row(rng), alpha=0.1)
-    tracemalloc.start()
+    tracemalloc.start()  # (from the start: what is freed later was traced when allocated)
     try:
+        m, rng = _learnt()
+        for _ in range(1000):
+            m.predict_interval_one(_wide_row(rng), alpha=0.1)
         before = tracemalloc.get_traced_memory()[0]
         mb_before = m.memory_bytes
         for _ in range(2000):
@@ -70,7 +70,7 @@ def test_the_served_log_forgets_evicted_keys_past_its_memory():
         log.add([i * 7919 + 1], rec, i)
         if i + 1 in (15_000, 30_000):
             sizes.append(log.nbytes)
-            assert len(log.evicted) <= log.memory + log.memory // 4
+            assert len(log.evicted) <= log.memory
     assert len(log) == 100
     assert sizes[1] <= 1.2 * sizes[0]
 

@@ -11,9 +11,9 @@ bytes whatever the row's width.  Records are matched first in, first out per key
 
 **When full.**  The log holds the last ``size`` served rows: serving a row when ``size`` records
 wait evicts the oldest, and a label that comes for an evicted row is *late* (the wrapper learns
-it as ``unmatched`` says and warns once).  The digests of the last ``memory`` to ``1.25 memory``
-keys with evicted records (``memory = max(10 * size, 10_000)``) are remembered to tell a late
-label from one never served; a label later than that counts as unmatched (only
+it as ``unmatched`` says and warns once).  The digests of about the last ``memory`` keys with
+evicted records (``memory = max(10 * size, 10_000)``; :class:`EvictedKeys`) are remembered to
+tell a late label from one never served; a label later than that counts as unmatched (only
 :attr:`~AdaptiveConformal.log_stats` and the message of ``unmatched="raise"`` differ: it is
 learnt the same way).  So the log's memory is bounded by ``size`` and ``memory``
 (:attr:`ServedLog.nbytes`, counted in the wrapper's ``memory_bytes``), whatever the stream."""
@@ -99,6 +99,64 @@ def row_keys(X, one: bool) -> list:
     return [_digest(b"r", repr(tuple(map(_canon, r))).encode()) for r in A.tolist()]
 
 
+class EvictedKeys:
+    """How many evicted unmatched records each key has, for about the last ``memory`` keys
+    evicted: the newest in a dict, the older in up to :attr:`GENERATIONS` frozen generations of
+    ``memory / GENERATIONS`` keys, each two sorted numpy arrays (keys, counts); the oldest
+    generation is forgotten whole.  So the memory is ``memory`` times about 12 bytes plus one
+    generation's dict, in few large blocks (no scattered small objects to fragment the heap)."""
+
+    GENERATIONS = 8
+
+    def __init__(self, memory: int):
+        self.memory = int(memory)
+        self.per_generation = max(self.memory // self.GENERATIONS, 1)
+        self.new: dict = {}  # key -> count
+        self.frozen: list = []  # (sorted uint64 keys, int64 counts), oldest first
+
+    def __len__(self) -> int:
+        return len(self.new) + sum(k.shape[0] for k, _ in self.frozen)
+
+    def add(self, key: int) -> None:
+        self.new[key] = self.new.get(key, 0) + 1
+        if len(self.new) >= self.per_generation:
+            keys = np.fromiter(self.new.keys(), np.uint64, len(self.new))
+            counts = np.fromiter(self.new.values(), np.int64, len(self.new))
+            order = np.argsort(keys)
+            self.frozen.append((keys[order], counts[order]))
+            self.new = {}
+            del self.frozen[: max(0, len(self.frozen) - (self.GENERATIONS - 1))]
+
+    def counts(self, keys: list) -> np.ndarray:
+        """The evicted records of each of ``keys``."""
+        out = np.array([self.new.get(k, 0) for k in keys], np.int64)
+        if self.frozen and keys:
+            q = np.array(keys, np.uint64)
+            for gk, gc in self.frozen:
+                i = np.minimum(np.searchsorted(gk, q), gk.shape[0] - 1)
+                out += np.where(gk[i] == q, gc[i], 0)
+        return out
+
+    def take(self, key: int) -> None:
+        """One evicted record of ``key`` learnt (late): the oldest generation's first."""
+        q = np.uint64(key)
+        for gk, gc in self.frozen:
+            i = int(np.searchsorted(gk, q))
+            if i < gk.shape[0] and gk[i] == q and gc[i] > 0:
+                gc[i] -= 1
+                return
+        left = self.new[key] - 1
+        if left:
+            self.new[key] = left
+        else:
+            del self.new[key]
+
+    @property
+    def nbytes(self) -> int:
+        frozen = sum(k.nbytes + c.nbytes for k, c in self.frozen)
+        return frozen + sys.getsizeof(self.new) + len(self.new) * _KEY_BYTES
+
+
 class ServedLog:
     """Records ``(n_levels, width)`` per served row, for the last ``size`` rows served."""
 
@@ -113,9 +171,9 @@ class ServedLog:
         self.version = np.zeros(self.size, np.int64)
         self.call = np.zeros(self.size, np.int64)
         self.by_key: dict = {}  # key -> list of serials, oldest first
-        self.evicted: dict = {}  # key -> evicted unmatched records (oldest evicted first)
-        self.cells = None  # (size, families): the groups that served each record (or None)
         self.memory = max(10 * self.size, 10_000)  # keys of evicted records remembered
+        self.evicted = EvictedKeys(self.memory)
+        self.cells = None  # (size, families): the groups that served each record (or None)
         self.serial = 0
         self.calls = 0
         self.n_matched = 0
@@ -170,14 +228,7 @@ class ServedLog:
             q.pop(0)  # (the globally oldest record is its key's oldest)
             if not q:
                 del self.by_key[key]
-        self.evicted[key] = self.evicted.pop(key, 0) + 1
-        if len(self.evicted) > self.memory + self.memory // 4:
-            # forget the oldest keys down to ``memory`` at once (deleting a dict's first key one
-            # at a time costs a scan of the deleted ones before it)
-            items = iter(self.evicted.items())
-            for _ in range(len(self.evicted) - self.memory):
-                next(items)
-            self.evicted = dict(items)
+        self.evicted.add(key)
         self.live[slot] = False
         self.slot_key[slot] = None
 
@@ -188,6 +239,7 @@ class ServedLog:
         slots = np.full(len(keys), -1, np.int64)
         late = np.zeros(len(keys), np.bool_)
         taken: dict = {}
+        rest = []
         for i, key in enumerate(keys):
             q = self.by_key.get(key)
             k = taken.get(key, 0)
@@ -195,9 +247,13 @@ class ServedLog:
                 slots[i] = q[k] % self.size
                 taken[key] = k + 1
             else:
-                late[i] = self.evicted.get(key, 0) > taken.get(("late", key), 0)
+                rest.append(i)
+        if rest and len(self.evicted):
+            counts = self.evicted.counts([keys[i] for i in rest])
+            for i, c in zip(rest, counts.tolist(), strict=True):
+                late[i] = c > taken.get(("late", keys[i]), 0)
                 if late[i]:
-                    taken[("late", key)] = taken.get(("late", key), 0) + 1
+                    taken[("late", keys[i])] = taken.get(("late", keys[i]), 0) + 1
         return slots, late
 
     def commit(self, keys: list, slots: np.ndarray, late: np.ndarray) -> None:
@@ -212,11 +268,7 @@ class ServedLog:
                 self.slot_key[slot] = None
                 self.n_matched += 1
             elif lt:
-                left = self.evicted[key] - 1
-                if left:
-                    self.evicted[key] = left
-                else:
-                    del self.evicted[key]
+                self.evicted.take(key)
                 self.n_late += 1
             else:
                 self.n_unmatched += 1
@@ -231,7 +283,7 @@ class ServedLog:
         arrays = (self.rec, self.n_levels, self.layout, self.live, self.version, self.call)
         own = sum(a.nbytes for a in arrays) + (self.cells.nbytes if self.cells is not None else 0)
         own += sys.getsizeof(self.slot_key) + sys.getsizeof(self.by_key)
-        own += sys.getsizeof(self.evicted)
+        own += self.evicted.nbytes
         n_live = int(self.live.sum())  # (a record holds its key and its serial)
-        own += n_live * (_KEY_BYTES + _SERIAL_BYTES) + len(self.evicted) * _KEY_BYTES
+        own += n_live * (_KEY_BYTES + _SERIAL_BYTES)
         return own + len(self.by_key) * _LIST_BYTES
