@@ -11,7 +11,10 @@ a time, or in two 250-row chunks for the alpha stream):
   values each row): ``predict_interval_one`` (interval methods), ``predict_set_one`` (set
   methods), else ``predict_one``; nothing learnt;
 - ``alpha``: 1,000 calls (``--alpha-calls``) of ``predict_learn_many`` on 100-row chunks, a new
-  random ``alpha`` each call (interval and set methods; the others are skipped with a note).
+  random ``alpha`` each call (interval and set methods; the others are skipped with a note);
+- ``alpha0`` (only when asked for): the same calls at a fixed ``alpha = 0.1``, the control: the
+  model learns 100,000 rows either way, and its time per row may grow with its trees until the
+  budget stops them; ``alpha``'s time ratio over ``alpha0``'s is what the new levels cost.
 
 Measured per stream: the peak RSS growth (``VmHWM`` after minus ``VmRSS`` before, from
 ``/proc/self/status``; the peak is reset after the warm-up where the kernel allows it) as a
@@ -45,6 +48,7 @@ import warnings
 import numpy as np
 
 STREAMS = ("dict10k", "newfeat", "predict", "alpha")
+CONTROL = "alpha0"
 TARGET_PEAK, TARGET_TIME, TARGET_BYTES = 1.25, 1.5, 0.10
 
 
@@ -96,7 +100,7 @@ class _Kind:
 
 
 def _warm_up(model, kind: _Kind, rng, stream: str) -> None:
-    if stream == "alpha":
+    if stream.startswith("alpha"):
         for _ in range(2):
             X = rng.random((250, 2))
             model.learn_many(X, kind.labels(X.sum(axis=1)))
@@ -137,11 +141,14 @@ def _steps(model, kind: _Kind, rng, stream: str, rows: int, alpha_calls: int, ke
             call(dict(zip(names, rng.random(100).tolist(), strict=True)))
 
         return [step] * rows, True
-    # alpha: a new level per call
+    # alpha: a new level per call (alpha0: 0.1 each call, the same draws)
 
     def call():
         X = rng.random((100, 2))
-        model.predict_learn_many(X, kind.labels(X.sum(axis=1)), alpha=float(rng.uniform(0.01, 0.5)))
+        a = float(rng.uniform(0.01, 0.5))
+        model.predict_learn_many(
+            X, kind.labels(X.sum(axis=1)), alpha=0.1 if stream == CONTROL else a
+        )
 
     return [call] * alpha_calls, True
 
@@ -155,7 +162,7 @@ def run_one(name: str, stream: str, rows: int, alpha_calls: int, keys: int, seed
     rng = np.random.default_rng(seed)
     model = registry.build(name, {}, seed=seed)
     kind = _Kind(name, model)
-    if stream == "alpha" and not kind.has_alpha:
+    if stream.startswith("alpha") and not kind.has_alpha:
         out["note"] = "no alpha (not an interval or set method): skipped"
         return out
     _warm_up(model, kind, rng, stream)
@@ -277,7 +284,9 @@ def print_row(r: dict, v: dict) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", help="comma-separated registry names (default: all)")
-    ap.add_argument("--streams", default=",".join(STREAMS), help=f"of {','.join(STREAMS)}")
+    ap.add_argument(
+        "--streams", default=",".join(STREAMS), help=f"of {','.join(STREAMS)},{CONTROL}"
+    )
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--alpha-calls", type=int, default=1000)
     ap.add_argument("--keys", type=int, default=10_000, help="keys of the big dict")
@@ -293,7 +302,8 @@ def main(argv=None) -> int:
 
     names = a.models.split(",") if a.models else registry.names()
     streams = [s for s in a.streams.split(",") if s]
-    bad = [s for s in streams if s not in STREAMS] + [n for n in names if n not in registry.names()]
+    known = (*STREAMS, CONTROL)
+    bad = [s for s in streams if s not in known] + [n for n in names if n not in registry.names()]
     if bad:
         ap.error(f"unknown stream or model: {', '.join(bad)}")
     print(f"rows {a.rows}, alpha calls {a.alpha_calls}, big dict {a.keys} keys; MiB; "
@@ -312,6 +322,10 @@ def main(argv=None) -> int:
             failed += "crash" in r or any(x == "FAIL" for x in v.values())
             print_row(r, v)
             results.append(r)
+            pair = {x["stream"]: x.get("time_ratio") for x in results if x["model"] == name}
+            if stream in ("alpha", CONTROL) and None not in (pair.get("alpha"), pair.get(CONTROL)):
+                rel = pair["alpha"] / pair[CONTROL]
+                print(f"{'':44s} alpha's time ratio over the fixed alpha's: {rel:.2f}", flush=True)
             if a.json:
                 with open(a.json, "w") as f:
                     json.dump(results, f, indent=1)
