@@ -168,12 +168,14 @@ def run_one(name: str, stream: str, rows: int, alpha_calls: int, keys: int, seed
         return out
     _warm_up(model, kind, rng, stream)
     steps, timed = _steps(model, kind, rng, stream, rows, alpha_calls, keys)
+    wall, cpu = np.empty(len(steps)), np.empty(len(steps))
+    wall.fill(0.0)  # (touched now: pages mapped later would count as the model's growth)
+    cpu.fill(0.0)
     gc.collect()
     out["budget_mib"] = None if _budget(model) is None else _budget(model) / 2**20
     mb0 = model.memory_bytes
     before = _status()["VmRSS"]
     out["peak_reset"] = _reset_peak()
-    wall, cpu = np.zeros(len(steps)), np.zeros(len(steps))
     errors, first_error = 0, None
     t_all = time.perf_counter()
     for i, step in enumerate(steps):
