@@ -136,6 +136,16 @@ class GroupControllers(_groups.GroupVocabulary):
                 self.state[k][c, j] = s[k][r]
             self.taught[c, j] = taught[r]
 
+    def forget_untracked(self, tracked: np.ndarray) -> None:
+        """Drop the levels the wrapper no longer tracks (forgotten past its cap)."""
+        keep = np.array([np.any(np.abs(tracked - a) <= 1e-12) for a in self.levels], bool)
+        if keep.all():
+            return
+        self.levels = self.levels[keep]
+        self.taught = self.taught[:, keep]
+        for k, v in self.state.items():
+            self.state[k] = v[:, keep]
+
     def nbytes(self) -> int:
         return sum(a.nbytes for a in self.state.values()) + self.taught.nbytes
 
@@ -231,7 +241,7 @@ def run(self, grp, base_call, y, alphas, learn: bool, keys=None, serve=False, af
             self._log.commit(keys, fb[2], fb[3])
     elif serve and keys is not None and R > 0:
         rec = np.concatenate([r[:, :R] for r in recs], axis=1)
-        self._log.add(keys, rec, self._version, cells=ids)
+        self._log.add(keys, rec, self._version, cells=ids, layout=self._layout)
     return pred, lo[:, pos], hi[:, pos]
 
 

@@ -18,8 +18,9 @@ from ..base import Estimator
 from ..features import check_target, check_targets, check_weight, check_weights, n_rows
 from . import _controllers as controllers
 from . import _group_controllers as group_controllers
+from . import _tracked_levels as tracked_levels
 from ._served_log import ServedLog, row_keys
-from .base import check_alphas
+from .base import check_alphas, memory_budget
 
 _METHODS = ("aci", "pid", "dtaci", "agaci", "sfogd", "saocp", "nexcp")
 _SCORE_METHODS = {
@@ -36,6 +37,9 @@ EXPERT_GAMMAS = 0.001 * 2.0 ** np.arange(8)
 DTACI_INTERVAL = 100
 #: SAOCP: most experts alive at once (about 4 log2(t) are).
 SAOCP_CAPACITY = 128
+#: Levels asked for by ``predict_learn_many`` (beyond ``alphas``) that stay tracked; past that
+#: the least recently asked is forgotten (see "Several levels" of :class:`AdaptiveConformal`).
+MAX_ASKED_LEVELS = 16
 
 
 def _is_real(v) -> bool:
@@ -158,9 +162,11 @@ class AdaptiveConformal(Estimator):
 
     **Several levels.**  Each tracked level has its own controller.  Intervals are reported
     nested (the hull of a level's own interval and those of every larger level); the bounds hold
-    for each level's own intervals.  **Tracked levels** are those of ``alphas`` and every level
-    asked for by ``predict_learn_many``; ``predict_interval`` at an untracked level answers from
-    a controller at its initial state.
+    for each level's own intervals.  **Tracked levels** are those of ``alphas`` (always) and the
+    last :data:`MAX_ASKED_LEVELS` (16) others asked for by ``predict_learn_many``; one more
+    forgets the least recently asked (warned once; asked again, it starts afresh), and a call
+    asking for more than 16 outside ``alphas`` is refused, nothing changed (``_tracked_levels``).
+    ``predict_interval`` at an untracked level answers from a controller at its initial state.
 
     Parameters
     ----------
@@ -244,7 +250,8 @@ class AdaptiveConformal(Estimator):
         what the model learnt, so predicting changes no saved file or pickle; a loaded or
         copied wrapper starts with an empty log (labels of rows served before are unmatched)."""
         d = dict(self.__dict__)
-        d.pop("_log", None)
+        for k in ("_log", "_asked", "_asked_clock", "_layout", "_warned_levels"):
+            d.pop(k, None)
         return d
 
     def __setstate__(self, d) -> None:
@@ -262,6 +269,7 @@ class AdaptiveConformal(Estimator):
             self._version = 0
         if "_model" in d:
             self._log = ServedLog(int(self.log_size), self._record_width())
+            tracked_levels.reset(self)
 
     # --- parameters and state ------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -335,6 +343,7 @@ class AdaptiveConformal(Estimator):
             self._n_seen = 0
             self._version = 0
             self._log = ServedLog(int(self.log_size), self._record_width())
+            tracked_levels.reset(self)
             self._warned_late = False
             self._track(self._levels_of(self.alphas))
         return m
@@ -401,24 +410,21 @@ class AdaptiveConformal(Estimator):
         e.g. an ``x`` the base model refuses after the controllers learnt from its interval,
         changes nothing)."""
         d = self.__dict__
-        saved = {k: d[k].copy() for k in self._CONTROLLERS}
-        saved["levels_"], saved["_n_seen"] = d["levels_"].copy(), d["_n_seen"]
+        saved = {k: d[k].copy() for k in (*self._CONTROLLERS, "levels_", "_asked")}
+        for k in ("_n_seen", "_layout", "_asked_clock"):
+            saved[k] = d[k]
         try:
             yield
         except BaseException:
             d.update(saved)
             raise
         self._version += 1
+        gc = d.get("_group_controllers")
+        if gc is not None:
+            gc.forget_untracked(self.levels_)
 
     def _track(self, levels: np.ndarray) -> None:
-        """Start controllers for the levels not tracked yet (at their initial state)."""
-        new = [float(a) for a in levels if not np.any(np.abs(self.levels_ - a) <= 1e-12)]
-        new = list(dict.fromkeys(new))
-        if not new:
-            return
-        self.levels_ = np.concatenate([self.levels_, new])
-        for k, v in self._initial_rows(len(new), new).items():
-            self.__dict__[k] = np.concatenate([self.__dict__[k], v])
+        tracked_levels.track(self, levels, MAX_ASKED_LEVELS)
 
     @property
     def n_seen(self) -> int:
@@ -577,7 +583,8 @@ class AdaptiveConformal(Estimator):
         else:
             slots, late = log.find(keys)
             for i in np.flatnonzero(slots >= 0):
-                if log.n_levels[slots[i]] == R:  # (a level tracked since: learn as unmatched)
+                # (tracked levels changed since: learn as unmatched)
+                if log.n_levels[slots[i]] == R and log.layout[slots[i]] == self._layout:
                     mode[i] = 2
                     rec[i] = log.rec[slots[i], :R]
         if keys is not None:
@@ -632,7 +639,7 @@ class AdaptiveConformal(Estimator):
             if keys is not None:
                 self._log.commit(keys, fb[2], fb[3])
         elif serve and keys is not None and R > 0:
-            self._log.add(keys, rec[:, :R], self._version)
+            self._log.add(keys, rec[:, :R], self._version, layout=self._layout)
         return pred, lo[:, pos], hi[:, pos]
 
     def _drop_served(self, keys) -> None:
@@ -786,6 +793,13 @@ class AdaptiveConformal(Estimator):
     def feature_names_in_(self) -> list:
         m = self.__dict__.get("_model")
         return m.feature_names_in_ if m is not None else []
+
+    @property
+    def memory_budget_bytes(self) -> int | None:
+        """The wrapped model's budget in bytes (0 before learning); the controllers and the
+        served log come on top (``memory_bytes`` counts them)."""
+        m = self.__dict__.get("_model")
+        return 0 if m is None else memory_budget([m])
 
     @property
     def memory_bytes(self) -> int:

@@ -19,6 +19,22 @@ from . import _groups
 _ONE_LEVEL: dict[float, np.ndarray] = {}
 
 
+def memory_budget(models) -> int | None:
+    """The memory budget of ``models`` in bytes: the sum of each one's ``memory_budget_bytes``
+    (a wrapper's) or ``max_memory_mb`` (a forest's, a tree's, a classifier's); None if one of
+    them has no budget."""
+    total = 0
+    for m in models:
+        b = getattr(m, "memory_budget_bytes", None)
+        if b is None:
+            mb = getattr(m, "max_memory_mb", None)
+            b = None if mb is None else int(float(mb) * 2**20)
+        if b is None:
+            return None
+        total += b
+    return total
+
+
 def check_alphas(alpha) -> tuple[np.ndarray, bool]:
     """``(levels, scalar)``: significance level(s) as a float array, each in (0, 1)."""
     if type(alpha) is float and 0.0 < alpha < 1.0:  # the per-example fast path
@@ -627,3 +643,14 @@ class IntervalRegressor(Estimator):
 
     def _own_bytes(self) -> int:
         return 0
+
+    @property
+    def memory_budget_bytes(self) -> int | None:
+        """The budget of the models this method learns, in bytes: the sum of the
+        ``max_memory_mb`` of its forest and of its auxiliary ones (e.g.
+        :class:`NormalizedConformal`'s residual and bias forests); None if one is unbounded, 0
+        before learning.  Its calibration sets and group windows come on top (``memory_bytes``
+        counts them)."""
+        d = self.__dict__
+        held = [v for k, v in d.items() if k.startswith("_") and isinstance(v, Estimator)]
+        return memory_budget(held)

@@ -46,6 +46,7 @@ FIELD_TYPES: dict[str, tuple[np.dtype, int]] = {
     "alpha_t_": (_F8, 1), "cal_": (_F8, 2), "ex_": (_F8, 3), "isum_": (_F8, 1),
     "levels_": (_F8, 1), "p_": (_F8, 1), "st_": (_F8, 2), "win_": (_F8, 2),
     "steps_": (_I8, 1), "win_n_": (_I8, 1), "win_pos_": (_I8, 1),
+    "_asked": (_I8, 1),  # (when each level was last asked for: not saved, rebuilt on loading)
     # prediction sets' score ring
     "_ring": (_F8, 1), "_sorted": (_F8, 1), "_cal": (_I8, 1),
 }  # fmt: skip

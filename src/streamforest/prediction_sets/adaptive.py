@@ -50,7 +50,9 @@ class AdaptiveConformalClassifier(ClassifierMixin, AdaptiveConformal):
     needs the label's score under the model that served it): in batches and with delayed labels
     the controllers learn from the sets they would give when the label comes.  With
     several levels, sets are reported nested (a smaller ``alpha`` gets the union of its own set
-    and those of the larger levels); the bound holds for each level's own sets.
+    and those of the larger levels); the bound holds for each level's own sets.  The levels
+    tracked are capped as :class:`~streamforest.AdaptiveConformal`'s (``alphas`` and the 16 most
+    recently asked for by ``predict_learn_many``).
 
     Parameters
     ----------

@@ -17,7 +17,7 @@ from .._labels import accuracy, check_label, check_labels, label_array
 from ..base import Estimator
 from ..features import n_rows
 from ..intervals import groups as grouping
-from ..intervals.base import check_alphas
+from ..intervals.base import check_alphas, memory_budget
 
 #: The conformity scores, by name (see :class:`ConformalClassifier`).
 SCORES = {"lac": _core.sets.LAC, "aps": _core.sets.APS, "raps": _core.sets.RAPS}
@@ -581,6 +581,13 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         return max(p, key=p.get) if p else None
 
     # --- delegation ----------------------------------------------------------------------------
+    @property
+    def memory_budget_bytes(self) -> int | None:
+        """The wrapped classifier's budget (its ``max_memory_mb``) in bytes; 0 before learning.
+        The score ring and group windows come on top (``memory_bytes`` counts them)."""
+        m = self.__dict__.get("_model")
+        return 0 if m is None else memory_budget([m])
+
     @property
     def memory_bytes(self) -> int:
         if "_model" not in self.__dict__:
