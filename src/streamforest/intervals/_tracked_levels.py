@@ -15,10 +15,24 @@ import warnings
 
 import numpy as np
 
+#: Levels asked for by ``predict_learn_many`` (beyond ``alphas``) that stay tracked; past that
+#: the least recently asked is forgotten (see "Several levels" of
+#: :class:`~streamforest.AdaptiveConformal`).
+MAX_ASKED_LEVELS = 16
+
 
 def _among(levels, values) -> np.ndarray:
     """For each of ``values``: whether it is one of ``levels`` (to 1e-12)."""
     return np.array([bool(np.any(np.abs(levels - a) <= 1e-12)) for a in values], bool)
+
+
+def index_of(levels, values) -> np.ndarray:
+    """Position of each of ``values`` among ``levels`` (to 1e-12; -1: not there)."""
+    values = np.asarray(values, dtype=float)
+    if levels.shape[0] == 0:
+        return np.full(values.shape[0], -1, np.int64)
+    hit = np.abs(levels[None, :] - values[:, None]) <= 1e-12
+    return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int64)
 
 
 def reset(wrapper) -> None:
@@ -43,7 +57,7 @@ def start(wrapper, levels) -> None:
     d["_layout"] += 1
 
 
-def track(wrapper, levels, cap: int) -> None:
+def track(wrapper, levels, cap: int = MAX_ASKED_LEVELS) -> None:
     """Track ``levels``, asked for now: start the new ones and forget the least recently asked
     levels outside ``alphas`` past ``cap`` of them (a ``RuntimeWarning`` the first time); a call
     asking for more than ``cap`` levels outside ``alphas`` is refused (``ValueError``) before
@@ -59,7 +73,7 @@ def track(wrapper, levels, cap: int) -> None:
         )
     start(wrapper, levels)
     d["_asked_clock"] += 1
-    d["_asked"][wrapper._index(np.array(asked))] = d["_asked_clock"]
+    d["_asked"][index_of(wrapper.levels_, asked)] = d["_asked_clock"]
     free = ~_among(pinned, wrapper.levels_)
     excess = int(free.sum()) - cap
     if excess <= 0:

@@ -37,9 +37,7 @@ EXPERT_GAMMAS = 0.001 * 2.0 ** np.arange(8)
 DTACI_INTERVAL = 100
 #: SAOCP: most experts alive at once (about 4 log2(t) are).
 SAOCP_CAPACITY = 128
-#: Levels asked for by ``predict_learn_many`` (beyond ``alphas``) that stay tracked; past that
-#: the least recently asked is forgotten (see "Several levels" of :class:`AdaptiveConformal`).
-MAX_ASKED_LEVELS = 16
+MAX_ASKED_LEVELS = tracked_levels.MAX_ASKED_LEVELS
 
 
 def _is_real(v) -> bool:
@@ -411,8 +409,7 @@ class AdaptiveConformal(Estimator):
         changes nothing)."""
         d = self.__dict__
         saved = {k: d[k].copy() for k in (*self._CONTROLLERS, "levels_", "_asked")}
-        for k in ("_n_seen", "_layout", "_asked_clock"):
-            saved[k] = d[k]
+        saved.update((k, d[k]) for k in ("_n_seen", "_layout", "_asked_clock"))
         try:
             yield
         except BaseException:
@@ -424,7 +421,7 @@ class AdaptiveConformal(Estimator):
             gc.forget_untracked(self.levels_)
 
     def _track(self, levels: np.ndarray) -> None:
-        tracked_levels.track(self, levels, MAX_ASKED_LEVELS)
+        tracked_levels.track(self, levels)
 
     @property
     def n_seen(self) -> int:
@@ -520,14 +517,6 @@ class AdaptiveConformal(Estimator):
             )  # fmt: skip
         return out_lo, out_hi
 
-    def _index(self, levels) -> np.ndarray:
-        """Position of each level among the tracked ones (-1: not tracked)."""
-        levels = np.asarray(levels, dtype=float)
-        if self.levels_.shape[0] == 0:
-            return np.full(levels.shape[0], -1, np.int64)
-        hit = np.abs(self.levels_[None, :] - levels[:, None]) <= 1e-12
-        return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int64)
-
     def _all_tracked(self, levels) -> bool:
         """``levels`` are the tracked levels, in their order (the calls pass a copy of
         ``levels_``, or it with untracked levels after it)."""
@@ -538,7 +527,7 @@ class AdaptiveConformal(Estimator):
         state)."""
         if self._all_tracked(levels):
             return {k: self.__dict__[k].copy() for k in self._CONTROLLERS}
-        idx = self._index(levels)
+        idx = tracked_levels.index_of(self.levels_, levels)
         s = self._initial_rows(levels.shape[0], levels)
         for r, j in enumerate(idx):
             if j >= 0:
@@ -551,7 +540,7 @@ class AdaptiveConformal(Estimator):
             for k in self._CONTROLLERS:
                 self.__dict__[k][...] = s[k]
             return
-        for r, j in enumerate(self._index(levels)):
+        for r, j in enumerate(tracked_levels.index_of(self.levels_, levels)):
             if j >= 0:
                 for k in self._CONTROLLERS:
                     self.__dict__[k][j] = s[k][r]
@@ -559,7 +548,7 @@ class AdaptiveConformal(Estimator):
     def _levels_for(self, alphas: np.ndarray):
         """The levels a call works on: the tracked ones, then the requested ones not tracked;
         and the position of each requested level among them."""
-        idx = self._index(alphas)
+        idx = tracked_levels.index_of(self.levels_, alphas)
         if np.all(idx >= 0):  # (every level asked for is tracked: the usual call)
             return self.levels_.copy(), idx, np.ones(self.levels_.shape[0], np.bool_)
         extra = [a for a, j in zip(alphas, idx, strict=True) if j < 0]
@@ -796,10 +785,9 @@ class AdaptiveConformal(Estimator):
 
     @property
     def memory_budget_bytes(self) -> int | None:
-        """The wrapped model's budget in bytes (0 before learning); the controllers and the
-        served log come on top (``memory_bytes`` counts them)."""
-        m = self.__dict__.get("_model")
-        return 0 if m is None else memory_budget([m])
+        """The wrapped model's budget in bytes (0 before learning; the controllers and the
+        served log come on top, ``memory_bytes`` counts them)."""
+        return memory_budget([self.__dict__["_model"]]) if "_model" in self.__dict__ else 0
 
     @property
     def memory_bytes(self) -> int:
