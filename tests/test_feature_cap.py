@@ -205,3 +205,48 @@ def test_a_nan_feature_name_is_refused_and_nothing_is_learnt():
             m.learn_one({"a": 2.0, name: 1.0}, 2.0)
     assert (list(m.features_.names), m.features_.version) == before
     assert m.predict_one({"a": 2.0, float("nan"): 1.0}) == m.predict_one({"a": 2.0})
+
+
+@pytest.mark.parametrize("make", [
+    lambda: sf.SGBTRegressor(n_steps=5, max_memory_mb=None, seed=0),
+    lambda: sf.OnlineForestRegressor(n_trees=3, max_memory_mb=None, seed=0),
+    lambda: sf.AMFRegressor(n_trees=3, max_memory_mb=None, seed=0),
+], ids=["sgbt", "forest", "amf"])  # fmt: skip
+def test_a_widening_that_runs_out_of_memory_changes_nothing(make, monkeypatch):
+    """SGBT without a budget met a wide dict: MemoryError, and every later call raised it again
+    (the features were recorded, the trees never widened).  Now the call is refused and the
+    model is as it was: it learns on, as its twin that never saw the call."""
+    from streamforest.mondrian import state as amf_state
+    from streamforest.tree_kinds import state as tree_state
+
+    m, twin = make(), make()
+    rows = list(_new_name_rows(200))
+    for x, y in rows[:100]:
+        m.learn_one({"a": x["a"], "b": x["b"]}, y)
+        twin.learn_one({"a": x["a"], "b": x["b"]}, y)
+    calls = {"n": 0}
+
+    def fail_on(k, real):
+        def wrapped(*a, **kw):
+            calls["n"] += 1
+            if calls["n"] == k:
+                raise MemoryError("Unable to allocate 27 GiB (simulated)")
+            return real(*a, **kw)
+
+        return wrapped
+
+    # a tree's growth: the second tree's (the first was widened already); AMF's: all at once
+    monkeypatch.setattr(tree_state, "grow", fail_on(2, tree_state.grow))
+    monkeypatch.setattr(amf_state, "resized", fail_on(1, amf_state.resized))
+    wide = {f"k{j}": 1.0 for j in range(50)}
+    with pytest.raises(MemoryError):
+        m.learn_one(dict(wide, a=0.5, b=0.5), 1.0)
+    monkeypatch.undo()
+    assert m.feature_names_in_ == ["a", "b"]
+    for x, y in rows[100:]:
+        m.learn_one({"a": x["a"], "b": x["b"]}, y)
+        twin.learn_one({"a": x["a"], "b": x["b"]}, y)
+    X = np.random.default_rng(5).random((50, 2))
+    np.testing.assert_array_equal(m.predict(X), twin.predict(X))
+    m.learn_one(dict(wide, a=0.5, b=0.5), 1.0)  # the same call, with memory, is learnt
+    assert len(m.feature_names_in_) == 52

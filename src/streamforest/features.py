@@ -208,6 +208,21 @@ class FeatureSpace:
         next category on; features already at their bucket count keep it."""
         self.max_codes = None if n is None else max(1, int(n))
 
+    def forget_features(self, n: int) -> None:
+        """Forget every feature past the first ``n`` (an engine that could not widen its trees to
+        them: the call that brought them is refused, see ``Engine.sync``).  Categories that call
+        gave features already known keep their codes (codes the trees never learnt)."""
+        if n >= len(self.names):
+            return
+        for name in self.names[n:]:
+            del self.index[name]
+        for lst in (self.names, self.nominal, self.categories, self.code_limits):
+            del lst[n:]
+        if self.array_names is not None and any(a not in self.index for a in self.array_names):
+            self.array_names = None if n == 0 else [a for a in self.array_names if a in self.index]
+        self._enc.forget()
+        self.version += 1
+
     def set_max_features(self, n: int | None) -> None:
         """Cap the features at ``n`` (None: no cap); never below the features known."""
         self.max_features = None if n is None else max(len(self.names), int(n))

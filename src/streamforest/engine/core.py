@@ -335,27 +335,52 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             self.update_feature_room()  # before the first feature: a fresh tree's room
             return
         with self._lock:
-            for t in range(self.n_trees):
-                if not self.created[t]:
-                    self._create(t, p)
-                elif self.int_of(t, tree_state.I_NFEAT) < p:
-                    self._widen(t, p)
-                if self.n_classes:
-                    self._widen_classes(t)
-                A = self.arena
-                A.ia[t, A.lay[t, 0, 0] + tree_state.I_MAXCAT] = fs.max_categories
-                if self.bg_on[t]:
-                    B = self.bg
-                    if B.ia[t, B.lay[t, 0, 0] + tree_state.I_NFEAT] < p:
-                        self._widen(t, p, bg=True)
-                        B = self.bg
-                    if self.n_classes:
-                        self._widen_classes(t, bg=True)
-                        B = self.bg
-                    B.ia[t, B.lay[t, 0, 0] + tree_state.I_MAXCAT] = fs.max_categories
+            had = [
+                self.int_of(t, tree_state.I_NFEAT) for t in range(self.n_trees) if self.created[t]
+            ]
+            try:
+                self._sync_trees(p)
+            except BaseException:  # (a MemoryError): the new features forgotten, the trees as
+                if had:  # they were (a first call is undone whole by its caller)
+                    self._narrow(min(had))
+                raise
             self.update_feature_room()
         self.synced_version = key
         self._synced_classes = self.n_classes
+
+    def _narrow(self, p0: int) -> None:
+        """After a failed sync: every tree (and background tree) back to its first ``p0``
+        features, which it had (those widened keep the room, unused), and the feature space's
+        features past them forgotten, so that the call that brought them changes nothing."""
+        for A, live in ((self.arena, self.created), (self.bg, self.bg_on)):
+            for t in range(self.n_trees):
+                if live[t]:
+                    i = A.lay[t, 0, 0] + tree_state.I_NFEAT
+                    A.ia[t, i] = min(int(A.ia[t, i]), p0)
+        self.features.forget_features(p0)
+        self.synced_version = self.features.version
+
+    def _sync_trees(self, p: int) -> None:
+        """Create or widen every tree to ``p`` features and the classes and categories known."""
+        fs = self.features
+        for t in range(self.n_trees):
+            if not self.created[t]:
+                self._create(t, p)
+            elif self.int_of(t, tree_state.I_NFEAT) < p:
+                self._widen(t, p)
+            if self.n_classes:
+                self._widen_classes(t)
+            A = self.arena
+            A.ia[t, A.lay[t, 0, 0] + tree_state.I_MAXCAT] = fs.max_categories
+            if self.bg_on[t]:
+                B = self.bg
+                if B.ia[t, B.lay[t, 0, 0] + tree_state.I_NFEAT] < p:
+                    self._widen(t, p, bg=True)
+                    B = self.bg
+                if self.n_classes:
+                    self._widen_classes(t, bg=True)
+                    B = self.bg
+                B.ia[t, B.lay[t, 0, 0] + tree_state.I_MAXCAT] = fs.max_categories
 
     # --- bagging and aggregation ------------------------------------------------------------------
     def bagging_weights(self, wa: np.ndarray) -> np.ndarray:

@@ -247,7 +247,13 @@ class MondrianEngine:
             if self.trees is None:
                 self.trees = tree_arrays.allocate(self.seeds, _INITIAL_NODES, p, K)
             else:
-                self.trees = tree_arrays.resized(self.trees, self.tree_values, self.capacity, p, K)
+                try:  # (all trees' arrays made anew, or none)
+                    self.trees = tree_arrays.resized(self.trees, self.tree_values, self.capacity,
+                                                     p, K)  # fmt: skip
+                except BaseException:  # (a MemoryError): the call's new features forgotten
+                    fs.forget_features(self.tree_features)
+                    self.synced_version = fs.version
+                    raise
             self.tree_features, self.tree_values = p, K
             self._clean = np.zeros(p)
             self.nominal = np.array(fs.nominal, dtype=np.int8)
