@@ -12,7 +12,7 @@ import streamforest._core as _core
 
 from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
-from ..engine.forest_interface import TREE_MEMBERS, RegressionForest, lacks
+from ..engine.forest_interface import BOOSTED, TREE_MEMBERS, RegressionForest, lacks
 from ..forests.hoeffding_trees import HoeffdingTrees
 from ..tree_kinds import state
 from ..trees import HoeffdingTreeRegressor
@@ -282,6 +282,8 @@ class SGBTRegressor(HoeffdingTrees, RegressionForest):
     """
 
     forest_limits = _WRAPPERS
+    #: A boosted base (the interval methods' calibration settings for it: docs/intervals.md).
+    forest_kind = BOOSTED
     # as a Hoeffding forest's: a boosted model has no bagging, no background trees
     lambda_value = 0.0
     aggregation = "mean"
