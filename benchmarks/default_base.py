@@ -19,6 +19,10 @@ alpha 0.1 of the valid ones.
         [--candidates forest,sgbt,...] [--orders time,shuffled] [--no-streams]
         [--jsonl out/default_base.jsonl] [--table-from out/default_base.jsonl]
 
+``--frontier``: the settings of :func:`frontier` (each learner at the settings tried for the
+issue's target on 'gra', MAE <= 0.95 and RIS <= 0.13 at MER <= 0.10), on ``Friedman(function=1,
+drift="gra", n=--n, seed=42)`` with the same protocol, one line each.
+
 Every run is appended to ``--jsonl`` as it ends (a rerun skips the finished ones), and
 ``--table-from`` prints the tables of a file.  The measured tables and the decision:
 docs/benchmarks/defaults.md.
@@ -89,6 +93,65 @@ def candidates():
             normalized(sf.AMFRegressor, BOOSTED),
         ),
     }
+
+
+def frontier():
+    """label -> constructor: the settings tried on 'gra' towards MAE <= 0.95, RIS <= 0.13."""
+    import streamforest as sf
+    from streamforest.boosting.sgbt import default_tree
+
+    def nc(forest, **settings):
+        return lambda: sf.NormalizedConformal(forest=forest(), seed=SEED, **settings)
+
+    def sgbt(**kw):
+        return lambda: sf.SGBTRegressor(**{**TUNED_SGBT, **kw})
+
+    tree = default_tree()
+    return {
+        "forest 10 trees, bagged settings": nc(sf.OnlineForestRegressor, **BAGGED),
+        "forest 10 trees, boosted settings": nc(sf.OnlineForestRegressor, **BOOSTED),
+        "forest 10 trees, center=boosted, batch_scores=False": nc(
+            sf.OnlineForestRegressor, center="boosted", batch_scores=False
+        ),
+        "forest 30 trees, center=boosted, batch_scores=False": nc(
+            lambda: sf.OnlineForestRegressor(n_trees=30), center="boosted", batch_scores=False
+        ),
+        "amf 10 trees, boosted settings": nc(sf.AMFRegressor, **BOOSTED),
+        "amf 30 trees, boosted settings": nc(lambda: sf.AMFRegressor(n_trees=30), **BOOSTED),
+        "sgbt 100 steps, 0.125 (old defaults)": nc(
+            lambda: sf.SGBTRegressor(n_steps=100, learning_rate=0.125, drift_threshold=None),
+            **BOOSTED,
+        ),
+        "sgbt tuned (200, 0.0625, 50)": nc(sgbt(), **BOOSTED),
+        "sgbt tuned, normalize=none": nc(sgbt(), normalize="none", **BOOSTED),
+        "sgbt 400 steps, 0.03125, 50": nc(sgbt(n_steps=400, learning_rate=0.03125), **BOOSTED),
+        "sgbt tuned, drift_threshold=25": nc(sgbt(drift_threshold=25.0), **BOOSTED),
+        "sgbt tuned, feature_fraction=1": nc(sgbt(feature_fraction=None), **BOOSTED),
+        "sgbt tuned, linear leaves": nc(sgbt(tree=tree.clone(leaf_model="linear")), **BOOSTED),
+        "sgbt tuned, depth 8": nc(sgbt(tree=tree.clone(max_depth=8)), **BOOSTED),
+        "sgbt tuned, grace period 50": nc(sgbt(tree=tree.clone(grace_period=50)), **BOOSTED),
+    }
+
+
+def run_frontier(args, out_path) -> None:
+    from streamforest.streams import Friedman
+
+    X, y = Friedman(function=1, drift="gra", n=args.n, seed=SEED).arrays()
+    done = set()
+    if out_path and os.path.exists(out_path):
+        with open(out_path) as fh:
+            done = {json.loads(line)["candidate"] for line in fh if line.strip()}
+    wanted = [c for c in args.candidates.split(",") if c] if args.candidates_given else None
+    for label, make in frontier().items():
+        if label in done or (wanted and label not in wanted):
+            continue
+        res = run_one(make, X, y)
+        print(f"| {label} | {res['mae']:.4f} | {res['mer0.1']:.4f} | {res['ris0.1']:.4f} | "
+              f"{res['mer0.05']:.4f} | {res['ris0.05']:.4f} | {res['rows_per_s']:,.0f} |",
+              flush=True)  # fmt: skip
+        if out_path:
+            with open(out_path, "a") as fh:
+                fh.write(json.dumps({"set": "friedman-gra", "candidate": label, **res}) + "\n")
 
 
 def shared_sets(names=None) -> list[str]:
@@ -208,8 +271,12 @@ def table(records, labels=None) -> str:
     mae_ratio: dict = {c: [] for c in labels}
     order_key = {"time": 0, "shuffled": 1}
     for (name, order), rs in sorted(
-        by_run.items(), key=lambda kv: (kv[0][0].startswith("friedman"), kv[0][0],
-                                        order_key.get(kv[0][1], 2))  # fmt: skip
+        by_run.items(),
+        key=lambda kv: (
+            kv[0][0].startswith("friedman"),
+            kv[0][0],
+            order_key.get(kv[0][1], 2),
+        ),  # fmt: skip
     ):
         present = [c for c in labels if c in rs]
         if not present:
@@ -254,13 +321,21 @@ def main(argv=None) -> int:
     p.add_argument("--max-rows", type=int, default=20_000)
     p.add_argument("--n", type=int, default=100_000, help="rows of each Friedman stream")
     p.add_argument("--datasets", default="")
-    p.add_argument("--candidates", default="forest,sgbt,sgbt-tuned,amf")
+    p.add_argument("--candidates", default="")
+    p.add_argument("--frontier", action="store_true")
     p.add_argument("--orders", default="time,shuffled")
     p.add_argument("--no-streams", action="store_true")
     p.add_argument("--no-sets", action="store_true")
     p.add_argument("--jsonl", default="")
     p.add_argument("--table-from", default="")
     args = p.parse_args(argv)
+    args.candidates_given = bool(args.candidates)
+    args.candidates = args.candidates or "forest,sgbt,sgbt-tuned,amf,amf-forest"
+    if args.frontier:
+        print("| setting | MAE | MER 0.1 | RIS 0.1 | MER 0.05 | RIS 0.05 | rows/s |")
+        print("|---|---|---|---|---|---|---|")
+        run_frontier(args, args.jsonl)
+        return 0
     if args.table_from:
         with open(args.table_from) as fh:
             records = [json.loads(line) for line in fh if line.strip()]
