@@ -130,6 +130,10 @@ def frontier():
         "sgbt tuned, linear leaves": nc(sgbt(tree=tree.clone(leaf_model="linear")), **BOOSTED),
         "sgbt tuned, depth 8": nc(sgbt(tree=tree.clone(max_depth=8)), **BOOSTED),
         "sgbt tuned, grace period 50": nc(sgbt(tree=tree.clone(grace_period=50)), **BOOSTED),
+        "sgbt tuned, depth 10": nc(sgbt(tree=tree.clone(max_depth=10)), **BOOSTED),
+        "sgbt tuned, depth 8, normalize=none": nc(
+            sgbt(tree=tree.clone(max_depth=8)), normalize="none", **BOOSTED
+        ),
     }
 
 
