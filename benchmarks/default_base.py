@@ -63,6 +63,7 @@ def candidates():
     """label -> ``(description, constructor () -> model)``; the calibration settings are spelt
     out, so the figures do not depend on what the defaults resolve to."""
     import streamforest as sf
+    from streamforest.boosting.sgbt import default_tree
 
     def normalized(forest, settings):
         return lambda: sf.NormalizedConformal(forest=forest(), seed=SEED, **settings)
@@ -83,6 +84,14 @@ def candidates():
             "SGBTRegressor(n_steps=200, learning_rate=0.0625, drift_threshold=50), "
             "center=forest, batch_scores=False",
             normalized(lambda: sf.SGBTRegressor(**TUNED_SGBT), BOOSTED),
+        ),
+        "sgbt-depth8": (
+            "SGBTRegressor(n_steps=200, learning_rate=0.0625, drift_threshold=50), steps of "
+            "depth 8, center=forest, batch_scores=False",
+            normalized(
+                lambda: sf.SGBTRegressor(**TUNED_SGBT, tree=default_tree().clone(max_depth=8)),
+                BOOSTED,
+            ),
         ),
         "amf": (
             "AMFRegressor() (10 trees), center=boosted, batch_scores=True",

@@ -163,3 +163,16 @@ def test_a_file_with_a_bad_resolved_setting_is_refused(field, value):
     m.__dict__[field] = value
     with pytest.raises(ValueError, match=field):
         persistence.load(io.BytesIO(persistence._dumps(m)))
+
+
+def test_a_fitted_file_without_its_resolved_settings_takes_its_forests_kinds():
+    """(No file this code writes lacks them; a damaged one still predicts, never an
+    AttributeError.)"""
+    X, y = rows(900)
+    m = sf.NormalizedConformal(forest=small_sgbt()).learn_many(X[:600], y[:600])
+    state = copy.deepcopy(m.__getstate__())
+    del state["center_"], state["batch_scores_"]
+    damaged = sf.NormalizedConformal.__new__(sf.NormalizedConformal)
+    damaged.__setstate__(state)
+    assert (damaged.center_, damaged.batch_scores_) == ("forest", False)
+    np.testing.assert_array_equal(damaged.predict_interval(X[600:]), m.predict_interval(X[600:]))

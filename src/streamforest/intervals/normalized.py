@@ -214,10 +214,10 @@ class NormalizedConformal(IntervalRegressor):
         self.__dict__.setdefault("center", "forest")
         self.__dict__.setdefault("batch_scores", False)
         self.__dict__.setdefault("guard", False)
-        if "level_" in self.__dict__:  # (fitted: the settings it learnt with)
-            for k in _PER_BASE:
-                if k + "_" not in self.__dict__ and self.__dict__[k] is not None:
-                    self.__dict__[k + "_"] = self.__dict__[k]
+        if "level_" in self.__dict__:  # (fitted: the settings it learnt with; a file without
+            # them, never written by this code, takes those of its forest's kind)
+            for k, v in resolved(self, self.__dict__.get("_forest"), _PER_BASE).items():
+                self.__dict__.setdefault(k + "_", v)
         if "level_" in self.__dict__ and "guard_" not in self.__dict__:
             self.guard_ = np.zeros(2)
         if "level_" in self.__dict__:  # saved before the shift: its forests learnt y itself
