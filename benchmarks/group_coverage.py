@@ -79,6 +79,12 @@ DATA = Path(
 )
 
 
+def normalized(seed, **kw):
+    """The method these figures were measured with: NormalizedConformal over the bagged forest
+    (its default base before issue 49) with its settings for that base."""
+    return sf.NormalizedConformal(forest=sf.OnlineForestRegressor(), seed=seed, **kw)
+
+
 # --- streams -------------------------------------------------------------------------------------
 def synthetic(n, seed, noise=(1.0, 2.0, 6.0), shares=None):
     rng = np.random.default_rng(seed)
@@ -204,9 +210,9 @@ def stream_report(name, X, y, col, seed, chunk, real, exchangeable, checks):
     rows = np.ones(n, bool)
     levels = (*ALPHAS, REFERENCE)
     t0 = time.perf_counter()
-    _, marg = run(sf.NormalizedConformal(seed=seed), X, y, levels, chunk)
+    _, marg = run(normalized(seed=seed), X, y, levels, chunk)
     t1 = time.perf_counter()
-    _, grp = run(sf.NormalizedConformal(seed=seed, groups=col), X, y, ALPHAS, chunk)
+    _, grp = run(normalized(seed=seed, groups=col), X, y, ALPHAS, chunk)
     t2 = time.perf_counter()
     ref_lo, ref_hi = marg[:, -1, 0], marg[:, -1, 1]  # (the grouped model's base: the same)
     m, h = 0.5 * (ref_lo + ref_hi), 0.5 * (ref_hi - ref_lo)
@@ -259,7 +265,7 @@ def overlapping(n, seed, model_seed, checks, chunk):
     for name, groups in (("default", None), ("mondrian", [3, 4, 5]),
                          ("multivalid", sf.Multivalid([3, 4, 5], alphas=ALPHAS))):  # fmt: skip
         t0 = time.perf_counter()
-        _, iv = run(sf.NormalizedConformal(seed=model_seed, groups=groups), X, y, ALPHAS, chunk)
+        _, iv = run(normalized(seed=model_seed, groups=groups), X, y, ALPHAS, chunk)
         took = time.perf_counter() - t0
         for a, alpha in enumerate(ALPHAS):
             devs = []
@@ -312,7 +318,7 @@ def mvp_seeds(name, stream, seeds, checks, chunk):
         worst = np.zeros((seeds, len(ALPHAS)))
         widths = []
         for ms in range(seeds):
-            _, iv = run(sf.NormalizedConformal(seed=ms, groups=rule), X, y, ALPHAS, chunk)
+            _, iv = run(normalized(seed=ms, groups=rule), X, y, ALPHAS, chunk)
             for a, alpha in enumerate(ALPHAS):
                 devs = []
                 for j in columns:
@@ -365,12 +371,12 @@ def drifting(n, seed, model_seed, checks):
     print(f"\n== drifting groups: {n:,} rows, groups {sizes} (noise 1 -> e^4, 2, 6 -> 6 e^-3, 3)")
     late = np.arange(n) >= 500
     models = {
-        "default": lambda: sf.NormalizedConformal(seed=model_seed),
-        "groups": lambda: sf.NormalizedConformal(seed=model_seed, groups=3),
+        "default": lambda: normalized(seed=model_seed),
+        "groups": lambda: normalized(seed=model_seed, groups=3),
         "ACI, one controller": lambda: sf.AdaptiveConformal(
-            sf.NormalizedConformal(seed=model_seed, groups=3), groups=False),
+            normalized(seed=model_seed, groups=3), groups=False),
         "ACI per group": lambda: sf.AdaptiveConformal(
-            sf.NormalizedConformal(seed=model_seed, groups=3)),
+            normalized(seed=model_seed, groups=3)),
     }  # fmt: skip
     for proto, batch, delay in (("b50", 50, 0), ("d100", 1, 100), ("b50+d100", 50, 100)):
         for alpha in ALPHAS:

@@ -27,7 +27,10 @@ def _error(capsys, args) -> str:
         (["--seed", "-1"], ["--seed", "-1"]),
         (["--jobs", str(10**20)], ["--jobs"]),
         (["--step", "7", "--window", "10"], ["--window", "--step"]),
-        (["--param", "n_trees=-1"], ["--param n_trees=-1", "n_trees must be"]),
+        (
+            ["--model", "normalized-cp", "--param", "n_trees=-1"],
+            ["--param n_trees=-1", "n_trees must be"],
+        ),
         (["--model", "cp-exact", "--param", "calibration_size=-1"], ["--param calibration_size"]),
         (["--stream-param", "noise=1e400"], ["--stream-param noise=1e400"]),
         (["--alphas", "0.1,2"], ["--alphas"]),

@@ -264,7 +264,7 @@ def test_bad_parameters(kw):
 
 
 def test_default_model_of_the_command_line():
-    assert registry.DEFAULT == "normalized-cp"
+    assert registry.DEFAULT == "normalized-cp-sgbt"
     assert isinstance(registry.build(registry.DEFAULT), sf.NormalizedConformal)
 
 

@@ -51,7 +51,7 @@ TODAY = [
 
 def test_names_and_aliases():
     assert registry.names(task="regression") == TODAY  # the command line's names, in its order
-    assert registry.DEFAULT == "normalized-cp"
+    assert registry.DEFAULT == "normalized-cp-sgbt"
     assert registry.get("cqr") is registry.get("conformal-qrf")
     assert "cqr" in registry.names(aliases=True)
     assert registry.tasks() == ["regression", "classification"]

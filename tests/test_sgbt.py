@@ -53,7 +53,9 @@ def _reference(X, y, n_steps, lr, seed, ff=0.75):
 def test_matches_naive_reference():
     X, y = _stream()
     ref, trees, names = _reference(X, y, n_steps=6, lr=0.3, seed=7)
-    m = SGBTRegressor(n_steps=6, learning_rate=0.3, seed=7, max_memory_mb=None)
+    m = SGBTRegressor(
+        n_steps=6, learning_rate=0.3, drift_threshold=None, seed=7, max_memory_mb=None
+    )  # (the reference has no whole-step drift test)
     got = m.predict_learn_many(X, y)
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-9)
     # the same trees: each step's predictions, and the model's as lr * their sum

@@ -5,10 +5,10 @@ with a progress bar, a metrics table, a PNG of windowed MER / RIS / MAE and a JS
 the task comes from the model: a classifier (``streamforest run --model conformal-actser-rforest
 --stream agrawal``) runs on classification streams or labelled files and reports accuracy,
 kappa and its prediction sets' coverage and size.
-With no arguments it runs the registry's default model (NormalizedConformal, 10 trees,
-alpha = 0.1) on Friedman #1 with global abrupt drift (100k rows).  ``streamforest list`` names
-the models (from :mod:`streamforest.registry`, with their parameters), streams (with theirs),
-datasets and metrics.
+With no arguments it runs the registry's default model (NormalizedConformal over
+SGBTRegressor, ``normalized-cp-sgbt``, alpha = 0.1) on Friedman #1 with global abrupt drift
+(100k rows).  ``streamforest list`` names the models (from :mod:`streamforest.registry`, with
+their parameters), streams (with theirs), datasets and metrics.
 
 Result files are named after the run's configuration (:func:`result_stem`): model, data, rows,
 seed, the alphas, and a short hash of everything else that was changed from its default, so runs

@@ -342,7 +342,7 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec(
             "sgbt",
             SGBTRegressor,
-            "SGBTRegressor: streaming gradient-boosted trees (Gunasekara et al. 2024), 100 steps",
+            "SGBTRegressor: streaming gradient-boosted trees (Gunasekara et al. 2024), 200 steps",
             layers=("tree",),
             tree_cls=SGBTRegressor,
         ),
@@ -410,7 +410,7 @@ MODELS.update(
     }
 )  # fmt: skip
 
-DEFAULT = "normalized-cp"
+DEFAULT = "normalized-cp-sgbt"  # (issue 49: docs/benchmarks/defaults.md)
 
 
 def _aliases() -> dict[str, str]:

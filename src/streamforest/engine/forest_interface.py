@@ -24,6 +24,11 @@ it needs with :func:`require` before it builds anything: a forest that lacks one
 with a ``TypeError`` naming the method, the capability and the forest (and the forest's own
 :attr:`~RegressionForest.forest_limits`, why it lacks it).  The members of a capability a
 forest lacks (``configure_trees``, ``tree_template`` here) raise the same error.
+
+A forest also says what *kind* of base it is, :attr:`RegressionForest.forest_kind` (one of
+:data:`FOREST_KINDS`): an interval method whose calibration settings were validated per kind
+(:mod:`streamforest.intervals.calibration_defaults`, the table in docs/intervals.md) asks it
+that, and nothing else, to choose them.
 """
 
 from __future__ import annotations
@@ -50,6 +55,21 @@ CAPABILITIES = {
     TREE_SETTINGS: "tree settings: a Hoeffding tree template and configure_trees",
     TREE_MEMBERS: "tree members: an aggregate of n_trees separately bagged trees",
     TREE_SHARDS: "tree shards: members that can be split over processes",
+}
+
+
+#: The kinds of base (:attr:`RegressionForest.forest_kind`).
+BAGGED = "bagged"
+BOOSTED = "boosted"
+MONDRIAN = "mondrian"
+SINGLE_TREE = "single_tree"
+
+FOREST_KINDS = {
+    BAGGED: "an average of separately bagged Hoeffding trees (OnlineForestRegressor, the ATSER "
+    "ensembles, ABORFRegressor)",
+    BOOSTED: "boosting steps, each learning the residual of the steps before (SGBTRegressor)",
+    MONDRIAN: "aggregated Mondrian trees (AMFRegressor)",
+    SINGLE_TREE: "a bagged forest of one tree",
 }
 
 
@@ -86,6 +106,17 @@ class RegressionForest(EngineRegressor):
     forest_capabilities: frozenset = frozenset()
     #: Why the forest lacks the capabilities it lacks (appended to :func:`lacks`'s message).
     forest_limits: str = ""
+
+    @property
+    def forest_kind(self) -> str:
+        """What kind of base this is (a key of :data:`FOREST_KINDS`), for the interval methods'
+        calibration settings per kind: :data:`BAGGED` (:data:`SINGLE_TREE` with one member)
+        unless the class says otherwise (``forest_kind = BOOSTED`` as a class attribute)."""
+        try:
+            one = self.member_count() == 1
+        except (TypeError, ValueError):  # (a bad n_trees: the forest's own check reports it)
+            one = False
+        return SINGLE_TREE if one else BAGGED
 
     # --- optional capabilities: refused unless the forest has them -------------------------------
     def configure_trees(self, **overrides) -> None:
@@ -142,8 +173,13 @@ class RegressionForest(EngineRegressor):
 
 
 __all__ = [
+    "BAGGED",
+    "BOOSTED",
     "CAPABILITIES",
+    "FOREST_KINDS",
     "LEAF_PAYLOADS",
+    "MONDRIAN",
+    "SINGLE_TREE",
     "TREE_MEMBERS",
     "TREE_SETTINGS",
     "TREE_SHARDS",

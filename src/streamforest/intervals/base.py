@@ -193,6 +193,10 @@ class IntervalRegressor(Estimator):
             raise TypeError(f"seed must be an int or None, got {self.seed!r}")
         _groups.check_groups(self.groups)
 
+    def default_forest(self) -> RegressionForest:
+        """The forest used when ``forest`` is None (unfitted): ``OnlineForestRegressor()``."""
+        return OnlineForestRegressor()
+
     def forest_needs(self) -> tuple[str, ...]:
         """The forest capabilities this method needs with its parameters (names of
         :data:`streamforest.engine.forest_interface.CAPABILITIES`); a forest that lacks one is
@@ -204,7 +208,7 @@ class IntervalRegressor(Estimator):
         f = self.__dict__.get("_forest")
         if f is None:
             self._check_params()
-            f = (self.forest if self.forest is not None else OnlineForestRegressor()).clone()
+            f = (self.forest if self.forest is not None else self.default_forest()).clone()
             if self.seed is not None:
                 f.seed = self.seed
             self._configure(f)

@@ -9,11 +9,13 @@ import numpy as np
 
 import streamforest._core as _core
 
+from ..boosting import SGBTRegressor
 from ..engine.forest_interface import TREE_MEMBERS
 from ..features import check_target, weight_of
 from ..forests import OnlineForestRegressor
 from ._label_guard import flagged_count, guard_label, guarded, new_state
 from .base import IntervalRegressor, check_alphas
+from .calibration_defaults import resolved
 
 _INF = float("inf")
 _LEARN_LEVELS = np.array([0.1])  # IntervalRegressor._learn_levels(), shared (never written)
@@ -21,6 +23,8 @@ _FLAGGED_ONE = np.ones(1, np.int8)  # one row the label guard set aside (shared,
 
 _NORMALIZE = ("trees", "residuals", "none")
 _CENTER = ("boosted", "forest")
+#: The parameters whose default (``None``) follows the base (see calibration_defaults).
+_PER_BASE = ("center", "batch_scores")
 
 
 class NormalizedConformal(IntervalRegressor):
@@ -70,7 +74,11 @@ class NormalizedConformal(IntervalRegressor):
     Parameters
     ----------
     forest
-        The forest (unfitted); default ``OnlineForestRegressor(n_trees=10)``.
+        The forest (unfitted); default ``SGBTRegressor()`` (200 boosting steps; with
+        ``normalize="trees"``, which needs bagged members, ``OnlineForestRegressor()``): the
+        base that was valid and narrowest on most of the shared real sets and the Friedman
+        drift streams (docs/benchmarks/defaults.md).  ``OnlineForestRegressor()`` is about ten
+        times faster and wider on most of them.
     calibration_size
         Number of calibration examples (FIFO: the most recent).
     normalize
@@ -79,7 +87,12 @@ class NormalizedConformal(IntervalRegressor):
         prediction at ``x``, made before learning the row); ``"trees"``, the standard deviation
         of the trees' predictions; ``"none"``: ``g = 1`` (constant width up to ``L``).
     center
-        The interval's centre (and the point prediction): ``"boosted"``, the forest's
+        The interval's centre (and the point prediction); ``None`` (the default): the one
+        validated for the forest's kind (:attr:`RegressionForest.forest_kind
+        <streamforest.engine.forest_interface.RegressionForest.forest_kind>`; the table of
+        docs/intervals.md, "Settings per base": ``"boosted"`` over a bagged forest,
+        ``"forest"`` over SGBT and AMF), resolved when learning starts (``center_``).
+        ``"boosted"``: the forest's
         prediction plus a bias forest's (a clone of ``forest``, its seed + 2) prediction of
         the signed prequential residual ``y - forest(x)``, which it learns row by row after
         predicting it; ``"forest"``: the forest's prediction.  The bias forest corrects what
@@ -92,11 +105,14 @@ class NormalizedConformal(IntervalRegressor):
         Span of the running mean ``L`` of the absolute residuals (the mean of the first
         ``error_span`` rows, then an exponential average); ``0``: ``L = 1`` (no rescaling).
     batch_scores
-        Score the rows of a learnt batch with the centre and spread the forests predicted for
-        the whole batch *before* learning it (the predictions a test batch of the same rows
-        met), instead of row by row.  On ordered streams (sorted or grouped files) the forest
-        learns a trend inside a batch, so row-by-row scores are smaller than test-time errors;
-        on exchangeable ones the two agree.  Costs one prediction pass per batch.
+        ``None`` (the default): as ``center``, the setting validated for the forest's kind
+        (``True`` over a bagged forest, ``False`` over SGBT and AMF; ``batch_scores_``).
+        ``True``: score the rows of a learnt batch with the centre and spread the forests
+        predicted for the whole batch *before* learning it (the predictions a test batch of the
+        same rows met), instead of row by row.  On ordered streams (sorted or grouped files)
+        the forest learns a trend inside a batch, so row-by-row scores are smaller than
+        test-time errors; on exchangeable ones the two agree.  Costs one prediction pass per
+        batch.
     guard
         A drift guard: a one-sided CUSUM of the ranks of the learnt rows' scores among the
         calibration scores (uniform on exchangeable data); while it fires, the quantile is the
@@ -140,10 +156,10 @@ class NormalizedConformal(IntervalRegressor):
         forest=None,
         calibration_size: int = 1000,
         normalize: str = "residuals",
-        center: str = "boosted",
+        center: str | None = None,
         offset: float = 0.5,
         error_span: int = 1000,
-        batch_scores: bool = True,
+        batch_scores: bool | None = None,
         guard: bool = True,
         seed: int | None = None,
         groups=None,
@@ -159,6 +175,11 @@ class NormalizedConformal(IntervalRegressor):
         self.seed = seed
         self.groups = groups
 
+    def default_forest(self):
+        """The forest used when ``forest`` is None: ``SGBTRegressor()``, or with
+        ``normalize="trees"`` (the members' spread) ``OnlineForestRegressor()``."""
+        return OnlineForestRegressor() if self.normalize == "trees" else SGBTRegressor()
+
     def forest_needs(self) -> tuple[str, ...]:
         """Nothing but the interface, or with ``normalize="trees"`` the members' spread."""
         return (TREE_MEMBERS,) if self.normalize == "trees" else ()
@@ -170,26 +191,33 @@ class NormalizedConformal(IntervalRegressor):
             raise ValueError(f"calibration_size must be a positive integer, got {c!r}")
         if self.normalize not in _NORMALIZE:
             raise ValueError(f"normalize must be one of {_NORMALIZE}, got {self.normalize!r}")
-        if self.center not in _CENTER:
-            raise ValueError(f"center must be one of {_CENTER}, got {self.center!r}")
+        if self.center is not None and self.center not in _CENTER:
+            raise ValueError(f"center must be one of {_CENTER} or None, got {self.center!r}")
         b = self.offset
         if isinstance(b, bool) or not (isinstance(b, numbers.Real) and 0 < b < float("inf")):
             raise ValueError(f"offset must be a finite number > 0, got {b!r}")
         e = self.error_span
         if isinstance(e, bool) or not (isinstance(e, numbers.Integral) and 0 <= e <= 10**9):
             raise ValueError(f"error_span must be an integer >= 0, got {e!r}")
-        for k in ("batch_scores", "guard"):
-            if not isinstance(getattr(self, k), (bool, np.bool_)):
-                raise ValueError(f"{k} must be True or False, got {getattr(self, k)!r}")
+        b = self.batch_scores
+        if b is not None and not isinstance(b, (bool, np.bool_)):
+            raise ValueError(f"batch_scores must be True, False or None, got {b!r}")
+        if not isinstance(self.guard, (bool, np.bool_)):
+            raise ValueError(f"guard must be True or False, got {self.guard!r}")
 
     def __setstate__(self, d) -> None:
         """Pickle and :func:`streamforest.load`: a model saved before ``center`` existed keeps
         the centre it learnt with, the forest's prediction; one saved before ``batch_scores``
-        and ``guard`` existed keeps row-by-row scores and no guard."""
+        and ``guard`` existed keeps row-by-row scores and no guard; one saved before the
+        settings per base (issue 49) held them as given (never ``None``) and keeps them."""
         self.__dict__.update(d)
         self.__dict__.setdefault("center", "forest")
         self.__dict__.setdefault("batch_scores", False)
         self.__dict__.setdefault("guard", False)
+        if "level_" in self.__dict__:  # (fitted: the settings it learnt with; a file without
+            # them, never written by this code, takes those of its forest's kind)
+            for k, v in resolved(self, self.__dict__.get("_forest"), _PER_BASE).items():
+                self.__dict__.setdefault(k + "_", v)
         if "level_" in self.__dict__ and "guard_" not in self.__dict__:
             self.guard_ = np.zeros(2)
         if "level_" in self.__dict__:  # saved before the shift: its forests learnt y itself
@@ -198,6 +226,9 @@ class NormalizedConformal(IntervalRegressor):
             self.label_guard_ = new_state()
 
     def _init_state(self) -> None:
+        # the settings that follow the base, fixed for the model's life (center_, batch_scores_)
+        for k, v in resolved(self, self._forest, _PER_BASE).items():
+            setattr(self, k + "_", v)
         c = int(self.calibration_size)
         self.ring_ = np.array([0, c], np.int64)
         self.size_ = 0
@@ -235,7 +266,7 @@ class NormalizedConformal(IntervalRegressor):
         the main forest's seed + ``seed_offset``, created on first use."""
         rf = self.__dict__.get(key)
         if rf is None:
-            f = self.forest if self.forest is not None else OnlineForestRegressor()
+            f = self.forest if self.forest is not None else self.default_forest()
             rf = f.clone()
             rf.seed = (self.forest_.seed or 0) + seed_offset
             self.__dict__[key] = rf
@@ -254,7 +285,7 @@ class NormalizedConformal(IntervalRegressor):
     def _bias_at(self, Xa) -> np.ndarray:
         """The bias forest's prediction at the rows ``Xa`` (0 without one or before it learnt)."""
         bf = self.__dict__.get("_bias")
-        if self.center != "boosted" or bf is None or not bf.is_fitted:
+        if self.center_ != "boosted" or bf is None or not bf.is_fitted:
             return np.zeros(Xa.shape[0])
         return bf.predict(self._aux_rows(Xa))
 
@@ -314,12 +345,12 @@ class NormalizedConformal(IntervalRegressor):
         ya = ya - self.target_shift_  # (the forests' units)
         ya, wa, flagged = guarded(self.label_guard_, ya, wa)
         before = None
-        if self.batch_scores and Xa.shape[0] > 1 and e.fitted and self._n_seen > 0:
+        if self.batch_scores_ and Xa.shape[0] > 1 and e.fitted and self._n_seen > 0:
             P0 = e.predict_trees(Xa)
             before = (e.aggregate(P0) + self._bias_at(Xa), self._spread(P0, Xa), flagged)
         P = e.predict_learn(Xa, ya, e.bagging_weights(wa), wa)
         yhat = e.aggregate(P)
-        if self.center == "boosted":
+        if self.center_ == "boosted":
             r, rw = _learnable(ya - yhat, first, flagged)
             yhat = yhat + self._aux("_bias", 2).predict_learn_many(self._aux_rows(Xa), r, rw)
         spread = self._spread(P, Xa, np.abs(ya - yhat), first, flagged)
@@ -339,7 +370,7 @@ class NormalizedConformal(IntervalRegressor):
         if f is None:
             return self._first_call(NormalizedConformal.predict_one, x, keep=False)
         p = f.predict_one(x)
-        if self.center == "boosted" and "_bias" in self.__dict__:
+        if self.center_ == "boosted" and "_bias" in self.__dict__:
             p += float(self._bias_at(f.encode_one(x, learn=False))[0])
         return p + self.target_shift_
 
@@ -371,7 +402,7 @@ class NormalizedConformal(IntervalRegressor):
             return None
         re = rf.engine_
         be = None
-        if self.center == "boosted":
+        if self.center_ == "boosted":
             bf = self.__dict__.get("_bias")
             if bf is None or not bf.is_fitted:
                 return None

@@ -189,6 +189,8 @@ class AMFRegressor(_MondrianInspection, RegressionForest):
 
     forest_capabilities = frozenset({forest_interface.TREE_MEMBERS})
     forest_limits = _NOT_HOEFFDING
+    #: A Mondrian base (the interval methods' calibration settings for it: docs/intervals.md).
+    forest_kind = forest_interface.MONDRIAN
     # as a Hoeffding forest's: no background trees, no drift detection, mean of the trees
     aggregation = "mean"
     warning_fraction = None

@@ -63,6 +63,13 @@ def validate(model, where: str = "model") -> None:
                     type(d["_resid_width"]) is int and 0 <= d["_resid_width"] <= 2**31,
                     f"_resid_width = {d['_resid_width']!r}: not a feature count",
                 )
+            if "center_" in d:  # (NormalizedConformal's settings resolved for its base)
+                _need(d["center_"] in ("boosted", "forest"), f"center_ = {d['center_']!r:.60}")
+            if "batch_scores_" in d:
+                _need(
+                    isinstance(d["batch_scores_"], (bool, np.bool_)),
+                    f"batch_scores_ = {d['batch_scores_']!r:.60}: not True or False",
+                )
             for labels, index in (("classes_", "_class_index"), ("_classes", "_index")):
                 if labels in d:
                     _check_classes(d, labels, index)
