@@ -98,6 +98,9 @@ FEATURE_LEAVES = 8
 # ... except a model's first features: up to this many are taken while the trees hold what they
 # have, as before the feature cap (a small budget's trees then keep their two-leaf minimum)
 FEW_FEATURES = 64
+# the most of a model's budget one tree, widened, may hold (its new arrays and their copy in
+# the arena's row are held at once while it widens: see feature_room's copy_bytes)
+WIDENING_COPY = 0.25
 # the most features a model under a budget holds whatever its budget: its trees' rows are dense,
 # so a row costs time in proportion to the features (a stream bringing a new name on every row
 # reaches this after 16k rows and its time per row stays flat from then on)
@@ -366,6 +369,7 @@ def units_at(one: UnitBytes, two: UnitBytes, n_features: int) -> UnitBytes:
 def feature_room(
     share_bytes: float, one: UnitBytes, two: UnitBytes, n_features: int, held: tuple,
     caps_of, free_slots: int = 1, capacity: int = 0, at_most: int = MAX_FEATURES,
+    copy_bytes: float = math.inf,
 ) -> int:  # fmt: skip
     """The most features (at least ``n_features``, the features it has) a tree may be widened to
     and stay in its share ``share_bytes`` whatever it learns next: at ``q`` features its caps are
@@ -376,7 +380,8 @@ def feature_room(
     two nodes each).
     Its rows are as wide as ``capacity`` if that is more (widening doubles them, not past the
     room), and its caps are those of its rows' width.  Searched up to
-    ``at_most`` (a bound the caller knows already: another tree's room).  Returns
+    ``at_most`` (a bound the caller knows already: another tree's room).  What it holds now,
+    as wide, must also fit in ``copy_bytes`` (widening holds it twice).  Returns
     ``n_features`` when even that does not fit (no feature more)."""
     slots0, nodes0, bins0 = (int(v) for v in held)
 
@@ -384,6 +389,10 @@ def feature_room(
         u = units_at(one, two, max(q, int(capacity)))  # its caps follow its rows' width
         leaves, bins = caps_of(u)
         if leaves < FEATURE_LEAVES and q > FEW_FEATURES:
+            return False
+        now = (u.fixed + (max(slots0, 1) - 1) * u.leaf + (max(nodes0, 1) - 1) * u.node
+               + bins_bytes(max(bins0, 1), u) - bins_bytes(1, u))  # fmt: skip
+        if now > copy_bytes:
             return False
         if slots0 <= leaves + free_slots and nodes0 <= 2 * (leaves + free_slots) and bins0 <= bins:
             return True  # it holds no more than its caps allow: they keep it in its share

@@ -81,6 +81,7 @@ from ..drift import N_PH, page_hinkley_init
 from ..features import kernel_array
 from ..tree_kinds import arena
 from ..tree_kinds import state as tree_state
+from . import budget
 from .background_trees import DRIFT_STATS, DS_DRIFTS, BackgroundTrees
 from .per_example import PerExample
 from .tree_lifecycle import TreeLifecycle
@@ -344,6 +345,13 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
                 if had:  # they were (a first call is undone whole by its caller)
                     self._narrow(min(had))
                 raise
+            # the holes widened fields left in every row (a classifier's widened classes, the
+            # rows an arena's lengthening copied): given back, or the process holds them
+            for A, live in ((self.arena, self.created), (self.bg, self.bg_on)):
+                for t in range(self.n_trees):
+                    if live[t]:
+                        arena.release_dead_pages(A, t)
+            budget.release_free_memory()  # and the old arrays the widening freed
             self.update_feature_room()
         self.synced_version = key
         self._synced_classes = self.n_classes

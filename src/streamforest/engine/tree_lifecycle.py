@@ -190,10 +190,8 @@ class TreeLifecycle:
             # leaf cap and never used are given back first (every slot gets wider)
             cap = self.features.max_features
             width = max(p, min(2 * pc, cap if cap is not None else 2 * pc))
-            if cap is not None:
-                prm = self._capped_params(t, p, bg, width)
-                k = int(st.ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1
-                st = state.shrink_leaves(st, prm.max_leaves + k)
+            if cap is not None:  # (the slots ever used stay; make_room grows from there)
+                st = state.shrink_leaves(st, 0)
             st = state.grow(st, features=width)
         st.ft_nominal[:p] = self.features.nominal
         # new features are observed by every existing leaf (see _choose_features)
@@ -250,6 +248,7 @@ class TreeLifecycle:
             n_classes=max(1, self.n_classes) if classify else 0,
             n_cats=self.features.max_categories if classify else 0,
             ranges=rule.value_ranges,
+            pregrown=rule.grown_before_data,
         )
 
     def _caps_of(self, prm, units, share: float) -> tuple[int, int]:
@@ -271,6 +270,10 @@ class TreeLifecycle:
             return None
         p = max(1, len(self.features))
         room = budget.MAX_FEATURES
+        # widening a tree holds its new arrays and its row's copy of them at once: one tree, as
+        # wide, may take at most a quarter of the budget (a forest of 4 trees or more: its
+        # share; a single tree: a quarter of it, which held twice its budget at that moment)
+        copy = budget.WIDENING_COPY * self.max_memory_mb * 2**20
         for bg in (False, True):
             live = self.bg_on if bg else self.created
             A = self._arena_of(bg)
@@ -293,7 +296,7 @@ class TreeLifecycle:
                 one, two = budget.unit_bytes(1, **kw), budget.unit_bytes(2, **kw)
                 room = min(room, budget.feature_room(
                     share, one, two, p, held, lambda u, prm=prm, s=share: self._caps_of(prm, u, s),
-                    free_slots=k, capacity=cap, at_most=room))  # fmt: skip
+                    free_slots=k, capacity=cap, at_most=room, copy_bytes=copy))  # fmt: skip
         return room
 
     def update_feature_room(self) -> None:

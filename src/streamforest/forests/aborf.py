@@ -9,6 +9,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..engine import forest_interface
+from ..engine.budget import DEFAULT_MEMORY_MB
 from ..engine.core import Engine
 from ..trees import ABORFTreeRegressor
 from .online_forest import OnlineForestRegressor
@@ -195,7 +196,9 @@ class ABORFRegressor(OnlineForestRegressor):
     drift_threshold = None
     drift_delta = 0.005
     warning_fraction = None
-    max_memory_mb = None
+    # its trees are grown whole at creation (2**depth leaves each): the budget bounds only their
+    # width, the features a stream brings (the feature cap, see streamforest.features)
+    max_memory_mb = DEFAULT_MEMORY_MB
     # defaults of the parameters added since (for models saved before them)
     leaf_model = "rmsprop"
     prior_precision = 0.1
@@ -279,6 +282,7 @@ class ABORFRegressor(OnlineForestRegressor):
             seed=int(seeds[-1]),
             aggregation=self.aggregation,
             n_jobs=self.n_jobs,
+            max_memory_mb=self.max_memory_mb,
         )
 
     @property
