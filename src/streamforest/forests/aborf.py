@@ -36,6 +36,11 @@ class ABORFRegressor(OnlineForestRegressor):
     n/2, 3n/4), where it reproduces the thesis and beats the defaults (MAE 1.413 against
     1.533; ``python benchmarks/aborf_friedman.py --thesis-stream --n 1000000``).
 
+    **Memory.**  Its trees are grown whole when the first feature arrives, so rows do not make
+    them grow; features do (every leaf and oblique split is as wide as the rows).  The forest's
+    fixed budget (``max_memory_mb``, 256 MiB, an attribute, not a parameter) caps its features
+    as for every forest (:class:`~streamforest.FeatureCapWarning`).
+
     - **Trees** (:class:`~streamforest.trees.ABORFTreeRegressor`,
       :mod:`streamforest.tree_kinds.pregrown`): ``n_trees`` (``K``) balanced trees of depth
       ``depth`` (``Q``) built before any data, each split through the Monte Carlo centre of its
