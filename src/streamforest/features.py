@@ -141,6 +141,9 @@ class FeatureSpace:
         # docstring)
         self.max_features: int | None = None
         self.n_ignored_names = 0
+        # a weak reference to the engine's refresh of the cap once its trees grew (see
+        # _feature_room; not saved; weak: the engine holds this space)
+        self.room_refresh = None
         self.array_names: list[Hashable] | None = None  # the features of an array's columns
         self._new_encoder()
 
@@ -173,6 +176,7 @@ class FeatureSpace:
         d = dict(self.__dict__)
         d.pop("_enc", None)
         d.pop("_max_cats", None)
+        d.pop("room_refresh", None)
         return d
 
     def __setstate__(self, d) -> None:
@@ -184,6 +188,7 @@ class FeatureSpace:
         # saved before feature caps: none (the engine sets it again at its next sync)
         self.__dict__.setdefault("max_features", None)
         self.__dict__.setdefault("n_ignored_names", 0)
+        self.room_refresh = None
         if "code_limits" not in self.__dict__:
             self.code_limits = [None] * len(self.__dict__.get("names", ()))
         self.__dict__.pop("_memo", None)  # (saved by versions that kept it in the state)
@@ -230,11 +235,13 @@ class FeatureSpace:
     def _feature_room(self, wanted: int) -> int:
         """How many of ``wanted`` new names may become features now (the rest are ignored:
         counted, and said once)."""
+        refresh = self.room_refresh() if self.room_refresh is not None else None
+        if refresh is not None:  # the trees may have grown since the cap was set
+            refresh()
         cap = self.max_features
         if cap is None:
             return wanted
-        room = max(0, min(wanted, cap - len(self.names)))
-        return room
+        return max(0, min(wanted, cap - len(self.names)))
 
     def _ignored(self, names: list) -> None:
         """Record new names left out by the feature cap (after the call succeeded)."""
@@ -512,7 +519,7 @@ class FeatureSpace:
         known = len(self.names)
         order = []
         ignored = []
-        room = self._feature_room(len(names))
+        room = self._feature_room(len(names)) if learn else 0  # (predicting: no new name)
         for name, col in zip(names, cols, strict=True):
             j = self.index.get(name)
             if j is None:

@@ -79,7 +79,6 @@ class ClassifierEngine(Engine):
         super().__init__(*args, **kwargs)
         self._code_cap_key = None
         self._widened = set()  # trees widened to new features in this sync
-        self._threads = 0  # passes running their trees on threads now
         self._capped = {}  # (tree, background): _shape_key when the budget capped its room
         self._cap_codes()  # before the first chunk is encoded: one nominal feature, one class
 
@@ -87,7 +86,6 @@ class ClassifierEngine(Engine):
         d = super().__getstate__()
         d.pop("_code_cap_key", None)  # a cache of _cap_codes (the cap itself is the features')
         d.pop("_widened", None)
-        d.pop("_threads", None)
         d.pop("_capped", None)
         return d
 
@@ -95,7 +93,6 @@ class ClassifierEngine(Engine):
         super().__setstate__(d)
         self._code_cap_key = None
         self._widened = set()
-        self._threads = 0
         self._capped = {}
 
     # --- the budget's caps ------------------------------------------------------------------------
@@ -235,19 +232,8 @@ class ClassifierEngine(Engine):
         finally:
             live[t] = was
 
-    def _release_old(self) -> bool:
-        return not self._threads  # no other tree's pass runs on the old arrays
-
     def _grow_apart(self) -> bool:
         return True  # (the holes: arena.release_dead_pages in make_room)
-
-    def each_tree(self, run, n: int) -> None:
-        threads = self.n_jobs > 1 and n >= self.parallel_rows
-        self._threads += threads
-        try:
-            super().each_tree(run, n)
-        finally:
-            self._threads -= threads
 
     def _widen(self, t: int, p: int, bg: bool = False) -> None:
         super()._widen(t, p, bg)  # (which gives the row's holes back)

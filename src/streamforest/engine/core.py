@@ -209,6 +209,7 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         # the handle of the per-example kernels (see engine.handle), built from the arena and
         # row buffer it names (the scratch arrays and generator are only replaced here)
         self._h = self._h_arena = self._h_row = None
+        self._threads = 0  # passes running their trees on threads now (see _release_old)
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -227,6 +228,8 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
             "_h",
             "_h_arena",
             "_h_row",
+            "_threads",
+            "_room_stale",
         ):
             d.pop(k, None)
         for public, saved in _SAVED_AS:  # (the saved state keeps its earlier names)
@@ -327,8 +330,8 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
         fs = self.features
         key = fs.version
         if key == self.synced_version and self.n_classes == self._synced_classes:
-            if fs.max_features is None and self.max_memory_mb is not None:
-                self.update_feature_room()  # (a model saved before feature caps)
+            if self.max_memory_mb is not None and fs.room_refresh is None:
+                self.update_feature_room()  # (a loaded model: its trees may have grown)
             return
         self._hint = None
         p = len(fs)
@@ -487,7 +490,11 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
     def each_tree(self, run, n: int) -> None:
         """``run(t)`` for every tree, on ``n_jobs`` threads when the chunk is long enough."""
         if self.n_jobs > 1 and n >= self.parallel_rows:
-            list(self.executor().map(run, range(self.n_trees)))
+            self._threads += 1
+            try:
+                list(self.executor().map(run, range(self.n_trees)))
+            finally:
+                self._threads -= 1
         else:
             for t in range(self.n_trees):
                 run(t)

@@ -3,6 +3,8 @@ rows when a tree needs room, reset."""
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 import streamforest._core as _core
@@ -97,9 +99,10 @@ class TreeLifecycle:
 
     def _release_old(self) -> bool:
         """Whether a lengthened arena may give back each other tree's old row once copied
-        (:func:`~streamforest.tree_kinds.arena.store`'s ``release_old``): never here; a
-        classifier's engine does when no pass runs its trees on threads."""
-        return False
+        (:func:`~streamforest.tree_kinds.arena.store`'s ``release_old``): when no pass runs its
+        trees on threads (another tree's pass would read its old row), else a forest would
+        hold itself twice while a tree's row is lengthened (ATSER's forest: 1.4x its budget)."""
+        return not self.__dict__.get("_threads", 0)
 
     def _new_category_room(self, t: int, p: int, bg: bool) -> int:
         """The category room of a new classification tree in row ``t``: the categories known
@@ -190,8 +193,10 @@ class TreeLifecycle:
             # leaf cap and never used are given back first (every slot gets wider)
             cap = self.features.max_features
             width = max(p, min(2 * pc, cap if cap is not None else 2 * pc))
-            if cap is not None:  # (the slots ever used stay; make_room grows from there)
-                st = state.shrink_leaves(st, 0)
+            if cap is not None:
+                prm = self._capped_params(t, p, bg, width)
+                k = int(st.ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1
+                st = state.shrink_leaves(st, prm.max_leaves + k)
             st = state.grow(st, features=width)
         st.ft_nominal[:p] = self.features.nominal
         # new features are observed by every existing leaf (see _choose_features)
@@ -211,8 +216,7 @@ class TreeLifecycle:
         st.ints[state.I_NFEAT] = p
         kept = [a is b for a, b in zip(st, before, strict=True)]
         self._put(bg, arena.store(self._arena_of(bg), t, st, self._capped_params(t, p, bg, width),
-                                  kept,
-                                  release_old=self._release_old()))  # fmt: skip
+                                  kept, release_old=self._release_old()))  # fmt: skip
         # the holes the moved fields left in the row: given back (a new feature on every row left
         # 90 MiB of them in a default OnlineQRF after 6k features, uncounted by memory_bytes)
         arena.release_dead_pages(self._arena_of(bg), t)
@@ -283,12 +287,12 @@ class TreeLifecycle:
                     continue
                 spec = self.specs[t]
                 prm = spec._tree_params(p)
-                if live[t]:  # the leaf slots it uses (widening gives the others back), the
-                    # nodes and observer bins it holds, the features its rows have room for
+                if live[t]:  # the leaf slots, nodes and observer bins it holds (widening gives
+                    # back the slots past its new caps it never used), its rows' room
                     lay = A.lay[t]
                     ints = A.ia[t, lay[_INTS, 0] :]
                     k = int(ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1
-                    held = (int(ints[state.I_LEAF_HW]) + k, lay[_NODE_FEAT, 1], lay[_BINS, 1])
+                    held = (lay[_LEAF_NODE, 1], lay[_NODE_FEAT, 1], lay[_BINS, 1])
                     cap = int(lay[_FT_NOMINAL, 1])
                 else:
                     held, cap, k = (0, 0, 0), 0, 3 if prm.alt_lambda > 0 else 1
@@ -300,9 +304,18 @@ class TreeLifecycle:
         return room
 
     def update_feature_room(self) -> None:
-        """Set the feature space's cap to :meth:`feature_room`."""
+        """Set the feature space's cap to :meth:`feature_room` (and have it ask again, through
+        :meth:`refresh_feature_room`, before it next takes a name)."""
         if self.max_memory_mb is not None:
+            self._room_stale = False
             self.features.set_max_features(self.feature_room())
+            self.features.room_refresh = weakref.WeakMethod(self.refresh_feature_room)
+
+    def refresh_feature_room(self) -> None:
+        """:meth:`update_feature_room` if a tree grew since (its growth only marks it: a new
+        name is rare, a tree's growth is not)."""
+        if self.__dict__.get("_room_stale", True):
+            self.update_feature_room()
 
     def _tree_share(self, background: bool) -> float:
         """Bytes of the budget for one tree (or for one background tree)."""
@@ -318,7 +331,7 @@ class TreeLifecycle:
         with self._lock:
             self.n_resets[t] += 1
             self._create(t, len(self.features))
-            self.update_feature_room()
+            self._room_stale = True
 
     # --- drift: signals and background trees ------------------------------------------------------
     def _sub_seed(self, t: int, k: int, kind: int):
@@ -366,7 +379,7 @@ class TreeLifecycle:
             if "bins" in kw:
                 _ENGINE.rebuild_hash_at(self._arena_of(bg), t)
         budget.release_free_memory()  # the old arrays and the row's assembly
-        self.update_feature_room()  # a larger tree: fewer features fit
+        self._room_stale = True  # a larger tree: fewer features fit (asked when a name comes)
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
         """After tree ``t``'s pass returned ``stop`` (of ``n`` rows): act on its drift

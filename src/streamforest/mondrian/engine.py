@@ -220,6 +220,7 @@ class MondrianEngine:
         """Set the feature space's cap to :meth:`feature_room`."""
         if self.max_memory_mb is not None:
             self.features.set_max_features(self.feature_room())
+            self.features.room_refresh = None  # (set again after each growth: _grow)
 
     # --- life cycle -------------------------------------------------------------------------------
     def encode_one(self, x, learn: bool) -> np.ndarray:
