@@ -173,6 +173,9 @@ class FeatureSpace:
         self._enc.forget()
 
     def __getstate__(self):
+        refresh = self.room_refresh() if self.room_refresh is not None else None
+        if refresh is not None:  # the cap as the trees are now (saved the same whatever call
+            refresh()  # last asked for it: a refused one included)
         d = dict(self.__dict__)
         d.pop("_enc", None)
         d.pop("_max_cats", None)
