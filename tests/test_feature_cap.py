@@ -45,10 +45,12 @@ def _learn_quietly(model, rows):
 @pytest.mark.parametrize("kw", [{}, {"sketch_k": 200}, {"m_min": 10, "alternates": True},
                                 {"n_classes": 3, "ranges": True}])  # fmt: skip
 def test_units_are_linear_in_the_features(kw):
-    """units_at extrapolates unit_bytes from 1 and 2 features: equal to the layout's own."""
-    one, two = budget.unit_bytes(1, **kw), budget.unit_bytes(2, **kw)
+    """units_at extrapolates the units from 1 and 2 features: equal to the layout's own
+    (measured_units allocates tiny trees of that many features), as unit_bytes gives them."""
+    one, two = budget.measured_units(1, **kw), budget.measured_units(2, **kw)
     for p in (3, 17, 250, 3000):
-        assert budget.units_at(one, two, p) == budget.unit_bytes(p, **kw)
+        assert budget.units_at(one, two, p) == budget.measured_units(p, **kw)
+        assert budget.unit_bytes(p, **kw) == budget.measured_units(p, **kw)
 
 
 def test_the_room_is_the_most_features_that_fit():
