@@ -58,14 +58,21 @@ class TreeLifecycle:
             room = max(room, int(st.lf_nominal_class_weights.shape[2]) // K0)  # codes it holds
         # wider leaves cost more: the tree's caps are worked out again for its share, and leaf
         # slots allocated past the new cap (and never used) are given back before widening
-        prm = self._capped_params(t, int(st.ints[state.I_NFEAT]), bg, st.ft_nominal.shape[0])
-        k = int(st.ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1  # as make_room
-        st = state.shrink_leaves(st, prm.max_leaves + k)
+        st, prm = self._shrunk_to_caps(st, t, int(st.ints[state.I_NFEAT]), bg,
+                                       st.ft_nominal.shape[0])  # fmt: skip
         # the new nominal class counts are written where they go, from the old ones (Deferred)
         st = state.fit_classes(st, self.n_classes, room, deferred=True)
         kept = [a is b for a, b in zip(st, before, strict=True)]
         self._put(bg, arena.store(self._arena_of(bg), t, st, prm, kept=kept,
                                   release_old=self._release_old()))  # fmt: skip
+
+    def _shrunk_to_caps(self, st, t: int, p: int, bg: bool, width: int):
+        """``(state, parameters)`` of tree ``t`` whose leaves get dearer (``p`` features in rows
+        ``width`` wide): its caps worked out again, and the leaf slots past the new cap (and the
+        room its kernels keep free) it never used given back."""
+        prm = self._capped_params(t, p, bg, width)
+        k = int(st.ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1  # as make_room
+        return state.shrink_leaves(st, prm.max_leaves + k), prm
 
     def _classes_held(self, t: int, bg: bool) -> bool:
         """Whether tree ``t`` has nothing to widen: a regression tree, or a classification tree
@@ -194,9 +201,7 @@ class TreeLifecycle:
             cap = self.features.max_features
             width = max(p, min(2 * pc, cap if cap is not None else 2 * pc))
             if cap is not None:
-                prm = self._capped_params(t, p, bg, width)
-                k = int(st.ints[state.I_NALTS]) + 2 if prm.alt_lambda > 0 else 1
-                st = state.shrink_leaves(st, prm.max_leaves + k)
+                st = self._shrunk_to_caps(st, t, p, bg, width)[0]
             st = state.grow(st, features=width)
         st.ft_nominal[:p] = self.features.nominal
         # new features are observed by every existing leaf (see _choose_features)
@@ -269,7 +274,8 @@ class TreeLifecycle:
         whatever it learns next (:func:`~streamforest.engine.budget.feature_room`: every tree,
         live background tree, and a fresh tree of each kind not created yet); None without a
         budget.  The feature space's cap (:meth:`~streamforest.features.FeatureSpace.
-        set_max_features`) is set to it after each change of the trees' size."""
+        set_max_features`) is set to it at each sync, and asked again before a new name is
+        taken once a tree grew (:meth:`refresh_feature_room`)."""
         if self.max_memory_mb is None:
             return None
         p = max(1, len(self.features))
