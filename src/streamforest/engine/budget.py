@@ -146,23 +146,11 @@ def max_bins_in(room: float, units: UnitBytes) -> int:
     return best
 
 
-def unit_bytes(
-    n_features: int,
-    sketch_k: int = 0,
-    m_min: int = 0,
-    alternates: bool = False,
-    pregrown: bool = False,
-    n_classes: int = 0,
-    n_cats: int = 0,
-    ranges: bool = False,
-    n_nominal: int | None = None,
-) -> UnitBytes:
+def unit_bytes(n_features: int, **kw) -> UnitBytes:
     """:func:`measured_units` (the same arguments): measured at 1 and 2 features and taken
     from there past them (:func:`units_at`: the layout is linear in the features), so that a
     model of 10k features does not allocate tiny trees of 10k features (47 MB, which the
     process kept) to size its own."""
-    kw = dict(sketch_k=sketch_k, m_min=m_min, alternates=alternates, pregrown=pregrown,
-              n_classes=n_classes, n_cats=n_cats, ranges=ranges, n_nominal=n_nominal)  # fmt: skip
     if n_features <= 2:
         return measured_units(int(n_features), **kw)
     return units_at(measured_units(1, **kw), measured_units(2, **kw), int(n_features))
