@@ -157,13 +157,9 @@ def group_rows(wrapper, X, n: int, one: bool, groups, learn: bool):
     gc = wrapper.__dict__.get("_group_controllers")
     if not fams and groups is None and gc is None:
         return None
-    if groups is not None:
-        cols = _groups.given_values(groups, n, one)
-    elif fams:
-        names = list(wrapper.feature_names_in_)
-        cols = (_groups.row_values if one else _groups.batch_values)(fams, X, names)
-    else:
-        cols = [[None] * n for _ in range(gc.n_families)]
+    names = list(wrapper.feature_names_in_) if fams else []
+    cols = _groups.call_values(groups, fams, X, names, n, one,
+                               None if gc is None else gc.n_families)  # fmt: skip
     if gc is None:
         gc = GroupControllers(len(cols))
     ids, new = gc.lookup(cols, learn)

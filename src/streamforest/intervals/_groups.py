@@ -294,6 +294,19 @@ def given_values(groups, n: int, one_row: bool = False) -> list:
     return cols
 
 
+def call_values(
+    groups, families: tuple, X, names: list, n: int, one_row: bool, n_families: int | None
+) -> list:
+    """The families' columns of a call's rows: its ``groups=`` argument if given, else the
+    model's families read from ``X`` (a dict for a one-row call), else (neither) ``None`` for
+    each of the ``n_families`` families a model calibrates already."""
+    if groups is not None:
+        return given_values(groups, n, one_row)
+    if families:
+        return (row_values if one_row else batch_values)(families, X, names)
+    return [[None] * n for _ in range(n_families)]
+
+
 class GroupVocabulary:
     """The cells of one model's groups: cell 0 the pool, one cell per (family, value) seen while
     learning (``vocab[f][value]``), numbered in the order they were first learnt."""

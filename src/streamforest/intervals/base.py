@@ -503,12 +503,8 @@ class IntervalRegressor(Estimator):
         rule = _groups.multivalid_of(self.groups)
         columns = rule.columns(alphas) if rule is not None else None
         names = list(self.feature_names_in_)
-        if groups is not None:
-            cols = _groups.given_values(groups, n, one_row)
-        elif families:
-            cols = (_groups.row_values if one_row else _groups.batch_values)(families, X, names)
-        else:
-            cols = [[None] * n for _ in range(state.n_families)]
+        cols = _groups.call_values(groups, families, X, names, n, one_row,
+                                   None if state is None else state.n_families)  # fmt: skip
         if state is None:
             state = _groups.GroupCalibration(self._group_window(), len(cols), rule)
         elif rule is not None and state.__dict__.get("mvp_v") is None:

@@ -440,12 +440,8 @@ class ConformalClassifier(ClassifierMixin, Estimator):
         families = grouping.check_groups(self.groups)
         rule = grouping.multivalid_of(self.groups)
         names = list(getattr(self._model, "feature_names_in_", None) or [])
-        if groups is not None:
-            cols = grouping.given_values(groups, n, one)
-        elif families:
-            cols = (grouping.row_values if one else grouping.batch_values)(families, X, names)
-        else:
-            cols = [[None] * n for _ in range(state.n_families)]
+        cols = grouping.call_values(groups, families, X, names, n, one,
+                                    None if state is None else state.n_families)  # fmt: skip
         if state is None:
             state = grouping.GroupCalibration(int(self.calibration_size), len(cols), rule)
         elif (rule is None) != (state.__dict__.get("mvp_v") is None):
