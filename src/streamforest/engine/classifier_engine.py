@@ -233,18 +233,15 @@ class ClassifierEngine(Engine):
             live[t] = was
 
     def _grow_apart(self) -> bool:
-        return True  # (the holes: arena.release_dead_pages in make_room)
+        return True  # (the holes: arena.release_dead_pages in TreeLifecycle.make_room)
 
     def _widen(self, t: int, p: int, bg: bool = False) -> None:
         super()._widen(t, p, bg)  # (which gives the row's holes back)
         self._widened.add((t, bg))  # its leaves are wider: its room is worked out again
 
-    def make_room(self, t: int, bg: bool = False) -> None:
-        super().make_room(t, bg)
-        with self._lock:
-            if self.max_memory_mb is not None:
-                self._keep_in_share(t, bg)
-            arena.release_dead_pages(self._arena_of(bg), t)
+    def _room_made(self, t: int, bg: bool) -> None:
+        if self.max_memory_mb is not None:
+            self._keep_in_share(t, bg)
 
     def _keep_in_share(self, t: int, bg: bool) -> None:
         """A tree that grew past its share (it holds more leaves than a cap that came down

@@ -354,8 +354,8 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
                 for t in range(self.n_trees):
                     if live[t]:
                         arena.release_dead_pages(A, t)
-            budget.release_free_memory()  # and the old arrays the widening freed
             self.update_feature_room()
+            budget.release_free_memory()  # the old arrays the widening freed (and the room's work)
         self.synced_version = key
         self._synced_classes = self.n_classes
 

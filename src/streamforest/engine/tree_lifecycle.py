@@ -384,8 +384,19 @@ class TreeLifecycle:
                                       release_old=self._release_old()))  # fmt: skip
             if "bins" in kw:
                 _ENGINE.rebuild_hash_at(self._arena_of(bg), t)
+            self._room_made(t, bg)
+            # the dead tail of a row laid out afresh (a field that moved past the others): given
+            # back, or the process holds more than memory_bytes counts (a single tree on a new
+            # feature per row: memory_bytes 0.53x its RSS growth)
+            arena.release_dead_pages(self._arena_of(bg), t)
+        del st, old  # (the old arrays: freed before the heap is trimmed)
         budget.release_free_memory()  # the old arrays and the row's assembly
         self._room_stale = True  # a larger tree: fewer features fit (asked when a name comes)
+
+    def _room_made(self, t: int, bg: bool) -> None:
+        """Called by :meth:`make_room` under the lock once tree ``t`` (``bg``: its background
+        tree) has grown, before its dead pages and the freed heap are given back: an engine
+        whose trees must then be checked against their share does it here."""
 
     def after_stop(self, t: int, stop: int, n: int) -> bool:
         """After tree ``t``'s pass returned ``stop`` (of ``n`` rows): act on its drift

@@ -191,7 +191,7 @@ def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: i
                     if keep is not None and t != keep:
                         _release_row(old, t, 0, cap)
                 elif keep is not None and lay is not None:
-                    for lo, hi in _live(lay[t], which) if e else ():
+                    for lo, hi in zip(*_live(lay[t], which), strict=True) if e else ():
                         new[t, lo:hi] = old[t, lo:hi]
                     if t != keep:
                         _release_row(old, t, 0, cap)
@@ -212,7 +212,7 @@ def _release_row(arr: np.ndarray, t: int, lo: int, hi: int, zero: bool = False) 
         return
     fn, page = mad
     item = arr.itemsize
-    base = arr[t].ctypes.data
+    base = arr.__array_interface__["data"][0] + t * arr.strides[0]  # (no ctypes object: cycles)
     a = -(-(base + lo * item) // page) * page
     b = (base + hi * item) // page * page
     if b > a:
@@ -296,26 +296,34 @@ def release_dead_pages(A: Arena, t: int) -> None:
         if arr.shape[1] == 0:
             continue
         pos = 0
-        for lo, hi in [*_live(A.lay[t], which), (arr.shape[1], arr.shape[1])]:
+        los, his = _live(A.lay[t], which)
+        los.append(arr.shape[1])
+        his.append(arr.shape[1])
+        for lo, hi in zip(los, his, strict=True):
             if lo > pos:  # a gap [pos, lo): its whole pages
                 _release_row(arr, t, pos, lo, zero=True)
             pos = hi
 
 
-def _live(lay: np.ndarray, which: int) -> list:
+def _live(lay: np.ndarray, which: int) -> tuple[list, list]:
     """The items of a row (layout ``lay``) that its fields in arena array ``which`` take, as
-    sorted, disjoint ``[lo, hi)`` intervals."""
-    out = []
-    for lo, hi in sorted(
-        (int(lay[k, 0]), int(lay[k, 0]) + int(lay[k, 1] * lay[k, 2] * lay[k, 3]))
-        for k in range(N_FIELDS)
-        if _FIELD_ARENA[k] == which and lay[k, 1] * lay[k, 2] * lay[k, 3] > 0
-    ):
-        if out and lo <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], hi)
+    sorted, disjoint ``[lo, hi)`` intervals: ``(los, his)``, two lists of ints.  Built from
+    ints and lists only (no pairs, no small numpy arrays): a per-example call that grows a
+    tree (make_room) leaves nothing more in Python's free lists or numpy's buffer cache
+    (tests/test_engine.py's no-allocation check)."""
+    starts, n0, n1, n2 = (lay[:, j].tolist() for j in range(4))
+    los, his = [], []
+    for k in sorted(_FIELDS_OF[which], key=starts.__getitem__):
+        size = n0[k] * n1[k] * n2[k]
+        if size == 0:
+            continue
+        lo, hi = starts[k], starts[k] + size
+        if his and lo <= his[-1]:
+            his[-1] = max(his[-1], hi)
         else:
-            out.append([lo, hi])
-    return out
+            los.append(lo)
+            his.append(hi)
+    return los, his
 
 
 def _write(row: np.ndarray, off: int, a: np.ndarray) -> None:
@@ -611,3 +619,4 @@ def _field_kinds():
 
 
 _FIELD_ARENA, _FIELD_NDIM = _field_kinds()
+_FIELDS_OF = tuple([k for k in range(N_FIELDS) if _FIELD_ARENA[k] == w] for w in range(3))  # (_live)
