@@ -252,7 +252,8 @@ def test_forest_state_is_one_arena_and_pickles(rng):
     f = sf.OnlineForestRegressor(n_trees=6, seed=4).learn_many(X, y)
     A = f.engine_.arena
     assert A.fa.shape[0] == A.ia.shape[0] == A.ba.shape[0] == 6
-    assert f.memory_bytes == sum(AR.used_bytes(A, t) for t in range(6)) > 0
+    assert f.engine_.memory_bytes == sum(AR.used_bytes(A, t) for t in range(6)) > 0
+    assert f.memory_bytes == f.engine_.memory_bytes + f.features_.nbytes  # + the names
     g = pickle.loads(pickle.dumps(f))
     assert np.array_equal(g.predict(X[:200]), f.predict(X[:200]))
     g.learn_many(X[:500], y[:500])

@@ -174,7 +174,7 @@ def test_memory_bytes_is_what_the_arena_rows_hold(rng):
     scratch = sum(b.nbytes for bufs in m._bufs.values() for b in bufs)
     scratch += sum(a.nbytes for a in m._glv.values())
     assert own == scratch > 0
-    assert m.memory_bytes == trees + own
+    assert m.memory_bytes == trees + m.forest_.features_.nbytes + own
     m.predict_learn_many(X[:5000], y[:5000], alpha=0.1)  # buffers grown earlier are released
     own = m._own_bytes()
     assert own <= 2 * 2 * m._record_budget + 2 * 3 * 8192 * 35 * 8  # two sets, each <= 2 shares
@@ -347,7 +347,7 @@ def test_a_copied_or_loaded_model_holds_its_fields_not_its_rows_width(rng, tmp_p
     m = CPApproximate(forest=OnlineForestRegressor(n_trees=3, seed=0))
     m.learn_many(X[:30_000], y[:30_000])
     A = m.forest_.engine_.arena
-    trees = m.forest_.memory_bytes
+    trees = m.forest_.engine_.memory_bytes
     reserved = A.fa.nbytes + A.ia.nbytes + A.ba.nbytes
     assert reserved > 1.5 * trees  # the reserve at stake
     longest = [0, 0, 0]  # each arena array's longest row of fields, in bytes
@@ -363,7 +363,7 @@ def test_a_copied_or_loaded_model_holds_its_fields_not_its_rows_width(rng, tmp_p
     expected = m.predict_interval(X[:2000], alpha=0.1)
     for other in copies:
         B = other.forest_.engine_.arena
-        assert other.forest_.memory_bytes == trees
+        assert other.forest_.engine_.memory_bytes == trees
         assert B.fa.nbytes + B.ia.nbytes + B.ba.nbytes == 3 * sum(longest) < reserved
         other.learn_many(X[30_000:], y[30_000:])
         np.testing.assert_array_equal(other.predict_interval(X[:2000], alpha=0.1), expected)

@@ -58,7 +58,7 @@ def test_a_tree_learns_many_categories_within_its_budget(cls, api):
             else:
                 correct += sum(m.predict_one(_dict(ids, X, i)) == y[i] for i in range(a, a + 1000))
         _learn(m, ids, X, y, a, a + 1000, api)
-        assert m.memory_bytes <= mb * 2**20
+        assert m.engine_.memory_bytes <= mb * 2**20
     assert m.engine_.max_memory_mb == mb
     fs = m.features_
     assert fs.max_codes is not None and fs.code_limits[0] == fs.max_codes  # ids past it hashed
@@ -75,7 +75,7 @@ def test_a_tree_learns_hundreds_of_classes_within_its_budget(cls):
     m = cls(max_memory_mb=mb, seed=0)
     for a in range(0, n, 500):
         _learn(m, ids, X, y, a, a + 500, "many" if a < 1500 else "one")
-        assert m.memory_bytes <= mb * 2**20
+        assert m.engine_.memory_bytes <= mb * 2**20
     assert m.n_classes_ > 290
     assert m.predict_proba(id_rows(ids, X, 0, 20)).shape == (20, m.n_classes_)
 
@@ -206,10 +206,10 @@ def test_a_regression_tree_stays_within_its_budget(cls, mb):
     m = cls(max_memory_mb=mb, grace_period=50, seed=0)
     for a in range(0, 8000, 1000):
         m.learn_many(X[a : a + 1000], y[a : a + 1000])
-        assert m.memory_bytes <= mb * 2**20
+        assert m.engine_.memory_bytes <= mb * 2**20
     for i in range(8000, 9000):
         m.learn_one(dict(enumerate(X[i].tolist())), float(y[i]))
-    assert m.memory_bytes <= mb * 2**20 and m.n_leaves > 1
+    assert m.engine_.memory_bytes <= mb * 2**20 and m.n_leaves > 1
     error = np.mean(np.abs(m.predict(X[9000:]) - y[9000:]))
     assert error < np.mean(np.abs(y[9000:] - y[:8000].mean()))
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
+import sys
 from collections.abc import Hashable, Iterable, Mapping
 
 import numpy as np
@@ -179,6 +180,7 @@ class FeatureSpace:
         d = dict(self.__dict__)
         d.pop("_enc", None)
         d.pop("_max_cats", None)
+        d.pop("_nbytes", None)
         d.pop("room_refresh", None)
         return d
 
@@ -199,6 +201,23 @@ class FeatureSpace:
 
     def __len__(self) -> int:
         return len(self.names)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this space holds: its containers, the feature names and the category keys
+        (Python objects, by ``sys.getsizeof``; a name held by both ``names`` and ``index`` is
+        counted once).  Bounded by the feature cap and the category cap; a model's
+        ``memory_bytes`` counts it (a 16,384-name space is ~3 MiB).  Kept per :attr:`version`."""
+        memo = self.__dict__.get("_nbytes")
+        if memo is not None and memo[0] == self.version:
+            return memo[1]
+        size = sys.getsizeof
+        n = sum(size(c) for c in (self.names, self.index, self.nominal, self.categories,
+                                  self.code_limits))  # fmt: skip
+        n += sum(size(name) for name in self.names)
+        n += sum(size(c) + sum(size(k) for k in c) for c in self.categories)
+        self._nbytes = (self.version, n)
+        return n
 
     @property
     def max_categories(self) -> int:

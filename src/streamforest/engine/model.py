@@ -103,8 +103,11 @@ class EngineModel(Estimator):
 
     @property
     def memory_bytes(self) -> int:
-        """Bytes of the trees' compiled state (allocated capacity)."""
-        return self.engine_.memory_bytes if self.is_fitted else 0
+        """Bytes of the trees' compiled state (allocated capacity) and of the feature space (its
+        names and category keys)."""
+        if not self.is_fitted:
+            return 0
+        return self.engine_.memory_bytes + self.features_.nbytes
 
     @property
     def alternate_stats(self) -> dict:

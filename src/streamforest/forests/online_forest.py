@@ -69,8 +69,10 @@ class OnlineForestRegressor(HoeffdingTrees, RegressionForest):
         and to leaves (the rest, ``max_leaves``: a leaf's size depends on the number of
         features and on a leaf sketch; its two nodes included), with the byte sizes of the
         layout (:mod:`streamforest.engine.budget`).  Arrays grow by doubling, never past
-        those caps, so :attr:`memory_bytes` stays within the budget (an OnlineQRF's own
-        ``memory_bytes`` adds its scratch, ~30 MiB of copied leaf sketches).
+        those caps, so the trees stay within the budget.  :attr:`memory_bytes` counts them and
+        the feature space on top (its names and category keys, ~180 bytes a feature, bounded
+        by the feature cap: at most ~3 MiB); an OnlineQRF's own ``memory_bytes`` adds its
+        scratch, ~30 MiB of copied leaf sketches.
         When the bins run out, the least promising leaves (smallest error reduction
         potential) stop observing, as in MOA and River, and the most promising of them
         observe again when splits free bins; they keep predicting and learning their leaf
