@@ -311,10 +311,10 @@ def _live(lay: np.ndarray, which: int) -> tuple[list, list]:
     ints and lists only (no pairs, no small numpy arrays): a per-example call that grows a
     tree (make_room) leaves nothing more in Python's free lists or numpy's buffer cache
     (tests/test_engine.py's no-allocation check)."""
-    starts, n0, n1, n2 = (lay[:, j].tolist() for j in range(4))
+    starts, d0, d1, d2 = (lay[:, j].tolist() for j in range(4))  # offset, then the 3 dims
     los, his = [], []
     for k in sorted(_FIELDS_OF[which], key=starts.__getitem__):
-        size = n0[k] * n1[k] * n2[k]
+        size = d0[k] * d1[k] * d2[k]
         if size == 0:
             continue
         lo, hi = starts[k], starts[k] + size
