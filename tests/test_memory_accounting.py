@@ -1,0 +1,132 @@
+"""``memory_bytes`` is what the process holds for a model on growing streams (issue 48): a tree
+widened to new features keeps no holes in its row, a grown tree gives back its row's dead
+tail, and the feature space (names, category keys) is counted."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import sys
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import streamforest as sf
+from streamforest.features import FeatureSpace
+from streamforest.tree_kinds import arena as AR
+from streamforest.tree_kinds import state as S
+
+pytestmark = pytest.mark.filterwarnings("ignore::streamforest.FeatureCapWarning")
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mincore, madvise")
+
+
+def _resident_pages(a: np.ndarray) -> np.ndarray:
+    """Addresses of the pages of ``a`` that are in memory (Linux ``mincore``)."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    page = os.sysconf("SC_PAGE_SIZE")
+    lo = a.ctypes.data // page * page
+    hi = -(-(a.ctypes.data + a.nbytes) // page) * page
+    vec = (ctypes.c_ubyte * ((hi - lo) // page))()
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    assert libc.mincore(ctypes.c_void_p(lo), hi - lo, vec) == 0
+    return lo + page * np.flatnonzero(np.frombuffer(vec, np.uint8) & 1)
+
+
+def _held(engine) -> int:
+    """Bytes of the pages the engine's arena arrays hold in memory (a page two rows share
+    counted once)."""
+    A = engine.arena
+    return sum(_resident_pages(a).size for a in (A.fa, A.ia, A.ba)) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _new_name_per_row(model, n: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    for i in range(n):
+        a, b, c = (float(v) for v in rng.random(3))
+        model.learn_one({"a": a, "b": b, f"n{i}": c}, a + b)
+
+
+def test_a_widened_tree_keeps_no_holes_in_its_row():
+    """New features widen every grown tree of an SGBT: each tree's fields are then packed from
+    the start of its row in each arena array, as a tree laid out afresh is.  Before, the
+    fields that grew went past the others and left holes whose partial pages stayed resident
+    (~40 kB a tree; SGBT's 200 trees on a 10k-key dict held 6.5 MiB that ``memory_bytes``
+    did not count)."""
+    rng = np.random.default_rng(1)
+    m = sf.SGBTRegressor(n_steps=8, seed=0)
+    keys = ["a", "b"]
+    for width in (2, 3, 5, 9):
+        keys += [f"k{j}" for j in range(len(keys), width)]
+        for _ in range(700):
+            x = dict(zip(keys, rng.random(len(keys)).tolist(), strict=True))
+            m.learn_one(x, x["a"] + x["b"])
+    e = m.engine_
+    assert len(m.features_) == 9
+    for t in range(e.n_trees):
+        assert e.int_of(t, S.I_NFEAT) == len(m.features_)
+        lay = e.arena.lay[t]
+        for which in range(3):
+            fields = sorted((int(lay[k, 0]), int(lay[k, 0] + np.prod(lay[k, 1:])))
+                            for k in range(AR.N_FIELDS)
+                            if AR._FIELD_ARENA[k] == which and np.prod(lay[k, 1:]) > 0)  # fmt: skip
+            end = 0
+            for lo, hi in fields:  # each field starts where the ones before it end
+                assert lo == end, (t, which, fields)
+                end = hi
+
+
+@linux
+def test_a_tree_grown_on_new_features_holds_what_memory_bytes_counts():
+    """A single tree meeting a new feature name on every row (widened, then grown by
+    ``make_room``, again and again): the pages its arena holds are its fields, give or take
+    the partial pages at each array's row ends.  Before, ``make_room`` left the dead tail of
+    each row laid out afresh resident: 0.53x of its RSS growth was counted."""
+    m = sf.HoeffdingTreeRegressor(grace_period=50, max_memory_mb=4, seed=0)
+    _new_name_per_row(m, 3000)
+    assert m.features_.n_ignored_names > 0  # (grown at its feature cap too)
+    e = m.engine_
+    fields = e.memory_bytes
+    held = _held(e)
+    page = os.sysconf("SC_PAGE_SIZE")
+    assert fields <= held <= fields + 3 * 2 * page, (fields, held)
+
+
+@linux
+def test_a_forest_grown_on_new_features_holds_what_memory_bytes_counts():
+    """The same for a forest's rows (each row's partial pages at its ends, at most)."""
+    m = sf.OnlineForestRegressor(n_trees=3, tree=sf.HoeffdingTreeRegressor(grace_period=50),
+                                 max_memory_mb=6, seed=0)  # fmt: skip
+    _new_name_per_row(m, 2000)
+    assert m.features_.n_ignored_names > 0
+    e = m.engine_
+    page = os.sysconf("SC_PAGE_SIZE")
+    assert e.memory_bytes <= _held(e) <= e.memory_bytes + e.n_trees * 3 * 2 * page
+
+
+def test_memory_bytes_counts_the_feature_space():
+    """``memory_bytes`` = the trees + the feature space, whose ``nbytes`` agrees with what the
+    names and containers take as traced by ``tracemalloc`` (within 15%), grows with each name
+    and is bounded by the feature cap."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        fs = FeatureSpace()
+        for i in range(3000):
+            fs.encode_dict({f"name_{i:05d}": 1.0, "c": f"cat{i % 50}"}, learn=True)
+        traced = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(fs) == 3001
+    assert 0.85 * traced <= fs.nbytes <= 1.15 * traced, (fs.nbytes, traced)
+    n0 = fs.nbytes
+    fs.encode_dict({"one_more_name": 1.0}, learn=True)
+    assert fs.nbytes >= n0 + sys.getsizeof("one_more_name")
+
+    m = sf.OnlineForestRegressor(n_trees=2, seed=0)
+    _new_name_per_row(m, 500)
+    assert m.memory_bytes == m.engine_.memory_bytes + m.features_.nbytes
+    assert m.features_.nbytes >= 500 * sys.getsizeof("n100")
+    clone = sf.OnlineForestRegressor(n_trees=2, seed=0)
+    assert clone.memory_bytes == 0  # (not fitted: nothing held)
