@@ -152,6 +152,8 @@ def _value(rng, a: np.ndarray, flat: int):
         choices = ints + [np.nan, np.inf, -np.inf, 1e300, float(a.flat[flat]) + 0.5, other]
     elif a.dtype.kind == "u":
         choices = [0, 1, 2**63, 2**64 - 1, int(rng.integers(2**62))]
+    elif a.dtype.kind == "b":  # (a flag array, e.g. a wrapper's: flipped)
+        choices = [not bool(a.flat[flat])]
     else:
         info = np.iinfo(a.dtype)
         choices = [v for v in ints if info.min <= v <= info.max] + [info.max, info.min, other]
