@@ -619,4 +619,5 @@ def _field_kinds():
 
 
 _FIELD_ARENA, _FIELD_NDIM = _field_kinds()
-_FIELDS_OF = tuple([k for k in range(N_FIELDS) if _FIELD_ARENA[k] == w] for w in range(3))  # (_live)
+# the fields of each arena array (for _live)
+_FIELDS_OF = tuple([k for k in range(N_FIELDS) if _FIELD_ARENA[k] == w] for w in range(3))
