@@ -232,9 +232,6 @@ class ClassifierEngine(Engine):
         finally:
             live[t] = was
 
-    def _grow_apart(self) -> bool:
-        return True  # (the holes: arena.release_dead_pages in TreeLifecycle.make_room)
-
     def _widen(self, t: int, p: int, bg: bool = False) -> None:
         super()._widen(t, p, bg)  # (which gives the row's holes back)
         self._widened.add((t, bg))  # its leaves are wider: its room is worked out again

@@ -96,14 +96,6 @@ class TreeLifecycle:
             int(lay[_NOMINAL_WEIGHTS, 2]) >= nominal and int(lay[_NOMINAL_WEIGHTS, 3]) >= cats * K0
         )
 
-    def _grow_apart(self) -> bool:
-        """Whether :meth:`make_room` writes a tree's grown fields past its row's fields, leaving
-        the others in place (``arena.store``'s ``kept``; the leaves' nominal class counts
-        written where they go, see :class:`~streamforest.tree_kinds.state.Deferred`), rather
-        than laying the row out afresh: never here; a classifier's engine does (its grown
-        leaves are mostly those counts, and the holes left are given back)."""
-        return False
-
     def _release_old(self) -> bool:
         """Whether a lengthened arena may give back each other tree's old row once copied
         (:func:`~streamforest.tree_kinds.arena.store`'s ``release_old``): when no pass runs its
@@ -378,14 +370,15 @@ class TreeLifecycle:
             if not kw:
                 raise RuntimeError("internal error: the tree asked for room it does not need")
             old = st
-            apart = self._grow_apart()
-            st = state.grow(st, deferred=apart, **kw)
-            # the row laid out afresh (no hole where a grown field was): what the process holds
-            # for the tree is then what memory_bytes counts; the fields growth left alone are
-            # the loaded views of the row (apart: they stay, the grown ones go past them)
-            views = [a is b for a, b in zip(st, old, strict=True)]
-            self._put(bg, arena.store(self._arena_of(bg), t, st, kept=views if apart else None,
-                                      views=None if apart else views,
+            # the grown fields written where they go from the old ones (Deferred), each old
+            # field given back once written, past the fields growth left alone (the loaded views
+            # of the row): the process holds the new fields and about one old one at once
+            # (built apart, the new fields, the old ones and the new row: 2x a single tree at
+            # its budget); a small tree's row is then packed (see arena.PACK_BELOW)
+            st = state.grow(st, deferred=True, **kw)
+            kept = [a is b for a, b in zip(st, old, strict=True)]
+            pack = sum(a.nbytes for a in st) < arena.PACK_BELOW
+            self._put(bg, arena.store(self._arena_of(bg), t, st, kept=kept, pack=pack,
                                       release_old=self._release_old()))  # fmt: skip
             if "bins" in kw:
                 _ENGINE.rebuild_hash_at(self._arena_of(bg), t)

@@ -78,7 +78,7 @@ def params_at(A: Arena, t: int) -> TreeParams:
 
 
 def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=None,
-          views=None, release_old: bool = False) -> Arena:  # fmt: skip
+          views=None, release_old: bool = False, pack: bool = False) -> Arena:  # fmt: skip
     """Write tree state ``st`` (and parameters) into row ``t``; returns the arena, with new
     arrays when a row had to be lengthened (by ``GROWTH``: a forest reallocates O(log size)
     times and copies a fraction of its final size in all).
@@ -94,7 +94,13 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=N
     ``release_old``: when the arrays are lengthened, each other row's pages in the old arrays
     are given back to the system once copied (:func:`_lengthened`), so the process holds the
     trees once, not twice, while it copies them; only when no other thread works on the old
-    arrays (another tree's pass would lose its row)."""
+    arrays (another tree's pass would lose its row).
+
+    A :class:`~streamforest.tree_kinds.state.Deferred` field written past the row's fields
+    gives back the whole pages of its source (its old place in row ``t``) once written, so a
+    tree that grows holds about its new fields and one old field at once, not its old and new
+    arrays whole.  ``pack`` (with ``kept``): the row is then packed from its start
+    (:func:`_compact_row`, which moves each field without a copy), leaving no holes."""
     sizes = [a.size for a in st]
     arena_of = [_ARENA_OF[a.dtype] for a in st]
     lay = np.ones((N_FIELDS, 4), np.int64)
@@ -125,13 +131,28 @@ def store(A: Arena, t: int, st: TreeState, prm: TreeParams | None = None, kept=N
     # from the old arrays: copying them too held a dead copy of each moved field)
     arrays = _lengthened([A.fa, A.ia, A.ba], need, A.lay, keep=keep,
                          only=(t, [k for k in range(N_FIELDS) if kept[k]]))  # fmt: skip
+    old = (A.fa, A.ia, A.ba)
     for k, a in enumerate(st):  # kept fields are in place; the others go past the old fields
         if not kept[k]:
             _write(arrays[arena_of[k]][t], lay[k, 0], a)
+            if isinstance(a, Deferred):  # its old place, read: given back
+                _release_source(old[arena_of[k]], t, cur[k], a.source)
     A = _finish(A, t, arrays, lay, prm)
-    if compact:  # (laid out afresh, a Deferred field had to be built apart first)
+    if compact or pack:  # (laid out afresh, a Deferred field had to be built apart first)
         _compact_row(A, t)
     return A
+
+
+def _release_source(arr: np.ndarray, t: int, place: list, source: np.ndarray) -> None:
+    """Give back the whole pages of a Deferred field's source once it was written elsewhere:
+    only if ``source`` is the field's old place in row ``t`` of ``arr`` (``place``: its
+    ``[offset, d0, d1, d2]`` in the old layout); the source is not read again."""
+    lo = int(place[0])
+    hi = lo + int(place[1] * place[2] * place[3])
+    base = arr.__array_interface__["data"][0] + t * arr.strides[0]
+    if source.size and source.__array_interface__["data"][0] == base + lo * arr.itemsize:
+        if source.size == hi - lo:
+            _release_row(arr, t, lo, hi)
 
 
 def _compact_row(A: Arena, t: int) -> None:
@@ -158,6 +179,12 @@ def _compact_row(A: Arena, t: int) -> None:
 
 
 _MOVE_ITEMS = 1 << 18  # items _compact_row moves at a time (2 MiB of float64 or int64)
+# a tree grown (make_room) with fewer bytes than this has its row packed afterwards: the holes
+# its moved fields left keep their partial pages resident (up to two pages each, ~40 kB a tree,
+# a tenth of a small tree: SGBT's), which packing gives back; a larger tree keeps its holes
+# (their whole pages given back; what is left is under 4% of it), since packing moves every
+# field once more and held a third of the tree more at its peak
+PACK_BELOW = 1 << 22
 
 
 def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: int = -1,
@@ -188,6 +215,8 @@ def _lengthened(arrays: list, need: list, lay: np.ndarray | None = None, skip: i
                             lo = int(lay[t, k, 0])
                             hi = lo + int(lay[t, k, 1] * lay[t, k, 2] * lay[t, k, 3])
                             new[t, lo:hi] = old[t, lo:hi]
+                            if keep is not None:  # (its old copy is not read again)
+                                _release_row(old, t, lo, hi)
                     if keep is not None and t != keep:
                         _release_row(old, t, 0, cap)
                 elif keep is not None and lay is not None:

@@ -484,6 +484,50 @@ def _deferred_leaves(a: np.ndarray, n0: int) -> Deferred:
     return Deferred(shape, a.dtype, a, fill)
 
 
+def _deferred_resized(a: np.ndarray, n0: int, fill=0, p_new: int | None = None):
+    """:func:`_resized` as a :class:`Deferred` field, written where it goes from ``a`` (the
+    same items: ``fill`` everywhere, then ``a``'s overlap), for float64 and int64 fields (their
+    arena arrays' own dtypes); any other field built apart as :func:`_resized` does."""
+    if a.dtype not in (np.float64, np.int64) or a.size == 0:
+        return _resized(a, n0, fill, p_new)
+    shape = list(a.shape)
+    shape[0] = n0
+    if p_new is not None and a.ndim >= 2:
+        shape[1] = p_new
+    sl = tuple(slice(0, min(s, t)) for s, t in zip(a.shape, shape, strict=True))
+
+    def write(dest):
+        dest[...] = fill
+        for chunk in _leaf_chunks(sl[0].stop, int(np.prod(shape[1:], dtype=np.int64))):
+            dest[(chunk, *sl[1:])] = a[(chunk, *sl[1:])]
+
+    return Deferred(shape, a.dtype, a, write)
+
+
+def _deferred_bins(a: np.ndarray, n: int) -> Deferred:
+    """``_empty_bins(n)`` with ``a``'s bins first, as a :class:`Deferred` field."""
+
+    def write(dest):
+        dest[...] = 0.0
+        dest[:, B_LEAF] = -1.0
+        dest[:, B_NEXT] = -1.0
+        for chunk in _leaf_chunks(a.shape[0], N_BIN_COLS):
+            dest[chunk] = a[chunk]
+
+    return Deferred((n, N_BIN_COLS), np.float64, a, write)
+
+
+def _deferred_fresh(a: np.ndarray, n: int, fill) -> Deferred:
+    """A new 1-d field of ``n`` items all ``fill`` (nothing of ``a`` kept: a scratch array or
+    a hash table rebuilt afterwards), as a :class:`Deferred` field whose source ``a`` (its old
+    place) is given back once it is written."""
+
+    def write(dest):
+        dest[...] = fill
+
+    return Deferred((n,), a.dtype, a, write)
+
+
 def grow(
     st: TreeState,
     *,
@@ -498,10 +542,14 @@ def grow(
 
     ``features`` is the feature capacity (second dimension of the per-feature leaf arrays).  When
     the bin capacity changes the hash table is resized; the caller must rebuild it
-    (:func:`streamforest.tree_kinds.observers.rebuild_hash`).  ``deferred``: the nominal class
-    counts, when their leaf slots grow, are a :class:`Deferred` field (else the same array when
-    they keep their shape; for :func:`streamforest.tree_kinds.arena.store` only).
+    (:func:`streamforest.tree_kinds.observers.rebuild_hash`).  ``deferred``: the node and leaf
+    fields that grow (float64 and int64 ones, and the nominal class counts) are
+    :class:`Deferred` fields, written where they go from the old ones (else the same array when
+    they keep their shape; for :func:`streamforest.tree_kinds.arena.store` only): built apart,
+    the new fields, the old ones and the new row were held at once (2x a single tree at its
+    budget, the largest transient of a tree's growth).
     """
+    resize = _deferred_resized if deferred else _resized
     d = st._asdict()
     n_nodes = max(nodes, st.nd_feat.shape[0])
     pc_old = st.ft_nominal.shape[0]
@@ -509,11 +557,11 @@ def grow(
     if n_nodes != st.nd_feat.shape[0]:
         for k in d:
             if k.startswith("nd_") and k not in _NODE_PER_FEATURE:
-                d[k] = _resized(d[k], n_nodes, _NODE_FILL.get(k, 0))
+                d[k] = resize(d[k], n_nodes, _NODE_FILL.get(k, 0))
     for k in _NODE_PER_FEATURE:  # later features: weight 0 in the projections
         a = d[k]
         if a.shape[0] != n_nodes or (a.shape[1] and a.shape[1] != pc):
-            d[k] = _resized(a, n_nodes, 0, pc if a.shape[1] else None)
+            d[k] = resize(a, n_nodes, 0, pc if a.shape[1] else None)
     n_leaves = max(leaves, st.lf_node.shape[0])
     classify = st.lf_class_weights.shape[1] > 0
     if n_leaves != st.lf_node.shape[0] or pc != pc_old:
@@ -527,7 +575,7 @@ def grow(
                     if d[k].shape[0] != n_leaves:
                         d[k] = _deferred_leaves(d[k], n_leaves)
                     continue
-                d[k] = _resized(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
+                d[k] = resize(d[k], n_leaves, _LEAF_FILL.get(k, 0), p_new)
         d["ft_nominal"] = _resized(st.ft_nominal, pc, 0)
         mm = _empty_mm(pc)
         mm[:pc_old] = st.ft_minmax
@@ -543,7 +591,12 @@ def grow(
             d["lf_bayes"] = nig
             d["ft_bayes"] = np.zeros((pc + 2, pc + 4))
     n_bins = max(bins, st.bins.shape[0])
-    if n_bins != st.bins.shape[0]:
+    if n_bins != st.bins.shape[0] and deferred:  # (the same items, written where they go)
+        d["bins"] = _deferred_bins(st.bins, n_bins)
+        d["bin_hash"] = _deferred_fresh(st.bin_hash, hash_capacity(n_bins), -1)
+        d["scratch_bins"] = _deferred_fresh(st.scratch_bins, n_bins, 0)
+        d["scratch_keys"] = _deferred_fresh(st.scratch_keys, n_bins, 0.0)
+    elif n_bins != st.bins.shape[0]:
         bn = _empty_bins(n_bins)
         bn[: st.bins.shape[0]] = st.bins
         d["bins"] = bn
