@@ -92,3 +92,19 @@ def check_normalized_conformal_over(forest, X, y, strict_centre=False):
         model.learn_one(x, float(y[i]))
     assert model.predict_interval(X[2100:2200], 0.1).shape == (100, 2)
     return pred, model
+
+
+def resident_pages(a: np.ndarray) -> np.ndarray:
+    """Addresses of the pages of ``a`` that are in memory (Linux ``mincore``)."""
+    import ctypes
+    import ctypes.util
+    import os
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    page = os.sysconf("SC_PAGE_SIZE")
+    lo = a.ctypes.data // page * page
+    hi = -(-(a.ctypes.data + a.nbytes) // page) * page
+    vec = (ctypes.c_ubyte * ((hi - lo) // page))()
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    assert libc.mincore(ctypes.c_void_p(lo), hi - lo, vec) == 0
+    return lo + page * np.flatnonzero(np.frombuffer(vec, np.uint8) & 1)

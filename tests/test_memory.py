@@ -16,7 +16,7 @@ from streamforest.engine import budget
 from streamforest.tree_kinds import arena as AR
 from streamforest.tree_kinds import state as S
 
-from .conftest import friedman1
+from .conftest import friedman1, resident_pages
 
 
 def test_default_budget_is_documented_and_binding():
@@ -269,18 +269,9 @@ def test_background_trees_stay_in_budget_and_grow_on_once_swapped_in():
 
 def _resident_bytes(a: np.ndarray) -> int:
     """Bytes of the pages of ``a`` that are in memory (Linux ``mincore``)."""
-    import ctypes
-    import ctypes.util
     import os
 
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    page = os.sysconf("SC_PAGE_SIZE")
-    lo = a.ctypes.data // page * page
-    hi = -(-(a.ctypes.data + a.nbytes) // page) * page
-    vec = (ctypes.c_ubyte * ((hi - lo) // page))()
-    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-    assert libc.mincore(ctypes.c_void_p(lo), hi - lo, vec) == 0
-    return sum(v & 1 for v in vec) * page
+    return resident_pages(a).size * os.sysconf("SC_PAGE_SIZE")
 
 
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="mincore")

@@ -4,8 +4,6 @@ tail, and the feature space (names, category keys) is counted."""
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import sys
 import tracemalloc
@@ -18,27 +16,17 @@ from streamforest.features import FeatureSpace
 from streamforest.tree_kinds import arena as AR
 from streamforest.tree_kinds import state as S
 
+from .conftest import resident_pages
+
 pytestmark = pytest.mark.filterwarnings("ignore::streamforest.FeatureCapWarning")
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mincore, madvise")
-
-
-def _resident_pages(a: np.ndarray) -> np.ndarray:
-    """Addresses of the pages of ``a`` that are in memory (Linux ``mincore``)."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    page = os.sysconf("SC_PAGE_SIZE")
-    lo = a.ctypes.data // page * page
-    hi = -(-(a.ctypes.data + a.nbytes) // page) * page
-    vec = (ctypes.c_ubyte * ((hi - lo) // page))()
-    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-    assert libc.mincore(ctypes.c_void_p(lo), hi - lo, vec) == 0
-    return lo + page * np.flatnonzero(np.frombuffer(vec, np.uint8) & 1)
 
 
 def _held(engine) -> int:
     """Bytes of the pages the engine's arena arrays hold in memory (a page two rows share
     counted once)."""
     A = engine.arena
-    return sum(_resident_pages(a).size for a in (A.fa, A.ia, A.ba)) * os.sysconf("SC_PAGE_SIZE")
+    return sum(resident_pages(a).size for a in (A.fa, A.ia, A.ba)) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _new_name_per_row(model, n: int, seed: int = 0) -> None:

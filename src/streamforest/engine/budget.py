@@ -359,13 +359,7 @@ def class_room(share_bytes: float, one: UnitBytes, two: UnitBytes, alternates: b
     lo, hi = 1, 2
     while fits(hi):
         lo, hi = hi, 2 * hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _last_fitting(fits, lo, hi)
 
 
 def units_at(one: UnitBytes, two: UnitBytes, n_features: int) -> UnitBytes:
@@ -418,7 +412,13 @@ def feature_room(
     hi = max(lo, int(at_most))
     if fits(hi):
         return hi
-    while hi - lo > 1:  # fits(lo), not fits(hi): more features only cost more
+    return _last_fitting(fits, lo, hi)  # (more features only cost more)
+
+
+def _last_fitting(fits, lo: int, hi: int) -> int:
+    """The largest ``x`` in ``[lo, hi)`` with ``fits(x)``, for ``fits`` true at ``lo``, false at
+    ``hi`` and monotone between (bisection)."""
+    while hi - lo > 1:
         mid = (lo + hi) // 2
         if fits(mid):
             lo = mid
