@@ -508,9 +508,7 @@ def _deferred_bins(a: np.ndarray, n: int) -> Deferred:
     """``_empty_bins(n)`` with ``a``'s bins first, as a :class:`Deferred` field."""
 
     def write(dest):
-        dest[...] = 0.0
-        dest[:, B_LEAF] = -1.0
-        dest[:, B_NEXT] = -1.0
+        dest[...] = _empty_bins(1)  # (an empty bin, in every row)
         for chunk in _leaf_chunks(a.shape[0], N_BIN_COLS):
             dest[chunk] = a[chunk]
 
