@@ -423,6 +423,17 @@ def test_multivalid_matches_the_paper():
     assert state.n_rows == n
 
 
+def _two_family_stream(rng, n: int):
+    """``(X, y)``: two features, then two group columns (3 and 2 groups) whose noise multiplies
+    (1:2:6 times 1:2)."""
+    g, k = rng.integers(0, 3, n), rng.integers(0, 2, n)
+    X = np.c_[rng.random((n, 2)), g, k]
+    y = np.sin(3 * X[:, 0]) + 0.1 * np.array([1, 2, 6])[g] * np.array([1, 2])[k] * rng.normal(
+        0, 1, n
+    )
+    return X, y
+
+
 def test_multivalid_covers_every_group_of_overlapping_families():
     """Two families whose noise multiplies: every group of each within 0.02 of alpha with
     Multivalid (model seeds 1 and 2: with each cell's terms weighted by its count, as in the
@@ -430,11 +441,8 @@ def test_multivalid_covers_every_group_of_overlapping_families():
     threshold over-covers a group by more."""
     rng = np.random.default_rng(3)
     n = 20000
-    g, k = rng.integers(0, 3, n), rng.integers(0, 2, n)
-    X = np.c_[rng.random((n, 2)), g, k]
-    y = np.sin(3 * X[:, 0]) + 0.1 * np.array([1, 2, 6])[g] * np.array([1, 2])[k] * rng.normal(
-        0, 1, n
-    )
+    X, y = _two_family_stream(rng, n)
+    g, k = X[:, 2], X[:, 3]
 
     def worst(groups, seed=1):
         m = sf.NormalizedConformal(seed=seed, groups=groups)
@@ -501,11 +509,8 @@ def test_aci_over_a_multivalid_method_at_its_ladder():
     overlapping families is within 0.02 of alpha, a controller per group, batches of 50."""
     rng = np.random.default_rng(3)
     n = 12000
-    g, k = rng.integers(0, 3, n), rng.integers(0, 2, n)
-    X = np.c_[rng.random((n, 2)), g, k]
-    y = np.sin(3 * X[:, 0]) + 0.1 * np.array([1, 2, 6])[g] * np.array([1, 2])[k] * rng.normal(
-        0, 1, n
-    )
+    X, y = _two_family_stream(rng, n)
+    g, k = X[:, 2], X[:, 3]
     bare = sf.AdaptiveConformal(sf.NormalizedConformal(seed=1, groups=sf.Multivalid([2, 3])))
     with pytest.raises(ValueError, match=r"alphas=Multivalid.aci_levels\(0.1\)"):
         bare.predict_learn_many(X[:50], y[:50], 0.1)
