@@ -154,6 +154,31 @@ def test_without_a_budget_every_name_is_a_feature():
     assert m.features_.max_features is None and len(m.features_) == 302
 
 
+@pytest.mark.parametrize("memory", [None, 4], ids=["no-budget", "budget"])
+@pytest.mark.parametrize("cls", [sf.CPExact, sf.CPApproximate])
+def test_the_calibration_rows_widen_a_logarithmic_number_of_times(cls, memory):
+    """A new name on every row: the calibration set's stored rows (``cal_x_``) widen by doubling
+    (not past the feature cap), so the stream costs linear time (one feature at a time, each
+    row copied the whole set: quadratic); every stored row keeps its features, the rest NaN."""
+    m = cls(forest=sf.OnlineForestRegressor(n_trees=3, max_memory_mb=memory),
+            calibration_size=200, seed=0)  # fmt: skip
+    rows = list(_new_name_rows(600))
+    widths = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FeatureCapWarning)
+        for x, y in rows:
+            m.learn_one(x, y)
+            if not widths or m.cal_x_.shape[1] != widths[-1]:
+                widths.append(m.cal_x_.shape[1])
+    p = len(m.forest_.features_)
+    cap = m.forest_.features_.max_features
+    assert widths[-1] >= p and (widths[-1] <= 2 * p if cap is None else widths[-1] == cap)
+    assert len(widths) <= int(np.log2(p)) + 3, widths
+    assert all(b <= 2 * a or a < 3 for a, b in zip(widths, widths[1:], strict=False))
+    assert np.isnan(m.cal_x_[:, p:]).all()
+    assert m.memory_bytes >= m.forest_.memory_bytes + m.cal_x_.nbytes
+
+
 # --- arrays, frames, files ------------------------------------------------------------------------
 def test_a_plain_array_wider_than_the_cap_is_refused_and_nothing_is_learnt():
     m = sf.SGBTRegressor(n_steps=10, max_memory_mb=4, seed=0)

@@ -9,6 +9,7 @@ import numpy as np
 
 import streamforest._core as _core
 
+from ..engine import budget
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
@@ -133,11 +134,23 @@ class CPApproximate(IntervalRegressor):
         _CORE.copy_entrants(slots, X, self.cal_x_)
 
     def _widen_x(self, p: int) -> None:
-        if self.cal_x_.shape[1] < p:
-            x = np.full((self.cal_x_.shape[0], p), np.nan)
-            x[:, : self.cal_x_.shape[1]] = self.cal_x_
+        """Make ``cal_x_`` at least ``p`` features wide, its new columns missing (NaN): its width
+        doubled, not past the feature space's cap, so a stream with a new feature per row widens
+        it O(log p) times (one feature at a time it copied ``calibration_size x p`` floats per
+        row: quadratic), and the old array's heap given back (or the process holds more than
+        ``memory_bytes`` counts: CPExact on a new feature per row, 0.89 of its RSS growth).  The
+        kernels read a row's first ``p`` columns only."""
+        w = self.cal_x_.shape[1]
+        if w < p:
+            fs = getattr(self.forest_, "__dict__", {}).get("features_")
+            cap = getattr(fs, "max_features", None)
+            x = np.full((self.cal_x_.shape[0], budget.grown(w, p, 2 * w if cap is None else cap)),
+                        np.nan)  # fmt: skip
+            x[:, :w] = self.cal_x_
             self.cal_x_ = x
             self.__dict__.pop("_ch", None)  # (its handle names the arrays)
+            del x
+            budget.release_free_memory()
 
     def learn_scored(self, P, W, slots, ya, alphas=None):
         """Calibrate on a chunk the forest's trees learnt elsewhere (the distributed layer's
