@@ -95,16 +95,37 @@ def check_normalized_conformal_over(forest, X, y, strict_centre=False):
 
 
 def resident_pages(a: np.ndarray) -> np.ndarray:
-    """Addresses of the pages of ``a`` that are in memory (Linux ``mincore``)."""
+    """Addresses of the pages of ``a`` that this process holds: present and mapped by it alone
+    (Linux ``/proc/self/pagemap``, bits 63 and 56), so a page of zeros only ever read (mapped
+    to the kernel's shared zero page, not in the RSS) is not one; where pagemap cannot be
+    read, every page in memory (``mincore``)."""
     import ctypes
     import ctypes.util
     import os
 
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     page = os.sysconf("SC_PAGE_SIZE")
     lo = a.ctypes.data // page * page
     hi = -(-(a.ctypes.data + a.nbytes) // page) * page
+    try:
+        with open("/proc/self/pagemap", "rb") as f:
+            f.seek(lo // page * 8)
+            v = np.frombuffer(f.read((hi - lo) // page * 8), np.uint64)
+        held = ((v >> np.uint64(63)) & (v >> np.uint64(56)) & np.uint64(1)).astype(bool)
+        return lo + page * np.flatnonzero(held)
+    except OSError:
+        pass
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     vec = (ctypes.c_ubyte * ((hi - lo) // page))()
     libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
     assert libc.mincore(ctypes.c_void_p(lo), hi - lo, vec) == 0
     return lo + page * np.flatnonzero(np.frombuffer(vec, np.uint8) & 1)
+
+
+def trees_bytes(model) -> int:
+    """The bytes of the trees' fields of ``model`` (a forest, a tree, or a wrapper of one): what
+    its ``max_memory_mb`` bounds.  Its ``memory_bytes`` adds the feature space, the pages at
+    the trees' rows' ends (what the process holds for them) and a wrapper's own buffers."""
+    inner = model
+    while "engine_" not in inner.__dict__:
+        inner = inner.forest_ if hasattr(inner, "forest_") else inner.model_
+    return inner.engine_.memory_bytes

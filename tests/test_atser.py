@@ -10,6 +10,8 @@ import streamforest as sf
 from streamforest import streams
 from streamforest.tree_kinds import state
 
+from .conftest import trees_bytes
+
 
 def friedman(n, seed=0):
     return streams.Friedman(function=1, n=n, seed=seed).arrays()
@@ -305,6 +307,6 @@ def test_ensemble_default_budget_is_the_forests_and_binds():
     X, y = friedman(60_000, seed=4)
     for i in range(0, len(y), 5000):
         model.learn_many(X[i : i + 5000], y[i : i + 5000])
-        assert model.memory_bytes <= 2**20
+        assert trees_bytes(model) <= 2**20
     e = model.engine_
     assert all(e.state(t).ints[state.I_FROZEN] for t in range(3))  # the budget was binding

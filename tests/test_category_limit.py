@@ -24,7 +24,7 @@ from streamforest.engine import budget
 from streamforest.features import FeatureSpace, category_bucket
 from streamforest.tree_kinds import state as S
 
-from .conftest import id_rows, ids_stream
+from .conftest import id_rows, ids_stream, trees_bytes
 
 
 def _dict(ids, X, i):
@@ -167,14 +167,14 @@ def test_many_categories_stay_in_budget(api):
             if a:
                 correct += int(np.sum(m.predict(rows) == y[a : a + 1000]))
             m.learn_many(rows, y[a : a + 1000])
-            assert m.memory_bytes <= mb * 2**20 and _trees_in_share(m)
+            assert trees_bytes(m) <= mb * 2**20 and _trees_in_share(m)
     else:
         for i in range(n):
             x = _dict(ids, X, i)
             correct += i >= 1000 and m.predict_one(x) == y[i]
             m.learn_one(x, y[i])
             if i % 500 == 499:
-                assert m.memory_bytes <= mb * 2**20 and _trees_in_share(m)
+                assert trees_bytes(m) <= mb * 2**20 and _trees_in_share(m)
     fs = m.features_
     cap = fs.max_codes
     assert fs.code_limits[0] == cap and fs.max_categories <= max(cap, 1000)  # (user: column 0)
@@ -197,7 +197,7 @@ def test_many_classes_and_categories_stay_in_budget(api):
         else:
             for i in range(a, a + 500):
                 m.learn_one(_dict(ids, X, i), y[i])
-        assert m.memory_bytes <= mb * 2**20 and _trees_in_share(m)
+        assert trees_bytes(m) <= mb * 2**20 and _trees_in_share(m)
     assert m.n_classes_ > 290
     e = m.engine_
     assert all(e.state(t).lf_class_weights.shape[1] == m.n_classes_ for t in range(4))
@@ -221,10 +221,10 @@ def test_new_classes_cut_the_room_or_replace_trees_past_their_share():
     y2 = rng.integers(0, 120, 3000)
     y2[:120] = np.arange(120)
     m.learn_many(X[:3000], y2)
-    assert m.memory_bytes <= mb * 2**20 and _trees_in_share(m)
+    assert trees_bytes(m) <= mb * 2**20 and _trees_in_share(m)
     assert e.n_resets.sum() > 0  # their leaves alone were past their share: fresh trees
     m.learn_many(X[3000:9000], rng.integers(0, 120, 6000))
-    assert m.memory_bytes <= mb * 2**20
+    assert trees_bytes(m) <= mb * 2**20
 
 
 @pytest.mark.parametrize("api", ["one", "many"])
@@ -252,7 +252,7 @@ def test_classes_past_the_budget_are_refused_and_nothing_is_learnt(api):
             m.learn_one({0: 0.5, "newer": "x"}, "another")
         assert m.engine_.int_of(0, S.I_NSEEN) == seen and fs.version == version
         assert "newer" not in fs.index and "another" not in m.classes_
-    assert m.memory_bytes <= 0.1 * 2**20
+    assert trees_bytes(m) <= 0.1 * 2**20
     m.learn_many(X[:10], np.arange(10) % 2)  # known classes still learn
 
 
@@ -292,7 +292,7 @@ def test_a_model_past_its_cap_saves_loads_and_learns_on_identically(tmp_path):
             mm.learn_one(_dict(ids, X, i), y[i])
     rows = id_rows(ids, X, 7500, 8000)
     np.testing.assert_array_equal(m.predict_proba(rows), other.predict_proba(rows))
-    assert other.memory_bytes <= 1.0 * 2**20
+    assert trees_bytes(other) <= 1.0 * 2**20
 
 
 def test_a_damaged_category_cap_is_refused_on_load():

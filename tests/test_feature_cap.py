@@ -18,6 +18,8 @@ import streamforest as sf
 from streamforest import FeatureCapWarning
 from streamforest.engine import budget
 
+from .conftest import trees_bytes
+
 
 def _fs(model):
     """The feature space of a model or of the forest inside it."""
@@ -99,13 +101,13 @@ def test_a_dict_of_10k_keys_is_learnt_within_the_budget():
     assert 0 < len(fs) < 10_000 and len(fs) == fs.max_features
     assert fs.n_ignored_names == 10_000 - len(fs)
     assert fs.names == sorted(wide)[: len(fs)]  # the names in their canonical order
-    assert m.memory_bytes <= mb * 2**20
+    assert trees_bytes(m) <= mb * 2**20
     with warnings.catch_warnings():
         warnings.simplefilter("error", FeatureCapWarning)  # said once
         for i in range(300):
             x = dict(wide, k00000=float(i % 7))
             m.learn_one(x, float(i % 7))
-    assert m.memory_bytes <= mb * 2**20
+    assert trees_bytes(m) <= mb * 2**20
     assert abs(m.predict_one(dict(wide, k00000=3.0)) - 3.0) < 1.5  # it learns the kept names
 
 
@@ -123,13 +125,13 @@ def test_a_new_name_on_every_row_stays_within_the_budget(make):
         for i, (x, y) in enumerate(rows):
             m.learn_one(x, y)
             if i % 100 == 99:
-                assert m.memory_bytes <= budget_bytes, i
+                assert trees_bytes(m) <= budget_bytes, i
     fs = _fs(m)
     cap = len(fs)
     assert cap == fs.max_features < 2502 and fs.n_ignored_names == 2502 - cap
     # past the cap nothing widens: more rows keep the features, and still learn
     _learn_quietly(m, _new_name_rows(300, start=5000))
-    assert len(fs) == cap and m.memory_bytes <= budget_bytes
+    assert len(fs) == cap and trees_bytes(m) <= budget_bytes
     assert np.isfinite(m.predict_one({"a": 0.5, "b": 0.5}))
 
 
@@ -142,7 +144,7 @@ def test_a_classifier_with_a_new_name_on_every_row_stays_within_its_budget():
             a = float(rng.random())
             m.learn_one({"a": a, f"f{i}": 1.0}, "hi" if a > 0.5 else "lo")
             if i % 100 == 99:
-                assert m.memory_bytes <= 2**20, i
+                assert trees_bytes(m) <= 2**20, i
     fs = m.features_
     assert len(fs) == fs.max_features < 2501 and fs.n_ignored_names == 2501 - len(fs)
     assert m.predict_one({"a": 0.9}) == "hi" and m.predict_one({"a": 0.1}) == "lo"
@@ -201,7 +203,7 @@ def test_dataframe_columns_past_the_cap_are_ignored():
     fs = m.features_
     assert len(fs) == fs.max_features < 4002
     assert fs.n_ignored_names == 4002 - len(fs)
-    assert m.memory_bytes <= 4 * 2**20
+    assert trees_bytes(m) <= 4 * 2**20
 
 
 def test_the_cap_is_saved_and_a_tampered_cap_is_refused():

@@ -16,7 +16,7 @@ from streamforest.engine import budget
 from streamforest.tree_kinds import arena as AR
 from streamforest.tree_kinds import state as S
 
-from .conftest import friedman1, resident_pages
+from .conftest import friedman1, resident_pages, trees_bytes
 
 
 def test_default_budget_is_documented_and_binding():
@@ -133,7 +133,7 @@ def test_budget_bounds_memory_on_a_long_stream(rng):
     for k in range(30):  # 300k rows
         X, y = _growing_stream(10_000, rng)
         m.learn_many(X, y)
-        f = m.forest_.memory_bytes
+        f = trees_bytes(m)
         peak = max(peak, f)
         assert f <= budget_mb * 2**20
         if frozen_at is None and all(st.ints[S.I_FROZEN] for st, _ in _capacities(m)):
@@ -174,7 +174,8 @@ def test_memory_bytes_is_what_the_arena_rows_hold(rng):
     scratch = sum(b.nbytes for bufs in m._bufs.values() for b in bufs)
     scratch += sum(a.nbytes for a in m._glv.values())
     assert own == scratch > 0
-    assert m.memory_bytes == trees + m.forest_.features_.nbytes + own
+    assert trees <= e.held_bytes <= trees + e.n_trees * 3 * 2 * AR._page_size()  # its pages
+    assert m.memory_bytes == e.held_bytes + m.forest_.features_.nbytes + own
     m.predict_learn_many(X[:5000], y[:5000], alpha=0.1)  # buffers grown earlier are released
     own = m._own_bytes()
     assert own <= 2 * 2 * m._record_budget + 2 * 3 * 8192 * 35 * 8  # two sets, each <= 2 shares
@@ -257,7 +258,7 @@ def test_background_trees_stay_in_budget_and_grow_on_once_swapped_in():
     m = OnlineQRF(forest=OnlineForestRegressor(n_trees=4, max_memory_mb=2.0, tree=tree, seed=0))
     for a in range(0, len(y), 10_000):
         m.learn_many(X[a : a + 10_000], y[a : a + 10_000])
-        assert m.forest_.memory_bytes <= 2.0 * 2**20
+        assert trees_bytes(m) <= 2.0 * 2**20
     e = m.forest_.engine_
     assert e.drift_stats()["background_swapped"] > 0
     bg_cap = e._budget_caps(e.specs[0], 10, background=True)[0]
@@ -402,7 +403,7 @@ def test_classifier_caps_follow_new_classes_and_memory_stays_in_budget():
 
     for i in range(0, 30_000, 5000):
         m.learn_many(X[i : i + 5000], y2[i : i + 5000])
-        assert m.memory_bytes <= mb * 2**20
+        assert m.engine_.memory_bytes <= mb * 2**20  # (the trees' fields: the budget's)
     e = m.engine_
     before = [e.params(t).max_leaves for t in range(3)]
     assert before == [caps(2)] * 3
@@ -410,11 +411,11 @@ def test_classifier_caps_follow_new_classes_and_memory_stays_in_budget():
     m.learn_many(X[:5000], y6[:5000])  # four new classes
     after = [e.params(t).max_leaves for t in range(3)]
     assert after == [caps(6)] * 3 and caps(6) < caps(2)
-    assert m.memory_bytes <= mb * 2**20
+    assert e.memory_bytes <= mb * 2**20
     for t in range(3):  # the slots kept: those ever used, and room up to the new cap
         assert e.state(t).lf_node.shape[0] <= max(after[t] + 2, e.int_of(t, S.I_LEAF_HW))
     m.learn_many(X[5000:20_000], y6[5000:20_000])
-    assert m.memory_bytes <= mb * 2**20
+    assert e.memory_bytes <= mb * 2**20
     assert sum(e.int_of(t, S.I_NLEAVES) for t in range(3)) >= sum(leaves)
     assert np.mean(m.predict(X[20_000:]) == y6[20_000:]) > 0.9
 
@@ -430,7 +431,7 @@ def test_classifier_ensemble_stops_growing_at_its_budget():
     y = (np.floor(32 * X[:, 0]) % 2).astype(int)  # 32 intervals: a tree wants 32 leaves
     for i in range(0, 60_000, 6000):
         m.learn_many(X[i : i + 6000], y[i : i + 6000])
-        assert m.memory_bytes <= 0.08 * 2**20
+        assert m.engine_.memory_bytes <= 0.08 * 2**20  # (the trees' fields: the budget's)
     e = m.engine_
     cap = e.params(0).max_leaves
     assert cap < 32 and all(e.state(t).ints[S.I_FROZEN] for t in range(2))
@@ -512,7 +513,7 @@ def test_classifier_caps_count_the_nominal_features_only_and_hold_under_drift():
     m = ACTSEREnsembleClassifier(n_members=T, max_memory_mb=mb, seed=0)
     for i in range(0, 60_000, 2000):
         m.learn_many(X.iloc[i : i + 2000], y[i : i + 2000])
-        assert m.memory_bytes <= mb * 2**20
+        assert m.engine_.memory_bytes <= mb * 2**20  # (the trees' fields: the budget's)
     e = m.engine_
     prm = e.params(0)
     kw = dict(m_min=prm.m_min, alternates=True, n_classes=5, n_cats=40)
@@ -540,4 +541,4 @@ def test_classifier_caps_count_the_nominal_features_only_and_hold_under_drift():
     wider = budget.classifier_caps(mb * 2**20 / T, budget.unit_bytes(10, n_nominal=4, **kw),
                                    True, n_cats=41)[0]  # fmt: skip
     assert [e.params(t).max_leaves for t in range(T)] == [wider] * T and wider < exact
-    assert m.memory_bytes <= mb * 2**20 and e.features.max_codes >= room
+    assert trees_bytes(m) <= mb * 2**20 and e.features.max_codes >= room

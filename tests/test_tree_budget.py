@@ -22,7 +22,7 @@ import streamforest as sf
 from streamforest import persistence
 from streamforest.engine.budget import DEFAULT_MEMORY_MB
 
-from .conftest import id_rows, ids_stream
+from .conftest import id_rows, ids_stream, trees_bytes
 
 CLASSIFIERS = (sf.HoeffdingTreeClassifier, sf.ACTSERClassifier)
 REGRESSORS = (sf.HoeffdingTreeRegressor, sf.ATSERRegressor)
@@ -100,7 +100,7 @@ def test_labels_past_a_trees_budget_are_refused_and_nothing_is_learnt(cls, api):
         assert (m.n_leaves, list(m.classes_), m.features_.version) == seen
     else:  # the examples before the refused one were learnt
         assert m.n_classes_ == cap
-    assert m.memory_bytes <= 0.05 * 2**20
+    assert trees_bytes(m) <= 0.05 * 2**20
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda c: c.__name__)
@@ -138,7 +138,7 @@ def test_a_saved_tree_keeps_its_budget_and_learns_on_identically(cls, tmp_path):
     for model in (m, loaded, copied):
         _learn(model, ids, X, y, 4000, 5000, "many")
         _learn(model, ids, X, y, 5000, 5500, "one")
-        assert model.memory_bytes <= mb * 2**20
+        assert trees_bytes(model) <= mb * 2**20
     rows = id_rows(ids, X, 5500, 6000)
     np.testing.assert_array_equal(m.predict_proba(rows), loaded.predict_proba(rows))
     np.testing.assert_array_equal(m.predict_proba(rows), copied.predict_proba(rows))

@@ -29,7 +29,10 @@ are freed; they keep predicting and learning their leaf models and sketches.  A 
 memory by itself (its slot), so when the leaf cap is reached the structure is final: every
 observer is freed and the leaves keep learning.
 
-What the process holds for the trees is what ``memory_bytes`` counts (nearly all of the growth of a
+The budget bounds the trees' fields (:func:`~streamforest.tree_kinds.arena.used_bytes`); what the
+process holds for them is what ``memory_bytes`` counts, the pages those fields lie on
+(:func:`~streamforest.tree_kinds.arena.held_bytes`: a row's first and last pages are shared with
+the room beside it, up to 24 kB a tree more than its fields; nearly all of the growth of a
 default model's resident memory, the rest the interpreter's own heap: the memory soak benchmark,
 ``benchmarks/memory_soak.py``), because the arena (:mod:`streamforest.tree_kinds.arena`) reserves
 address space, not memory: rows are lengthened into arrays of 4 kiB pages (numpy would ask for 2 MiB

@@ -309,10 +309,20 @@ class Engine(TreeLifecycle, BackgroundTrees, PerExample):
 
     @property
     def memory_bytes(self) -> int:
-        """Bytes of the trees and of the live background trees."""
+        """Bytes of the trees' fields and of the live background trees' (what the budget
+        counts)."""
         trees = sum(self.tree_bytes(t) for t in range(self.n_trees) if self.created[t])
         bg = sum(arena.used_bytes(self.bg, t) for t in range(self.n_trees) if self.bg_on[t])
         return int(trees + bg)
+
+    @property
+    def held_bytes(self) -> int:
+        """Bytes of the pages the trees' and the live background trees' fields lie on: what the
+        process holds for them (:func:`~streamforest.tree_kinds.arena.held_bytes`; at least
+        :attr:`memory_bytes`, at most two pages more per tree and arena array)."""
+        trees = np.flatnonzero(np.asarray(self.created, bool)[: self.n_trees])
+        bg = np.flatnonzero(np.asarray(self.bg_on, bool)[: self.n_trees])
+        return arena.held_bytes(self.arena, trees) + arena.held_bytes(self.bg, bg)
 
     def _arena_of(self, bg: bool) -> arena.Arena:
         return self.bg if bg else self.arena

@@ -103,11 +103,13 @@ class EngineModel(Estimator):
 
     @property
     def memory_bytes(self) -> int:
-        """Bytes of the trees' compiled state (allocated capacity) and of the feature space (its
-        names and category keys)."""
+        """Bytes the process holds for the model: the pages its trees' compiled state lies on
+        (allocated capacity; within the budget but for the partial pages at the rows' ends) and
+        the feature space (its names and category keys)."""
         if not self.is_fitted:
             return 0
-        return self.engine_.memory_bytes + self.features_.nbytes
+        e = self.engine_
+        return getattr(e, "held_bytes", e.memory_bytes) + self.features_.nbytes
 
     @property
     def alternate_stats(self) -> dict:

@@ -69,7 +69,9 @@ class OnlineForestRegressor(HoeffdingTrees, RegressionForest):
         and to leaves (the rest, ``max_leaves``: a leaf's size depends on the number of
         features and on a leaf sketch; its two nodes included), with the byte sizes of the
         layout (:mod:`streamforest.engine.budget`).  Arrays grow by doubling, never past
-        those caps, so the trees stay within the budget.  :attr:`memory_bytes` counts them and
+        those caps, so the trees stay within the budget.  :attr:`memory_bytes` counts them by
+        the pages their fields lie on (what the process holds: up to two partial pages per
+        tree and arena array more than the fields, shared with the room beside them) and
         the feature space on top (its names and category keys, ~180 bytes a feature, bounded
         by the feature cap: at most ~3 MiB); an OnlineQRF's own ``memory_bytes`` adds its
         scratch, ~30 MiB of copied leaf sketches.
