@@ -37,6 +37,7 @@ import streamforest._core as _core
 
 from ..features import check_targets, check_weights, n_rows
 from ..intervals import groups as interval_groups
+from ..intervals._label_guard import guarded
 from ..intervals.base import IntervalRegressor, check_alphas, stack_bounds
 from .keyed import check_matrix
 from .runtime import DEFAULT_NUM_CPUS, DEFAULT_PLACEMENT_TIMEOUT, GroupFront, WorkerGroup
@@ -152,8 +153,12 @@ class ShardedForest(GroupFront):
             f.learn_featureless(0.0, 0.0)  # a forest refuses rows without any feature
         stage = None
         cp = self.kind == "cp"
+        # the trees learn through the driver's label guard, as the local model's do (a glitch
+        # label learnt with weight 0: docs/intervals.md, "Label glitches"); the calibration
+        # scores the labels as given, as the local score stage does
+        yl, wl, _ = guarded(d._label_guard(), ya, wa)
         if cp:  # the driver's share of the method's tree stage: weights, calibration slots
-            W = f.engine_.bagging_weights(wa)
+            W = f.engine_.bagging_weights(wl)
             slots = np.empty(n, np.int64)
             _core.intervals.ring_slots(d.ring_, W, slots)
             d.store_calibration_rows(slots, Xa)
@@ -162,7 +167,7 @@ class ShardedForest(GroupFront):
         context = (stage, ya, plan) if want else None
         if plan is not None:
             d.group_commit(plan)
-        batch = self._group._ray.put((Xa, ya, wa))
+        batch = self._group._ray.put((Xa, yl, wl))
         self._n_learnt += n
         self._group._submit({j: (batch, want) for j in range(self.n_workers)}, n, context)
         return self
