@@ -255,6 +255,7 @@ class MondrianEngine:
                     fs.forget_features(self.tree_features)
                     self.synced_version = fs.version
                     raise
+            budget.release_free_memory()  # the old arrays (freed; glibc would keep them)
             self.tree_features, self.tree_values = p, K
             self._clean = np.zeros(p)
             self.nominal = np.array(fs.nominal, dtype=np.int8)
@@ -281,6 +282,7 @@ class MondrianEngine:
             return
         P, K = self.tree_features, self.tree_values
         self.trees = tree_arrays.resized(self.trees, K, new, P, K)
+        budget.release_free_memory()  # the old arrays: held by the allocator, uncounted, else
         self.update_feature_room()  # more nodes: fewer features fit
 
     # --- bagging and aggregation ------------------------------------------------------------------
