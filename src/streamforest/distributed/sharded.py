@@ -37,7 +37,6 @@ import streamforest._core as _core
 
 from ..features import check_targets, check_weights, n_rows
 from ..intervals import groups as interval_groups
-from ..intervals._label_guard import guarded
 from ..intervals.base import IntervalRegressor, check_alphas, stack_bounds
 from .keyed import check_matrix
 from .runtime import DEFAULT_NUM_CPUS, DEFAULT_PLACEMENT_TIMEOUT, GroupFront, WorkerGroup
@@ -156,7 +155,7 @@ class ShardedForest(GroupFront):
         # the trees learn through the driver's label guard, as the local model's do (a glitch
         # label learnt with weight 0: docs/intervals.md, "Label glitches"); the calibration
         # scores the labels as given, as the local score stage does
-        yl, wl, _ = guarded(d._label_guard(), ya, wa)
+        yl, wl = d.guard_labels(ya, wa)
         if cp:  # the driver's share of the method's tree stage: weights, calibration slots
             W = f.engine_.bagging_weights(wl)
             slots = np.empty(n, np.int64)

@@ -108,8 +108,7 @@ class EngineModel(Estimator):
         the feature space (its names and category keys)."""
         if not self.is_fitted:
             return 0
-        e = self.engine_
-        return getattr(e, "held_bytes", e.memory_bytes) + self.features_.nbytes
+        return self.engine_.held_bytes + self.features_.nbytes
 
     @property
     def alternate_stats(self) -> dict:

@@ -90,6 +90,13 @@ class EngineRegressor(EngineModel):
             return ya, wa
         return y_out, np.where(flags != 0, 0.0, wa)
 
+    def guard_labels(self, ya: np.ndarray, wa: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(labels, weights)`` the trees learn rows ``ya``, ``wa`` with, through this
+        forest's label guard (which moves on), as its learning calls do; for a driver whose
+        trees learn elsewhere (:mod:`streamforest.distributed`)."""
+        return self._guarded(np.ascontiguousarray(ya, np.float64),
+                             np.ascontiguousarray(wa, np.float64))  # fmt: skip
+
     @property
     def n_flagged_labels(self) -> int:
         """Labels the label guard has set aside (learnt with weight 0)."""

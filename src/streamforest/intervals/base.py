@@ -15,6 +15,7 @@ from ..engine.forest_interface import LEAF_PAYLOADS, RegressionForest, has, requ
 from ..features import check_target, check_targets, check_weight, kernel_array
 from ..forests import OnlineForestRegressor
 from . import _groups
+from ._label_guard import guarded, new_state
 
 _ONE_LEVEL: dict[float, np.ndarray] = {}
 
@@ -643,6 +644,23 @@ class IntervalRegressor(Estimator):
 
     def _own_bytes(self) -> int:
         return 0
+
+    # --- the label guard (docs/intervals.md, "Label glitches") -----------------------------------
+    def _label_guard(self) -> np.ndarray:
+        """The label guard's state (a fresh one at the first learnt row, or in a model saved
+        before the guard)."""
+        g = self.__dict__.get("label_guard_")
+        if g is None:
+            g = self.label_guard_ = new_state()
+        return g
+
+    def guard_labels(self, ya: np.ndarray, wa: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(labels, weights)`` the trees learn rows ``ya``, ``wa`` with, through this method's
+        label guard (which moves on): a flagged row's label clipped, its weight 0.  For a
+        driver whose trees learn elsewhere (:mod:`streamforest.distributed`); the method's own
+        learning calls guard their rows themselves."""
+        ya, wa, _ = guarded(self._label_guard(), ya, wa)
+        return ya, wa
 
     @property
     def memory_budget_bytes(self) -> int | None:

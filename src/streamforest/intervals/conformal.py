@@ -13,7 +13,7 @@ from ..engine import budget
 from ..engine.forest_interface import LEAF_PAYLOADS, TREE_MEMBERS, TREE_SETTINGS
 from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
-from ._label_guard import flagged_count, guard_label, guard_peek, guarded, new_state
+from ._label_guard import flagged_count, guard_label, guard_peek, guarded
 from .base import IntervalRegressor, doubled
 
 _INF = float("inf")
@@ -285,12 +285,6 @@ class CPApproximate(IntervalRegressor):
         """Labels the label guard has set aside (learnt with weight 0; docs/intervals.md,
         "Label glitches")."""
         return flagged_count(self.__dict__.get("label_guard_"))
-
-    def _label_guard(self) -> np.ndarray:
-        g = self.__dict__.get("label_guard_")
-        if g is None:
-            g = self.label_guard_ = new_state()
-        return g
 
     def _tree_stage(self, Xa, ya, wa, parity: int):
         """The trees learn the chunk: bagging weights, calibration slots, out-of-bag

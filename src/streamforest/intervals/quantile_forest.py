@@ -14,7 +14,7 @@ from ..engine.handle import build as build_handle
 from ..features import check_target, weight_of
 from ..sketches import kll
 from ..tree_kinds.state import TreeState
-from ._label_guard import flagged_count, guard_label, guard_peek, guarded, new_state
+from ._label_guard import flagged_count, guard_label, guard_peek, guarded
 from .base import IntervalRegressor, check_alphas, check_quantiles, doubled
 
 _INF = float("inf")
@@ -174,14 +174,6 @@ class OnlineQRF(IntervalRegressor):
     def n_flagged_labels(self) -> int:
         """Labels the label guard has set aside (not learnt)."""
         return flagged_count(self.__dict__.get("label_guard_"))
-
-    def _label_guard(self) -> np.ndarray:
-        """The label guard's state (a fresh one at the first learnt row, or in a model saved
-        before the guard)."""
-        g = self.__dict__.get("label_guard_")
-        if g is None:
-            g = self.label_guard_ = new_state()
-        return g
 
     def _sketch_width(self) -> int:
         """Items of the widest leaf-sketch row of the trees: ``kll.leaf_row_capacity(k)``, or

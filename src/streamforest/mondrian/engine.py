@@ -177,6 +177,13 @@ class MondrianEngine:
         return tree_arrays.nbytes(self.trees) if self.trees is not None else 0
 
     @property
+    def held_bytes(self) -> int:
+        """What the process holds for the trees: their arrays, each one allocation of all the
+        trees (no row ends shared with other rows, as a tree arena's; see
+        :attr:`streamforest.engine.core.Engine.held_bytes`)."""
+        return self.memory_bytes
+
+    @property
     def capacity(self) -> int:
         return self.trees.nodes.shape[1] if self.trees is not None else 0
 
