@@ -9,7 +9,7 @@ forest, and the *capabilities* a forest may add.
   :class:`~streamforest.engine.model.EngineModel`): ``is_fitted``, ``feature_space()``,
   ``encode_learn_row``, ``encode_one``, ``prepare_batch``, ``encode_predict``, ``pad``,
   ``check_fittable``, ``learn_featureless``, ``predict``/``predict_one``,
-  ``memory_bytes``; the Estimator conventions (``clone``, ``seed``, ``n_jobs``);
+  ``memory_bytes``, ``guard_labels``; the Estimator conventions (``clone``, ``seed``, ``n_jobs``);
 - :meth:`RegressionForest.tree_predictions`, :attr:`RegressionForest.drift_stats_`,
   :attr:`RegressionForest.n_resets`, :meth:`RegressionForest.member_count`;
 - ``engine_``, with the engine's members that do not depend on how the trees are stored:
