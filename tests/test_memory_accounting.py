@@ -1,6 +1,8 @@
 """``memory_bytes`` is what the process holds for a model on growing streams (issue 48): a tree
 widened to new features keeps no holes in its row, a grown tree gives back its row's dead
-tail, and the feature space (names, category keys) is counted."""
+tail, the pages its rows' fields lie on are counted (their ends shared with the room beside
+them), the feature space (names, category keys) is counted, and the Mondrian engine gives its
+old arrays back."""
 
 from __future__ import annotations
 
