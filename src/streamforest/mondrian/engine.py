@@ -289,7 +289,7 @@ class MondrianEngine:
             return
         P, K = self.tree_features, self.tree_values
         self.trees = tree_arrays.resized(self.trees, K, new, P, K)
-        budget.release_free_memory()  # the old arrays: held by the allocator, uncounted, else
+        budget.release_free_memory()  # the old arrays (freed; glibc would keep them)
         self.update_feature_room()  # more nodes: fewer features fit
 
     # --- bagging and aggregation ------------------------------------------------------------------

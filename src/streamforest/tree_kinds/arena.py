@@ -505,11 +505,13 @@ def held_bytes(A: Arena, trees) -> int:
     are not counted, nor the parts of an array's first and last pages outside it.  Depends on
     where the arrays lie (a copy may differ by a few pages)."""
     trees = np.asarray(trees, np.int64)
+    if trees.size == 0:
+        return 0
     page = _page_size()
     total = 0
     for which, arr in enumerate((A.fa, A.ia, A.ba)):
         cols = _FIELDS_OF[which]
-        if trees.size == 0 or arr.shape[1] == 0 or not cols:
+        if arr.shape[1] == 0 or not cols:
             continue
         lay = A.lay[trees][:, cols]  # (n, fields, 4)
         size = (lay[:, :, 1] * lay[:, :, 2] * lay[:, :, 3]).ravel()
